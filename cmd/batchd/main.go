@@ -1,0 +1,49 @@
+// Command batchd is the batchd server, worker agent and simulator.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "batchd:", err)
+		os.Exit(1)
+	}
+}
+
+// newApp builds the command tree, writing to stdout and stderr, so tests can
+// run it in-process and capture what it prints.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:      "batchd",
+		Usage:     "a grid batch service for speculative task sets",
+		Version:   version,
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Description: "batchd runs tasks that users disclose, request and cancel. Requested work runs first\n" +
+			"(SRPT), disclosed work fills idle slots (FCFS), stragglers get speculative copies\n" +
+			"(Hopper + GRASS), and only requested work is billed.\n\n" +
+			"Start a complete local service (server, one worker slot per CPU, SQLite in ./batchd-data):\n\n" +
+			"    batchd serve",
+		Commands: []*cli.Command{
+			serveCommand(),
+			workerCommand(),
+			simCommand(),
+		},
+		HideHelpCommand: true,
+	}
+}

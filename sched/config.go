@@ -1,0 +1,151 @@
+package sched
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Policy names how the requested and disclosed classes are ordered
+// (requested × disclosed), or a baseline from the papers.
+type Policy string
+
+const (
+	PolicySRPTxFCFS       Policy = "srpt×fcfs" // default
+	PolicyFCFSxFCFS       Policy = "fcfs×fcfs"
+	PolicyBatchSRPT       Policy = "batch-srpt" // one queue, disclosure = request
+	PolicyBatchFCFS       Policy = "batch-fcfs"
+	PolicyInteractiveSRPT Policy = "interactive-srpt" // disclosed work never runs
+	PolicyInteractiveFCFS Policy = "interactive-fcfs"
+)
+
+// Policies lists every policy, default first.
+var Policies = []Policy{PolicySRPTxFCFS, PolicyFCFSxFCFS, PolicyBatchSRPT, PolicyBatchFCFS, PolicyInteractiveSRPT, PolicyInteractiveFCFS}
+
+// ParsePolicy accepts a policy's name or its ASCII spelling ("srpt-x-fcfs",
+// "srpt_x_fcfs", "srptxfcfs", any case).
+func ParsePolicy(s string) (Policy, error) {
+	n := strings.ToLower(strings.TrimSpace(s))
+	n = strings.NewReplacer("-x-", "×", "_x_", "×", "*", "×").Replace(n)
+	switch n {
+	case "srptxfcfs":
+		n = string(PolicySRPTxFCFS)
+	case "fcfsxfcfs":
+		n = string(PolicyFCFSxFCFS)
+	case "":
+		return PolicySRPTxFCFS, nil
+	}
+	n = strings.ReplaceAll(n, "_", "-")
+	for _, p := range Policies {
+		if string(p) == n {
+			return p, nil
+		}
+	}
+	return "", Errorf(EINVALID, "unknown policy %q (want one of srpt×fcfs, fcfs×fcfs, batch-srpt, batch-fcfs, interactive-srpt, interactive-fcfs; ASCII: srpt-x-fcfs)", s)
+}
+
+// Speculation names how stragglers get speculative copies.
+type Speculation string
+
+const (
+	SpecHopperGRASS    Speculation = "hopper+grass" // default
+	SpecBestEffortLATE Speculation = "best-effort-late"
+	SpecBudgeted       Speculation = "budgeted" // with Config.Budget reserved slots; spelled budgeted-N
+	SpecNone           Speculation = "none"
+)
+
+// ParseSpeculation accepts "hopper+grass", "best-effort-late", "none" and
+// "budgeted-N"; it returns the mode and, for budgeted, N.
+func ParseSpeculation(s string) (Speculation, int, error) {
+	n := strings.ToLower(strings.TrimSpace(s))
+	switch n {
+	case "", "hopper+grass", "hopper-grass", "hopper":
+		return SpecHopperGRASS, 0, nil
+	case "best-effort-late", "late":
+		return SpecBestEffortLATE, 0, nil
+	case "none", "off":
+		return SpecNone, 0, nil
+	}
+	if rest, ok := strings.CutPrefix(n, "budgeted-"); ok {
+		b, err := strconv.Atoi(rest)
+		if err == nil && b >= 0 {
+			return SpecBudgeted, b, nil
+		}
+	}
+	return "", 0, Errorf(EINVALID, "unknown speculation mode %q (want hopper+grass, best-effort-late, budgeted-N or none)", s)
+}
+
+// Preemption names what happens to a running disclosed copy when requested
+// work finds no free slot.
+type Preemption string
+
+const (
+	PreemptSuspend Preemption = "suspend" // default; kill where a worker cannot suspend
+	PreemptKill    Preemption = "kill"
+	PreemptOff     Preemption = "off"
+)
+
+// ParsePreemption accepts "suspend", "kill" and "off".
+func ParsePreemption(s string) (Preemption, error) {
+	switch p := Preemption(strings.ToLower(strings.TrimSpace(s))); p {
+	case "":
+		return PreemptSuspend, nil
+	case PreemptSuspend, PreemptKill, PreemptOff:
+		return p, nil
+	}
+	return "", Errorf(EINVALID, "unknown preemption %q (want suspend, kill or off)", s)
+}
+
+// Config sets the scheduler's policies and parameters. The zero value of
+// each field means its default.
+type Config struct {
+	Policy      Policy      // default srpt×fcfs
+	Speculation Speculation // default hopper+grass
+	Budget      int         // slots reserved for copies with SpecBudgeted
+	Preemption  Preemption  // default suspend
+
+	// Epsilon is Hopper's fairness knob: every job with unfinished requested
+	// work gets at least (1-Epsilon)·S/N slots. Default 0.1; a negative
+	// value means 0 (no fairness floor), 1 turns the floor off entirely.
+	Epsilon float64
+	// BetaPrior is the Pareto shape used until BetaMinSamples finished
+	// copies exist (default 1.5).
+	BetaPrior      float64
+	BetaMinSamples int // default 20
+	// MaxEarlyCopies bounds the copies of one task before a job's last wave
+	// (GRASS Guidelines 1–2); default 2.
+	MaxEarlyCopies int
+	// StragglerAfter is how long (seconds) a copy must run before it may be
+	// speculated (Hopper's example: 2); default 0 = as soon as the
+	// estimators say so.
+	StragglerAfter float64
+	// FirstCopyID is the first CopyID Decide hands out (the server sets it
+	// to one past the largest id in its store). Default 1.
+	FirstCopyID CopyID
+	// Seed seeds the only randomness the scheduler uses.
+	Seed int64
+}
+
+// String names the configuration as "policy / speculation / preemption".
+func (c Config) String() string {
+	spec := string(c.Speculation)
+	if c.Speculation == SpecBudgeted {
+		spec = fmt.Sprintf("budgeted-%d", c.Budget)
+	}
+	return fmt.Sprintf("%s / %s / %s", c.Policy, spec, c.Preemption)
+}
+
+// Stats is a snapshot of the scheduler's state for metrics.
+type Stats struct {
+	Slots, BusySlots          int
+	QueuedRequested           int // requested tasks without a live copy
+	QueuedDisclosed           int // disclosed tasks without a live copy
+	RunningCopies             int
+	SuspendedCopies           int
+	SpeculativeCopies         int // live speculative copies
+	SpeculativeStarted        int64
+	SpeculativeWon            int64
+	Beta                      float64
+	BetaSamples               int
+	RequestedJobs, Disclosed  int // jobs (task sets) with queued or running work per class
+}

@@ -1,0 +1,205 @@
+package sched
+
+import "time"
+
+// This file holds the domain records that store, server and client pass
+// between them. Protobuf messages are converted to and from these at the
+// server's and client's edges.
+
+// SetID identifies a task set.
+type SetID int64
+
+// CopyID identifies one run of a task on one slot.
+type CopyID int64
+
+// WorkerID identifies a registered worker.
+type WorkerID string
+
+// TaskRef names one task: its set and its index in the set.
+type TaskRef struct {
+	Set   SetID
+	Index int32
+}
+
+// SlotRef names one slot of one worker.
+type SlotRef struct {
+	Worker WorkerID
+	Slot   int32
+}
+
+// TaskState is where a task stands in its life (DESIGN.md, Petrou Fig. 3).
+type TaskState string
+
+const (
+	// TaskDisclosed: the user may need the result. Set by Disclose; left by
+	// Request (to TaskRequested, or TaskFinished when already executed), by
+	// the winning copy's finish (to TaskExecuted) and by Cancel.
+	TaskDisclosed TaskState = "disclosed"
+	// TaskExecuted: ran while disclosed; output kept but not readable. Set
+	// by a winning copy of a disclosed task; left by Request (to
+	// TaskFinished, visible response time 0) and by Cancel (output dropped).
+	TaskExecuted TaskState = "executed"
+	// TaskRequested: the user needs the result now. Set by Request; left by
+	// the winning copy's finish (to TaskFinished, billed) and by Cancel (to
+	// TaskCanceled, billed for what it used).
+	TaskRequested TaskState = "requested"
+	// TaskFinished: requested and run; output readable, billed exactly once.
+	// Final.
+	TaskFinished TaskState = "finished"
+	// TaskCanceled: canceled before or after its request. Final.
+	TaskCanceled TaskState = "canceled"
+)
+
+// Valid reports whether s is one of the task states.
+func (s TaskState) Valid() bool {
+	switch s {
+	case TaskDisclosed, TaskExecuted, TaskRequested, TaskFinished, TaskCanceled:
+		return true
+	}
+	return false
+}
+
+// Final reports whether no event moves a task out of state s.
+func (s TaskState) Final() bool { return s == TaskFinished || s == TaskCanceled }
+
+// CopyState is where one copy stands.
+type CopyState string
+
+const (
+	// CopyRunning: started by a Start decision (or re-attached); left by its
+	// finish (won or killed), a Kill decision, a Suspend decision, or loss of
+	// its worker.
+	CopyRunning CopyState = "running"
+	// CopySuspended: stopped with SIGSTOP by a Suspend decision; left by a
+	// Resume decision, a Kill decision or loss of its worker.
+	CopySuspended CopyState = "suspended"
+	// CopyWon: finished first; its result is the task's result. Final.
+	CopyWon CopyState = "won"
+	// CopyKilled: stopped on the scheduler's order. Final.
+	CopyKilled CopyState = "killed"
+	// CopyLost: its worker went away; never billed. Final.
+	CopyLost CopyState = "lost"
+)
+
+// Live reports whether the copy still holds (or may resume on) a slot.
+func (s CopyState) Live() bool { return s == CopyRunning || s == CopySuspended }
+
+// TaskSpec is one command to run once.
+type TaskSpec struct {
+	Argv            []string
+	Env             map[string]string
+	Dir             string
+	EstimateSeconds float64 // 0 = unknown
+	NoSpeculation   bool
+	TimeoutSeconds  float64 // 0 = none
+	DeadlineSeconds float64 // 0 = none (exact job)
+}
+
+// TaskCounts counts the tasks of a set in each state.
+type TaskCounts struct {
+	Disclosed, Executed, Requested, Finished, Canceled int64
+	Running                                            int64 // tasks with a live copy
+	Total                                              int64
+}
+
+// TaskSet is an ordered list of tasks owned by one user.
+type TaskSet struct {
+	ID                         SetID
+	Name                       string
+	Owner                      string
+	CreatedAt                  time.Time
+	Counts                     TaskCounts
+	BilledSlotSeconds          float64
+	MeanVisibleResponseSeconds float64
+}
+
+// Task is one task of a set.
+type Task struct {
+	Set                    SetID
+	Index                  int32
+	Spec                   TaskSpec
+	State                  TaskState
+	DisclosedAt            time.Time
+	RequestedAt            time.Time // zero until requested
+	ExecutedAt             time.Time // zero until a copy won
+	FinishedAt             time.Time
+	CanceledAt             time.Time
+	VisibleResponseSeconds float64
+	ServiceSeconds         float64
+	ExitCode               int32
+	TimedOut               bool
+	Progress               float64 // -1 when none reported
+	Copies                 []Copy
+}
+
+// Copy is one run of a task on one slot.
+type Copy struct {
+	ID          CopyID
+	Task        TaskRef
+	Slot        SlotRef
+	Speculative bool
+	State       CopyState
+	StartedAt   time.Time
+	EndedAt     time.Time
+	Progress    float64 // -1 when none reported
+	CPUSeconds  float64
+	RunSeconds  float64
+}
+
+// Worker is a registered worker and its slots.
+type Worker struct {
+	ID            WorkerID
+	Name          string
+	Hostname      string
+	Slots         int32
+	BusySlots     int32
+	CanSuspend    bool
+	State         string // "up", "lease-lapsed", "gone"
+	LastHeartbeat time.Time
+	RegisteredAt  time.Time
+}
+
+// Output is what a finished task printed and how it ended.
+type Output struct {
+	Stdout, Stderr                   []byte
+	StdoutSize, StderrSize           int64
+	StdoutTruncated, StderrTruncated bool
+	ExitCode                         int32
+	TimedOut                         bool
+	CPUSeconds, SlotSeconds          float64
+	Copy                             CopyID
+	Worker                           WorkerID
+	State                            TaskState
+}
+
+// BillLine is one entry of the append-only ledger.
+type BillLine struct {
+	ID          int64
+	Owner       string
+	Task        TaskRef
+	SetName     string
+	Copy        CopyID
+	SlotSeconds float64
+	CPUSeconds  float64
+	BilledAt    time.Time
+	Reason      string // "finished", "executed-then-requested", "canceled-after-request"
+}
+
+// Bill reasons.
+const (
+	BillFinished             = "finished"
+	BillExecutedThenRequest  = "executed-then-requested"
+	BillCanceledAfterRequest = "canceled-after-request"
+)
+
+// BillTotals sums a bill and sets it beside the work nobody pays for.
+type BillTotals struct {
+	Lines                          int64
+	BilledSlotSeconds              float64
+	BilledCPUSeconds               float64
+	FreeSlotSeconds                float64
+	ExecutedUnrequestedSlotSeconds float64
+	SpeculativeWasteSlotSeconds    float64
+	RequestedWorkSlotSeconds       float64
+	ScaledBilledResources          float64
+}

@@ -1,0 +1,131 @@
+package sched
+
+// This file is the scheduler's contract with its two drivers, the server's
+// dispatch loop and the simulator: events in, decisions out. The scheduler
+// reads no clock, no database and no network; the time of every event and
+// decision is handed in, and randomness comes from Config.Seed only.
+//
+// The driver:
+//
+//	s, err := sched.New(cfg)
+//	s.Apply(ev)            // for each event, in the order they happened
+//	ds := s.Decide(now)    // whenever something changed: kills, suspends,
+//	                       // resumes and starts to carry out, already
+//	                       // applied to the scheduler's own state
+//
+// A Start decision has already taken its slot and got its CopyID when
+// Decide returns it; the driver persists it and tells the worker. A Kill or
+// Suspend decision has already freed its slot. A copy's end comes back as
+// EventCopyFinished or EventCopyLost.
+
+// Time is seconds on the driver's clock: Unix seconds in the server,
+// virtual seconds in the simulator.
+type Time = float64
+
+// EventKind says what happened.
+type EventKind int
+
+const (
+	// EventWorkerUp: a worker with Slots slots joined (or rejoined). Fields:
+	// Worker, Slots, CanSuspend.
+	EventWorkerUp EventKind = iota + 1
+	// EventWorkerDown: a worker left or its lease lapsed; its live copies
+	// are lost and their tasks queue again. Fields: Worker.
+	EventWorkerDown
+	// EventDisclosed: tasks were added to a set (a new set when Set is not
+	// yet known). Fields: Set, Owner, Tasks. A TaskInfo with a State other
+	// than "" or TaskDisclosed restores a task from the store after a restart.
+	EventDisclosed
+	// EventRequested: tasks were requested; executed ones finish at once.
+	// Fields: Set, Indexes (nil = every unrequested task of the set).
+	EventRequested
+	// EventCanceled: tasks were canceled; their live copies get Kill
+	// decisions. Fields: Set, Indexes (nil = every unrequested task).
+	EventCanceled
+	// EventCopyAttached: a copy that is running on a worker is known again
+	// (after a server restart, or a worker re-attaching). Fields: Copy,
+	// Task, Slot, Speculative, StartedAt, Suspended.
+	EventCopyAttached
+	// EventCopyProgress: a running copy reported a fraction done in [0,1].
+	// Fields: Copy, Progress.
+	EventCopyProgress
+	// EventCopyFinished: a copy ran to its end (any exit status). The first
+	// finish of a live task wins; the task's other copies get Kill decisions.
+	// Fields: Copy.
+	EventCopyFinished
+	// EventCopyLost: a copy died without a result (not by the scheduler's
+	// order); the task queues again. Fields: Copy.
+	EventCopyLost
+)
+
+// TaskInfo is what the scheduler knows of one task.
+type TaskInfo struct {
+	Index           int32
+	EstimateSeconds float64 // 0 = unknown
+	NoSpeculation   bool
+	DeadlineSeconds float64 // 0 = exact job
+	// State and RequestedAt restore a task after a restart; "" means
+	// TaskDisclosed.
+	State       TaskState
+	RequestedAt Time
+}
+
+// Event is one thing that happened, at Time.
+type Event struct {
+	Kind EventKind
+	Time Time
+
+	Worker     WorkerID
+	Slots      int32
+	CanSuspend bool
+
+	Set     SetID
+	Owner   string
+	Tasks   []TaskInfo
+	Indexes []int32
+
+	Copy        CopyID
+	Task        TaskRef
+	Slot        SlotRef
+	Speculative bool
+	StartedAt   Time
+	Suspended   bool
+	Progress    float64
+}
+
+// DecisionKind says what the driver must do.
+type DecisionKind int
+
+const (
+	// DecisionStart: run a new copy of Task on Slot with id Copy.
+	DecisionStart DecisionKind = iota + 1
+	// DecisionKill: kill Copy (its slot is already free).
+	DecisionKill
+	// DecisionSuspend: SIGSTOP Copy (its slot is already free).
+	DecisionSuspend
+	// DecisionResume: SIGCONT Copy on its slot Slot.
+	DecisionResume
+)
+
+// Decision is one thing the driver must do.
+type Decision struct {
+	Kind        DecisionKind
+	Copy        CopyID
+	Task        TaskRef
+	Slot        SlotRef
+	Speculative bool
+	// Reason says why, for logs and tests: "requested", "disclosed",
+	// "speculate-gs", "speculate-ras", "lost-race", "canceled", "preempted",
+	// "resume".
+	Reason string
+}
+
+// ApplyResult tells the driver what an event did.
+type ApplyResult struct {
+	// Won is set for EventCopyFinished when the copy's result became the
+	// task's result.
+	Won bool
+	// FinishedAtOnce lists tasks an EventRequested finished immediately
+	// because they had executed while disclosed.
+	FinishedAtOnce []TaskRef
+}
