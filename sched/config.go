@@ -137,15 +137,15 @@ func (c Config) String() string {
 
 // Stats is a snapshot of the scheduler's state for metrics.
 type Stats struct {
-	Slots, BusySlots          int
-	QueuedRequested           int // requested tasks without a live copy
-	QueuedDisclosed           int // disclosed tasks without a live copy
-	RunningCopies             int
-	SuspendedCopies           int
-	SpeculativeCopies         int // live speculative copies
-	SpeculativeStarted        int64
-	SpeculativeWon            int64
-	Beta                      float64
-	BetaSamples               int
-	RequestedJobs, Disclosed  int // jobs (task sets) with queued or running work per class
+	Slots, BusySlots         int
+	QueuedRequested          int // requested tasks without a live copy
+	QueuedDisclosed          int // disclosed tasks without a live copy
+	RunningCopies            int
+	SuspendedCopies          int
+	SpeculativeCopies        int // live speculative copies
+	SpeculativeStarted       int64
+	SpeculativeWon           int64
+	Beta                     float64
+	BetaSamples              int
+	RequestedJobs, Disclosed int // jobs (task sets) with queued or running work per class
 }

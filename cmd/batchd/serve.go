@@ -9,7 +9,7 @@ import (
 // serveCommand is a placeholder until its owner lands the real command.
 func serveCommand() *cli.Command {
 	return &cli.Command{
-		Name: "serve",
+		Name:   "serve",
 		Action: func(*cli.Context) error { return errors.New("serve: not built yet") },
 	}
 }

@@ -9,7 +9,7 @@ import (
 // simCommand is a placeholder until its owner lands the real command.
 func simCommand() *cli.Command {
 	return &cli.Command{
-		Name: "sim",
+		Name:   "sim",
 		Action: func(*cli.Context) error { return errors.New("sim: not built yet") },
 	}
 }

@@ -9,7 +9,7 @@ import (
 // workerCommand is a placeholder until its owner lands the real command.
 func workerCommand() *cli.Command {
 	return &cli.Command{
-		Name: "worker",
+		Name:   "worker",
 		Action: func(*cli.Context) error { return errors.New("worker: not built yet") },
 	}
 }
