@@ -1,0 +1,3 @@
+// Module declarations for what esbuild bundles that TypeScript cannot see.
+
+declare module "*.css";

@@ -1,0 +1,100 @@
+// Parsing of the disclose form: commands one per line, a name, an estimate.
+
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { DiscloseRequestSchema } from "./gen/batch/v1/taskset_pb";
+
+/** MaxTasksPerForm bounds how many commands one form submission discloses. */
+export const MaxTasksPerForm = 10000;
+
+/** DiscloseForm is the raw text of the disclose form's fields. */
+export interface DiscloseForm {
+  name: string;
+  commands: string;
+  estimate: string;
+  requestNow: boolean;
+  noSpeculation: boolean;
+}
+
+/** FormResult is either the request to send or the errors to show, keyed by field. */
+export type FormResult =
+  | { ok: true; request: MessageInitShape<typeof DiscloseRequestSchema> }
+  | { ok: false; errors: Partial<Record<keyof DiscloseForm, string>> };
+
+const unitSeconds: Record<string, number> = { "": 1, s: 1, sec: 1, m: 60, min: 60, h: 3600 };
+
+/**
+ * parseEstimate reads "90", "90s", "1.5m", "2 min" or "1h" as seconds; an
+ * empty field is 0 (unknown). Anything else is an error message.
+ */
+export function parseEstimate(text: string): number | string {
+  const t = text.trim().toLowerCase();
+  if (t === "") return 0;
+  const m = /^(\d+(?:\.\d+)?|\.\d+)\s*([a-z]*)$/.exec(t);
+  if (!m || !(m[2] in unitSeconds)) {
+    return "Write the estimate as seconds, or with a unit: 90, 90s, 1.5m, 1h.";
+  }
+  const v = Number(m[1]) * unitSeconds[m[2]];
+  if (!Number.isFinite(v) || v > 365 * 24 * 3600) return "The estimate is too large (at most a year).";
+  return v;
+}
+
+/**
+ * parseCommands splits the commands field into one shell script per line.
+ * Blank lines and lines starting with # are skipped; a line ending in a
+ * backslash continues on the next.
+ */
+export function parseCommands(text: string): string[] {
+  const out: string[] = [];
+  let pending = "";
+  for (const raw of text.split(/\r?\n/)) {
+    const line = pending + raw;
+    if (/\\$/.test(line)) {
+      pending = line.slice(0, -1) + "\n";
+      continue;
+    }
+    pending = "";
+    const t = line.trim();
+    if (t === "" || t.startsWith("#")) continue;
+    out.push(t);
+  }
+  const last = pending.trim();
+  if (last !== "" && !last.startsWith("#")) out.push(last);
+  return out;
+}
+
+/**
+ * parseDiscloseForm validates the form and builds the DiscloseRequest: each
+ * command runs as `sh -c LINE` so pipes, redirections and $BATCH_COPY_ID work.
+ */
+export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): FormResult {
+  const errors: Partial<Record<keyof DiscloseForm, string>> = {};
+  const name = f.name.trim();
+  if (name.length > 200) errors.name = "The name is too long (at most 200 characters).";
+  const commands = parseCommands(f.commands);
+  if (commands.length === 0) errors.commands = "Write at least one command, one per line.";
+  else if (commands.length > MaxTasksPerForm) {
+    errors.commands = `At most ${MaxTasksPerForm} commands at once; append the rest later.`;
+  }
+  const est = parseEstimate(f.estimate);
+  if (typeof est === "string") errors.estimate = est;
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    request: {
+      setId: 0n,
+      name,
+      idempotencyKey,
+      request: f.requestNow,
+      tasks: commands.map((c) => ({
+        argv: ["sh", "-c", c],
+        estimateSeconds: est as number,
+        noSpeculation: f.noSpeculation,
+      })),
+    },
+  };
+}
+
+/** formKey is a stable digest of the form's content, so a resubmission of the same form reuses its idempotency key. */
+export function formKey(f: DiscloseForm): string {
+  return JSON.stringify([f.name.trim(), parseCommands(f.commands), f.estimate.trim(), f.requestNow, f.noSpeculation]);
+}

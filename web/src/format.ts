@@ -1,0 +1,127 @@
+// Formatting of durations, sizes, states and commands for display. Pure
+// functions only, so that the unit tests pin every string the page shows.
+
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { CopyState, TaskState } from "./gen/batch/v1/types_pb";
+import type { Copy, TaskSpec } from "./gen/batch/v1/types_pb";
+
+/** fmtDuration renders seconds as "3.1 ms", "0.42 s", "12.3 s", "4 m 05 s" or "2 h 03 m". */
+export function fmtDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return "—";
+  if (seconds > 0 && seconds < 0.01) return `${fmtNumber(seconds * 1000, 1)} ms`;
+  if (seconds < 10) return `${seconds.toFixed(2)} s`;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const total = Math.round(seconds);
+  if (total < 3600) {
+    const m = Math.floor(total / 60);
+    const s = total % 60;
+    return `${m} m ${String(s).padStart(2, "0")} s`;
+  }
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  return `${h} h ${String(m).padStart(2, "0")} m`;
+}
+
+/** fmtNumber renders a number with at most `digits` decimals and no trailing zeros; a non-zero amount too small for that keeps two significant digits. */
+export function fmtNumber(n: number, digits = 2): string {
+  if (!Number.isFinite(n)) return "—";
+  // Small amounts keep two significant digits rather than showing as 0.
+  if (n !== 0 && Math.abs(n) < Math.pow(10, -digits)) return String(Number(n.toPrecision(2)));
+  const s = n.toFixed(digits);
+  return s.includes(".") ? s.replace(/\.?0+$/, "") : s;
+}
+
+/** fmtBytes renders a byte count as "512 B", "1.5 KiB", "16 MiB". */
+export function fmtBytes(n: number | bigint): string {
+  let v = Number(n);
+  if (!Number.isFinite(v) || v < 0) return "—";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${fmtNumber(v, 1)} ${units[u]}`;
+}
+
+/** fmtPercent renders a fraction in [0,1] as a whole percentage, "—" when unknown (<0). */
+export function fmtPercent(fraction: number): string {
+  if (!Number.isFinite(fraction) || fraction < 0) return "—";
+  return `${Math.round(Math.min(1, fraction) * 100)}%`;
+}
+
+/** tsSeconds converts an optional Timestamp to seconds since the epoch, or undefined. */
+export function tsSeconds(ts: Timestamp | undefined): number | undefined {
+  if (!ts) return undefined;
+  if (ts.seconds === 0n && ts.nanos === 0) return undefined;
+  return timestampMs(ts) / 1000;
+}
+
+/** fmtClock renders a Timestamp as a UTC date and time, "2026-11-22 02:34:26Z". */
+export function fmtClock(ts: Timestamp | undefined): string {
+  const s = tsSeconds(ts);
+  if (s === undefined) return "—";
+  return new Date(s * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+const taskStateNames: Record<TaskState, string> = {
+  [TaskState.UNSPECIFIED]: "unknown",
+  [TaskState.DISCLOSED]: "disclosed",
+  [TaskState.EXECUTED]: "executed",
+  [TaskState.REQUESTED]: "requested",
+  [TaskState.FINISHED]: "finished",
+  [TaskState.CANCELED]: "canceled",
+};
+
+/** taskStateName is the word DESIGN.md uses for a task state. */
+export function taskStateName(s: TaskState): string {
+  return taskStateNames[s] ?? "unknown";
+}
+
+const copyStateNames: Record<CopyState, string> = {
+  [CopyState.UNSPECIFIED]: "unknown",
+  [CopyState.RUNNING]: "running",
+  [CopyState.SUSPENDED]: "suspended",
+  [CopyState.WON]: "won",
+  [CopyState.KILLED]: "killed",
+  [CopyState.LOST]: "lost",
+};
+
+/** copyStateName is the word for a copy state. */
+export function copyStateName(s: CopyState): string {
+  return copyStateNames[s] ?? "unknown";
+}
+
+/** copyLabel describes one copy: "#12 w1/0 speculative running 40%". */
+export function copyLabel(c: Copy): string {
+  const parts = [`#${c.id}`, `${c.worker || "?"}/${c.slot}`];
+  if (c.speculative) parts.push("speculative");
+  parts.push(copyStateName(c.state));
+  if (c.state === CopyState.RUNNING && c.progress >= 0) parts.push(fmtPercent(c.progress));
+  return parts.join(" ");
+}
+
+const safeWord = /^[A-Za-z0-9_@%+=:,./-]+$/;
+
+/** shellQuote quotes one argument for display the way a POSIX shell reads it. */
+export function shellQuote(arg: string): string {
+  if (arg !== "" && safeWord.test(arg)) return arg;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * commandText shows a task's command: the script of a `sh -c SCRIPT` task
+ * as written, anything else as a quoted argv.
+ */
+export function commandText(spec: TaskSpec | undefined): string {
+  if (!spec || spec.argv.length === 0) return "";
+  const a = spec.argv;
+  if (a.length === 3 && a[0] === "sh" && a[1] === "-c") return a[2];
+  return a.map(shellQuote).join(" ");
+}
+
+/** outputFileName is the file name a downloaded output stream is saved under. */
+export function outputFileName(setId: bigint, index: number, stream: "stdout" | "stderr"): string {
+  return `set-${setId}-task-${index}.${stream}.txt`;
+}

@@ -1,0 +1,135 @@
+// The bill view: totals, a chart of billed against free work, and the ledger lines.
+
+import { billSegments, chartSummary } from "../chart";
+import { fmtClock, fmtNumber } from "../format";
+import type { BillLine, BillTotals } from "../gen/batch/v1/billing_pb";
+import type { Ctx } from "./context";
+import { h, isDisabled, replace, s, setDisabled } from "./dom";
+
+/** mountBill draws the caller's bill into root. */
+export function mountBill(root: HTMLElement, ctx: Ctx): void {
+  const totals = h("div", { class: "bill-grid" }, h("p", { class: "muted" }, "Loading…"));
+  const linesBody = h("tbody");
+  const more = h("button", { type: "button", hidden: true }, "Load more lines");
+  const linesNote = h("p", { class: "muted", id: "bill-lines-note" });
+  root.append(
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "bill-h" },
+      h("h2", { id: "bill-h", tabindex: -1 }, "Your bill"),
+      h(
+        "p",
+        { class: "muted" },
+        "Only requested work is billed: the winning copy of each task you requested. Disclosed work you never requested, canceled work and losing speculative copies are free.",
+      ),
+      totals,
+    ),
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "lines-h" },
+      h("h2", { id: "lines-h" }, "Bill lines"),
+      linesNote,
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { id: "bill-lines" },
+          h("caption", { class: "sr-only" }, "Bill lines, one per billed task"),
+          h(
+            "thead",
+            null,
+            h("tr", null, ["Billed at", "Task set", "Task", "Copy", "Slot-seconds", "CPU seconds", "Reason"].map((c) => h("th", { scope: "col" }, c))),
+          ),
+          linesBody,
+        ),
+      ),
+      more,
+    ),
+  );
+
+  let token = "";
+  async function load(first: boolean): Promise<void> {
+    if (isDisabled(more)) return;
+    setDisabled(more, true);
+    try {
+      const r = await ctx.clients.billing.getBill({ includeLines: true, pageSize: 500, pageToken: token }, { signal: ctx.signal });
+      if (first) {
+        drawTotals(totals, r.totals);
+        linesBody.replaceChildren();
+      }
+      for (const l of r.lines) linesBody.append(lineRow(l));
+      const n = linesBody.rows.length;
+      linesNote.textContent = n === 0 ? "No bill lines yet." : `${n} line${n === 1 ? "" : "s"}${r.nextPageToken ? " so far" : ""}.`;
+      token = r.nextPageToken;
+      more.hidden = token === "";
+    } catch (err) {
+      if (first) replace(totals, h("p", null, "The bill could not be loaded."));
+      ctx.fail(err, "Reading your bill");
+    } finally {
+      setDisabled(more, false);
+    }
+  }
+  more.addEventListener("click", () => void load(false));
+  void load(true);
+}
+
+function lineRow(l: BillLine): HTMLTableRowElement {
+  return h(
+    "tr",
+    { "data-line": String(l.id) },
+    h("td", null, fmtClock(l.billedAt)),
+    h("td", null, h("a", { href: `#/sets/${l.setId}` }, l.setName ? `${l.setName} #${l.setId}` : `#${l.setId}`)),
+    h("td", { class: "num" }, l.index),
+    h("td", { class: "num" }, `#${l.copyId}`),
+    h("td", { class: "num" }, fmtNumber(l.slotSeconds)),
+    h("td", { class: "num" }, fmtNumber(l.cpuSeconds)),
+    h("td", null, l.reason),
+  );
+}
+
+function drawTotals(el: HTMLElement, t: BillTotals | undefined): void {
+  const rows: [string, string, string][] = [
+    ["lines", "Billed tasks", String(t?.lines ?? 0n)],
+    ["billed", "Billed slot-seconds", fmtNumber(t?.billedSlotSeconds ?? 0)],
+    ["cpu", "Billed CPU seconds", fmtNumber(t?.billedCpuSeconds ?? 0)],
+    ["requested-work", "Requested work, slot-seconds", fmtNumber(t?.requestedWorkSlotSeconds ?? 0)],
+    ["scaled", "Scaled billed resources", fmtNumber(t?.scaledBilledResources ?? 0)],
+    ["free", "Free slot-seconds", fmtNumber(t?.freeSlotSeconds ?? 0)],
+    ["executed", "…of which executed, never requested", fmtNumber(t?.executedUnrequestedSlotSeconds ?? 0)],
+    ["waste", "…of which losing, killed or lost copies", fmtNumber(t?.speculativeWasteSlotSeconds ?? 0)],
+  ];
+  replace(
+    el,
+    h(
+      "table",
+      { class: "totals", id: "bill-totals" },
+      h("caption", { class: "sr-only" }, "Bill totals"),
+      h("tbody", null, rows.map(([k, label, v]) => h("tr", { "data-total": k }, h("th", { scope: "row" }, label), h("td", { class: "num" }, v)))),
+    ),
+    chart(t),
+  );
+}
+
+function chart(t: BillTotals | undefined): HTMLElement {
+  const segs = billSegments(t);
+  const rowH = 28;
+  const labelW = 250;
+  const barW = 260;
+  const svg = s(
+    "svg",
+    { viewBox: `0 0 ${labelW + barW + 90} ${segs.length * rowH}`, width: "100%", role: "img", "aria-labelledby": "chart-title chart-desc" },
+    s("title", { id: "chart-title" }, "Billed against free work, slot-seconds"),
+    s("desc", { id: "chart-desc" }, chartSummary(t)),
+    segs.map((g, i) =>
+      s(
+        "g",
+        { transform: `translate(0 ${i * rowH})`, class: `seg seg-${g.key}` },
+        s("text", { x: 0, y: rowH / 2 + 5, class: "chart-label" }, g.label),
+        s("rect", { x: labelW, y: 5, height: rowH - 10, width: Math.max(g.slotSeconds > 0 ? 2 : 0, g.fraction * barW), rx: 3 }),
+        s("text", { x: labelW + Math.max(2, g.fraction * barW) + 6, y: rowH / 2 + 5, class: "chart-value" }, fmtNumber(g.slotSeconds)),
+      ),
+    ),
+  );
+  return h("figure", { class: "chart" }, svg, h("figcaption", { class: "muted" }, chartSummary(t)));
+}

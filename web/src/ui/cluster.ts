@@ -1,0 +1,101 @@
+// The cluster view: workers and slots, queues, load, β, copies and waste.
+
+import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { fmtClock, fmtDuration, fmtNumber, fmtPercent } from "../format";
+import type { GetClusterResponse } from "../gen/batch/v1/cluster_pb";
+import type { Ctx } from "./context";
+import { h, replace } from "./dom";
+
+/** mountCluster draws the cluster into root and refreshes it every two seconds while shown. */
+export function mountCluster(root: HTMLElement, ctx: Ctx): void {
+  const stats = h("div", { class: "stats", id: "cluster-stats" }, h("p", { class: "muted" }, "Loading…"));
+  const updated = h("p", { class: "muted", role: "status" });
+  const workers = h("tbody");
+  root.append(
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "cluster-h" },
+      h("div", { class: "detail-head" }, h("h2", { id: "cluster-h", tabindex: -1 }, "Cluster"), updated),
+      stats,
+    ),
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "workers-h" },
+      h("h2", { id: "workers-h" }, "Workers"),
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { id: "workers" },
+          h("caption", { class: "sr-only" }, "Workers and their slots"),
+          h(
+            "thead",
+            null,
+            h("tr", null, ["Name", "Host", "Slots", "Busy", "Suspend", "State", "Last heartbeat"].map((c) => h("th", { scope: "col" }, c))),
+          ),
+          workers,
+        ),
+      ),
+    ),
+  );
+
+  let failing = false;
+  async function load(): Promise<void> {
+    try {
+      const r = await ctx.clients.cluster.getCluster({}, { signal: ctx.signal });
+      draw(r);
+      updated.textContent = `Updated ${fmtClock(timestampNow())}`;
+      if (failing) ctx.clearProblem();
+      failing = false;
+    } catch (err) {
+      updated.textContent = "Not updating: see the message above.";
+      if (!failing) ctx.fail(err, "Reading the cluster");
+      failing = true;
+    }
+  }
+
+  function draw(r: GetClusterResponse): void {
+    const q = r.queues;
+    const m = r.metrics;
+    const stat = (k: string, label: string, value: string, note?: string) =>
+      h("div", { class: "stat", "data-stat": k }, h("div", { class: "stat-label" }, label), h("div", { class: "stat-value" }, value), note ? h("div", { class: "muted" }, note) : null);
+    replace(
+      stats,
+      stat("slots", "Busy slots", `${r.busySlots} / ${r.slots}`, `${r.workers.length} worker${r.workers.length === 1 ? "" : "s"}`),
+      stat("load", "Load", fmtPercent(m?.load ?? 0), "busy slot-seconds / slot-seconds"),
+      stat("requested", "Requested queue", String(q?.requested ?? 0n), "SRPT, runs first"),
+      stat("disclosed", "Disclosed queue", String(q?.disclosed ?? 0n), "FCFS, fills idle slots"),
+      stat("copies", "Copies", `${q?.runningCopies ?? 0n} running`, `${q?.speculativeCopies ?? 0n} speculative · ${q?.suspendedCopies ?? 0n} suspended`),
+      stat("beta", "β (Pareto shape)", m ? fmtNumber(m.beta) : "—", `${m?.betaSamples ?? 0n} samples`),
+      stat("spec", "Speculative copies", `${m?.speculativeCopiesWon ?? 0n} won / ${m?.speculativeCopiesStarted ?? 0n}`),
+      stat("waste", "Speculative waste", `${fmtNumber(m?.speculativeWasteSlotSeconds ?? 0)} slot-s`, `free ${fmtNumber(m?.freeSlotSeconds ?? 0)} · billed ${fmtNumber(m?.billedSlotSeconds ?? 0)}`),
+      stat("finished", "Finished tasks", String(m?.finishedTasks ?? 0n), `${fmtNumber(m?.tasksPerHour ?? 0, 1)} per hour`),
+      stat("response", "Mean visible response", m && m.finishedTasks > 0n ? fmtDuration(m.meanVisibleResponseSeconds) : "—", `slowdown ${fmtNumber(m?.meanVisibleSlowdown ?? 0)}`),
+      stat("policy", "Policy", r.policy || "—", [r.speculation, r.preemption ? `preemption ${r.preemption}` : ""].filter(Boolean).join(" · ")),
+      stat("version", "Server", r.version || "—", `since ${fmtClock(r.startedAt)}`),
+    );
+    replace(
+      workers,
+      r.workers.length === 0
+        ? h("tr", null, h("td", { colspan: 7, class: "muted" }, "No workers registered."))
+        : r.workers.map((w) =>
+            h(
+              "tr",
+              { "data-worker": w.id },
+              h("td", null, w.name || w.id),
+              h("td", null, w.hostname),
+              h("td", { class: "num" }, w.slots),
+              h("td", { class: "num" }, w.busySlots),
+              h("td", null, w.canSuspend ? "yes" : "no (kills)"),
+              h("td", null, h("span", { class: `badge worker-${w.state}` }, w.state || "?")),
+              h("td", null, fmtClock(w.lastHeartbeat)),
+            ),
+          ),
+    );
+  }
+
+  void load();
+  const timer = setInterval(() => void load(), 2000);
+  ctx.signal.addEventListener("abort", () => clearInterval(timer));
+}

@@ -1,0 +1,103 @@
+// The watch loop: keeps a WatchTaskSet stream open, reconnecting by itself.
+
+import type { WatchTaskSetResponse } from "./gen/batch/v1/taskset_pb";
+import { Backoff } from "./backoff";
+import { describeError, isAbort } from "./errors";
+import type { Problem } from "./errors";
+import { fmtNumber } from "./format";
+
+/** WatchStatus is what the page says about the stream. */
+export type WatchStatus =
+  | { kind: "connecting" }
+  | { kind: "live" }
+  | { kind: "reconnecting"; delayMs: number; attempt: number; problem: Problem }
+  | { kind: "stopped"; problem: Problem };
+
+/** WatchDeps are the loop's outside world, injected so tests drive it without timers or a network. */
+export interface WatchDeps {
+  /** open starts one WatchTaskSet stream. */
+  open(setId: bigint, signal: AbortSignal): AsyncIterable<WatchTaskSetResponse>;
+  /** sleep waits ms, or rejects/returns early when signal aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  backoff: Backoff;
+}
+
+/** sleep is the real WatchDeps.sleep. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}
+
+/**
+ * runWatch watches a set until signal aborts or a permanent error (not
+ * found, permission, sign-in) stops it. Every message goes to onMessage;
+ * every change of the stream's status goes to onStatus. A stream that ends
+ * or fails is opened again after a backoff, which resets once a stream
+ * delivers a message; each new stream starts with a snapshot.
+ */
+export async function runWatch(
+  setId: bigint,
+  deps: WatchDeps,
+  onMessage: (m: WatchTaskSetResponse) => void,
+  onStatus: (s: WatchStatus) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  onStatus({ kind: "connecting" });
+  while (!signal.aborted) {
+    let problem: Problem;
+    try {
+      let first = true;
+      for await (const m of deps.open(setId, signal)) {
+        if (first) {
+          first = false;
+          deps.backoff.reset();
+          onStatus({ kind: "live" });
+        }
+        onMessage(m);
+      }
+      if (signal.aborted) return;
+      problem = {
+        code: undefined,
+        title: "The live stream ended.",
+        detail: "the server closed the stream",
+        hint: "Reconnecting by itself.",
+        retryable: true,
+        signIn: false,
+      };
+    } catch (err) {
+      if (signal.aborted || isAbort(err)) return;
+      problem = describeError(err, "Watching the task set");
+      if (!problem.retryable) {
+        onStatus({ kind: "stopped", problem });
+        return;
+      }
+    }
+    const delayMs = deps.backoff.next();
+    onStatus({ kind: "reconnecting", delayMs, attempt: deps.backoff.attempts, problem });
+    await deps.sleep(delayMs, signal);
+  }
+}
+
+/** statusText is what the page shows for a stream status, and the CSS class that colours it. */
+export function statusText(s: WatchStatus): { text: string; cls: string } {
+  switch (s.kind) {
+    case "connecting":
+      return { text: "Connecting…", cls: "connecting" };
+    case "live":
+      return { text: "Live", cls: "live" };
+    case "reconnecting":
+      return {
+        text: `Connection lost (${s.problem.detail || s.problem.title}); reconnecting in ${fmtNumber(s.delayMs / 1000, 1)} s, attempt ${s.attempt}`,
+        cls: "reconnecting",
+      };
+    case "stopped":
+      return { text: `Stopped: ${s.problem.title}`, cls: "stopped" };
+  }
+}

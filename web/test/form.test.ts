@@ -1,0 +1,64 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { formKey, MaxTasksPerForm, parseCommands, parseDiscloseForm, parseEstimate } from "../src/form";
+import type { DiscloseForm } from "../src/form";
+
+test("parseEstimate", () => {
+  const ok: [string, number][] = [
+    ["", 0],
+    ["  ", 0],
+    ["90", 90],
+    ["90s", 90],
+    ["1.5m", 90],
+    ["2 min", 120],
+    ["1h", 3600],
+    [".5", 0.5],
+    ["3 S", 3],
+  ];
+  for (const [in_, want] of ok) assert.equal(parseEstimate(in_), want, `parseEstimate(${JSON.stringify(in_)})`);
+  for (const bad of ["-1", "abc", "1d", "1.2.3", "1e3", "m"]) {
+    assert.equal(typeof parseEstimate(bad), "string", `parseEstimate(${JSON.stringify(bad)}) must be an error`);
+  }
+  assert.match(parseEstimate("99999999h") as string, /too large/);
+});
+
+test("parseCommands: one per line, blanks and comments skipped, backslash continues", () => {
+  assert.deepEqual(parseCommands(""), []);
+  assert.deepEqual(parseCommands("echo a\n\n  # note\necho b  \r\necho c"), ["echo a", "echo b", "echo c"]);
+  assert.deepEqual(parseCommands("echo a \\\n  && echo b\necho c"), ["echo a \n  && echo b", "echo c"]);
+  assert.deepEqual(parseCommands("echo last \\"), ["echo last"]);
+});
+
+const base: DiscloseForm = { name: " frames ", commands: "echo 1\necho 2\necho 3", estimate: "2m", requestNow: false, noSpeculation: true };
+
+test("parseDiscloseForm builds a sh -c task per line", () => {
+  const r = parseDiscloseForm(base, "k1");
+  assert.ok(r.ok);
+  assert.equal(r.request.name, "frames");
+  assert.equal(r.request.idempotencyKey, "k1");
+  assert.equal(r.request.setId, 0n);
+  assert.equal(r.request.request, false);
+  assert.deepEqual(
+    r.request.tasks!.map((t) => [t.argv, t.estimateSeconds, t.noSpeculation]),
+    [
+      [["sh", "-c", "echo 1"], 120, true],
+      [["sh", "-c", "echo 2"], 120, true],
+      [["sh", "-c", "echo 3"], 120, true],
+    ],
+  );
+});
+
+test("parseDiscloseForm reports every bad field", () => {
+  const r = parseDiscloseForm({ ...base, name: "x".repeat(201), commands: "# only a comment\n", estimate: "soon" }, "k");
+  assert.ok(!r.ok);
+  assert.deepEqual(Object.keys(r.errors).sort(), ["commands", "estimate", "name"]);
+  const many = parseDiscloseForm({ ...base, commands: "true\n".repeat(MaxTasksPerForm + 1) }, "k");
+  assert.ok(!many.ok);
+  assert.match(many.errors.commands!, /At most/);
+});
+
+test("formKey is the same for the same content and differs otherwise", () => {
+  assert.equal(formKey(base), formKey({ ...base, name: "frames", commands: "echo 1\n\necho 2\necho 3\n" }));
+  assert.notEqual(formKey(base), formKey({ ...base, requestNow: true }));
+  assert.notEqual(formKey(base), formKey({ ...base, commands: "echo 1" }));
+});

@@ -1,0 +1,108 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import {
+  commandText,
+  copyLabel,
+  fmtBytes,
+  fmtClock,
+  fmtDuration,
+  fmtNumber,
+  fmtPercent,
+  outputFileName,
+  shellQuote,
+  taskStateName,
+  tsSeconds,
+} from "../src/format";
+import { CopySchema, CopyState, TaskSpecSchema, TaskState } from "../src/gen/batch/v1/types_pb";
+
+test("fmtDuration", () => {
+  const cases: [number, string][] = [
+    [0, "0.00 s"],
+    [0.0031, "3.1 ms"],
+    [0.00001, "0.01 ms"],
+    [0.01, "0.01 s"],
+    [0.4249, "0.42 s"],
+    [9.999, "10.00 s"],
+    [12.34, "12.3 s"],
+    [59.94, "59.9 s"],
+    [60, "1 m 00 s"],
+    [245, "4 m 05 s"],
+    [3599.4, "59 m 59 s"],
+    [3600, "1 h 00 m"],
+    [7380, "2 h 03 m"],
+    [-1, "—"],
+    [NaN, "—"],
+    [Infinity, "—"],
+  ];
+  for (const [s, want] of cases) assert.equal(fmtDuration(s), want, `fmtDuration(${s})`);
+});
+
+test("fmtNumber drops trailing zeros", () => {
+  assert.equal(fmtNumber(1.5), "1.5");
+  assert.equal(fmtNumber(2), "2");
+  assert.equal(fmtNumber(2.004), "2");
+  assert.equal(fmtNumber(1234.5678, 1), "1234.6");
+  assert.equal(fmtNumber(0.1 + 0.2), "0.3");
+  assert.equal(fmtNumber(NaN), "—");
+  assert.equal(fmtNumber(0.0031), "0.0031", "small but not zero");
+  assert.equal(fmtNumber(-0.000123456), "-0.00012");
+  assert.equal(fmtNumber(0), "0");
+});
+
+test("fmtBytes", () => {
+  assert.equal(fmtBytes(0), "0 B");
+  assert.equal(fmtBytes(1023), "1023 B");
+  assert.equal(fmtBytes(1536), "1.5 KiB");
+  assert.equal(fmtBytes(16n << 20n), "16 MiB");
+  assert.equal(fmtBytes(-1), "—");
+});
+
+test("fmtPercent", () => {
+  assert.equal(fmtPercent(-1), "—");
+  assert.equal(fmtPercent(0), "0%");
+  assert.equal(fmtPercent(0.426), "43%");
+  assert.equal(fmtPercent(1.2), "100%");
+});
+
+test("timestamps", () => {
+  assert.equal(tsSeconds(undefined), undefined);
+  assert.equal(tsSeconds(timestampFromMs(0)), undefined, "the zero Timestamp is unset");
+  assert.equal(tsSeconds(timestampFromMs(1500)), 1.5);
+  assert.equal(fmtClock(timestampFromMs(Date.UTC(2026, 10, 22, 2, 34, 26, 900))), "2026-11-22 02:34:26Z");
+  assert.equal(fmtClock(undefined), "—");
+});
+
+test("state names", () => {
+  assert.equal(taskStateName(TaskState.DISCLOSED), "disclosed");
+  assert.equal(taskStateName(TaskState.EXECUTED), "executed");
+  assert.equal(taskStateName(TaskState.REQUESTED), "requested");
+  assert.equal(taskStateName(TaskState.FINISHED), "finished");
+  assert.equal(taskStateName(TaskState.CANCELED), "canceled");
+  assert.equal(taskStateName(99 as TaskState), "unknown");
+});
+
+test("shellQuote and commandText", () => {
+  assert.equal(shellQuote("ls"), "ls");
+  assert.equal(shellQuote("a b"), "'a b'");
+  assert.equal(shellQuote(""), "''");
+  assert.equal(shellQuote("it's"), `'it'\\''s'`);
+  assert.equal(commandText(create(TaskSpecSchema, { argv: ["sh", "-c", "echo hi | wc -c"] })), "echo hi | wc -c");
+  assert.equal(commandText(create(TaskSpecSchema, { argv: ["render", "--frame", "1 2"] })), "render --frame '1 2'");
+  assert.equal(commandText(create(TaskSpecSchema, { argv: ["sh", "-c", "x", "y"] })), "sh -c x y");
+  assert.equal(commandText(undefined), "");
+});
+
+test("copyLabel marks speculative copies and progress", () => {
+  const c = create(CopySchema, { id: 12n, worker: "w1", slot: 0, speculative: true, state: CopyState.RUNNING, progress: 0.4 });
+  assert.equal(copyLabel(c), "#12 w1/0 speculative running 40%");
+  const d = create(CopySchema, { id: 3n, worker: "w2", slot: 1, state: CopyState.WON, progress: 1 });
+  assert.equal(copyLabel(d), "#3 w2/1 won");
+  const e = create(CopySchema, { id: 4n, worker: "w2", slot: 1, state: CopyState.RUNNING, progress: -1 });
+  assert.equal(copyLabel(e), "#4 w2/1 running");
+});
+
+test("outputFileName", () => {
+  assert.equal(outputFileName(7n, 2, "stdout"), "set-7-task-2.stdout.txt");
+});
