@@ -1,15 +1,51 @@
 package main
 
 import (
-	"errors"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"batchd/client/worker"
 
 	"github.com/urfave/cli/v2"
 )
 
-// workerCommand is a placeholder until its owner lands the real command.
+// workerCommand runs a worker agent against a batchd server.
 func workerCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "worker",
-		Action: func(*cli.Context) error { return errors.New("worker: not built yet") },
+		Name:      "worker",
+		Usage:     "run tasks for a batchd server on this machine",
+		UsageText: "batchd worker --server URL [--slots N] [--name NAME] [--state-dir DIR]",
+		Description: "The worker registers with the server, runs the copies it is given as child processes\n" +
+			"(each in its own process group, killed with the worker), reports their progress\n" +
+			"(last line of $BATCH_PROGRESS_FILE, a number in [0,1]) and results, and keeps its\n" +
+			"lease with heartbeats. It reconnects by itself when the server goes away, and holds\n" +
+			"finished results in memory until the server has taken them.\n\n" +
+			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_COPY_ID and BATCH_PROGRESS_FILE.\n\n" +
+			"On SIGTERM or SIGINT the worker stops taking work, kills its running copies and\n" +
+			"reports them killed (the server runs their tasks again elsewhere), delivers every\n" +
+			"held result (waiting at most --drain), and exits; exit status 1 if some result could\n" +
+			"not be delivered in time.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080", EnvVars: []string{"BATCH_SERVER"}, Required: true},
+			&cli.IntFlag{Name: "slots", Usage: "copies to run at once", Value: runtime.NumCPU()},
+			&cli.StringFlag{Name: "name", Usage: "worker name (default: hostname-RANDOM6HEX)"},
+			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
+			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
+			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
+		},
+		Action: func(c *cli.Context) error {
+			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+			return worker.Run(c.Context, worker.Config{
+				Server:       c.String("server"),
+				Name:         c.String("name"),
+				Slots:        c.Int("slots"),
+				StateDir:     c.String("state-dir"),
+				Logger:       log,
+				Version:      version,
+				NoSuspend:    c.Bool("no-suspend"),
+				DrainTimeout: c.Duration("drain"),
+			})
+		},
 	}
 }

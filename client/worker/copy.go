@@ -1,0 +1,400 @@
+package worker
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// copyState is where a copy stands on the worker.
+type copyState int
+
+const (
+	// copyStarting: accepted, process not started yet.
+	copyStarting copyState = iota
+	// copyRunning: the process group runs.
+	copyRunning
+	// copySuspended: the process group is stopped (SIGSTOP).
+	copySuspended
+	// copyEnded: the leader exited and the group was killed; the result is
+	// held until the server answers ReportFinished.
+	copyEnded
+)
+
+// Exit codes reported for copies that did not exit by themselves.
+const (
+	exitStartError = 127 // the command could not be started (like sh)
+	exitTimedOut   = 124 // killed at spec.timeout_seconds (like timeout(1))
+)
+
+// copyRun is one copy on this worker. Fields below mu are guarded by the
+// agent's mutex; the rest are set before the copy is published.
+type copyRun struct {
+	id      int64
+	slot    int32
+	start   *batchv1.StartCopy
+	scratch string // per-copy directory: progress file, default working dir
+	outCap  int64
+
+	// wake pokes the copy's monitor (state changed). Buffered, never closed.
+	wake chan struct{}
+
+	// Guarded by agent.mu.
+	state     copyState
+	pgid      int       // process group id (= leader pid) once started
+	startedAt time.Time // when the copy took its slot
+	runSince  time.Time // when it last started running (valid while copyRunning)
+	runAccum  time.Duration
+	killed    bool // killed on the server's order (or on shutdown)
+	suspendAt bool // a suspend order came before the process started
+	timedOut  bool
+	progress  float64 // last parsed progress, -1 when none
+	cpu       float64 // last CPU seconds seen
+	result    *batchv1.ReportFinishedRequest
+}
+
+// runTime is the wall time the copy held its slot, excluding suspension.
+// Call with agent.mu held.
+func (c *copyRun) runTime(now time.Time) time.Duration {
+	d := c.runAccum
+	if c.state == copyRunning {
+		d += now.Sub(c.runSince)
+	}
+	return d
+}
+
+// poke wakes the copy's monitor without blocking.
+func (c *copyRun) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// capBuffer keeps the first cap bytes written to it and counts the rest.
+type capBuffer struct {
+	cap       int64
+	buf       bytes.Buffer
+	truncated bool
+}
+
+// Write keeps what fits under the cap and drops the rest, never failing, so
+// the reader keeps draining the pipe and the child never blocks on it.
+func (b *capBuffer) Write(p []byte) (int, error) {
+	room := b.cap - int64(b.buf.Len())
+	if room <= 0 {
+		if len(p) > 0 {
+			b.truncated = true
+		}
+		return len(p), nil
+	}
+	if int64(len(p)) > room {
+		b.buf.Write(p[:room])
+		b.truncated = true
+		return len(p), nil
+	}
+	b.buf.Write(p)
+	return len(p), nil
+}
+
+// runCopy starts the copy's process, supervises it until it ends, and
+// delivers its result. It runs on its own goroutine, one per copy.
+func (a *agent) runCopy(c *copyRun) {
+	// Pdeathsig is bound to the forking thread: keep this goroutine on its
+	// thread until the child is reaped, so the runtime cannot retire the
+	// thread (and kill the copy) while it lives. Delivery, which may wait
+	// out a long outage, runs unlocked.
+	runtime.LockOSThread()
+	res := a.execute(c)
+	runtime.UnlockOSThread()
+	a.finish(c, res)
+}
+
+// execute starts and supervises the process and returns its result. A
+// command that cannot start gives a result with start_error and exit 127.
+func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
+	spec := c.start.GetSpec()
+	res := &batchv1.ReportFinishedRequest{CopyId: c.id}
+	fail := func(err error) *batchv1.ReportFinishedRequest {
+		res.StartError = err.Error()
+		res.ExitCode = exitStartError
+		res.EndedAt = timestamppb.New(a.now())
+		return res
+	}
+	if len(spec.GetArgv()) == 0 || spec.GetArgv()[0] == "" {
+		return fail(errors.New("empty argv"))
+	}
+	if err := os.MkdirAll(c.scratch, 0o755); err != nil {
+		return fail(fmt.Errorf("scratch dir: %w", err))
+	}
+	progressPath := filepath.Join(c.scratch, "progress")
+
+	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd.Dir = c.scratch
+	if spec.GetDir() != "" {
+		cmd.Dir = spec.GetDir()
+	}
+	env := append([]string(nil), a.env...)
+	keys := make([]string, 0, len(spec.GetEnv()))
+	for k := range spec.GetEnv() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+spec.Env[k])
+	}
+	env = append(env,
+		"BATCH_TASK_SET="+strconv.FormatInt(c.start.GetSetId(), 10),
+		"BATCH_TASK_INDEX="+strconv.Itoa(int(c.start.GetIndex())),
+		"BATCH_COPY_ID="+strconv.FormatInt(c.id, 10),
+		"BATCH_PROGRESS_FILE="+progressPath,
+	)
+	cmd.Env = env // exec keeps the last value of a repeated key
+	cmd.SysProcAttr = sysProcAttr()
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return fail(err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	stdout := &capBuffer{cap: c.outCap}
+	stderr := &capBuffer{cap: c.outCap}
+
+	a.mu.Lock()
+	if c.killed { // killed before it could start
+		a.mu.Unlock()
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		res.Killed = true
+		res.ExitCode = 128 + int32(syscall.SIGKILL)
+		res.EndedAt = timestamppb.New(a.now())
+		return res
+	}
+	err = cmd.Start()
+	now := a.now()
+	if err == nil {
+		c.pgid = cmd.Process.Pid
+		c.state = copyRunning
+		c.startedAt, c.runSince = now, now
+		if c.suspendAt {
+			if serr := signalGroup(c.pgid, syscall.SIGSTOP); serr == nil {
+				c.state = copySuspended
+			}
+		}
+	}
+	a.mu.Unlock()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return fail(err)
+	}
+
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() { defer readers.Done(); _, _ = io.Copy(stdout, outR) }()
+	go func() { defer readers.Done(); _, _ = io.Copy(stderr, errR) }()
+
+	done := make(chan struct{})
+	monitorDone := make(chan struct{})
+	go func() {
+		defer close(monitorDone)
+		a.monitor(c, progressPath, done)
+	}()
+
+	// Wait for the leader to exit without reaping it, kill whatever is
+	// left of its group while the group id is still pinned, then reap.
+	waitErr := waitExited(c.pgid)
+	a.mu.Lock()
+	end := a.now()
+	if c.state == copyRunning {
+		c.runAccum += end.Sub(c.runSince)
+	}
+	_ = signalGroup(c.pgid, syscall.SIGKILL)
+	if c.state == copySuspended {
+		// A stopped group member ignores nothing but SIGKILL; SIGCONT too so
+		// nothing is left stopped if the kill raced a fork.
+		_ = signalGroup(c.pgid, syscall.SIGCONT)
+	}
+	c.state = copyEnded
+	killed, timedOut, runTime, liveCPU := c.killed, c.timedOut, c.runAccum, c.cpu
+	a.mu.Unlock()
+	if waitErr != nil {
+		a.log.Warn("waitid failed; reaping directly", "copy", c.id, "err", waitErr)
+	}
+	_ = cmd.Wait() // reaps the leader; its exit status is read below
+	close(done)
+	<-monitorDone
+
+	// The group is dead; a process that left the group (setsid) may still
+	// hold the pipes: give it a moment, then stop reading.
+	readersDone := make(chan struct{})
+	go func() { readers.Wait(); close(readersDone) }()
+	select {
+	case <-readersDone:
+	case <-time.After(2 * time.Second):
+		outR.Close()
+		errR.Close()
+		<-readersDone
+	}
+	outR.Close()
+	errR.Close()
+
+	ps := cmd.ProcessState
+	cpu := liveCPU
+	if ps != nil {
+		if u := ps.SysUsage(); u != nil {
+			if ru, ok := u.(*syscall.Rusage); ok {
+				rc := tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
+				if rc > cpu {
+					cpu = rc
+				}
+			}
+		}
+	}
+	res.ExitCode = exitCode(ps)
+	res.Killed = killed
+	res.TimedOut = timedOut && !killed
+	if res.TimedOut {
+		res.ExitCode = exitTimedOut
+	}
+	res.Stdout, res.StdoutTruncated = stdout.buf.Bytes(), stdout.truncated
+	res.Stderr, res.StderrTruncated = stderr.buf.Bytes(), stderr.truncated
+	res.CpuSeconds = cpu
+	res.RunSeconds = runTime.Seconds()
+	res.EndedAt = timestamppb.New(end)
+	return res
+}
+
+// exitCode is the exit status, or 128+signal for a copy ended by a signal
+// (the shell's convention).
+func exitCode(ps *os.ProcessState) int32 {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int32(ws.Signal())
+	}
+	return int32(ps.ExitCode())
+}
+
+func tvSeconds(tv syscall.Timeval) float64 {
+	return float64(tv.Sec) + float64(tv.Usec)/1e6
+}
+
+// monitor polls the copy's progress file and CPU time, and enforces its
+// timeout (counted in run time, so suspension does not count), until done.
+func (a *agent) monitor(c *copyRun, progressPath string, done <-chan struct{}) {
+	timeout := time.Duration(c.start.GetSpec().GetTimeoutSeconds() * float64(time.Second))
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-c.wake:
+		case <-t.C:
+		}
+		p, havep := readProgress(progressPath)
+		a.mu.Lock()
+		if c.state == copyEnded {
+			a.mu.Unlock()
+			return
+		}
+		changed := false
+		if havep && p != c.progress {
+			c.progress, changed = p, true
+		}
+		if st, err := readProcStat(c.pgid); err == nil && st.CPUSeconds > c.cpu {
+			c.cpu = st.CPUSeconds
+		}
+		wait := a.poll
+		if timeout > 0 && !c.killed && !c.timedOut {
+			left := timeout - c.runTime(a.now())
+			if left <= 0 {
+				c.timedOut = true
+				_ = signalGroup(c.pgid, syscall.SIGKILL)
+				a.log.Info("copy timed out", "copy", c.id, "timeout", timeout)
+			} else if c.state == copyRunning && left < wait {
+				wait = left
+			}
+		}
+		a.mu.Unlock()
+		if changed {
+			a.progressChanged()
+		}
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(wait)
+	}
+}
+
+// readProgress returns the last complete line of the progress file that
+// parses as a number in [0,1]. Only the file's tail is read.
+func readProgress(path string) (float64, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	const tail = 4096
+	var off int64
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		off = fi.Size() - tail
+	}
+	buf := make([]byte, tail)
+	n, _ := f.ReadAt(buf, off)
+	b := buf[:n]
+	if off > 0 {
+		// The tail starts inside a line: skip that fragment.
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return 0, false
+		}
+		b = b[i+1:]
+	}
+	// Drop an incomplete last line (no newline yet): it may still grow.
+	i := bytes.LastIndexByte(b, '\n')
+	if i < 0 {
+		return 0, false
+	}
+	b = b[:i]
+	for {
+		j := bytes.LastIndexByte(b, '\n')
+		line := bytes.TrimSpace(b[j+1:])
+		if v, err := strconv.ParseFloat(string(line), 64); err == nil && v >= 0 && v <= 1 {
+			return v, true
+		}
+		if j < 0 {
+			return 0, false
+		}
+		b = b[:j]
+	}
+}

@@ -1,0 +1,807 @@
+// Package worker is the batchd worker agent: it registers with the server,
+// takes start/kill/suspend/resume orders from the Assignments stream, runs
+// each copy as a child process in its own process group, heartbeats progress
+// and CPU time, and reports every copy's end until the server answers.
+//
+// The agent speaks the Connect protocol (over h2c for http:// servers, so the
+// stream and the unary calls share one connection). It never drops a finished
+// copy's result before the server has answered ReportFinished: results are
+// held in memory across server restarts, network failures and
+// re-registration, and listed as held copies when the agent registers again.
+//
+// Copies need Linux (process groups, Pdeathsig, /proc).
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/proto/batch/v1/batchv1connect"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// Defaults used when the server or the Config leaves a value out.
+const (
+	defaultLease        = 15 * time.Second
+	defaultOutputCap    = 16 << 20
+	defaultPoll         = 250 * time.Millisecond
+	defaultDrainTimeout = 10 * time.Second
+	callTimeout         = 10 * time.Second
+	minProgressGap      = time.Second
+	backoffMin          = 200 * time.Millisecond
+	backoffMax          = 5 * time.Second
+)
+
+// Config configures an agent. Zero values mean the documented defaults.
+type Config struct {
+	// Server is the server's base URL, such as http://127.0.0.1:8080.
+	// Required.
+	Server string
+	// Name is the worker's stable name and id on the server. Default: the
+	// name kept in StateDir by an earlier run, else host name + "-" + 6
+	// random hex digits (kept in StateDir when StateDir is set).
+	Name string
+	// Slots is how many copies the worker runs at once. Default: NumCPU.
+	Slots int
+	// StateDir holds per-copy scratch directories (working directory and
+	// progress file), a lock (one agent per directory) and, when Name is
+	// empty, the generated name, kept for the next run. Default:
+	// os.TempDir()/batchd-worker-NAME.
+	StateDir string
+	// HTTPClient carries the RPCs. Default: NewHTTPClient().
+	HTTPClient *http.Client
+	// Logger receives the agent's log. Default: slog.Default().
+	Logger *slog.Logger
+
+	// Version is sent on Register. Default: "dev".
+	Version string
+	// NoSuspend tells the server this worker cannot SIGSTOP/SIGCONT copies
+	// (preemption then kills). Default false: it can.
+	NoSuspend bool
+	// Env is the base environment of copies. Default (nil): os.Environ().
+	Env []string
+	// PollInterval is how often a copy's progress file and CPU time are
+	// read. Default: 250 ms.
+	PollInterval time.Duration
+	// DrainTimeout bounds how long Run, once ctx is done, keeps trying to
+	// deliver held results. Default: 10 s.
+	DrainTimeout time.Duration
+	// ClientOptions are added to the Connect client (for example
+	// connect.WithGRPC()).
+	ClientOptions []connect.ClientOption
+}
+
+// NewHTTPClient returns an HTTP client suitable for the agent: HTTP/2 over
+// TLS for https:// URLs and unencrypted HTTP/2 (h2c, prior knowledge) for
+// http:// URLs, so the Assignments stream and the unary calls share one
+// connection, with HTTP/2 pings to notice a dead server during a quiet
+// stream. It sets no overall timeout (streams are long); the agent bounds
+// each unary call itself.
+func NewHTTPClient() *http.Client {
+	var p http.Protocols
+	p.SetHTTP2(true)
+	p.SetUnencryptedHTTP2(true)
+	t := &http.Transport{
+		Protocols:           &p,
+		Proxy:               http.ProxyFromEnvironment,
+		TLSHandshakeTimeout: 10 * time.Second,
+		HTTP2: &http.HTTP2Config{
+			SendPingTimeout: 10 * time.Second,
+			PingTimeout:     5 * time.Second,
+		},
+	}
+	return &http.Client{Transport: t}
+}
+
+// Run runs the agent until ctx is done, registering, re-registering and
+// reconnecting by itself whenever the server goes away or forgets it.
+//
+// When ctx is done Run stops taking work (it closes the stream and
+// registers again with zero slots, listing only what it holds), kills the
+// running copies (reported as killed, so the server queues their tasks
+// again), delivers every held result for at most cfg.DrainTimeout, and
+// returns. It returns an error if
+// the configuration is unusable or if some results could not be delivered
+// before the drain timeout; otherwise nil.
+func Run(ctx context.Context, cfg Config) error {
+	a, err := newAgent(cfg)
+	if err != nil {
+		return err
+	}
+	return a.run(ctx)
+}
+
+// agent is one running worker agent.
+type agent struct {
+	client     batchv1connect.WorkerServiceClient
+	log        *slog.Logger
+	name       string
+	hostname   string
+	slots      int
+	canSuspend bool
+	version    string
+	stateDir   string
+	env        []string
+	poll       time.Duration
+	drain      time.Duration
+	now        func() time.Time
+
+	// comm lives until the drain ends: registration, heartbeats and reports
+	// use it, so held results still go out after the work context is done.
+	comm       context.Context
+	commCancel context.CancelFunc
+	copiesWG   sync.WaitGroup
+	progressCh chan struct{} // a copy's progress changed (buffered 1)
+	needRegCh  chan struct{} // registration was invalidated (buffered 1)
+
+	mu           sync.Mutex
+	copies       map[int64]*copyRun
+	stopping     bool // ctx is done: no new copies
+	registered   bool
+	gen          int           // registration generation, bumped on success
+	regCh        chan struct{} // closed at the next successful registration
+	workerID     string
+	lease        time.Duration
+	hbEvery      time.Duration
+	outCap       int64
+	streamCancel context.CancelFunc
+	undelivered  int
+	// goodbye is set when ctx is done: register once more with zero slots.
+	goodbye bool
+
+	goodbyeTried chan struct{} // closed once a goodbye Register was answered or failed
+	goodbyeOnce  sync.Once
+}
+
+func newAgent(cfg Config) (*agent, error) {
+	if !supported {
+		return nil, errors.New("worker: copies run on Linux only")
+	}
+	if cfg.Server == "" {
+		return nil, errors.New("worker: no server URL")
+	}
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "worker"
+	}
+	a := &agent{
+		log:          cfg.Logger,
+		name:         cfg.Name,
+		hostname:     host,
+		slots:        cfg.Slots,
+		canSuspend:   !cfg.NoSuspend,
+		version:      cfg.Version,
+		stateDir:     cfg.StateDir,
+		env:          cfg.Env,
+		poll:         cfg.PollInterval,
+		drain:        cfg.DrainTimeout,
+		now:          time.Now,
+		progressCh:   make(chan struct{}, 1),
+		needRegCh:    make(chan struct{}, 1),
+		copies:       map[int64]*copyRun{},
+		goodbyeTried: make(chan struct{}),
+		regCh:        make(chan struct{}),
+		lease:        defaultLease,
+		hbEvery:      defaultLease / 3,
+		outCap:       defaultOutputCap,
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	if a.name == "" && a.stateDir != "" {
+		a.name = readName(a.stateDir)
+	}
+	persist := a.name == "" && a.stateDir != ""
+	if a.name == "" {
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		a.name = host + "-" + hex.EncodeToString(b[:])
+	}
+	a.workerID = a.name
+	if a.slots <= 0 {
+		a.slots = runtime.NumCPU()
+	}
+	if a.version == "" {
+		a.version = "dev"
+	}
+	if a.stateDir == "" {
+		a.stateDir = filepath.Join(os.TempDir(), "batchd-worker-"+a.name)
+	}
+	if a.env == nil {
+		a.env = os.Environ()
+	}
+	if a.poll <= 0 {
+		a.poll = defaultPoll
+	}
+	if a.drain <= 0 {
+		a.drain = defaultDrainTimeout
+	}
+	dir, err := filepath.Abs(a.stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("worker: state dir: %w", err)
+	}
+	a.stateDir = dir // copies get absolute paths, whatever their working dir
+	if err := os.MkdirAll(a.stateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("worker: state dir: %w", err)
+	}
+	if persist {
+		// Keep a generated name in an explicit state dir, so a restarted
+		// agent registers under the same name and the server learns at
+		// once that the old process's copies are gone.
+		if err := os.WriteFile(filepath.Join(a.stateDir, "name"), []byte(a.name+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("worker: state dir: %w", err)
+		}
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = NewHTTPClient()
+	}
+	a.client = batchv1connect.NewWorkerServiceClient(hc, cfg.Server, cfg.ClientOptions...)
+	a.log = a.log.With("worker", a.name)
+	return a, nil
+}
+
+// readName returns the name kept in dir, or "".
+func readName(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "name"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (a *agent) run(ctx context.Context) error {
+	lock, err := lockDir(a.stateDir)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer lock.Close()
+	// Copies of an earlier agent on this state dir died with it, but what
+	// they forked may not have: kill it, and drop their scratch dirs.
+	copiesDir := filepath.Join(a.stateDir, "copies")
+	if n, err := killLeftovers(copiesDir + string(filepath.Separator)); err != nil {
+		a.log.Warn("looking for leftover processes", "err", err)
+	} else if n > 0 {
+		a.log.Warn("killed leftover processes of an earlier worker", "count", n)
+	}
+	if err := os.RemoveAll(copiesDir); err != nil {
+		return fmt.Errorf("worker: state dir: %w", err)
+	}
+
+	a.comm, a.commCancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer a.commCancel()
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() { defer loops.Done(); a.connLoop(ctx) }()
+	go func() { defer loops.Done(); a.heartbeatLoop() }()
+	a.log.Info("worker started", "slots", a.slots, "state_dir", a.stateDir)
+
+	<-ctx.Done()
+	a.log.Info("worker stopping: killing running copies, delivering held results", "drain", a.drain)
+	// The protocol has no goodbye: register again with no slots, so the
+	// server assigns nothing more here and at once loses any copy it
+	// assigned that this agent never started (instead of a lease later).
+	a.mu.Lock()
+	a.stopping = true
+	a.slots = 0
+	a.goodbye = true
+	ids := make([]int64, 0, len(a.copies))
+	for id := range a.copies {
+		ids = append(ids, id)
+	}
+	a.mu.Unlock()
+	select {
+	case a.needRegCh <- struct{}{}:
+	default:
+	}
+	for _, id := range ids {
+		a.kill(id)
+	}
+	copiesDone := make(chan struct{})
+	go func() { a.copiesWG.Wait(); close(copiesDone) }()
+	t := time.NewTimer(a.drain)
+	// Wait (at most the drain) for both: copies delivered, goodbye tried.
+	// A nil channel is never ready, so each is waited for once.
+	bye, copiesLeft := a.goodbyeTried, copiesDone
+	for wait := 2; wait > 0; wait-- {
+		select {
+		case <-copiesLeft:
+			copiesLeft = nil
+		case <-bye:
+			bye = nil
+		case <-t.C:
+			wait = 0
+		}
+	}
+	t.Stop()
+	a.commCancel()
+	loops.Wait()
+	// Deliverers give up at once now; only a copy whose process ignores
+	// SIGKILL (uninterruptible sleep) can still be running.
+	t = time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-copiesDone:
+	case <-t.C:
+		return errors.New("worker: copies still running after SIGKILL; giving up on them")
+	}
+	a.mu.Lock()
+	n := a.undelivered
+	a.mu.Unlock()
+	if n > 0 {
+		return fmt.Errorf("worker: %d finished copies not delivered to the server", n)
+	}
+	a.log.Info("worker stopped")
+	return nil
+}
+
+// connLoop registers, opens the Assignments stream and carries out its
+// orders, re-opening it with backoff when it ends and registering again
+// when the server answers NotFound. Once ctx is done it only keeps the
+// registration alive (for reports) until the drain ends.
+func (a *agent) connLoop(ctx context.Context) {
+	var b backoff
+	for a.comm.Err() == nil {
+		a.mu.Lock()
+		reg, gen, id, bye := a.registered, a.gen, a.workerID, a.goodbye
+		a.mu.Unlock()
+		if !reg || bye {
+			if err := a.register(); err != nil {
+				a.log.Warn("register failed", "err", err)
+				a.sleep(a.comm, b.next())
+				continue
+			}
+			b.reset()
+			continue
+		}
+		if ctx.Err() != nil {
+			select {
+			case <-a.needRegCh:
+			case <-a.comm.Done():
+			}
+			continue
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		a.mu.Lock()
+		if a.gen != gen || !a.registered {
+			cancel()
+		}
+		a.streamCancel = cancel
+		a.mu.Unlock()
+		opened := a.now()
+		err := a.stream(sctx, id)
+		cancel()
+		if connect.CodeOf(err) == connect.CodeNotFound {
+			a.log.Info("server does not know this worker; registering again")
+			a.invalidate(gen)
+			continue
+		}
+		a.mu.Lock()
+		invalidated := a.gen != gen || !a.registered
+		a.mu.Unlock()
+		if ctx.Err() != nil || invalidated {
+			continue // stopping, or register again at once
+		}
+		if a.now().Sub(opened) > 10*time.Second {
+			b.reset()
+		}
+		a.log.Warn("assignments stream ended", "err", err)
+		a.sleep(ctx, b.next())
+	}
+}
+
+// sleep waits for d or until ctx is done.
+func (a *agent) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// heldCopies lists the copies the worker runs or holds a result for.
+// Call with a.mu held.
+func (a *agent) heldCopies() []*batchv1.HeldCopy {
+	ids := make([]int64, 0, len(a.copies))
+	for id := range a.copies {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	held := make([]*batchv1.HeldCopy, 0, len(ids))
+	for _, id := range ids {
+		c := a.copies[id]
+		h := &batchv1.HeldCopy{
+			CopyId:     id,
+			Slot:       c.slot,
+			Suspended:  c.state == copySuspended,
+			Progress:   c.progress,
+			CpuSeconds: c.cpu,
+		}
+		if !c.startedAt.IsZero() {
+			h.StartedAt = timestamppb.New(c.startedAt)
+		}
+		if c.result != nil {
+			h.CpuSeconds = c.result.CpuSeconds
+		}
+		held = append(held, h)
+	}
+	return held
+}
+
+// register announces the worker with the copies it runs or holds. Once
+// stopping, it registers zero slots (the goodbye).
+func (a *agent) register() error {
+	a.mu.Lock()
+	bye := a.goodbye
+	req := &batchv1.RegisterRequest{
+		Name:       a.name,
+		Slots:      int32(a.slots),
+		CanSuspend: a.canSuspend,
+		Hostname:   a.hostname,
+		Running:    a.heldCopies(),
+		Version:    a.version,
+	}
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(a.comm, callTimeout)
+	defer cancel()
+	resp, err := a.client.Register(ctx, req)
+	if bye {
+		a.goodbyeOnce.Do(func() { close(a.goodbyeTried) })
+	}
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	if bye {
+		a.goodbye = false
+	}
+	if resp.GetWorkerId() != "" {
+		a.workerID = resp.GetWorkerId()
+	}
+	a.lease = seconds(resp.GetLeaseSeconds(), defaultLease)
+	a.hbEvery = seconds(resp.GetHeartbeatSeconds(), a.lease/3)
+	if resp.GetOutputCapBytes() > 0 {
+		a.outCap = resp.GetOutputCapBytes()
+	}
+	a.registered = true
+	a.gen++
+	close(a.regCh)
+	a.regCh = make(chan struct{})
+	a.mu.Unlock()
+	a.log.Info("registered", "worker_id", resp.GetWorkerId(), "held", len(req.Running),
+		"lease", a.lease, "kill", resp.GetKill())
+	for _, id := range resp.GetKill() {
+		a.kill(id)
+	}
+	return nil
+}
+
+// invalidate marks registration gen as no longer known to the server: the
+// stream is closed and connLoop registers again.
+func (a *agent) invalidate(gen int) {
+	a.mu.Lock()
+	if a.gen == gen && a.registered {
+		a.registered = false
+		if a.streamCancel != nil {
+			a.streamCancel()
+		}
+	}
+	a.mu.Unlock()
+	select {
+	case a.needRegCh <- struct{}{}:
+	default:
+	}
+}
+
+func seconds(s float64, def time.Duration) time.Duration {
+	if s <= 0 {
+		return def
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// stream carries out the orders of one Assignments stream until it ends.
+func (a *agent) stream(ctx context.Context, id string) error {
+	st, err := a.client.Assignments(ctx, &batchv1.AssignmentsRequest{WorkerId: id})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for st.Receive() {
+		m := st.Msg()
+		switch act := m.GetAction().(type) {
+		case *batchv1.AssignmentsResponse_Start:
+			a.start(act.Start)
+		case *batchv1.AssignmentsResponse_Kill:
+			a.kill(act.Kill)
+		case *batchv1.AssignmentsResponse_Suspend:
+			a.suspend(act.Suspend)
+		case *batchv1.AssignmentsResponse_Resume:
+			a.resume(act.Resume)
+		default:
+			a.log.Warn("unknown assignment ignored")
+		}
+	}
+	return st.Err()
+}
+
+// start runs a new copy. A copy id the worker already holds is ignored (a
+// replayed order).
+func (a *agent) start(s *batchv1.StartCopy) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopping {
+		a.log.Info("start ignored: worker stopping", "copy", s.GetCopyId())
+		return
+	}
+	if _, ok := a.copies[s.GetCopyId()]; ok {
+		a.log.Info("start ignored: copy already held", "copy", s.GetCopyId())
+		return
+	}
+	for _, c := range a.copies {
+		if c.slot == s.GetSlot() && c.state != copyEnded && !c.killed {
+			a.log.Warn("start on a busy slot", "copy", s.GetCopyId(), "slot", s.GetSlot(), "busy_with", c.id)
+		}
+	}
+	c := &copyRun{
+		id:       s.GetCopyId(),
+		slot:     s.GetSlot(),
+		start:    s,
+		scratch:  filepath.Join(a.stateDir, "copies", strconv.FormatInt(s.GetCopyId(), 10)),
+		outCap:   a.outCap,
+		wake:     make(chan struct{}, 1),
+		progress: -1,
+	}
+	a.copies[c.id] = c
+	a.copiesWG.Add(1)
+	a.log.Info("starting copy", "copy", c.id, "slot", c.slot, "set", s.GetSetId(), "index", s.GetIndex(),
+		"argv", s.GetSpec().GetArgv())
+	go a.runCopy(c)
+}
+
+// kill kills a copy's whole process group; the copy is reported killed.
+func (a *agent) kill(id int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.copies[id]
+	if !ok || c.state == copyEnded || c.killed {
+		return
+	}
+	c.killed = true
+	if c.state == copyRunning || c.state == copySuspended {
+		if err := signalGroup(c.pgid, syscall.SIGKILL); err != nil {
+			a.log.Warn("kill failed", "copy", id, "err", err)
+		}
+	}
+	a.log.Info("killed copy", "copy", id)
+}
+
+// suspend stops a running copy's process group.
+func (a *agent) suspend(id int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.copies[id]
+	if ok && c.state == copyStarting {
+		c.suspendAt = true
+		return
+	}
+	if !ok || c.state != copyRunning {
+		return
+	}
+	if err := signalGroup(c.pgid, syscall.SIGSTOP); err != nil {
+		a.log.Warn("suspend failed", "copy", id, "err", err)
+		return
+	}
+	now := a.now()
+	c.runAccum += now.Sub(c.runSince)
+	c.state = copySuspended
+	c.poke()
+	a.log.Info("suspended copy", "copy", id)
+}
+
+// resume continues a suspended copy's process group.
+func (a *agent) resume(id int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.copies[id]
+	if ok && c.state == copyStarting {
+		c.suspendAt = false
+		return
+	}
+	if !ok || c.state != copySuspended {
+		return
+	}
+	if err := signalGroup(c.pgid, syscall.SIGCONT); err != nil {
+		a.log.Warn("resume failed", "copy", id, "err", err)
+		return
+	}
+	c.state = copyRunning
+	c.runSince = a.now()
+	c.poke()
+	a.log.Info("resumed copy", "copy", id)
+}
+
+// progressChanged asks for an early heartbeat.
+func (a *agent) progressChanged() {
+	select {
+	case a.progressCh <- struct{}{}:
+	default:
+	}
+}
+
+// heartbeatLoop renews the lease every heartbeat interval, and soon after a
+// copy's progress changed (at most once a second).
+func (a *agent) heartbeatLoop() {
+	var last time.Time
+	for {
+		a.mu.Lock()
+		reg, every, regCh := a.registered, a.hbEvery, a.regCh
+		a.mu.Unlock()
+		if !reg {
+			select {
+			case <-regCh:
+				last = a.now() // Register renewed the lease
+			case <-a.comm.Done():
+				return
+			}
+			continue
+		}
+		t := time.NewTimer(every - a.now().Sub(last))
+		select {
+		case <-a.comm.Done():
+			t.Stop()
+			return
+		case <-regCh:
+			t.Stop()
+			last = a.now()
+			continue
+		case <-t.C:
+		case <-a.progressCh:
+			t.Stop()
+			if gap := minProgressGap - a.now().Sub(last); gap > 0 {
+				a.sleep(a.comm, gap)
+			}
+		}
+		a.heartbeat()
+		last = a.now()
+	}
+}
+
+// heartbeat sends one heartbeat with the live copies' progress.
+func (a *agent) heartbeat() {
+	a.mu.Lock()
+	gen, id := a.gen, a.workerID
+	req := &batchv1.HeartbeatRequest{WorkerId: id}
+	ids := make([]int64, 0, len(a.copies))
+	for cid, c := range a.copies {
+		if c.state == copyRunning || c.state == copySuspended {
+			ids = append(ids, cid)
+		}
+	}
+	slices.Sort(ids)
+	for _, cid := range ids {
+		c := a.copies[cid]
+		req.Copies = append(req.Copies, &batchv1.CopyProgress{CopyId: cid, Progress: c.progress, CpuSeconds: c.cpu})
+	}
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(a.comm, callTimeout)
+	defer cancel()
+	resp, err := a.client.Heartbeat(ctx, req)
+	if err != nil {
+		if connect.CodeOf(err) == connect.CodeNotFound {
+			a.log.Info("heartbeat: server does not know this worker; registering again")
+			a.invalidate(gen)
+		} else if a.comm.Err() == nil {
+			a.log.Warn("heartbeat failed", "err", err)
+		}
+		return
+	}
+	if l := resp.GetLeaseSeconds(); l > 0 {
+		a.mu.Lock()
+		a.lease = seconds(l, defaultLease)
+		a.mu.Unlock()
+	}
+	for _, k := range resp.GetKill() {
+		a.kill(k)
+	}
+}
+
+// finish holds the copy's result and delivers it, then forgets the copy.
+func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
+	defer a.copiesWG.Done()
+	a.mu.Lock()
+	c.state = copyEnded
+	c.result = res
+	a.mu.Unlock()
+	a.log.Info("copy ended", "copy", c.id, "exit_code", res.ExitCode, "killed", res.Killed,
+		"timed_out", res.TimedOut, "start_error", res.StartError, "run_seconds", res.RunSeconds)
+	a.deliver(c)
+	a.mu.Lock()
+	delete(a.copies, c.id)
+	a.mu.Unlock()
+	if err := os.RemoveAll(c.scratch); err != nil {
+		a.log.Warn("removing scratch dir", "copy", c.id, "err", err)
+	}
+}
+
+// deliver reports the copy's end until the server answers. NotFound means
+// the server forgot the worker: register again (listing the held copy) and
+// retry. FailedPrecondition, PermissionDenied and InvalidArgument mean the
+// server will never take this result: it is dropped. Anything else is
+// retried with backoff for as long as the agent lives.
+func (a *agent) deliver(c *copyRun) {
+	var b backoff
+	for {
+		a.mu.Lock()
+		reg, gen, regCh := a.registered, a.gen, a.regCh
+		req := proto.CloneOf(c.result)
+		req.WorkerId = a.workerID
+		a.mu.Unlock()
+		if reg {
+			ctx, cancel := context.WithTimeout(a.comm, callTimeout)
+			resp, err := a.client.ReportFinished(ctx, req)
+			cancel()
+			if err == nil {
+				a.log.Info("copy reported", "copy", c.id, "outcome", resp.GetOutcome().String())
+				return
+			}
+			switch connect.CodeOf(err) {
+			case connect.CodeNotFound:
+				a.invalidate(gen)
+			case connect.CodeFailedPrecondition, connect.CodePermissionDenied, connect.CodeInvalidArgument:
+				a.log.Warn("server refused the copy's result; dropped", "copy", c.id, "err", err)
+				return
+			default:
+				if a.comm.Err() == nil {
+					a.log.Warn("report failed; will retry", "copy", c.id, "err", err)
+				}
+			}
+		}
+		t := time.NewTimer(b.next())
+		select {
+		case <-t.C:
+		case <-regCh:
+		case <-a.comm.Done():
+			t.Stop()
+			a.mu.Lock()
+			a.undelivered++
+			a.mu.Unlock()
+			a.log.Error("copy result not delivered before shutdown", "copy", c.id)
+			return
+		}
+		t.Stop()
+	}
+}
+
+// backoff yields 0.2 s, 0.4 s, ... up to 5 s.
+type backoff struct{ d time.Duration }
+
+func (b *backoff) next() time.Duration {
+	if b.d == 0 {
+		b.d = backoffMin
+	} else if b.d *= 2; b.d > backoffMax {
+		b.d = backoffMax
+	}
+	return b.d
+}
+
+func (b *backoff) reset() { b.d = 0 }

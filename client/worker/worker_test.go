@@ -1,0 +1,815 @@
+package worker
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+
+	"connectrpc.com/connect"
+)
+
+// bundle is one agent running against one fake server.
+type bundle struct {
+	t      *testing.T
+	srv    *fakeServer
+	a      *agent
+	dir    string // a scratch directory for the test's own files
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// setup starts a fake server (adjusted by tweak before the agent starts) and
+// an agent against it, and waits until the agent's stream is open.
+func setup(t *testing.T, tweak func(*fakeServer)) *bundle {
+	t.Helper()
+	return setupWith(t, tweak, nil)
+}
+
+// setupWith is setup with a hook to adjust the agent's Config.
+func setupWith(t *testing.T, tweak func(*fakeServer), tweakCfg func(*Config)) *bundle {
+	t.Helper()
+	srv := newFakeServer(t)
+	if tweak != nil {
+		tweak(srv)
+	}
+	b := &bundle{t: t, srv: srv, dir: t.TempDir(), done: make(chan error, 1)}
+	cfg := Config{
+		Server:       srv.url(),
+		Name:         "w-test",
+		Slots:        4,
+		StateDir:     t.TempDir(),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		PollInterval: 20 * time.Millisecond,
+		DrainTimeout: 5 * time.Second,
+	}
+	if tweakCfg != nil {
+		tweakCfg(&cfg)
+	}
+	a, err := newAgent(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.a = a
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel = cancel
+	go func() { b.done <- a.run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-b.done:
+		case <-time.After(30 * time.Second):
+			t.Error("agent did not stop")
+		}
+		reapState(t, a.stateDir)
+	})
+	srv.waitFor("stream open", func() bool { return srv.streams > 0 })
+	return b
+}
+
+// stop cancels the agent and returns Run's error.
+func (b *bundle) stop() error {
+	b.t.Helper()
+	b.cancel()
+	select {
+	case err := <-b.done:
+		b.done <- err // for Cleanup
+		return err
+	case <-time.After(30 * time.Second):
+		b.t.Fatal("agent did not stop")
+		return nil
+	}
+}
+
+// reapState kills any process of a copy run on state dir that is still
+// alive when a test ends (only after a failure), so that a failing test
+// leaves nothing behind. It matches processes by their BATCH_PROGRESS_FILE,
+// never by pid alone.
+func reapState(t *testing.T, state string) {
+	if n, _ := killLeftovers(filepath.Join(state, "copies") + "/"); n > 0 {
+		t.Errorf("%d processes of copies outlived the test", n)
+	}
+}
+
+// eventually polls cond (for state outside the fake server: /proc, files).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// readPIDs waits for path to hold n newline-terminated pids and returns them.
+func readPIDs(t *testing.T, path string, n int) []int {
+	t.Helper()
+	var pids []int
+	eventually(t, "pid file "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			p, err := strconv.Atoi(f)
+			if err != nil {
+				return false
+			}
+			pids = append(pids, p)
+		}
+		return len(pids) >= n
+	})
+	return pids
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	st, err := readProcStat(pid)
+	return err == nil && st.State != 'Z'
+}
+
+func sh(script string) *batchv1.TaskSpec {
+	return &batchv1.TaskSpec{Argv: []string{"sh", "-c", script}}
+}
+
+func TestStartReport(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	spec := sh(`echo out; echo err >&2; echo "$BATCH_TASK_SET $BATCH_TASK_INDEX $BATCH_COPY_ID $FOO"; pwd; echo "$BATCH_PROGRESS_FILE"; exit 3`)
+	spec.Env = map[string]string{"FOO": "bar baz"}
+	b.srv.startCopy(11, 0, spec)
+	r := b.srv.report(11)
+
+	if got, want := r.WorkerId, "w-test"; got != want {
+		t.Errorf("worker_id = %q, want %q", got, want)
+	}
+	if got, want := r.ExitCode, int32(3); got != want {
+		t.Errorf("exit_code = %d, want %d", got, want)
+	}
+	lines := strings.Split(strings.TrimSpace(string(r.Stdout)), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("stdout = %q, want 4 lines", r.Stdout)
+	}
+	if got, want := lines[0], "out"; got != want {
+		t.Errorf("stdout line 1 = %q, want %q", got, want)
+	}
+	if got, want := lines[1], "7 11 11 bar baz"; got != want {
+		t.Errorf("env line = %q, want %q", got, want)
+	}
+	scratch := filepath.Join(b.a.stateDir, "copies", "11")
+	if got, want := lines[2], scratch; got != want {
+		t.Errorf("working dir = %q, want %q", got, want)
+	}
+	if got, want := lines[3], filepath.Join(scratch, "progress"); got != want {
+		t.Errorf("BATCH_PROGRESS_FILE = %q, want %q", got, want)
+	}
+	if got, want := string(r.Stderr), "err\n"; got != want {
+		t.Errorf("stderr = %q, want %q", got, want)
+	}
+	if r.Killed || r.TimedOut || r.StdoutTruncated || r.StderrTruncated || r.StartError != "" {
+		t.Errorf("unexpected flags in %v", r)
+	}
+	if r.RunSeconds <= 0 || r.EndedAt == nil {
+		t.Errorf("run_seconds = %v, ended_at = %v", r.RunSeconds, r.EndedAt)
+	}
+	// Register, the stream, heartbeats and the report share one h2c
+	// connection.
+	b.srv.mu.Lock()
+	if b.srv.conns != 1 {
+		t.Errorf("%d connections, want 1", b.srv.conns)
+	}
+	b.srv.mu.Unlock()
+	// The copy is forgotten and its scratch dir removed once reported.
+	eventually(t, "copy forgotten", func() bool {
+		b.a.mu.Lock()
+		defer b.a.mu.Unlock()
+		return len(b.a.copies) == 0
+	})
+	eventually(t, "scratch removed", func() bool { _, err := os.Stat(scratch); return os.IsNotExist(err) })
+}
+
+func TestSpecDir(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	spec := sh(`pwd`)
+	spec.Dir = b.dir
+	b.srv.startCopy(1, 0, spec)
+	if got, want := strings.TrimSpace(string(b.srv.report(1).Stdout)), b.dir; got != want {
+		t.Errorf("pwd = %q, want %q", got, want)
+	}
+}
+
+func TestStartError(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.srv.startCopy(1, 0, &batchv1.TaskSpec{Argv: []string{"batchd-no-such-command-here"}})
+	b.srv.startCopy(2, 1, &batchv1.TaskSpec{Argv: []string{"true"}, Dir: filepath.Join(b.dir, "missing")})
+	b.srv.startCopy(3, 2, &batchv1.TaskSpec{})
+	for _, id := range []int64{1, 2, 3} {
+		r := b.srv.report(id)
+		if r.StartError == "" || r.ExitCode != 127 || r.Killed {
+			t.Errorf("copy %d: start_error = %q, exit_code = %d, killed = %v; want an error, 127, false",
+				id, r.StartError, r.ExitCode, r.Killed)
+		}
+	}
+}
+
+func TestOutputCap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(f *fakeServer) { f.outCap = 1000 })
+	// 4 MiB is far beyond the pipe buffer: the child only ends if the agent
+	// keeps draining past the cap.
+	b.srv.startCopy(1, 0, sh(`head -c 4194304 /dev/zero; echo small >&2`))
+	r := b.srv.report(1)
+	if got, want := len(r.Stdout), 1000; got != want {
+		t.Errorf("len(stdout) = %d, want %d", got, want)
+	}
+	if !r.StdoutTruncated {
+		t.Error("stdout_truncated = false, want true")
+	}
+	if got, want := string(r.Stderr), "small\n"; got != want || r.StderrTruncated {
+		t.Errorf("stderr = %q (truncated %v), want %q", got, r.StderrTruncated, want)
+	}
+	if r.ExitCode != 0 {
+		t.Errorf("exit_code = %d, want 0", r.ExitCode)
+	}
+}
+
+func TestKillProcessTree(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	pidFile := filepath.Join(b.dir, "pids")
+	b.srv.startCopy(1, 0, sh(`sleep 1000 & echo $! >> `+pidFile+`; sleep 1000 & echo $! >> `+pidFile+`; echo $$ >> `+pidFile+`; wait`))
+	pids := readPIDs(t, pidFile, 3)
+	for _, p := range pids {
+		if !alive(p) {
+			t.Fatalf("pid %d not running before kill", p)
+		}
+	}
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Kill{Kill: 1}})
+	r := b.srv.report(1)
+	if !r.Killed || r.TimedOut {
+		t.Errorf("killed = %v, timed_out = %v; want true, false", r.Killed, r.TimedOut)
+	}
+	if got, want := r.ExitCode, int32(128+9); got != want {
+		t.Errorf("exit_code = %d, want %d", got, want)
+	}
+	for _, p := range pids {
+		eventually(t, "pid "+strconv.Itoa(p)+" gone", func() bool { return !alive(p) })
+	}
+}
+
+func TestLeftoversKilledOnExit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	pidFile := filepath.Join(b.dir, "pids")
+	// The leader exits at once, leaving a background grandchild that keeps
+	// stdout open: the agent must kill it and not wait for it.
+	b.srv.startCopy(1, 0, sh(`sleep 1000 & echo $! > `+pidFile+`; echo done`))
+	r := b.srv.report(1)
+	if r.ExitCode != 0 || r.Killed || string(r.Stdout) != "done\n" {
+		t.Errorf("exit_code = %d, killed = %v, stdout = %q", r.ExitCode, r.Killed, r.Stdout)
+	}
+	pid := readPIDs(t, pidFile, 1)[0]
+	eventually(t, "grandchild gone", func() bool { return !alive(pid) })
+}
+
+func TestSuspendResume(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(f *fakeServer) { f.hb = 0.05 })
+	pidFile := filepath.Join(b.dir, "pid")
+	t0 := time.Now()
+	b.srv.startCopy(1, 0, sh(`echo $$ > `+pidFile+`; while :; do :; done`))
+	pid := readPIDs(t, pidFile, 1)[0]
+	// Live CPU time reaches the heartbeat.
+	b.srv.waitFor("cpu in heartbeat", func() bool {
+		for _, h := range b.srv.heartbeats {
+			for _, c := range h.Copies {
+				if c.CopyId == 1 && c.CpuSeconds > 0 {
+					return true
+				}
+			}
+		}
+		return false
+	})
+
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: 1}})
+	eventually(t, "state T", func() bool { st, _ := readProcStat(pid); return st.State == 'T' })
+	stoppedAt := time.Now()
+	before, err := readProcStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CPU time must not advance while stopped: let real time pass.
+	time.Sleep(300 * time.Millisecond)
+	after, err := readProcStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.State != 'T' || after.CPUSeconds != before.CPUSeconds {
+		t.Errorf("while suspended: state %c, cpu %v -> %v; want T and no change", after.State, before.CPUSeconds, after.CPUSeconds)
+	}
+	resumedAt := time.Now()
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: 1}})
+	eventually(t, "cpu advancing again", func() bool {
+		st, _ := readProcStat(pid)
+		return st.State != 'T' && st.CPUSeconds > after.CPUSeconds
+	})
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Kill{Kill: 1}})
+	r := b.srv.report(1)
+	wall := time.Since(t0)
+	suspended := resumedAt.Sub(stoppedAt)
+	if got, max := r.RunSeconds, (wall - suspended).Seconds(); got <= 0 || got > max {
+		t.Errorf("run_seconds = %v, want in (0, %v] (wall %v minus suspended %v)", got, max, wall, suspended)
+	}
+	if r.CpuSeconds <= 0 || r.CpuSeconds > r.RunSeconds+0.5 {
+		t.Errorf("cpu_seconds = %v with run_seconds %v", r.CpuSeconds, r.RunSeconds)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	spec := &batchv1.TaskSpec{Argv: []string{"sleep", "1000"}, TimeoutSeconds: 0.3}
+	b.srv.startCopy(1, 0, spec)
+	r := b.srv.report(1)
+	if !r.TimedOut || r.Killed || r.ExitCode != 124 {
+		t.Errorf("timed_out = %v, killed = %v, exit_code = %d; want true, false, 124", r.TimedOut, r.Killed, r.ExitCode)
+	}
+	if r.RunSeconds < 0.3 {
+		t.Errorf("run_seconds = %v, want >= 0.3", r.RunSeconds)
+	}
+}
+
+func TestTimeoutExcludesSuspension(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	pidFile := filepath.Join(b.dir, "pid")
+	spec := sh(`echo $$ > ` + pidFile + `; exec sleep 1000`)
+	spec.TimeoutSeconds = 0.5
+	b.srv.startCopy(1, 0, spec)
+	pid := readPIDs(t, pidFile, 1)[0]
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: 1}})
+	eventually(t, "state T", func() bool { st, _ := readProcStat(pid); return st.State == 'T' })
+	// Suspended for twice the timeout: it must not time out meanwhile.
+	time.Sleep(time.Second)
+	if n := b.srv.reportCount(1); n != 0 {
+		t.Fatalf("copy reported while suspended (%d reports)", n)
+	}
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: 1}})
+	r := b.srv.report(1)
+	if !r.TimedOut || r.ExitCode != 124 {
+		t.Errorf("timed_out = %v, exit_code = %d; want true, 124", r.TimedOut, r.ExitCode)
+	}
+	if r.RunSeconds < 0.5 || r.RunSeconds > 0.5+0.9 {
+		t.Errorf("run_seconds = %v, want about 0.5 (the suspended second excluded)", r.RunSeconds)
+	}
+}
+
+func TestProgressReachesHeartbeat(t *testing.T) {
+	t.Parallel()
+	// Heartbeats every minute: only a progress change can send one soon.
+	b := setup(t, func(f *fakeServer) { f.hb = 60 })
+	gate := filepath.Join(b.dir, "go")
+	b.srv.startCopy(1, 0, sh(`echo 0.25 >> "$BATCH_PROGRESS_FILE"; while [ ! -e `+gate+` ]; do sleep 0.02; done; `+
+		`printf 'junk\n0.5\n2\n0.7' >> "$BATCH_PROGRESS_FILE"; while :; do sleep 1; done`))
+	progressSeen := func(p float64) func() bool {
+		return func() bool {
+			for _, h := range b.srv.heartbeats {
+				for _, c := range h.Copies {
+					if c.CopyId == 1 && c.Progress == p {
+						return true
+					}
+				}
+			}
+			return false
+		}
+	}
+	b.srv.waitFor("progress 0.25", progressSeen(0.25))
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// "2" is out of range and "0.7" has no newline yet: 0.5 is the answer.
+	b.srv.waitFor("progress 0.5", progressSeen(0.5))
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Kill{Kill: 1}})
+	b.srv.report(1)
+}
+
+func TestReadProgress(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	long := strings.Repeat("x", 5000) + "\n0.9\n"
+	for _, tc := range []struct {
+		name, content string
+		want          float64
+		ok            bool
+	}{
+		{"Empty", "", 0, false},
+		{"OneLine", "0.5\n", 0.5, true},
+		{"Last", "0.1\n0.2\n", 0.2, true},
+		{"Incomplete", "0.1\n0.2", 0.1, true},
+		{"OnlyIncomplete", "0.3", 0, false},
+		{"Garbage", "0.4\nhello\n", 0.4, true},
+		{"OutOfRange", "0.4\n1.5\n-0.1\n", 0.4, true},
+		{"Spaces", "  1  \n", 1, true},
+		{"LongTail", long, 0.9, true},
+		{"LongLine", strings.Repeat("1", 5000) + "\n", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name)
+			if err := os.WriteFile(p, []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := readProgress(p)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("readProgress = %v, %v; want %v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+	if _, ok := readProgress(filepath.Join(dir, "missing")); ok {
+		t.Error("missing file gave progress")
+	}
+}
+
+// TestServerRestart: a copy ends while the server is down; the restarted
+// server does not know the worker, which registers again listing the held
+// copy, and the result is delivered exactly once.
+func TestServerRestart(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(f *fakeServer) { f.hb = 0.1 })
+	gate := filepath.Join(b.dir, "go")
+	b.srv.startCopy(5, 2, sh(`while [ ! -e `+gate+` ]; do sleep 0.02; done; echo result`))
+	b.srv.startCopy(6, 3, sh(`while :; do sleep 1; done`))
+	b.srv.waitFor("copies in heartbeat", func() bool {
+		n := len(b.srv.heartbeats)
+		return n > 0 && len(b.srv.heartbeats[n-1].Copies) == 2
+	})
+	registers := func() int { b.srv.mu.Lock(); defer b.srv.mu.Unlock(); return len(b.srv.registers) }()
+
+	b.srv.stop()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "copy 5 result held", func() bool {
+		b.a.mu.Lock()
+		defer b.a.mu.Unlock()
+		c := b.a.copies[5]
+		return c != nil && c.result != nil
+	})
+	if n := b.srv.reportCount(5); n != 0 {
+		t.Fatalf("%d reports while the server was down", n)
+	}
+	b.srv.start()
+
+	r := b.srv.report(5)
+	if got, want := string(r.Stdout), "result\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+	b.srv.mu.Lock()
+	if len(b.srv.registers) <= registers {
+		t.Fatal("no new Register after the restart")
+	}
+	var held []int64
+	for _, h := range b.srv.registers[registers].Running {
+		held = append(held, h.CopyId)
+		if h.CopyId == 6 && (h.StartedAt == nil || h.Slot != 3) {
+			t.Errorf("held copy 6 = %v, want slot 3 and a start time", h)
+		}
+	}
+	b.srv.mu.Unlock()
+	if got, want := held, []int64{5, 6}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("re-register running = %v, want %v", got, want)
+	}
+	// Copy 6 kept running through the outage and still heartbeats.
+	b.srv.waitFor("copy 6 heartbeat after restart", func() bool {
+		n := len(b.srv.heartbeats)
+		return n > 0 && len(b.srv.heartbeats[n-1].Copies) == 1 && b.srv.heartbeats[n-1].Copies[0].CopyId == 6
+	})
+	if n := b.srv.reportCount(5); n != 1 {
+		t.Errorf("copy 5 reported %d times, want 1", n)
+	}
+	if n := b.srv.reportCount(6); n != 0 {
+		t.Errorf("copy 6 reported %d times while running", n)
+	}
+}
+
+func TestGRPCProtocol(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(c *Config) { c.ClientOptions = []connect.ClientOption{connect.WithGRPC()} })
+	b.srv.startCopy(1, 0, sh(`echo grpc; exit 2`))
+	if r := b.srv.report(1); string(r.Stdout) != "grpc\n" || r.ExitCode != 2 {
+		t.Errorf("report over gRPC: stdout %q, exit %d", r.Stdout, r.ExitCode)
+	}
+}
+
+func TestHeartbeatNotFoundReregisters(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(f *fakeServer) { f.hb = 0.05 })
+	b.srv.startCopy(1, 0, sh(`while :; do sleep 1; done`))
+	b.srv.waitFor("copy in heartbeat", func() bool {
+		n := len(b.srv.heartbeats)
+		return n > 0 && len(b.srv.heartbeats[n-1].Copies) == 1
+	})
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: 1}})
+	eventually(t, "copy suspended", func() bool {
+		b.a.mu.Lock()
+		defer b.a.mu.Unlock()
+		return b.a.copies[1].state == copySuspended
+	})
+	b.srv.mu.Lock()
+	b.srv.known = map[string]bool{} // the server forgets the worker (lapsed lease)
+	n := len(b.srv.registers)
+	b.srv.mu.Unlock()
+	b.srv.waitFor("register again", func() bool {
+		return len(b.srv.registers) > n && len(b.srv.registers[n].Running) == 1 && b.srv.registers[n].Running[0].CopyId == 1
+	})
+	b.srv.mu.Lock()
+	if !b.srv.registers[n].Running[0].Suspended {
+		t.Error("held copy not marked suspended on Register")
+	}
+	b.srv.mu.Unlock()
+	b.srv.waitFor("stream open again", func() bool { return b.srv.streams > 0 })
+}
+
+func TestKillLists(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(f *fakeServer) { f.hb = 0.05 })
+	b.srv.startCopy(1, 0, sh(`while :; do sleep 1; done`))
+	b.srv.startCopy(2, 1, sh(`while :; do sleep 1; done`))
+	b.srv.waitFor("copies in heartbeat", func() bool {
+		n := len(b.srv.heartbeats)
+		return n > 0 && len(b.srv.heartbeats[n-1].Copies) == 2
+	})
+	// A heartbeat answer's kill list.
+	b.srv.mu.Lock()
+	b.srv.hbKill = []int64{1}
+	b.srv.mu.Unlock()
+	if r := b.srv.report(1); !r.Killed {
+		t.Errorf("copy 1 killed = false")
+	}
+	// A Register answer's kill list.
+	b.srv.mu.Lock()
+	b.srv.registerKill = []int64{2}
+	b.srv.known = map[string]bool{}
+	b.srv.mu.Unlock()
+	if r := b.srv.report(2); !r.Killed {
+		t.Errorf("copy 2 killed = false")
+	}
+}
+
+func TestRefusedReportDropped(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.srv.mu.Lock()
+	b.srv.refuse[1] = connect.CodeFailedPrecondition
+	b.srv.mu.Unlock()
+	b.srv.startCopy(1, 0, sh(`true`))
+	b.srv.report(1)
+	eventually(t, "copy forgotten", func() bool {
+		b.a.mu.Lock()
+		defer b.a.mu.Unlock()
+		return len(b.a.copies) == 0
+	})
+	if n := b.srv.reportCount(1); n != 1 {
+		t.Errorf("refused report sent %d times, want 1", n)
+	}
+}
+
+func TestDuplicateStartIgnored(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	gate := filepath.Join(b.dir, "go")
+	count := filepath.Join(b.dir, "count")
+	spec := sh(`echo x >> ` + count + `; while [ ! -e ` + gate + ` ]; do sleep 0.02; done`)
+	b.srv.startCopy(1, 0, spec)
+	b.srv.startCopy(1, 0, spec)
+	b.srv.startCopy(2, 1, sh(`true`)) // orders are handled in sequence
+	b.srv.report(2)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.srv.report(1)
+	got, _ := os.ReadFile(count)
+	if string(got) != "x\n" {
+		t.Errorf("copy ran %q, want once", got)
+	}
+}
+
+func TestGracefulStop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	pidFile := filepath.Join(b.dir, "pid")
+	b.srv.startCopy(1, 0, sh(`sleep 1000 & echo $! > `+pidFile+`; wait`))
+	b.srv.startCopy(2, 1, sh(`echo $$ >> `+pidFile+`.2; exec sleep 1000`))
+	pids := append(readPIDs(t, pidFile, 1), readPIDs(t, pidFile+".2", 1)...)
+	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: 2}})
+	eventually(t, "copy 2 stopped", func() bool { st, _ := readProcStat(pids[1]); return st.State == 'T' })
+	if err := b.stop(); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	for _, id := range []int64{1, 2} {
+		if n := b.srv.reportCount(id); n != 1 {
+			t.Fatalf("copy %d reported %d times, want 1", id, n)
+		}
+		if r := b.srv.report(id); !r.Killed {
+			t.Errorf("copy %d killed = false, want true", id)
+		}
+	}
+	for _, p := range pids {
+		if alive(p) {
+			t.Errorf("pid %d still running after Run returned", p)
+		}
+	}
+	b.srv.mu.Lock()
+	last := b.srv.registers[len(b.srv.registers)-1]
+	b.srv.mu.Unlock()
+	if last.Slots != 0 {
+		t.Errorf("last Register has %d slots, want 0 (no more work)", last.Slots)
+	}
+}
+
+func TestStopUndelivered(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t)
+	a, err := newAgent(Config{
+		Server: srv.url(), Name: "w-drain", StateDir: t.TempDir(),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DrainTimeout: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reapState(t, a.stateDir) })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.run(ctx) }()
+	srv.waitFor("stream open", func() bool { return srv.streams > 0 })
+	srv.startCopy(1, 0, sh(`exec sleep 1000`))
+	eventually(t, "copy running", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		c := a.copies[1]
+		return c != nil && c.state == copyRunning
+	})
+	srv.stop()
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("Run = nil with an undelivered result, want an error")
+	}
+}
+
+// TestCopiesDieWithAgent runs the agent as a child process (this test
+// binary), kills it with SIGKILL, and checks its copy dies too (Pdeathsig).
+func TestCopiesDieWithAgent(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BATCHD_TEST_AGENT="+srv.url(), "BATCHD_TEST_STATE="+dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); reapState(t, dir) }()
+	srv.waitFor("stream open", func() bool { return srv.streams > 0 })
+	pidFile := filepath.Join(dir, "pid")
+	srv.startCopy(1, 0, sh(`echo $$ > `+pidFile+`; exec sleep 1000`))
+	pid := readPIDs(t, pidFile, 1)[0]
+	if !alive(pid) {
+		t.Fatal("copy not running")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	eventually(t, "copy gone with the agent", func() bool { return !alive(pid) })
+}
+
+// TestLeftoversKilledOnRestart: Pdeathsig reaches only a copy's leader, so
+// a grandchild outlives a killed agent; the next agent on the same state
+// directory kills it.
+func TestLeftoversKilledOnRestart(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t)
+	state, dir := t.TempDir(), t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BATCHD_TEST_AGENT="+srv.url(), "BATCHD_TEST_STATE="+state)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); reapState(t, state) }()
+	srv.waitFor("stream open", func() bool { return srv.streams > 0 })
+	pidFile := filepath.Join(dir, "pids")
+	srv.startCopy(1, 0, sh(`sleep 1000 & echo $! > `+pidFile+`; echo $$ >> `+pidFile+`; wait`))
+	pids := readPIDs(t, pidFile, 2)
+	grandchild, leader := pids[0], pids[1]
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	eventually(t, "leader gone with the agent", func() bool { return !alive(leader) })
+	if !alive(grandchild) {
+		t.Fatal("grandchild died with the agent; this test's premise does not hold here")
+	}
+
+	a, err := newAgent(Config{Server: srv.url(), StateDir: state, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := a.name, readName(state); got != want || got == "" {
+		t.Errorf("name = %q, want the child's %q", got, want)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	eventually(t, "grandchild killed by the next agent", func() bool { return !alive(grandchild) })
+}
+
+func TestStateDir(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t)
+	state := t.TempDir()
+	cfg := Config{Server: srv.url(), StateDir: state, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	a, err := newAgent(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv.waitFor("stream open", func() bool { return srv.streams > 0 })
+
+	t.Run("NameKept", func(t *testing.T) {
+		b, err := newAgent(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.name != a.name || !strings.HasPrefix(a.name, a.hostname+"-") || len(a.name) != len(a.hostname)+7 {
+			t.Errorf("names %q, %q; want the same hostname-6hex", a.name, b.name)
+		}
+	})
+	t.Run("ErrLocked", func(t *testing.T) {
+		err := Run(context.Background(), cfg)
+		if err == nil || !strings.Contains(err.Error(), "in use") {
+			t.Errorf("second Run on the same state dir = %v, want in-use error", err)
+		}
+	})
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	if err := Run(context.Background(), Config{}); err == nil {
+		t.Error("Run without a server URL = nil, want an error")
+	}
+}
+
+// TestMain doubles as the agent process of TestCopiesDieWithAgent.
+func TestMain(m *testing.M) {
+	if url := os.Getenv("BATCHD_TEST_AGENT"); url != "" {
+		err := Run(context.Background(), Config{
+			Server: url, StateDir: os.Getenv("BATCHD_TEST_STATE"),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		if err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// BenchmarkCopyRoundTrip measures one copy of `true` from the start order
+// on the stream to its report at the server: fork/exec, pipes, reaping,
+// the group kill and the ReportFinished call.
+func BenchmarkCopyRoundTrip(b *testing.B) {
+	srv := newFakeServer(b)
+	a, err := newAgent(Config{Server: srv.url(), Name: "w-bench", Slots: 1, StateDir: b.TempDir(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv.waitFor("stream open", func() bool { return srv.streams > 0 })
+	spec := &batchv1.TaskSpec{Argv: []string{"true"}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		srv.startCopy(int64(i+1), 0, spec)
+		srv.report(int64(i + 1))
+	}
+}
