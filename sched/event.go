@@ -56,6 +56,14 @@ const (
 	// EventCopyLost: a copy died without a result (not by the scheduler's
 	// order); the task queues again. Fields: Copy.
 	EventCopyLost
+	// EventDurationObserved: a winning copy of a task of Set (owned by
+	// Owner) ran Duration seconds, suspension excluded. It restores the
+	// history behind β and t_new after a restart: replay the store's
+	// winning copies oldest first, after EventDisclosed and before
+	// EventCopyAttached. Live drivers never send it (EventCopyFinished
+	// records the same). The set need not be known. Fields: Set, Owner,
+	// Duration.
+	EventDurationObserved
 )
 
 // TaskInfo is what the scheduler knows of one task.
@@ -91,6 +99,8 @@ type Event struct {
 	StartedAt   Time
 	Suspended   bool
 	Progress    float64
+
+	Duration float64 // EventDurationObserved
 }
 
 // DecisionKind says what the driver must do.
@@ -116,7 +126,10 @@ type Decision struct {
 	Speculative bool
 	// Reason says why, for logs and tests: "requested", "disclosed",
 	// "speculate-gs", "speculate-ras", "lost-race", "canceled", "preempted",
-	// "resume".
+	// "resume"; also "speculate-late" (best-effort-late and budgeted
+	// copies), "speculate-disclosed" (a copy of a disclosed straggler) and
+	// "replaced" (a suspended copy killed because a new copy of its task
+	// started elsewhere).
 	Reason string
 }
 

@@ -1,0 +1,141 @@
+package sched
+
+import (
+	"math"
+	"slices"
+)
+
+// betaWindow is how many recent finished-copy durations the Hill estimator
+// looks at; betaRefit is how many new samples trigger a refit.
+const (
+	betaWindow = 1024
+	betaRefit  = 16
+)
+
+// betaEstimator fits the Pareto shape β of copy durations online with the
+// Hill estimator over the most recent betaWindow samples, and answers the
+// prior until minSamples samples exist.
+type betaEstimator struct {
+	prior      float64
+	minSamples int
+	ring       []float64
+	n          int // samples seen
+	fit        float64
+	sinceFit   int
+	buf        []float64
+	epoch      int // bumped whenever value() may have changed
+}
+
+func (b *betaEstimator) init(prior float64, minSamples int) {
+	b.prior, b.minSamples = prior, minSamples
+	b.fit = prior
+}
+
+func (b *betaEstimator) add(d float64) {
+	if !(d > 0) || math.IsInf(d, 0) {
+		return
+	}
+	if len(b.ring) < betaWindow {
+		b.ring = append(b.ring, d)
+	} else {
+		b.ring[b.n%betaWindow] = d
+	}
+	b.n++
+	b.sinceFit++
+	if b.n >= b.minSamples && (b.sinceFit >= betaRefit || b.n == b.minSamples) {
+		b.fit = Hill(b.ring, &b.buf)
+		b.sinceFit = 0
+		b.epoch++
+	}
+}
+
+func (b *betaEstimator) value() float64 {
+	if b.n < b.minSamples {
+		return b.prior
+	}
+	return b.fit
+}
+
+// Hill estimates the Pareto tail index β of xs with the Hill estimator over
+// the k = max(2, n/4) largest values: β = k / Σ ln(x_(i) / x_(k+1)). The
+// result is clamped to [1.05, 20] (β ≤ 1 has no mean, and a huge β means
+// no tail worth speculating on). buf, when not nil, is reused as scratch.
+func Hill(xs []float64, buf *[]float64) float64 {
+	var local []float64
+	if buf == nil {
+		buf = &local
+	}
+	a := append((*buf)[:0], xs...)
+	*buf = a
+	slices.Sort(a)
+	n := len(a)
+	if n < 3 {
+		return 20
+	}
+	k := max(2, n/4)
+	if k >= n {
+		k = n - 1
+	}
+	ref := a[n-k-1]
+	if ref <= 0 {
+		return 20
+	}
+	sum := 0.0
+	for i := n - k; i < n; i++ {
+		sum += math.Log(a[i] / ref)
+	}
+	if sum <= 0 {
+		return 20
+	}
+	return min(20, max(1.05, float64(k)/sum))
+}
+
+// tNew estimates how long a new copy of t would run: its own estimate, else
+// the mean duration of finished copies of its set, else of its owner's
+// sets, else of every set; ok is false when nothing is known.
+func (s *Scheduler) tNew(t *task) (float64, bool) {
+	if t.est > 0 {
+		return t.est, true
+	}
+	st := t.set
+	if st.durN > 0 {
+		return st.durSum / float64(st.durN), true
+	}
+	if o := s.owners[st.owner]; o != nil && o.n > 0 {
+		return o.sum / float64(o.n), true
+	}
+	if s.global.n > 0 {
+		return s.global.sum / float64(s.global.n), true
+	}
+	return 0, false
+}
+
+// tRem estimates how much longer running copy c needs at now: from its
+// progress report when it sent one (ω·(1−p)/p after running ω), else from
+// the Pareto tail (a copy that has run ω needs about ω/(β−1) more).
+func (s *Scheduler) tRem(c *liveCopy, now Time) float64 {
+	tn, ok := s.tNew(c.task)
+	if !ok {
+		tn = -1
+	}
+	return TRem(c.runTime(now), c.progress, s.beta.value(), tn)
+}
+
+// TRem is the remaining time of a copy that has run omega seconds, with
+// progress p in (0,1] (anything else = no report), under Pareto shape beta,
+// for a task whose new copy is expected to need tNew seconds (negative =
+// unknown). With progress: ω·(1−p)/p. Without: the Pareto tail's mean
+// residual life; with mean tNew the scale is x_m = tNew·(β−1)/β, and a
+// copy that has run ω ≥ x_m needs ω/(β−1) more, one that has run less needs
+// tNew − ω (the two meet at x_m).
+func TRem(omega, p, beta, tNew float64) float64 {
+	if p > 0 && p <= 1 {
+		return omega * (1 - p) / p
+	}
+	if tNew > 0 {
+		if xm := tNew * (beta - 1) / beta; omega < xm {
+			return tNew - omega
+		}
+	}
+	return omega / (beta - 1)
+}

@@ -1,0 +1,967 @@
+package sched
+
+import (
+	"math"
+	"slices"
+)
+
+// task states inside the scheduler (the exported TaskState strings cost 16
+// bytes a task; a million queued tasks make that count).
+const (
+	stDisclosed uint8 = iota
+	stExecuted
+	stRequested
+	stFinished
+	stCanceled
+)
+
+func toTaskState(s uint8) TaskState {
+	return [...]TaskState{TaskDisclosed, TaskExecuted, TaskRequested, TaskFinished, TaskCanceled}[s]
+}
+
+func fromTaskState(s TaskState) (uint8, bool) {
+	switch s {
+	case "", TaskDisclosed:
+		return stDisclosed, true
+	case TaskExecuted:
+		return stExecuted, true
+	case TaskRequested:
+		return stRequested, true
+	case TaskFinished:
+		return stFinished, true
+	case TaskCanceled:
+		return stCanceled, true
+	}
+	return 0, false
+}
+
+// task is one task as the scheduler sees it. Kept small: a queued task costs
+// this struct plus one pointer in its set and one in a queue.
+type task struct {
+	set         *set
+	copies      []*liveCopy // live copies (running or suspended)
+	est         float64     // EstimateSeconds, 0 = unknown
+	deadline    float64
+	requestedAt Time
+	index       int32
+	qpos        int32 // position in set.dq or set.rq; -1 when not queued
+	rpos        int32 // position in set.running; -1 when no running copy
+	state       uint8
+	noSpec      bool
+}
+
+func (t *task) ref() TaskRef { return TaskRef{Set: t.set.id, Index: t.index} }
+
+func (t *task) final() bool { return t.state == stFinished || t.state == stCanceled }
+
+// done reports whether the task needs no more runs.
+func (t *task) done() bool { return t.state != stDisclosed && t.state != stRequested }
+
+func (t *task) running() int {
+	n := 0
+	for _, c := range t.copies {
+		if c.state == cRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// copy states inside the scheduler.
+const (
+	cRunning uint8 = iota
+	cSuspended
+)
+
+// liveCopy is one live run of a task.
+type liveCopy struct {
+	id       CopyID
+	task     *task
+	worker   *worker
+	slot     int32
+	ppos     int32 // position in Scheduler.preempt; -1 when not there
+	spec     bool
+	state    uint8
+	started  Time    // when it (last) took a slot
+	runSoFar float64 // run time before its last suspension
+	progress float64 // -1 when none reported
+}
+
+// runTime is how long the copy has held a slot by now, suspension excluded.
+func (c *liveCopy) runTime(now Time) float64 {
+	if c.state != cRunning {
+		return c.runSoFar
+	}
+	return c.runSoFar + math.Max(0, now-c.started)
+}
+
+// set is a task set; it is also the job of its requested class.
+type set struct {
+	id          SetID
+	owner       string
+	disclosedAt Time
+	tasks       []*task // by index; nil holes for indexes never disclosed
+
+	dq   taskHeap // queued tasks of the disclosed class, by index
+	dpos int      // position in Scheduler.dsets; -1 when not there
+
+	// The requested class (Hopper's job).
+	rq      taskHeap // queued tasks of the requested class
+	unfin   int      // unfinished tasks of the requested class
+	work    float64  // their estimated work (unknown estimate = 1)
+	held    int      // slots held by running copies of requested-class tasks
+	arrival Time     // when the job last became non-empty (FCFS key)
+
+	jkey   float64
+	jprio  uint64
+	jleft  *set
+	jright *set
+	inTree bool
+
+	running []*task // tasks with a running copy (either class)
+	marked  bool    // scratch flag for one pass of Decide
+
+	// spec caches speculation scans: under rule key (class, RAS or GS,
+	// copy bound), no running task of the set qualifies before at, as long
+	// as β is not refitted (epoch). Events lower at to the touched task's
+	// own eligibility time (touch). Two rules are kept, the last used.
+	spec [2]specCache
+
+	upos    int  // position in Scheduler.under; -1 when not there
+	visited bool // scratch flag for one pass of Decide
+
+	// Finished-copy durations for t_new.
+	durSum float64
+	durN   int
+}
+
+// worker is one worker and its slots.
+type worker struct {
+	id         WorkerID
+	slots      int32
+	canSuspend bool
+	busy       []*liveCopy // by slot number; nil = free
+	freeSlots  int32Heap
+	hpos       int
+	suspended  []*liveCopy
+}
+
+func (w *worker) free() int { return len(w.freeSlots) }
+
+type ownerStats struct {
+	sum float64
+	n   int
+}
+
+// Scheduler decides which copies run where. It is not safe for concurrent
+// use: the driver serializes Apply, Decide and Stats.
+type Scheduler struct {
+	cfg       Config
+	oneQueue  bool // batch-*: disclosure counts as request
+	noDisc    bool // interactive-*: disclosed work never runs
+	srpt      bool
+	epsilon   float64
+	sets      map[SetID]*set
+	workers   map[WorkerID]*worker
+	wheap     workerHeap
+	copies    map[CopyID]*liveCopy
+	nextCopy  CopyID
+	pending   []Decision
+	jobs      jobTree
+	dsets     setHeap
+	preempt   copyHeap
+	owners    map[string]*ownerStats
+	global    ownerStats
+	beta      betaEstimator
+	jit       jobIter
+	scratch   []*set
+	alloc     []int
+	specCands []specCand
+	reserve   int // free slots Hopper keeps for requested jobs in this Decide
+
+	// For the fairness floor without visiting every job: jobs by remaining
+	// task count (capped at floorCap), and the jobs with queued tasks that
+	// hold fewer slots than their floor min(underFair, remaining).
+	tcount    [floorCap + 1]int
+	under     []*set
+	underFair int
+	fullAlloc bool // tests: always take the O(jobs) allocation path
+
+	// Counters for Stats, kept up to date by every change.
+	slots, busy, freeN           int
+	queuedReq, queuedDisc        int
+	running, suspended, specLive int
+	specStarted, specWon         int64
+	discJobs                     int
+	reqUnfin                     int // Σ unfin over jobs
+}
+
+// New returns a scheduler with cfg's policies; zero fields take defaults.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Policy == "" {
+		cfg.Policy = PolicySRPTxFCFS
+	} else if p, err := ParsePolicy(string(cfg.Policy)); err != nil {
+		return nil, err
+	} else {
+		cfg.Policy = p
+	}
+	if cfg.Speculation == "" {
+		cfg.Speculation = SpecHopperGRASS
+	}
+	switch cfg.Speculation {
+	case SpecHopperGRASS, SpecBestEffortLATE, SpecBudgeted, SpecNone:
+	default:
+		sp, b, err := ParseSpeculation(string(cfg.Speculation))
+		if err != nil {
+			return nil, err
+		}
+		cfg.Speculation = sp
+		if sp == SpecBudgeted && cfg.Budget == 0 {
+			cfg.Budget = b
+		}
+	}
+	if cfg.Budget < 0 {
+		return nil, Errorf(EINVALID, "budget %d is negative", cfg.Budget)
+	}
+	if cfg.Preemption == "" {
+		cfg.Preemption = PreemptSuspend
+	} else if p, err := ParsePreemption(string(cfg.Preemption)); err != nil {
+		return nil, err
+	} else {
+		cfg.Preemption = p
+	}
+	if math.IsNaN(cfg.Epsilon) || math.IsNaN(cfg.BetaPrior) || math.IsNaN(cfg.StragglerAfter) {
+		return nil, Errorf(EINVALID, "NaN in scheduler configuration")
+	}
+	if cfg.Epsilon == 0 {
+		cfg.Epsilon = 0.1
+	}
+	eps := cfg.Epsilon
+	if eps < 0 {
+		eps = 0
+	}
+	if cfg.BetaPrior == 0 {
+		cfg.BetaPrior = 1.5
+	}
+	if cfg.BetaPrior <= 1 {
+		return nil, Errorf(EINVALID, "beta prior %g must be above 1 (a Pareto tail with a finite mean)", cfg.BetaPrior)
+	}
+	if cfg.BetaMinSamples == 0 {
+		cfg.BetaMinSamples = 20
+	}
+	if cfg.MaxEarlyCopies == 0 {
+		cfg.MaxEarlyCopies = 2
+	}
+	if cfg.MaxEarlyCopies < 1 {
+		return nil, Errorf(EINVALID, "max early copies %d must be at least 1", cfg.MaxEarlyCopies)
+	}
+	if cfg.FirstCopyID == 0 {
+		cfg.FirstCopyID = 1
+	}
+	s := &Scheduler{
+		cfg:      cfg,
+		oneQueue: cfg.Policy == PolicyBatchSRPT || cfg.Policy == PolicyBatchFCFS,
+		noDisc:   cfg.Policy == PolicyInteractiveSRPT || cfg.Policy == PolicyInteractiveFCFS,
+		srpt:     cfg.Policy == PolicySRPTxFCFS || cfg.Policy == PolicyBatchSRPT || cfg.Policy == PolicyInteractiveSRPT,
+		epsilon:  eps,
+		sets:     make(map[SetID]*set),
+		workers:  make(map[WorkerID]*worker),
+		copies:   make(map[CopyID]*liveCopy),
+		nextCopy: cfg.FirstCopyID,
+		owners:   make(map[string]*ownerStats),
+	}
+	s.beta.init(cfg.BetaPrior, cfg.BetaMinSamples)
+	return s, nil
+}
+
+// Config returns the configuration with its defaults filled in.
+func (s *Scheduler) Config() Config { return s.cfg }
+
+// Beta returns the current estimate of the Pareto shape of task durations
+// (the prior until enough copies have finished).
+func (s *Scheduler) Beta() float64 { return s.beta.value() }
+
+// Stats returns counters for metrics in O(1).
+func (s *Scheduler) Stats() Stats {
+	return Stats{
+		Slots:              s.slots,
+		BusySlots:          s.busy,
+		QueuedRequested:    s.queuedReq,
+		QueuedDisclosed:    s.queuedDisc,
+		RunningCopies:      s.running,
+		SuspendedCopies:    s.suspended,
+		SpeculativeCopies:  s.specLive,
+		SpeculativeStarted: s.specStarted,
+		SpeculativeWon:     s.specWon,
+		Beta:               s.beta.value(),
+		BetaSamples:        s.beta.n,
+		RequestedJobs:      s.jobs.n,
+		Disclosed:          s.discJobs,
+	}
+}
+
+// reqClass reports whether t belongs to the requested class (Hopper's jobs).
+func (s *Scheduler) reqClass(t *task) bool {
+	return t.state == stRequested || (s.oneQueue && t.state == stDisclosed)
+}
+
+func (s *Scheduler) taskLess(a, b *task) bool {
+	if s.srpt && a.est != b.est {
+		return a.est < b.est
+	}
+	return a.index < b.index
+}
+
+func discLess(a, b *task) bool { return a.index < b.index }
+
+func (s *Scheduler) newSet(id SetID, owner string, at Time) *set {
+	st := &set{id: id, owner: owner, disclosedAt: at, dpos: -1, upos: -1}
+	st.dq.less = discLess
+	st.rq.less = s.taskLess
+	s.sets[id] = st
+	return st
+}
+
+func taskWork(t *task) float64 {
+	if t.est > 0 {
+		return t.est
+	}
+	return 1
+}
+
+// jobKey is the order of jobs in the requested class.
+func (s *Scheduler) jobKey(st *set) float64 {
+	if s.srpt {
+		return st.work
+	}
+	return st.arrival
+}
+
+// joinJob counts t in its set's requested-class job.
+func (s *Scheduler) joinJob(t *task, now Time) {
+	st := t.set
+	if st.unfin == 0 {
+		st.arrival = now
+	}
+	s.countJob(st, -1)
+	st.unfin++
+	s.countJob(st, 1)
+	s.reqUnfin++
+	st.work += taskWork(t)
+	for _, c := range t.copies {
+		if c.state == cRunning {
+			st.held++
+		}
+	}
+	s.rekeyJob(st)
+}
+
+// leaveJob removes t from its set's requested-class job.
+func (s *Scheduler) leaveJob(t *task) {
+	st := t.set
+	s.countJob(st, -1)
+	st.unfin--
+	s.countJob(st, 1)
+	s.reqUnfin--
+	st.work -= taskWork(t)
+	if st.unfin == 0 {
+		st.work = 0
+	}
+	for _, c := range t.copies {
+		if c.state == cRunning {
+			st.held--
+		}
+	}
+	s.rekeyJob(st)
+}
+
+func (s *Scheduler) rekeyJob(st *set) {
+	defer s.updateUnder(st)
+	if st.unfin == 0 {
+		s.jobs.remove(st)
+		return
+	}
+	k := s.jobKey(st)
+	if !st.inTree {
+		st.jkey = k
+		s.jobs.insert(st)
+		return
+	}
+	s.jobs.rekey(st, k)
+}
+
+// floorCap bounds the fairness floors counted incrementally: a larger
+// floor means fewer than (1−ε)·slots/floorCap jobs, cheap to visit.
+const floorCap = 64
+
+// countJob adds d to the count of jobs with st's remaining task count.
+func (s *Scheduler) countJob(st *set, d int) {
+	if st.unfin > 0 {
+		s.tcount[min(st.unfin, floorCap)] += d
+	}
+}
+
+// updateUnder keeps st's membership of s.under: a job with queued tasks
+// holding fewer slots than its floor min(underFair, remaining tasks).
+func (s *Scheduler) updateUnder(st *set) {
+	want := s.underFair > 0 && st.inTree && st.rq.len() > 0 && st.held < min(s.underFair, st.unfin)
+	if want == (st.upos >= 0) {
+		return
+	}
+	if want {
+		st.upos = len(s.under)
+		s.under = append(s.under, st)
+		return
+	}
+	i, last := st.upos, len(s.under)-1
+	s.under[i] = s.under[last]
+	s.under[i].upos = i
+	s.under[last] = nil
+	s.under = s.under[:last]
+	st.upos = -1
+}
+
+// enqueue puts a task without live copies in its class's queue.
+func (s *Scheduler) enqueue(t *task) {
+	if t.qpos >= 0 || t.done() || len(t.copies) > 0 {
+		return
+	}
+	st := t.set
+	if s.reqClass(t) {
+		st.rq.push(t)
+		s.queuedReq++
+		s.updateUnder(st)
+		return
+	}
+	st.dq.push(t)
+	s.queuedDisc++
+	if st.dq.len() == 1 {
+		s.discJobs++
+		s.dsets.push(st)
+	}
+}
+
+// dequeue takes a task out of whichever queue holds it.
+func (s *Scheduler) dequeue(t *task) {
+	if t.qpos < 0 {
+		return
+	}
+	st := t.set
+	if pos := int(t.qpos); pos < st.rq.len() && st.rq.items[pos] == t {
+		st.rq.remove(t)
+		s.queuedReq--
+		s.updateUnder(st)
+		return
+	}
+	st.dq.remove(t)
+	s.queuedDisc--
+	if st.dq.len() == 0 {
+		s.discJobs--
+		s.dsets.remove(st)
+	}
+}
+
+// addRunning records that t has a running copy.
+func (s *Scheduler) addRunning(t *task) {
+	if t.rpos >= 0 {
+		return
+	}
+	st := t.set
+	t.rpos = int32(len(st.running))
+	st.running = append(st.running, t)
+}
+
+func (s *Scheduler) dropRunning(t *task) {
+	if t.rpos < 0 || t.running() > 0 {
+		return
+	}
+	st := t.set
+	i := int(t.rpos)
+	last := len(st.running) - 1
+	st.running[i] = st.running[last]
+	st.running[i].rpos = int32(i)
+	st.running[last] = nil
+	st.running = st.running[:last]
+	t.rpos = -1
+}
+
+// takeSlot puts c on slot of w (which must be free) as a running copy.
+func (s *Scheduler) takeSlot(c *liveCopy, w *worker, slot int32) {
+	w.busy[slot] = c
+	s.freeN--
+	s.touch(c.task)
+	c.worker, c.slot, c.state = w, slot, cRunning
+	s.wheap.fix(w.hpos)
+	s.busy++
+	s.running++
+	t := c.task
+	if s.reqClass(t) {
+		t.set.held++
+		s.updateUnder(t.set)
+	} else if !t.done() {
+		s.preempt.push(c)
+	}
+	s.addRunning(t)
+}
+
+// freeSlot gives back the slot of running copy c.
+func (s *Scheduler) freeSlot(c *liveCopy) {
+	w := c.worker
+	if c.state != cRunning || w == nil {
+		return
+	}
+	if int(c.slot) < len(w.busy) && w.busy[c.slot] == c {
+		w.busy[c.slot] = nil
+		if c.slot < w.slots {
+			w.freeSlots.push(c.slot)
+			s.freeN++
+		}
+		if w.hpos >= 0 {
+			s.wheap.fix(w.hpos)
+		}
+	}
+	s.busy--
+	s.running--
+	t := c.task
+	if s.reqClass(t) {
+		t.set.held--
+		s.updateUnder(t.set)
+	}
+	s.preempt.remove(c)
+	c.state = cSuspended // provisional: the caller sets the real outcome
+	s.dropRunning(t)
+	s.touch(t)
+}
+
+// endCopy removes live copy c for good (killed, lost, finished).
+func (s *Scheduler) endCopy(c *liveCopy) {
+	if c.state == cRunning {
+		s.freeSlot(c)
+	} else {
+		s.suspended--
+		removeCopy(&c.worker.suspended, c)
+	}
+	if c.spec {
+		s.specLive--
+	}
+	removeCopy(&c.task.copies, c)
+	delete(s.copies, c.id)
+	c.state = 255
+}
+
+func removeCopy(cs *[]*liveCopy, c *liveCopy) {
+	a := *cs
+	for i, x := range a {
+		if x == c {
+			copy(a[i:], a[i+1:])
+			a[len(a)-1] = nil
+			*cs = a[:len(a)-1]
+			return
+		}
+	}
+}
+
+// killCopies ends every live copy of t and queues Kill decisions.
+func (s *Scheduler) killCopies(t *task, reason string) {
+	for len(t.copies) > 0 {
+		c := t.copies[0]
+		s.pending = append(s.pending, Decision{Kind: DecisionKill, Copy: c.id, Task: t.ref(), Slot: SlotRef{Worker: c.worker.id, Slot: c.slot}, Speculative: c.spec, Reason: reason})
+		s.endCopy(c)
+	}
+}
+
+// setState moves t to state ns, keeping queues, jobs and counters right.
+func (s *Scheduler) setState(t *task, ns uint8, now Time) {
+	defer s.touch(t)
+	wasReq := s.reqClass(t)
+	s.dequeue(t)
+	if wasReq && !t.done() {
+		s.leaveJob(t)
+	}
+	if !wasReq && !t.done() {
+		for _, c := range t.copies {
+			if c.state == cRunning {
+				s.preempt.remove(c)
+			}
+		}
+	}
+	t.state = ns
+	if t.done() {
+		return
+	}
+	if s.reqClass(t) {
+		s.joinJob(t, now)
+	} else {
+		for _, c := range t.copies {
+			if c.state == cRunning {
+				s.preempt.push(c)
+			}
+		}
+	}
+	s.enqueue(t)
+}
+
+// observe adds a winning copy's duration to the history of its set (when
+// known), its owner, everything, and β.
+func (s *Scheduler) observe(st *set, owner string, dur float64, staleScans bool) {
+	if st != nil {
+		st.durSum += dur
+		st.durN++
+		if staleScans {
+			// t_new of the set's tasks without an estimate moved: cached
+			// speculation scans of the set are stale.
+			for i := range st.spec {
+				st.spec[i].at = math.Inf(-1)
+			}
+		}
+	}
+	o := s.owners[owner]
+	if o == nil {
+		o = &ownerStats{}
+		s.owners[owner] = o
+	}
+	o.sum += dur
+	o.n++
+	s.global.sum += dur
+	s.global.n++
+	s.beta.add(dur)
+}
+
+// Apply records one event. It returns an error only for a malformed event
+// (unknown set or task, bad field); events about copies the scheduler no
+// longer holds are accepted and ignored, because drivers race.
+func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
+	if math.IsNaN(ev.Time) || math.IsInf(ev.Time, 0) {
+		return ApplyResult{}, Errorf(EINVALID, "event time %v is not a number", ev.Time)
+	}
+	switch ev.Kind {
+	case EventWorkerUp:
+		return ApplyResult{}, s.workerUp(ev)
+	case EventWorkerDown:
+		return ApplyResult{}, s.workerDown(ev)
+	case EventDisclosed:
+		return ApplyResult{}, s.disclosed(ev)
+	case EventRequested:
+		return s.requested(ev)
+	case EventCanceled:
+		return ApplyResult{}, s.canceled(ev)
+	case EventCopyAttached:
+		return ApplyResult{}, s.attached(ev)
+	case EventCopyProgress:
+		if c := s.copies[ev.Copy]; c != nil {
+			if ev.Progress >= 0 && ev.Progress <= 1 {
+				c.progress = ev.Progress
+			} else {
+				c.progress = -1
+			}
+			s.touch(c.task)
+		}
+		return ApplyResult{}, nil
+	case EventCopyFinished:
+		return s.finished(ev)
+	case EventCopyLost:
+		if c := s.copies[ev.Copy]; c != nil {
+			s.lose(c)
+		}
+		return ApplyResult{}, nil
+	case EventDurationObserved:
+		if !(ev.Duration >= 0) || math.IsInf(ev.Duration, 0) {
+			return ApplyResult{}, Errorf(EINVALID, "duration %v is not a number of seconds", ev.Duration)
+		}
+		owner := ev.Owner
+		st := s.sets[ev.Set]
+		if st != nil {
+			owner = st.owner
+		}
+		s.observe(st, owner, ev.Duration, true)
+		return ApplyResult{}, nil
+	}
+	return ApplyResult{}, Errorf(EINVALID, "unknown event kind %d", ev.Kind)
+}
+
+func (s *Scheduler) workerUp(ev Event) error {
+	if ev.Worker == "" {
+		return Errorf(EINVALID, "worker without an id")
+	}
+	if ev.Slots < 0 || ev.Slots > 1<<20 {
+		return Errorf(EINVALID, "worker %s: %d slots", ev.Worker, ev.Slots)
+	}
+	w := s.workers[ev.Worker]
+	if w == nil {
+		w = &worker{id: ev.Worker, hpos: -1}
+		s.workers[ev.Worker] = w
+		s.wheap.push(w)
+	}
+	w.canSuspend = ev.CanSuspend
+	old := w.slots
+	w.slots = ev.Slots
+	for int32(len(w.busy)) < w.slots {
+		w.busy = append(w.busy, nil)
+	}
+	s.slots += int(w.slots) - int(old)
+	s.freeN -= w.free()
+	w.freeSlots = w.freeSlots[:0]
+	for i := int32(0); i < w.slots; i++ {
+		if w.busy[i] == nil {
+			w.freeSlots.push(i)
+		}
+	}
+	s.freeN += w.free()
+	s.wheap.fix(w.hpos)
+	return nil
+}
+
+func (s *Scheduler) workerDown(ev Event) error {
+	w := s.workers[ev.Worker]
+	if w == nil {
+		return nil
+	}
+	var live []*liveCopy
+	for _, c := range w.busy {
+		if c != nil {
+			live = append(live, c)
+		}
+	}
+	live = append(live, w.suspended...)
+	slices.SortFunc(live, func(a, b *liveCopy) int { return cmpCopyID(a.id, b.id) })
+	for _, c := range live {
+		s.lose(c)
+	}
+	s.slots -= int(w.slots)
+	s.freeN -= w.free()
+	s.wheap.remove(w)
+	delete(s.workers, w.id)
+	return nil
+}
+
+func cmpCopyID(a, b CopyID) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// lose ends c without a result; its task queues again if nothing else runs it.
+func (s *Scheduler) lose(c *liveCopy) {
+	t := c.task
+	s.endCopy(c)
+	if len(t.copies) == 0 {
+		s.enqueue(t)
+	}
+}
+
+const maxIndexGap = 1 << 20
+
+func (s *Scheduler) disclosed(ev Event) error {
+	st := s.sets[ev.Set]
+	if len(ev.Tasks) == 0 && st != nil {
+		return nil
+	}
+	// Validate everything before changing anything.
+	base := 0
+	if st != nil {
+		base = len(st.tasks)
+	}
+	seen := make(map[int32]bool, len(ev.Tasks))
+	for _, ti := range ev.Tasks {
+		if ti.Index < 0 || int(ti.Index) > base+len(ev.Tasks)+maxIndexGap {
+			return Errorf(EINVALID, "set %d: task index %d out of range", ev.Set, ti.Index)
+		}
+		if seen[ti.Index] || (st != nil && int(ti.Index) < len(st.tasks) && st.tasks[ti.Index] != nil) {
+			return Errorf(ECONFLICT, "set %d: task %d disclosed twice", ev.Set, ti.Index)
+		}
+		seen[ti.Index] = true
+		if _, ok := fromTaskState(ti.State); !ok {
+			return Errorf(EINVALID, "set %d task %d: unknown state %q", ev.Set, ti.Index, ti.State)
+		}
+		if ti.EstimateSeconds < 0 || math.IsNaN(ti.EstimateSeconds) || math.IsInf(ti.EstimateSeconds, 0) || ti.DeadlineSeconds < 0 || math.IsNaN(ti.DeadlineSeconds) {
+			return Errorf(EINVALID, "set %d task %d: bad estimate or deadline", ev.Set, ti.Index)
+		}
+	}
+	if st == nil {
+		st = s.newSet(ev.Set, ev.Owner, ev.Time)
+	}
+	for _, ti := range ev.Tasks {
+		for int(ti.Index) >= len(st.tasks) {
+			st.tasks = append(st.tasks, nil)
+		}
+		stt, _ := fromTaskState(ti.State)
+		t := &task{set: st, index: ti.Index, est: ti.EstimateSeconds, deadline: ti.DeadlineSeconds, noSpec: ti.NoSpeculation, qpos: -1, rpos: -1, state: stDisclosed}
+		st.tasks[ti.Index] = t
+		if stt == stRequested {
+			t.requestedAt = ti.RequestedAt
+			t.state = stRequested
+		} else {
+			t.state = stt
+		}
+		if s.reqClass(t) {
+			at := ev.Time
+			if t.state == stRequested && ti.RequestedAt != 0 {
+				at = ti.RequestedAt
+			}
+			s.joinJob(t, at)
+		}
+		s.enqueue(t)
+	}
+	return nil
+}
+
+func (s *Scheduler) lookupTasks(ev Event, what string) (*set, []*task, error) {
+	st := s.sets[ev.Set]
+	if st == nil {
+		return nil, nil, Errorf(ENOTFOUND, "%s: task set %d not found", what, ev.Set)
+	}
+	if ev.Indexes == nil {
+		return st, nil, nil
+	}
+	ts := make([]*task, 0, len(ev.Indexes))
+	for _, i := range ev.Indexes {
+		if i < 0 || int(i) >= len(st.tasks) || st.tasks[i] == nil {
+			return nil, nil, Errorf(ENOTFOUND, "%s: task %d of set %d not found", what, i, ev.Set)
+		}
+		ts = append(ts, st.tasks[i])
+	}
+	return st, ts, nil
+}
+
+func (s *Scheduler) requested(ev Event) (ApplyResult, error) {
+	st, ts, err := s.lookupTasks(ev, "request")
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	if ev.Indexes == nil {
+		for _, t := range st.tasks {
+			if t != nil && (t.state == stDisclosed || t.state == stExecuted) {
+				ts = append(ts, t)
+			}
+		}
+	} else {
+		for _, t := range ts {
+			if t.state == stCanceled {
+				return ApplyResult{}, Errorf(EFAILEDPRECONDITION, "request: task %d of set %d was canceled", t.index, st.id)
+			}
+		}
+	}
+	var res ApplyResult
+	for _, t := range ts {
+		switch t.state {
+		case stExecuted:
+			t.requestedAt = ev.Time
+			s.setState(t, stFinished, ev.Time)
+			res.FinishedAtOnce = append(res.FinishedAtOnce, t.ref())
+		case stDisclosed:
+			t.requestedAt = ev.Time
+			// A task whose only copies are suspended competes as queued
+			// requested work; the suspended copy resumes if its worker has
+			// room, otherwise a new copy replaces it.
+			s.setState(t, stRequested, ev.Time)
+			if t.running() == 0 && len(t.copies) > 0 && t.qpos < 0 {
+				t.set.rq.push(t)
+				s.queuedReq++
+				s.updateUnder(t.set)
+			}
+		}
+	}
+	return res, nil
+}
+
+func (s *Scheduler) canceled(ev Event) error {
+	st, ts, err := s.lookupTasks(ev, "cancel")
+	if err != nil {
+		return err
+	}
+	if ev.Indexes == nil {
+		for _, t := range st.tasks {
+			if t != nil && (t.state == stDisclosed || t.state == stExecuted) {
+				ts = append(ts, t)
+			}
+		}
+	}
+	for _, t := range ts {
+		if t.final() {
+			continue
+		}
+		s.killCopies(t, "canceled")
+		s.setState(t, stCanceled, ev.Time)
+	}
+	return nil
+}
+
+func (s *Scheduler) attached(ev Event) error {
+	w := s.workers[ev.Slot.Worker]
+	if w == nil {
+		return Errorf(ENOTFOUND, "attach copy %d: worker %s not found", ev.Copy, ev.Slot.Worker)
+	}
+	st := s.sets[ev.Task.Set]
+	if st == nil || ev.Task.Index < 0 || int(ev.Task.Index) >= len(st.tasks) || st.tasks[ev.Task.Index] == nil {
+		return Errorf(ENOTFOUND, "attach copy %d: task %d/%d not found", ev.Copy, ev.Task.Set, ev.Task.Index)
+	}
+	t := st.tasks[ev.Task.Index]
+	if c := s.copies[ev.Copy]; c != nil {
+		if c.task == t && c.worker == w && c.slot == ev.Slot.Slot {
+			return nil // the same copy attached again
+		}
+		return Errorf(ECONFLICT, "attach copy %d: copy id already live elsewhere", ev.Copy)
+	}
+	if t.done() {
+		return Errorf(EFAILEDPRECONDITION, "attach copy %d: task %d/%d needs no run", ev.Copy, st.id, t.index)
+	}
+	if ev.Copy <= 0 {
+		return Errorf(EINVALID, "attach copy: bad copy id %d", ev.Copy)
+	}
+	c := &liveCopy{id: ev.Copy, task: t, spec: ev.Speculative, ppos: -1, progress: -1, started: ev.StartedAt}
+	if ev.Suspended {
+		c.worker, c.slot, c.state = w, ev.Slot.Slot, cSuspended
+		c.runSoFar = math.Max(0, ev.Time-ev.StartedAt)
+		w.suspended = append(w.suspended, c)
+		s.suspended++
+	} else {
+		if ev.Slot.Slot < 0 || ev.Slot.Slot >= w.slots {
+			return Errorf(EINVALID, "attach copy %d: worker %s has no slot %d", ev.Copy, w.id, ev.Slot.Slot)
+		}
+		if w.busy[ev.Slot.Slot] != nil {
+			return Errorf(ECONFLICT, "attach copy %d: slot %s/%d holds copy %d", ev.Copy, w.id, ev.Slot.Slot, w.busy[ev.Slot.Slot].id)
+		}
+		w.freeSlots.removeValue(ev.Slot.Slot)
+		s.takeSlot(c, w, ev.Slot.Slot)
+	}
+	s.dequeue(t)
+	t.copies = append(t.copies, c)
+	s.copies[c.id] = c
+	if c.spec {
+		s.specLive++
+	}
+	if ev.Copy >= s.nextCopy {
+		s.nextCopy = ev.Copy + 1
+	}
+	return nil
+}
+
+func (s *Scheduler) finished(ev Event) (ApplyResult, error) {
+	c := s.copies[ev.Copy]
+	if c == nil {
+		return ApplyResult{}, nil
+	}
+	t := c.task
+	if t.done() {
+		// Cannot happen (the copies of a done task are ended at once), but
+		// a result of a task that needs none is never the task's.
+		s.endCopy(c)
+		return ApplyResult{}, nil
+	}
+	s.observe(t.set, t.set.owner, c.runTime(ev.Time), t.est == 0)
+	if c.spec {
+		s.specWon++
+	}
+	s.endCopy(c)
+	s.killCopies(t, "lost-race")
+	if t.state == stRequested {
+		s.setState(t, stFinished, ev.Time)
+	} else {
+		s.setState(t, stExecuted, ev.Time)
+	}
+	return ApplyResult{Won: true}, nil
+}
