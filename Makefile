@@ -1,0 +1,72 @@
+# batchd: the one place that knows how to build, generate, lint and test.
+# `make test` is the test command (README, .ci/run).
+
+GO        ?= go
+BUF       := web/node_modules/.bin/buf
+NPM       ?= npm
+BIN       := bin
+GOFLAGS_TEST ?= -race -count=1 -timeout 30m
+
+.PHONY: all build generate checkgenerate web checkweb lint deps-direction test test-go test-web e2e-web bench sim-results clean
+
+all: build
+
+## build: the two binaries into ./bin (no Node needed: the page is embedded)
+build:
+	$(GO) build -o $(BIN)/batchd ./cmd/batchd
+	$(GO) build -o $(BIN)/batchctl ./cmd/batchctl
+
+web/node_modules: web/package.json web/package-lock.json
+	cd web && $(NPM) install --no-audit --no-fund  # not `npm ci`: this npm omits other platforms' optional packages from the lock and then refuses it
+	touch web/node_modules
+
+## generate: Go and TypeScript code from proto/ (local plugins, offline)
+generate: web/node_modules
+	$(BUF) lint
+	$(BUF) generate
+
+## checkgenerate: fail when the committed generated code is stale
+checkgenerate: generate
+	git diff --exit-code -- proto web/src/gen
+	@test -z "$$(git status --porcelain -- proto web/src/gen)" || { git status --porcelain -- proto web/src/gen; echo "generated code is stale: run make generate"; exit 1; }
+
+## web: rebuild the embedded page into web/dist
+web: web/node_modules
+	cd web && $(NPM) run build
+
+## checkweb: fail when the committed web/dist is stale
+checkweb: web
+	git diff --exit-code -- web/dist
+	@test -z "$$(git status --porcelain -- web/dist)" || { git status --porcelain -- web/dist; echo "web/dist is stale: run make web"; exit 1; }
+
+## lint: formatting, vet, and the package dependency direction
+lint: deps-direction
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
+	$(GO) vet ./...
+
+## deps-direction: sched imports nothing of ours; store/client never import server
+deps-direction:
+	@bad="$$($(GO) list -deps ./sched/... | grep '^batchd/' | grep -v '^batchd/sched')"; \
+	  test -z "$$bad" || { echo "sched must import only itself, found: $$bad"; exit 1; }
+	@bad="$$($(GO) list -deps ./store/... ./client/... | grep -E '^batchd/(server|cmd|store/..*server)')"; \
+	  test -z "$$bad" || { echo "store and client must not import server: $$bad"; exit 1; }
+
+## test: everything CI runs (lint, generated code and page up to date, Go tests with -race, page tests, browser test)
+test: lint checkgenerate checkweb test-go test-web e2e-web
+
+test-go:
+	$(GO) test $(GOFLAGS_TEST) ./...
+
+test-web: web/node_modules
+	cd web && $(NPM) run check && $(NPM) test
+
+## e2e-web: the page driven in Debian's chromium against a real batchd
+e2e-web: build web/node_modules
+	cd web && BATCHD_BIN=$(CURDIR)/$(BIN)/batchd $(NPM) run e2e && $(NPM) run e2e:signin
+
+## bench: the scheduler and pipeline benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./sched/ ./bench/...
+
+clean:
+	rm -rf $(BIN)
