@@ -1,15 +1,144 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"batchd/client/worker"
+	"batchd/sched"
+	"batchd/server"
 )
 
-// serveCommand is a placeholder until its owner lands the real command.
+// serveCommand is `batchd serve`: the server, with local worker slots.
 func serveCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "serve",
-		Action: func(*cli.Context) error { return errors.New("serve: not built yet") },
+		Name:  "serve",
+		Usage: "run the batchd server (Connect, gRPC and gRPC-Web on one port) with local worker slots",
+		Description: "Serves TaskSetService, WorkerService, BillingService and ClusterService, gRPC health and\n" +
+			"reflection, /metrics (Prometheus) and the web page on one port, and runs --slots local\n" +
+			"worker slots (one per CPU by default; 0 for none). State lives in SQLite under --data.\n" +
+			"SIGTERM or SIGINT stops it gracefully.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "localhost:8080", EnvVars: []string{"BATCHD_LISTEN"}, Usage: "`ADDR` to listen on"},
+			&cli.StringFlag{Name: "data", Value: "./batchd-data", EnvVars: []string{"BATCHD_DATA"}, Usage: "data `DIR` (created 0700) holding batchd.db"},
+			&cli.IntFlag{Name: "slots", Value: runtime.NumCPU(), EnvVars: []string{"BATCHD_SLOTS"}, Usage: "local worker slots (0 = none; remote workers only)"},
+			&cli.DurationFlag{Name: "lease", Value: 15 * time.Second, EnvVars: []string{"BATCHD_LEASE"}, Usage: "worker lease; a worker silent longer loses its copies"},
+			&cli.StringFlag{Name: "output-cap", Value: "16MiB", EnvVars: []string{"BATCHD_OUTPUT_CAP"}, Usage: "bytes kept per output stream (e.g. 16MiB, 512KiB, 1000000)"},
+			&cli.StringFlag{Name: "policy", Value: string(sched.PolicySRPTxFCFS), EnvVars: []string{"BATCHD_POLICY"},
+				Usage: "scheduling policy: srpt×fcfs, fcfs×fcfs, batch-srpt, batch-fcfs, interactive-srpt, interactive-fcfs (ASCII: srpt-x-fcfs)"},
+			&cli.StringFlag{Name: "speculation", Value: string(sched.SpecHopperGRASS), EnvVars: []string{"BATCHD_SPECULATION"},
+				Usage: "speculation: hopper+grass, best-effort-late, budgeted-N or none"},
+			&cli.StringFlag{Name: "preemption", Value: string(sched.PreemptSuspend), EnvVars: []string{"BATCHD_PREEMPTION"},
+				Usage: "what requested work does to running disclosed copies: suspend, kill or off"},
+			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
+		},
+		Action: runServe,
 	}
+}
+
+func runServe(c *cli.Context) error {
+	policy, err := sched.ParsePolicy(c.String("policy"))
+	if err != nil {
+		return err
+	}
+	spec, budget, err := sched.ParseSpeculation(c.String("speculation"))
+	if err != nil {
+		return err
+	}
+	pre, err := sched.ParsePreemption(c.String("preemption"))
+	if err != nil {
+		return err
+	}
+	outCap, err := parseSize(c.String("output-cap"))
+	if err != nil {
+		return fmt.Errorf("--output-cap: %w", err)
+	}
+	slots := c.Int("slots")
+	if slots < 0 {
+		return fmt.Errorf("--slots must be 0 or more")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
+	data := c.String("data")
+	srv, err := server.New(server.Config{
+		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), OutputCap: outCap,
+		Sched:  sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre},
+		Logger: log, Version: version,
+	})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close()
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "batchd serving on %s (data %s, %d local slots)\n", srv.URL(), data, slots)
+
+	ctx := c.Context
+	workerDone := make(chan error, 1)
+	wctx, stopWorker := context.WithCancel(context.Background())
+	defer stopWorker()
+	if slots > 0 {
+		host, _ := os.Hostname()
+		if host == "" {
+			host = "localhost"
+		}
+		go func() {
+			workerDone <- worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "local-" + host, Slots: slots,
+				StateDir: filepath.Join(data, "worker"), Logger: log.With("part", "local-worker"), Version: version})
+		}()
+	} else {
+		workerDone <- nil
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-workerDone:
+		if err != nil {
+			log.Error("local worker stopped", "err", err.Error())
+		}
+		<-ctx.Done()
+	}
+	// The local slots go first: they kill their copies and hand over what
+	// they hold while the server still listens.
+	stopWorker()
+	select {
+	case <-workerDone:
+	case <-time.After(15 * time.Second):
+		log.Warn("local worker did not stop in time")
+	}
+	return srv.Close()
+}
+
+// parseSize reads a byte count such as 16MiB, 512KiB, 2GiB, 16M or 1000.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q (want a positive number of bytes, e.g. 16MiB)", s)
+	}
+	return n * mult, nil
 }

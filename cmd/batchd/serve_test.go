@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/proto/batch/v1/batchv1connect"
+)
+
+// TestServe runs `batchd serve` with one local slot on a loopback port,
+// runs a requested task through it, and stops it as SIGTERM does (main's
+// NotifyContext cancels the context): the command returns nil.
+func TestServe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sctx, stop := context.WithCancel(ctx)
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- newApp(outW, io.Discard).RunContext(sctx, []string{"batchd", "serve",
+			"--listen", "127.0.0.1:0", "--data", dir, "--slots", "1", "--output-cap", "1KiB", "--lease", "5s"})
+		outW.Close()
+	}()
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "batchd serving on "); ok {
+				urls <- strings.Fields(rest)[0]
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("serve returned early: %v", err)
+	case <-ctx.Done():
+		t.Fatal("serve did not start")
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("data dir: %v %v", fi, err)
+	}
+
+	c := batchv1connect.NewTaskSetServiceClient(http.DefaultClient, url)
+	res, err := c.Disclose(ctx, &batchv1.DiscloseRequest{Request: true, Tasks: []*batchv1.TaskSpec{
+		{Argv: []string{"sh", "-c", "head -c 5000 /dev/zero | tr '\\0' x; echo set=$BATCH_TASK_SET"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := c.WatchTaskSet(ctx, &batchv1.WatchTaskSetRequest{SetId: res.TaskSet.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stream.Receive() && stream.Msg().TaskSet.Counts.Finished < 1 {
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	stream.Close()
+	out, err := c.GetOutput(ctx, &batchv1.GetOutputRequest{SetId: res.TaskSet.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Stdout) != 1024 || !out.StdoutTruncated || !strings.HasPrefix(out.Worker, "local-") {
+		t.Fatalf("output: %d bytes, truncated %v, worker %q", len(out.Stdout), out.StdoutTruncated, out.Worker)
+	}
+
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not stop")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"16MiB": 16 << 20, "512KiB": 512 << 10, "1000": 1000, "2G": 2 << 30, "3 MB": 3e6} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "lots", "0"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) succeeded", in)
+		}
+	}
+}

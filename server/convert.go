@@ -1,0 +1,142 @@
+package server
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+	"batchd/store"
+)
+
+// This file converts between protobuf messages and sched's domain records
+// at the server's edge, and validates what users send.
+
+func ts(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func fromTS(t *timestamppb.Timestamp) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.AsTime()
+}
+
+var taskStateToProto = map[sched.TaskState]batchv1.TaskState{
+	sched.TaskDisclosed: batchv1.TaskState_TASK_STATE_DISCLOSED,
+	sched.TaskExecuted:  batchv1.TaskState_TASK_STATE_EXECUTED,
+	sched.TaskRequested: batchv1.TaskState_TASK_STATE_REQUESTED,
+	sched.TaskFinished:  batchv1.TaskState_TASK_STATE_FINISHED,
+	sched.TaskCanceled:  batchv1.TaskState_TASK_STATE_CANCELED,
+}
+
+func taskStateFromProto(s batchv1.TaskState) (sched.TaskState, bool) {
+	for k, v := range taskStateToProto {
+		if v == s {
+			return k, true
+		}
+	}
+	return "", false
+}
+
+var copyStateToProto = map[sched.CopyState]batchv1.CopyState{
+	sched.CopyRunning:   batchv1.CopyState_COPY_STATE_RUNNING,
+	sched.CopySuspended: batchv1.CopyState_COPY_STATE_SUSPENDED,
+	sched.CopyWon:       batchv1.CopyState_COPY_STATE_WON,
+	sched.CopyKilled:    batchv1.CopyState_COPY_STATE_KILLED,
+	sched.CopyLost:      batchv1.CopyState_COPY_STATE_LOST,
+}
+
+func specToProto(s sched.TaskSpec) *batchv1.TaskSpec {
+	return &batchv1.TaskSpec{Argv: s.Argv, Env: s.Env, Dir: s.Dir, EstimateSeconds: s.EstimateSeconds,
+		NoSpeculation: s.NoSpeculation, TimeoutSeconds: s.TimeoutSeconds, DeadlineSeconds: s.DeadlineSeconds}
+}
+
+// specFromProto validates one task's spec against the limits of
+// store/limits.go.
+func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
+	if p == nil || len(p.Argv) == 0 {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d has an empty argv: give the command to run", i)
+	}
+	if p.Argv[0] == "" {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: argv[0] (the command) is empty", i)
+	}
+	if len(p.Argv) > store.MaxArgs {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d has %d arguments; the limit is %d", i, len(p.Argv), store.MaxArgs)
+	}
+	size := len(p.Dir)
+	for _, a := range p.Argv {
+		size += len(a) + 1
+	}
+	for k, v := range p.Env {
+		if k == "" {
+			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d has an environment variable with an empty name", i)
+		}
+		size += len(k) + len(v) + 2
+	}
+	if size > store.MaxSpecBytes {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: argv, env and dir take %d bytes; the limit is %d", i, size, store.MaxSpecBytes)
+	}
+	for _, v := range []float64{p.EstimateSeconds, p.TimeoutSeconds, p.DeadlineSeconds} {
+		if v < 0 || v != v || v > 1e12 {
+			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: estimate, timeout and deadline must be seconds >= 0", i)
+		}
+	}
+	return sched.TaskSpec{Argv: p.Argv, Env: p.Env, Dir: p.Dir, EstimateSeconds: p.EstimateSeconds,
+		NoSpeculation: p.NoSpeculation, TimeoutSeconds: p.TimeoutSeconds, DeadlineSeconds: p.DeadlineSeconds}, nil
+}
+
+func setToProto(s sched.TaskSet) *batchv1.TaskSet {
+	c := s.Counts
+	return &batchv1.TaskSet{Id: int64(s.ID), Name: s.Name, Owner: s.Owner, CreatedAt: ts(s.CreatedAt),
+		Counts: &batchv1.TaskCounts{Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
+			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total},
+		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds}
+}
+
+func copyToProto(c sched.Copy) *batchv1.Copy {
+	return &batchv1.Copy{Id: int64(c.ID), Worker: string(c.Slot.Worker), Slot: c.Slot.Slot, Speculative: c.Speculative,
+		State: copyStateToProto[c.State], StartedAt: ts(c.StartedAt), EndedAt: ts(c.EndedAt), Progress: c.Progress}
+}
+
+// taskToProto converts a task; the exit status of a task that is not
+// requested stays hidden (its output is not readable yet).
+func taskToProto(t sched.Task) *batchv1.Task {
+	p := &batchv1.Task{SetId: int64(t.Set), Index: t.Index, Spec: specToProto(t.Spec), State: taskStateToProto[t.State],
+		DisclosedAt: ts(t.DisclosedAt), RequestedAt: ts(t.RequestedAt), ExecutedAt: ts(t.ExecutedAt),
+		FinishedAt: ts(t.FinishedAt), CanceledAt: ts(t.CanceledAt), VisibleResponseSeconds: t.VisibleResponseSeconds,
+		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress}
+	if t.State == sched.TaskFinished {
+		p.ExitCode, p.TimedOut = t.ExitCode, t.TimedOut
+	}
+	for _, c := range t.Copies {
+		p.Copies = append(p.Copies, copyToProto(c))
+	}
+	return p
+}
+
+func tasksToProto(ts []sched.Task) []*batchv1.Task {
+	out := make([]*batchv1.Task, len(ts))
+	for i, t := range ts {
+		out[i] = taskToProto(t)
+	}
+	return out
+}
+
+func billLineToProto(b sched.BillLine) *batchv1.BillLine {
+	return &batchv1.BillLine{Id: b.ID, Owner: b.Owner, SetId: int64(b.Task.Set), Index: b.Task.Index, CopyId: int64(b.Copy),
+		SlotSeconds: b.SlotSeconds, CpuSeconds: b.CPUSeconds, BilledAt: ts(b.BilledAt), Reason: b.Reason, SetName: b.SetName}
+}
+
+func workerToProto(w sched.Worker) *batchv1.Worker {
+	return &batchv1.Worker{Id: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
+		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt)}
+}
+
+// seconds converts a time to the scheduler's clock (Unix seconds).
+func seconds(t time.Time) sched.Time { return float64(t.UnixNano()) / 1e9 }

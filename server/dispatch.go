@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+	"batchd/store"
+)
+
+// workerConn is what the server knows of a registered worker: its lease and
+// the queue of assignments its Assignments stream delivers. Guarded by
+// Server.mu.
+type workerConn struct {
+	id         sched.WorkerID
+	hostname   string
+	slots      int32
+	lastSeen   time.Time
+	queue      []*batchv1.AssignmentsResponse
+	notify     chan struct{} // capacity 1: something was queued
+	stop       chan struct{} // closed to end the current stream
+	streamOpen bool
+	// missingSince notes when each live copy was first left out of the
+	// worker's heartbeats.
+	missingSince map[sched.CopyID]time.Time
+}
+
+func newWorkerConn(id sched.WorkerID, hostname string, slots int32, now time.Time) *workerConn {
+	return &workerConn{id: id, hostname: hostname, slots: slots, lastSeen: now,
+		notify: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+func (w *workerConn) push(m *batchv1.AssignmentsResponse) {
+	w.queue = append(w.queue, m)
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
+// apply feeds one event to the scheduler. The store already holds the
+// change, so a refusal is a bug to log, not an error for the caller.
+func (s *Server) apply(ev sched.Event) sched.ApplyResult {
+	res, err := s.sched.Apply(ev)
+	if err != nil {
+		s.log.Error("scheduler refused an event", "kind", ev.Kind, "set", ev.Set, "copy", ev.Copy, "worker", ev.Worker, "err", err.Error())
+	}
+	return res
+}
+
+// decide asks the scheduler what to do now, persists the decisions, and
+// queues them for the workers. Call with mu held.
+func (s *Server) decide(now time.Time) {
+	ds := s.sched.Decide(seconds(now))
+	if len(ds) == 0 {
+		s.refreshStats()
+		return
+	}
+	started, err := s.db.ApplyDecisions(context.Background(), ds)
+	if err != nil {
+		// The copies were never recorded: tell the scheduler they are lost
+		// so that their tasks queue again, and tell no worker to start them.
+		// Kills, suspends and resumes are still carried out.
+		s.log.Error("record decisions", "err", err.Error(), "decisions", len(ds))
+		kept := ds[:0:0]
+		for _, d := range ds {
+			if d.Kind == sched.DecisionStart {
+				s.apply(sched.Event{Kind: sched.EventCopyLost, Time: seconds(now), Copy: d.Copy})
+			} else {
+				kept = append(kept, d)
+			}
+		}
+		ds, started = kept, nil
+	}
+	spec := make(map[sched.CopyID]store.Started, len(started))
+	for _, st := range started {
+		spec[st.Decision.Copy] = st
+	}
+	changed := map[sched.SetID][]int32{}
+	for _, d := range ds {
+		var m *batchv1.AssignmentsResponse
+		switch d.Kind {
+		case sched.DecisionStart:
+			st := spec[d.Copy]
+			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Start{Start: &batchv1.StartCopy{
+				CopyId: int64(d.Copy), Slot: d.Slot.Slot, SetId: int64(d.Task.Set), Index: d.Task.Index,
+				Spec: specToProto(st.Spec), Speculative: d.Speculative, Owner: st.Owner}}}
+			if d.Speculative {
+				s.metrics.speculativeStarted()
+			}
+		case sched.DecisionKill:
+			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Kill{Kill: int64(d.Copy)}}
+		case sched.DecisionSuspend:
+			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: int64(d.Copy)}}
+		case sched.DecisionResume:
+			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: int64(d.Copy)}}
+		default:
+			continue
+		}
+		changed[d.Task.Set] = append(changed[d.Task.Set], d.Task.Index)
+		s.log.Debug("decision", "kind", d.Kind, "copy", d.Copy, "set", d.Task.Set, "index", d.Task.Index,
+			"worker", d.Slot.Worker, "slot", d.Slot.Slot, "reason", d.Reason)
+		if w := s.workers[d.Slot.Worker]; w != nil {
+			w.push(m)
+		} else if d.Kind == sched.DecisionStart {
+			s.log.Warn("start for an unknown worker", "copy", d.Copy, "worker", d.Slot.Worker)
+		}
+	}
+	for set, idx := range changed {
+		s.watch.publish(set, idx)
+	}
+	s.refreshStats()
+}
+
+// DispatchOnce does what the dispatch loop does every tick: it lapses the
+// leases of silent workers (their copies are lost and their tasks queue
+// again) and runs the scheduler. Tests call it instead of waiting.
+func (s *Server) DispatchOnce() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, id := range sortedWorkerIDs(s.workers) {
+		w := s.workers[id]
+		if now.Sub(w.lastSeen) <= s.cfg.Lease {
+			continue
+		}
+		s.log.Warn("worker lease lapsed", "worker", id, "silent_for", now.Sub(w.lastSeen).String())
+		s.dropWorker(now, w, "lease-lapsed")
+	}
+	s.decide(now)
+}
+
+// dropWorker forgets a worker: its live copies are lost in the store and
+// the scheduler, its stream ends. Call with mu held.
+func (s *Server) dropWorker(now time.Time, w *workerConn, state string) {
+	lost, err := s.db.LoseWorker(context.Background(), w.id, state)
+	if err != nil {
+		s.log.Error("lose worker", "worker", w.id, "err", err.Error())
+		return
+	}
+	s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: seconds(now), Worker: w.id})
+	close(w.stop)
+	delete(s.workers, w.id)
+	for _, c := range lost {
+		s.metrics.addWaste(max(0, now.Sub(c.StartedAt).Seconds()))
+		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
+	}
+}
+
+func sortedWorkerIDs(m map[sched.WorkerID]*workerConn) []sched.WorkerID {
+	return slices.Sorted(maps.Keys(m))
+}

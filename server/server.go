@@ -1,0 +1,337 @@
+// Package server is batchd's network face: the Connect handlers of
+// TaskSetService, WorkerService, BillingService and ClusterService on one
+// port (Connect, gRPC and gRPC-Web; HTTP/1.1 and h2c), gRPC health and
+// reflection, Prometheus /metrics, and the web page at /.
+//
+// It owns the one sched.Scheduler of the process. Every state change is
+// committed to the store first, then applied to the scheduler, then
+// broadcast to watchers, all under one mutex; the scheduler's decisions are
+// persisted before workers hear of them.
+//
+// Tests and tools start a real server in-process on a free port:
+//
+//	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir()})
+//	err = srv.Start() // srv.URL() is "http://127.0.0.1:PORT"
+//	defer srv.Close()
+//
+// or serve srv.Handler() with httptest, leave the dispatch loop off
+// (TickInterval < 0), pin Config.Now and call DispatchOnce to lapse leases
+// and run the scheduler without waiting.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/sched"
+	"batchd/store"
+	"batchd/web"
+)
+
+// Config configures a Server. Zero values mean the defaults.
+type Config struct {
+	// Listen is the address Start listens on (default "localhost:8080";
+	// "127.0.0.1:0" picks a free port).
+	Listen string
+	// DataDir holds the SQLite database batchd.db (created 0700). Required.
+	DataDir string
+	// Lease is how long a worker may stay silent before its copies are
+	// lost (default 15 s); workers heartbeat every Lease/3.
+	Lease time.Duration
+	// OutputCap is the most bytes kept per output stream (default 16 MiB).
+	OutputCap int64
+	// Sched configures the scheduler (FirstCopyID is set by the server).
+	Sched sched.Config
+	// Now is the clock (default time.Now); tests pin it.
+	Now func() time.Time
+	// Logger receives structured logs (default: discard).
+	Logger *slog.Logger
+	// Version is reported to workers and in GetCluster.
+	Version string
+	// TickInterval is how often the dispatch loop runs DispatchOnce after
+	// Start (default 1 s; negative: never, tests call DispatchOnce).
+	TickInterval time.Duration
+}
+
+// Server is one batchd server: store, scheduler, handlers and listener.
+type Server struct {
+	cfg Config
+	db  *store.DB
+	log *slog.Logger
+	now func() time.Time
+
+	// mu serializes every state change: store transaction, scheduler
+	// event, Decide and the delivery of decisions to worker queues.
+	mu      sync.Mutex
+	sched   *sched.Scheduler
+	workers map[sched.WorkerID]*workerConn
+
+	// finishMu guards the group commit of ReportFinished (see finish).
+	finishMu      sync.Mutex
+	finishQueue   []*finishCall
+	finishLeading bool
+
+	statsMu sync.RWMutex
+	stats   sched.Stats // a copy of sched.Stats() after the last change
+
+	watch     *broker
+	metrics   *metrics
+	handler   http.Handler
+	startedAt time.Time
+
+	done     chan struct{}
+	closeMu  sync.Mutex
+	closed   bool
+	httpSrv  *http.Server
+	ln       net.Listener
+	loopDone chan struct{}
+}
+
+// New opens the store in cfg.DataDir, rebuilds the scheduler from it and
+// builds the handlers. Call Start to listen, or serve Handler yourself and
+// call DispatchOnce; Close releases everything.
+func New(cfg Config) (*Server, error) {
+	if cfg.DataDir == "" {
+		return nil, sched.Errorf(sched.EINVALID, "no data directory")
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "localhost:8080"
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 15 * time.Second
+	}
+	if cfg.OutputCap <= 0 {
+		cfg.OutputCap = store.DefaultOutputCap
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.TickInterval == 0 {
+		cfg.TickInterval = time.Second
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	db := store.NewDB(filepath.Join(cfg.DataDir, "batchd.db"))
+	db.Now, db.OutputCap = cfg.Now, cfg.OutputCap
+	if err := db.Open(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{},
+		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now()}
+	if err := s.rebuild(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.metrics = newMetrics(s)
+	s.metrics.account(s.startedAt, s.statsSnapshot())
+	s.handler = s.routes()
+	return s, nil
+}
+
+// rebuild creates the scheduler and feeds it what the store holds: workers
+// expected back (each gets one lease to register again), unfinished tasks,
+// the run times of the latest winning copies (for β and t_new) and live
+// copies.
+func (s *Server) rebuild(ctx context.Context) error {
+	snap, err := s.db.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("load state: %w", err)
+	}
+	cfg := s.cfg.Sched
+	cfg.FirstCopyID = snap.MaxCopyID + 1
+	sc, err := sched.New(cfg)
+	if err != nil {
+		return err
+	}
+	s.sched = sc
+	now := s.now()
+	for _, w := range snap.Workers {
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend})
+		s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, now)
+	}
+	for _, st := range snap.Sets {
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks})
+	}
+	for _, d := range snap.Durations {
+		s.apply(sched.Event{Kind: sched.EventDurationObserved, Time: seconds(now), Set: d.Set, Owner: d.Owner, Duration: d.Seconds})
+	}
+	for _, c := range snap.Copies {
+		if _, err := s.sched.Apply(sched.Event{Kind: sched.EventCopyAttached, Time: seconds(now), Copy: c.ID, Task: c.Task,
+			Slot: c.Slot, Speculative: c.Speculative, StartedAt: seconds(c.StartedAt), Suspended: c.State == sched.CopySuspended}); err != nil {
+			// The scheduler cannot hold it (its worker is not expected back):
+			// the copy is lost and its task runs again.
+			s.log.Warn("copy not re-attached at start", "copy", c.ID, "err", err.Error())
+		}
+	}
+	s.refreshStats()
+	s.log.Info("state loaded", "workers", len(snap.Workers), "open_sets", len(snap.Sets), "live_copies", len(snap.Copies), "durations", len(snap.Durations), "first_copy_id", cfg.FirstCopyID)
+	return nil
+}
+
+// routes builds the HTTP handler: the four services, health, reflection,
+// metrics and the web page.
+func (s *Server) routes() http.Handler {
+	opts := []connect.HandlerOption{
+		connect.WithInterceptors(interceptor{log: s.log}),
+		connect.WithRecover(s.recoverPanic),
+		// Larger requests are refused with ResourceExhausted before they
+		// are read; a worker's report carries two capped output streams.
+		connect.WithReadMaxBytes(int(max(store.MaxRequestBytes, 2*s.cfg.OutputCap+8<<20))),
+	}
+	mux := http.NewServeMux()
+	mux.Handle(batchv1connect.NewTaskSetServiceHandler(taskSetHandler{s}, opts...))
+	mux.Handle(batchv1connect.NewWorkerServiceHandler(workerHandler{s}, opts...))
+	mux.Handle(batchv1connect.NewBillingServiceHandler(billingHandler{s}, opts...))
+	mux.Handle(batchv1connect.NewClusterServiceHandler(clusterHandler{s}, opts...))
+	names := []string{
+		batchv1connect.TaskSetServiceName, batchv1connect.WorkerServiceName,
+		batchv1connect.BillingServiceName, batchv1connect.ClusterServiceName,
+	}
+	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
+	r := grpcreflect.NewStaticReflector(append(names, grpchealth.HealthV1ServiceName)...)
+	mux.Handle(grpcreflect.NewHandlerV1(r))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(r))
+	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
+	mux.Handle("/", web.Handler())
+	return mux
+}
+
+// Handler returns the server's HTTP handler (every service, /metrics and
+// the page), for tests that serve it with httptest.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start listens on cfg.Listen (Connect, gRPC and gRPC-Web over HTTP/1.1 and
+// h2c) and starts the dispatch loop. It returns once the port is open.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	s.ln = ln
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true) // h2c: gRPC clients without TLS
+	s.httpSrv = &http.Server{Handler: s.handler, Protocols: &p, ReadHeaderTimeout: 5 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	go func() {
+		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("serve", "err", err.Error())
+		}
+	}()
+	s.StartLoop()
+	s.log.Info("listening", "url", s.URL())
+	return nil
+}
+
+// StartLoop starts the dispatch loop alone (Start does it too): every
+// TickInterval it runs DispatchOnce.
+func (s *Server) StartLoop() {
+	if s.loopDone != nil || s.cfg.TickInterval < 0 {
+		return
+	}
+	s.loopDone = make(chan struct{})
+	go func() {
+		defer close(s.loopDone)
+		t := time.NewTicker(s.cfg.TickInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				s.DispatchOnce()
+			}
+		}
+	}()
+}
+
+// URL is the base URL the server listens on after Start ("" before).
+func (s *Server) URL() string {
+	if s.ln == nil {
+		return ""
+	}
+	return "http://" + s.ln.Addr().String()
+}
+
+// Addr is the address the server listens on after Start.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close ends streams, stops the listener (waiting up to 5 s for calls in
+// flight), stops the dispatch loop and closes the store.
+func (s *Server) Close() error {
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	s.closeMu.Unlock()
+	var err error
+	if s.httpSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = s.httpSrv.Shutdown(ctx)
+		cancel()
+		if err != nil {
+			s.httpSrv.Close()
+		}
+	}
+	if s.loopDone != nil {
+		<-s.loopDone
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(err, s.db.Close())
+}
+
+// DB returns the server's store (for tests and tools in this module).
+func (s *Server) DB() *store.DB { return s.db }
+
+// LeaseSeconds is the worker lease in seconds.
+func (s *Server) LeaseSeconds() float64 { return s.cfg.Lease.Seconds() }
+
+// statsSnapshot returns the scheduler stats copied after the last change.
+func (s *Server) statsSnapshot() sched.Stats {
+	s.statsMu.RLock()
+	defer s.statsMu.RUnlock()
+	return s.stats
+}
+
+// refreshStats copies the scheduler's stats for readers and accounts the
+// load up to now. Call with mu held, after every change.
+func (s *Server) refreshStats() {
+	st := s.sched.Stats()
+	s.statsMu.Lock()
+	s.stats = st
+	s.statsMu.Unlock()
+	if s.metrics != nil {
+		s.metrics.account(s.now(), st)
+	}
+}

@@ -1,0 +1,147 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/sched"
+	"batchd/server"
+)
+
+// clock is a settable clock for the server under test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// bundle is a server under test with clients of every service.
+type bundle struct {
+	srv     *server.Server
+	http    *httptest.Server
+	clock   *clock
+	dir     string
+	tasks   batchv1connect.TaskSetServiceClient
+	workers batchv1connect.WorkerServiceClient
+	billing batchv1connect.BillingServiceClient
+	cluster batchv1connect.ClusterServiceClient
+}
+
+type options struct {
+	dir   string
+	clock *clock
+	sched sched.Config
+	cap   int64
+}
+
+// logger discards logs unless BATCHD_TEST_LOG is set.
+func logger() *slog.Logger {
+	if os.Getenv("BATCHD_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// setup starts a server on a temp dir with a pinned clock, served by
+// httptest on 127.0.0.1; the dispatch loop does not run (tests call
+// DispatchOnce).
+func setup(t testing.TB, o options) *bundle {
+	t.Helper()
+	if o.dir == "" {
+		o.dir = t.TempDir()
+	}
+	if o.clock == nil {
+		o.clock = newClock()
+	}
+	if o.sched.Speculation == "" {
+		o.sched.Speculation = sched.SpecNone
+	}
+	srv, err := server.New(server.Config{DataDir: o.dir, Now: o.clock.Now, TickInterval: -1, Logger: logger(),
+		Sched: o.sched, OutputCap: o.cap, Lease: 15 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	b := &bundle{srv: srv, http: hs, clock: o.clock, dir: o.dir,
+		tasks:   batchv1connect.NewTaskSetServiceClient(hs.Client(), hs.URL),
+		workers: batchv1connect.NewWorkerServiceClient(hs.Client(), hs.URL),
+		billing: batchv1connect.NewBillingServiceClient(hs.Client(), hs.URL),
+		cluster: batchv1connect.NewClusterServiceClient(hs.Client(), hs.URL),
+	}
+	t.Cleanup(b.close)
+	return b
+}
+
+func (b *bundle) close() {
+	b.http.CloseClientConnections()
+	b.srv.Close()
+	b.http.Close()
+}
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func specs(argv ...[]string) []*batchv1.TaskSpec {
+	var out []*batchv1.TaskSpec
+	for _, a := range argv {
+		out = append(out, &batchv1.TaskSpec{Argv: a})
+	}
+	return out
+}
+
+func echo(n int) []*batchv1.TaskSpec {
+	var out []*batchv1.TaskSpec
+	for i := 0; i < n; i++ {
+		out = append(out, &batchv1.TaskSpec{Argv: []string{"echo", "task", string(rune('a' + i%26))}})
+	}
+	return out
+}
+
+func wantCode(t *testing.T, err error, want connect.Code) {
+	t.Helper()
+	if got := connect.CodeOf(err); err == nil || got != want {
+		t.Fatalf("error %v: got code %v, want %v", err, got, want)
+	}
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+var _ = http.StatusOK
+
+func newTaskClient(hc *http.Client, url string) batchv1connect.TaskSetServiceClient {
+	return batchv1connect.NewTaskSetServiceClient(hc, url)
+}

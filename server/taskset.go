@@ -1,0 +1,277 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"connectrpc.com/connect"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+	"batchd/store"
+)
+
+// taskSetHandler implements TaskSetService.
+type taskSetHandler struct{ s *Server }
+
+// Disclose validates the specs, stores them (or replays the idempotency
+// key's first answer), tells the scheduler and runs it.
+func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
+	s := h.s
+	if len(req.Tasks) == 0 {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
+	}
+	if len(req.Tasks) > store.MaxTasksPerCall {
+		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall))
+	}
+	if len(req.Name) > store.MaxNameBytes || len(req.IdempotencyKey) > store.MaxIdempotencyKeyBytes {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes))
+	}
+	if req.SetId < 0 {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "set_id must not be negative"))
+	}
+	specs := make([]sched.TaskSpec, len(req.Tasks))
+	for i, t := range req.Tasks {
+		spec, err := specFromProto(i, t)
+		if err != nil {
+			return nil, s.connectError(ctx, err)
+		}
+		specs[i] = spec
+	}
+	owner := callerFrom(ctx)
+	s.mu.Lock()
+	res, err := s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
+		Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request})
+	if err == nil && !res.Replayed {
+		infos := make([]sched.TaskInfo, len(specs))
+		idx := make([]int32, len(specs))
+		for i, sp := range specs {
+			idx[i] = res.FirstIndex + int32(i)
+			infos[i] = sched.TaskInfo{Index: idx[i], EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds}
+		}
+		at := seconds(res.DisclosedAt)
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos})
+		if req.Request {
+			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
+		}
+		s.decide(s.now())
+		s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	return &batchv1.DiscloseResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
+}
+
+// Request marks tasks requested; executed ones finish and are billed at once.
+func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest) (*batchv1.RequestResponse, error) {
+	s := h.s
+	if len(req.Indexes) > store.MaxIndexesPerCall {
+		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
+	}
+	if len(req.Indexes) > 0 && req.All {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name tasks or set all, not both"))
+	}
+	s.mu.Lock()
+	res, err := s.db.Request(ctx, store.RequestInput{Owner: callerFrom(ctx), SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
+	if err == nil {
+		at := seconds(res.RequestedAt)
+		if req.All {
+			if res.NumRequested > 0 || len(res.FinishedAtOnce) > 0 {
+				s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: sched.SetID(req.SetId)})
+			}
+		} else {
+			idx := append([]int32{}, res.Requested...)
+			for _, t := range res.FinishedAtOnce {
+				idx = append(idx, t.Index)
+			}
+			if len(idx) > 0 {
+				s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: sched.SetID(req.SetId), Indexes: idx})
+			}
+		}
+		for _, t := range res.FinishedAtOnce {
+			s.metrics.observeFinished(t)
+		}
+		for _, b := range res.Bills {
+			s.metrics.addBilled(b.SlotSeconds)
+		}
+		s.decide(s.now())
+		if req.All {
+			s.watch.publish(sched.SetID(req.SetId), nil)
+		} else {
+			s.watch.publish(sched.SetID(req.SetId), req.Indexes)
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	return &batchv1.RequestResponse{TaskSet: setToProto(res.Set), Requested: res.NumRequested,
+		FinishedAtOnce: int32(len(res.FinishedAtOnce)), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}, nil
+}
+
+// Cancel cancels the set's unrequested tasks (one UPDATE, one scheduler
+// event) or the named ones, stopping and billing requested ones.
+func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) (*batchv1.CancelResponse, error) {
+	s := h.s
+	if len(req.Indexes) > store.MaxIndexesPerCall {
+		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
+	}
+	s.mu.Lock()
+	res, err := s.db.Cancel(ctx, store.CancelInput{Owner: callerFrom(ctx), SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
+	if err == nil {
+		now := s.now()
+		if len(req.Indexes) == 0 {
+			if res.Canceled > 0 {
+				s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId)})
+			}
+		} else if len(res.Indexes) > 0 {
+			s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId), Indexes: res.Indexes})
+		}
+		for _, b := range res.Bills {
+			s.metrics.addBilled(b.SlotSeconds)
+		}
+		s.decide(now)
+		if len(req.Indexes) == 0 {
+			s.watch.publish(sched.SetID(req.SetId), nil)
+		} else {
+			s.watch.publish(sched.SetID(req.SetId), res.Indexes)
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	return &batchv1.CancelResponse{TaskSet: setToProto(res.Set), Canceled: res.Canceled, Stopped: res.Stopped,
+		AlreadyCanceled: res.AlreadyCanceled, Unchanged: res.Unchanged}, nil
+}
+
+// GetTaskSet returns the set and a page of its tasks.
+func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetRequest) (*batchv1.GetTaskSetResponse, error) {
+	s := h.s
+	var states []sched.TaskState
+	for _, p := range req.States {
+		st, ok := taskStateFromProto(p)
+		if !ok {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "unknown task state %v", p))
+		}
+		states = append(states, st)
+	}
+	set, tasks, next, err := s.db.ListTasks(ctx, callerFrom(ctx), sched.SetID(req.SetId),
+		store.TaskPage{PageSize: req.PageSize, PageToken: req.PageToken, States: states})
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	return &batchv1.GetTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks), NextPageToken: next}, nil
+}
+
+// ListTaskSets returns a page of the caller's sets, newest first.
+func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskSetsRequest) (*batchv1.ListTaskSetsResponse, error) {
+	s := h.s
+	sets, next, err := s.db.ListTaskSets(ctx, callerFrom(ctx), req.PageSize, req.PageToken)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	out := &batchv1.ListTaskSetsResponse{NextPageToken: next}
+	for _, set := range sets {
+		out.TaskSets = append(out.TaskSets, setToProto(set))
+	}
+	return out, nil
+}
+
+// GetOutput returns a requested task's output (FailedPrecondition for
+// the others, saying why).
+func (h taskSetHandler) GetOutput(ctx context.Context, req *batchv1.GetOutputRequest) (*batchv1.GetOutputResponse, error) {
+	s := h.s
+	out, err := s.db.GetOutput(ctx, callerFrom(ctx), sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}, req.Offset, req.Limit)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	return &batchv1.GetOutputResponse{Stdout: out.Stdout, Stderr: out.Stderr, StdoutSize: out.StdoutSize, StderrSize: out.StderrSize,
+		StdoutTruncated: out.StdoutTruncated, StderrTruncated: out.StderrTruncated, ExitCode: out.ExitCode, TimedOut: out.TimedOut,
+		CpuSeconds: out.CPUSeconds, SlotSeconds: out.SlotSeconds, CopyId: int64(out.Copy), Worker: string(out.Worker),
+		State: taskStateToProto[out.State]}, nil
+}
+
+// watchChunk is the most tasks one WatchTaskSet message carries.
+const watchChunk = 5000
+
+// watchInterval is the shortest time between two messages to one watcher:
+// changes in between are merged into one message.
+const watchInterval = 100 * time.Millisecond
+
+// WatchTaskSet sends the set and its tasks (snapshot = true on the first
+// message; a set larger than watchChunk continues in messages with
+// snapshot = false), then the changed tasks whenever something changes,
+// merged at most every watchInterval, until the client leaves or the
+// server stops.
+func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTaskSetRequest, stream *connect.ServerStream[batchv1.WatchTaskSetResponse]) error {
+	s := h.s
+	owner, id := callerFrom(ctx), sched.SetID(req.SetId)
+	if _, err := s.db.GetTaskSet(ctx, owner, id); err != nil {
+		return s.connectError(ctx, err)
+	}
+	sub := s.watch.subscribe(id)
+	defer s.watch.unsubscribe(sub)
+	if err := h.sendAll(ctx, stream, owner, id, true); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.done:
+			return nil
+		case <-sub.notify:
+		}
+		all, idx := sub.take()
+		var err error
+		if all {
+			err = h.sendAll(ctx, stream, owner, id, false)
+		} else {
+			err = h.sendSome(ctx, stream, owner, id, idx)
+		}
+		if err != nil {
+			return err
+		}
+		t := time.NewTimer(watchInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-s.done:
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (h taskSetHandler) sendAll(ctx context.Context, stream *connect.ServerStream[batchv1.WatchTaskSetResponse], owner string, id sched.SetID, snapshot bool) error {
+	token := ""
+	for first := true; first || token != ""; first = false {
+		set, tasks, next, err := h.s.db.ListTasks(ctx, owner, id, store.TaskPage{PageSize: watchChunk, PageToken: token})
+		if err != nil {
+			return h.s.connectError(ctx, err)
+		}
+		if err := stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks), Snapshot: snapshot && first}); err != nil {
+			return err
+		}
+		token = next
+	}
+	return nil
+}
+
+func (h taskSetHandler) sendSome(ctx context.Context, stream *connect.ServerStream[batchv1.WatchTaskSetResponse], owner string, id sched.SetID, idx []int32) error {
+	for start := 0; start == 0 || start < len(idx); start += watchChunk {
+		set, tasks, err := h.s.db.GetTasks(ctx, owner, id, idx[start:min(len(idx), start+watchChunk)])
+		if err != nil {
+			return h.s.connectError(ctx, err)
+		}
+		if err := stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

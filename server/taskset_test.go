@@ -1,0 +1,366 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/store"
+)
+
+func TestDiscloseErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	canceled := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: canceled.Id}))
+	manyArgs := make([]string, store.MaxArgs+1)
+	for i := range manyArgs {
+		manyArgs[i] = "x"
+	}
+	for _, tc := range []struct {
+		name string
+		req  *batchv1.DiscloseRequest
+		want connect.Code
+	}{
+		{"ErrEmptySet", &batchv1.DiscloseRequest{}, connect.CodeInvalidArgument},
+		{"ErrEmptyArgv", &batchv1.DiscloseRequest{Tasks: specs([]string{"true"}, nil)}, connect.CodeInvalidArgument},
+		{"ErrEmptyCommand", &batchv1.DiscloseRequest{Tasks: specs([]string{""})}, connect.CodeInvalidArgument},
+		{"ErrTooManyArgs", &batchv1.DiscloseRequest{Tasks: specs(manyArgs)}, connect.CodeInvalidArgument},
+		{"ErrSpecTooBig", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"},
+			Env: map[string]string{"BIG": strings.Repeat("x", store.MaxSpecBytes)}}}}, connect.CodeInvalidArgument},
+		{"ErrNegativeEstimate", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, EstimateSeconds: -1}}}, connect.CodeInvalidArgument},
+		{"ErrTooManyTasks", &batchv1.DiscloseRequest{Tasks: make([]*batchv1.TaskSpec, store.MaxTasksPerCall+1)}, connect.CodeResourceExhausted},
+		{"ErrUnknownSet", &batchv1.DiscloseRequest{SetId: 9999, Tasks: echo(1)}, connect.CodeNotFound},
+		{"ErrAppendToCanceled", &batchv1.DiscloseRequest{SetId: canceled.Id, Tasks: echo(1)}, connect.CodeFailedPrecondition},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := b.tasks.Disclose(ctx(t), tc.req)
+			wantCode(t, err, tc.want)
+		})
+	}
+	// Nothing was half written: still one set, with its two tasks.
+	list := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
+	if len(list.TaskSets) != 1 || list.TaskSets[0].Counts.Total != 2 {
+		t.Fatalf("sets: %v", list.TaskSets)
+	}
+}
+
+func TestDiscloseIdempotent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	req := &batchv1.DiscloseRequest{Name: "x", Tasks: echo(3), IdempotencyKey: "k1"}
+	first := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), req))
+	again := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), req))
+	if first.Replayed || !again.Replayed || again.TaskSet.Id != first.TaskSet.Id || again.Count != 3 || again.FirstIndex != 0 {
+		t.Fatalf("first %v, again %v", first, again)
+	}
+	// Appending with a key: replays return the same indexes.
+	app := &batchv1.DiscloseRequest{SetId: first.TaskSet.Id, Tasks: echo(2), IdempotencyKey: "k2"}
+	a1 := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), app))
+	a2 := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), app))
+	if a1.FirstIndex != 3 || a2.FirstIndex != 3 || !a2.Replayed || a2.TaskSet.Counts.Total != 5 {
+		t.Fatalf("append %v, replay %v", a1, a2)
+	}
+	list := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
+	if len(list.TaskSets) != 1 {
+		t.Fatalf("sets: %d, want 1", len(list.TaskSets))
+	}
+}
+
+func TestRequestCancel(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(5)})).TaskSet
+
+	t.Run("ErrIndexOutOfRange", func(t *testing.T) {
+		_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{5}})
+		wantCode(t, err, connect.CodeNotFound)
+		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{-1}})
+		wantCode(t, err, connect.CodeNotFound)
+		_, err = b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 7})
+		wantCode(t, err, connect.CodeNotFound)
+	})
+	t.Run("ErrUnknownSet", func(t *testing.T) {
+		_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: 777, All: true})
+		wantCode(t, err, connect.CodeNotFound)
+		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: 777})
+		wantCode(t, err, connect.CodeNotFound)
+		_, err = b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: 777})
+		wantCode(t, err, connect.CodeNotFound)
+	})
+	t.Run("ErrNothingNamed", func(t *testing.T) {
+		_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id})
+		wantCode(t, err, connect.CodeInvalidArgument)
+	})
+	t.Run("ErrBadPageToken", func(t *testing.T) {
+		_, err := b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id, PageToken: "zz"})
+		wantCode(t, err, connect.CodeInvalidArgument)
+	})
+
+	// Request 0 and 1 (nothing runs: no workers), then cancel the set.
+	req := must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{0, 1, 1}}))
+	if req.Requested != 2 || len(req.Tasks) != 2 || req.Tasks[0].State != batchv1.TaskState_TASK_STATE_REQUESTED {
+		t.Fatalf("request: %v", req)
+	}
+	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id}))
+	if c.Canceled != 3 || c.Unchanged != 2 || c.AlreadyCanceled != 0 || c.TaskSet.Counts.Canceled != 3 {
+		t.Fatalf("cancel: %v", c)
+	}
+	c = must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id}))
+	if c.Canceled != 0 || c.AlreadyCanceled != 3 {
+		t.Fatalf("cancel twice: %v", c)
+	}
+	_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{3}})
+	wantCode(t, err, connect.CodeFailedPrecondition)
+	_, err = b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 3})
+	wantCode(t, err, connect.CodeFailedPrecondition)
+	_, err = b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 0})
+	wantCode(t, err, connect.CodeFailedPrecondition)
+	// Named cancel of a requested task stops it and bills it (zero: it
+	// never ran); a named cancel of a canceled one is counted.
+	c = must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{0, 4}}))
+	if c.Stopped != 1 || c.AlreadyCanceled != 1 || c.Canceled != 0 {
+		t.Fatalf("named cancel: %v", c)
+	}
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	if bill.Totals.Lines != 1 || bill.Lines[0].Reason != "canceled-after-request" || bill.Lines[0].Index != 0 {
+		t.Fatalf("bill: %v", bill)
+	}
+}
+
+// Cancel of a requested task while its copy runs bills the slot time used
+// so far; the copy's later finish is discarded and billed nothing more.
+func TestCancelRacingFinish(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w", 1)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	st := w.start()
+	if _, err := b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: st.CopyId, Progress: -1, CpuSeconds: 2.5}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.clock.Advance(7 * time.Second)
+	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{0}}))
+	if c.Stopped != 1 {
+		t.Fatalf("cancel: %v", c)
+	}
+	if k := w.next(); k.GetKill() != st.CopyId {
+		t.Fatalf("want kill of %d, got %v", st.CopyId, k)
+	}
+	res, err := w.finish(st.CopyId, "done", 0, 7)
+	if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED {
+		t.Fatalf("finish after cancel: %v %v", res, err)
+	}
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	if bill.Totals.Lines != 1 || bill.Lines[0].SlotSeconds != 7 || bill.Lines[0].CpuSeconds != 2.5 || bill.Lines[0].CopyId != st.CopyId {
+		t.Fatalf("bill: %v", bill.Lines)
+	}
+}
+
+// A request that races a disclosed task's finish: whichever comes first,
+// one bill line.
+func TestRequestRacingFinish(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w", 2)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
+	s0, s1 := w.start(), w.start()
+	// Task 0: finish first, then request (executed-then-requested).
+	w.won(s0.CopyId, "zero")
+	// Task 1: request first, then finish (finished).
+	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{1}}))
+	b.clock.Advance(3 * time.Second)
+	w.won(s1.CopyId, "one")
+	r := must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, All: true}))
+	if r.FinishedAtOnce != 1 {
+		t.Fatalf("request: %v", r)
+	}
+	// Requesting again changes nothing and bills nothing.
+	r = must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{0, 1}}))
+	if r.Unchanged != 2 {
+		t.Fatalf("request again: %v", r)
+	}
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	if bill.Totals.Lines != 2 {
+		t.Fatalf("bill: %v", bill.Lines)
+	}
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id}))
+	if got.Tasks[0].VisibleResponseSeconds != 0 || got.Tasks[1].VisibleResponseSeconds != 3 {
+		t.Fatalf("visible response: %v, %v", got.Tasks[0].VisibleResponseSeconds, got.Tasks[1].VisibleResponseSeconds)
+	}
+	out := must[*batchv1.GetOutputResponse](t)(b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 1}))
+	if string(out.Stdout) != "one" {
+		t.Fatalf("output %q", out.Stdout)
+	}
+}
+
+// Outputs beyond the cap are cut and marked truncated.
+func TestOutputCap(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{cap: 10})
+	w, reg := b.worker(t, "w", 1)
+	if reg.OutputCapBytes != 10 {
+		t.Fatalf("cap %d", reg.OutputCapBytes)
+	}
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	st := w.start()
+	w.won(st.CopyId, "0123456789abcdef")
+	out := must[*batchv1.GetOutputResponse](t)(b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id}))
+	if string(out.Stdout) != "0123456789" || !out.StdoutTruncated || out.StdoutSize != 10 || out.StderrTruncated {
+		t.Fatalf("output: %v", out)
+	}
+	page := must[*batchv1.GetOutputResponse](t)(b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Offset: 4, Limit: 3}))
+	if string(page.Stdout) != "456" {
+		t.Fatalf("page %q", page.Stdout)
+	}
+}
+
+// A set of 100,000 tasks discloses, pages, requests and cancels in one call
+// each.
+func TestBigSet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("big set")
+	}
+	t.Parallel()
+	b := setup(t, options{})
+	const n = 100_000
+	tasks := make([]*batchv1.TaskSpec, n)
+	for i := range tasks {
+		tasks[i] = &batchv1.TaskSpec{Argv: []string{"true"}}
+	}
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: tasks})).TaskSet
+	if set.Counts.Total != n || set.Counts.Disclosed != n {
+		t.Fatalf("counts: %v", set.Counts)
+	}
+	seen, token := 0, ""
+	for {
+		page := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id, PageSize: 10000, PageToken: token}))
+		for _, task := range page.Tasks {
+			if int(task.Index) != seen {
+				t.Fatalf("task %d at position %d", task.Index, seen)
+			}
+			seen++
+		}
+		if token = page.NextPageToken; token == "" {
+			break
+		}
+	}
+	if seen != n {
+		t.Fatalf("paged %d tasks, want %d", seen, n)
+	}
+	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{10, 20}}))
+	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id}))
+	if c.Canceled != n-2 || c.Unchanged != 2 || c.TaskSet.Counts.Canceled != n-2 || c.TaskSet.Counts.Requested != 2 {
+		t.Fatalf("cancel: %v", c)
+	}
+	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
+	if cl.Queues.Disclosed != 0 || cl.Queues.Requested != 2 {
+		t.Fatalf("queues: %v", cl.Queues)
+	}
+}
+
+// Health, reflection and metrics are served beside the services.
+func TestHealthReflectionMetrics(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	res, err := http.Get(b.http.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{"batchd_visible_response_seconds_bucket", "batchd_visible_slowdown_bucket", "batchd_load",
+		`batchd_queue_length{class="requested"}`, "batchd_billed_slot_seconds_total", "batchd_speculative_waste_slot_seconds_total", "batchd_beta"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	// gRPC health over the Connect protocol (JSON).
+	req, _ := http.NewRequestWithContext(context.Background(), "POST", b.http.URL+"/grpc.health.v1.Health/Check", strings.NewReader(`{"service":"batch.v1.TaskSetService"}`))
+	req.Header.Set("Content-Type", "application/json")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(body), "SERVING") {
+		t.Fatalf("health: %d %s", res.StatusCode, body)
+	}
+	// The page is served at /.
+	res, err = http.Get(b.http.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("page: %d", res.StatusCode)
+	}
+}
+
+// WatchTaskSet sends a snapshot, then the tasks that changed.
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(3)})).TaskSet
+	_, err := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: 999})
+	if err == nil {
+		s, _ := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: 999})
+		for s.Receive() {
+		}
+		err = s.Err()
+	}
+	wantCode(t, err, connect.CodeNotFound)
+
+	stream, err := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: set.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	recv := func() *batchv1.WatchTaskSetResponse {
+		t.Helper()
+		if !stream.Receive() {
+			t.Fatalf("watch ended: %v", stream.Err())
+		}
+		return stream.Msg()
+	}
+	if m := recv(); !m.Snapshot || len(m.Tasks) != 3 || m.TaskSet.Counts.Disclosed != 3 {
+		t.Fatalf("snapshot: %v", m)
+	}
+	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{1}}))
+	m := recv()
+	if m.Snapshot || len(m.Tasks) != 1 || m.Tasks[0].Index != 1 || m.Tasks[0].State != batchv1.TaskState_TASK_STATE_REQUESTED {
+		t.Fatalf("change: %v", m)
+	}
+	w, _ := b.worker(t, "w", 1)
+	st := w.start()
+	for m = recv(); m.TaskSet.Counts.Running != 1; m = recv() {
+	}
+	w.won(st.CopyId, "x")
+	for m = recv(); m.TaskSet.Counts.Finished != 1; m = recv() {
+	}
+	if len(m.Tasks) == 0 || m.Tasks[len(m.Tasks)-1].Copies[0].State != batchv1.CopyState_COPY_STATE_WON {
+		t.Fatalf("finish: %v", m)
+	}
+}
+
+// An error without a code (here: the database went away) is Internal, and
+// its text stays in the log.
+func TestInternalErrorHidden(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	b.srv.DB().Close()
+	_, err := b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{})
+	wantCode(t, err, connect.CodeInternal)
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Message() != "internal error" {
+		t.Fatalf("message %q, want %q", ce.Message(), "internal error")
+	}
+}

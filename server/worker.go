@@ -1,0 +1,353 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"connectrpc.com/connect"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+	"batchd/store"
+)
+
+// maxWorkerSlots bounds the slots one worker may register.
+const maxWorkerSlots = 1 << 16
+
+// workerHandler implements WorkerService (the worker protocol).
+type workerHandler struct{ s *Server }
+
+// Register records the worker as up. Copies the store holds as live on it
+// but that it no longer runs are lost (their tasks queue again); copies it
+// runs whose tasks still want them are attached again; the rest it must
+// kill. A worker already known is first taken down in the scheduler, so
+// that its slots are rebuilt from what it reports.
+func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterRequest) (*batchv1.RegisterResponse, error) {
+	s := h.s
+	if req.Name == "" {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "worker name is empty"))
+	}
+	if req.Slots < 0 || req.Slots > maxWorkerSlots {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "slots must be between 0 and %d", maxWorkerSlots))
+	}
+	id := sched.WorkerID(req.Name)
+	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version}
+	for _, c := range req.Running {
+		in.Running = append(in.Running, store.HeldCopy{Copy: sched.CopyID(c.CopyId), Slot: c.Slot, Suspended: c.Suspended,
+			Progress: c.Progress, CPUSeconds: c.CpuSeconds})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res, err := s.db.RegisterWorker(ctx, in)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	now := s.now()
+	at := seconds(now)
+	if old := s.workers[id]; old != nil {
+		close(old.stop)
+		delete(s.workers, id)
+		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
+	} else {
+		// Not known in memory (lease lapsed, or never seen): the scheduler
+		// must not hold it either.
+		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
+	}
+	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend})
+	w := newWorkerConn(id, req.Hostname, req.Slots, now)
+	s.workers[id] = w
+	kill := append([]sched.CopyID{}, res.Kill...)
+	for _, c := range res.Attached {
+		if _, err := s.sched.Apply(sched.Event{Kind: sched.EventCopyAttached, Time: at, Copy: c.ID, Task: c.Task, Slot: c.Slot,
+			Speculative: c.Speculative, StartedAt: seconds(c.StartedAt), Suspended: c.State == sched.CopySuspended}); err != nil {
+			s.log.Warn("re-attach refused by the scheduler; killing the copy", "copy", c.ID, "err", err.Error())
+			if _, err := s.db.ApplyDecisions(ctx, []sched.Decision{{Kind: sched.DecisionKill, Copy: c.ID, Task: c.Task, Slot: c.Slot}}); err != nil {
+				s.log.Error("record kill", "copy", c.ID, "err", err.Error())
+			}
+			kill = append(kill, c.ID)
+		}
+		if c.Progress >= 0 {
+			s.apply(sched.Event{Kind: sched.EventCopyProgress, Time: at, Copy: c.ID, Progress: c.Progress})
+		}
+	}
+	for _, c := range res.Lost {
+		s.metrics.addWaste(max(0, now.Sub(c.StartedAt).Seconds()))
+		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
+	}
+	s.log.Info("worker registered", "worker", id, "slots", req.Slots, "attached", len(res.Attached), "lost", len(res.Lost), "kill", len(kill))
+	s.decide(now)
+	out := &batchv1.RegisterResponse{WorkerId: string(id), LeaseSeconds: s.cfg.Lease.Seconds(),
+		HeartbeatSeconds: s.cfg.Lease.Seconds() / 3, OutputCapBytes: s.cfg.OutputCap}
+	for _, k := range kill {
+		out.Kill = append(out.Kill, int64(k))
+	}
+	return out, nil
+}
+
+// Assignments streams the worker's queue of starts, kills, suspends and
+// resumes, after restating its live copies. A newer stream of the same
+// worker ends an older one; what could not be sent stays queued for the
+// next stream.
+func (h workerHandler) Assignments(ctx context.Context, req *batchv1.AssignmentsRequest, stream *connect.ServerStream[batchv1.AssignmentsResponse]) error {
+	s := h.s
+	id := sched.WorkerID(req.WorkerId)
+	s.mu.Lock()
+	w := s.workers[id]
+	if w == nil {
+		s.mu.Unlock()
+		return s.connectError(ctx, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId))
+	}
+	if w.streamOpen {
+		close(w.stop)
+	}
+	stop := make(chan struct{})
+	w.stop, w.streamOpen = stop, true
+	// A stream that broke may have swallowed assignments. Each new stream
+	// therefore first restates what the worker should hold: a start for
+	// every live copy (the agent ignores a copy it holds), then a suspend
+	// or a resume to match its state (no-ops when it already is so).
+	// Decisions queued meanwhile follow and end in the same state.
+	live, err := s.db.WorkerCopies(ctx, id)
+	if err != nil {
+		s.mu.Unlock()
+		return s.connectError(ctx, err)
+	}
+	restate := make([]*batchv1.AssignmentsResponse, 0, 2*len(live))
+	for _, lc := range live {
+		c := lc.Copy
+		restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Start{Start: &batchv1.StartCopy{
+			CopyId: int64(c.ID), Slot: c.Slot.Slot, SetId: int64(c.Task.Set), Index: c.Task.Index,
+			Spec: specToProto(lc.Spec), Speculative: c.Speculative, Owner: lc.Owner}}})
+		if c.State == sched.CopySuspended {
+			restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: int64(c.ID)}})
+		} else {
+			restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: int64(c.ID)}})
+		}
+	}
+	w.queue = append(restate, w.queue...)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if w.stop == stop {
+			w.streamOpen = false
+		}
+		s.mu.Unlock()
+	}()
+	// Send the headers now: a client's call returns once they arrive, so it
+	// knows the stream is open before anything is queued.
+	if err := stream.Send(nil); err != nil {
+		return err
+	}
+	for {
+		s.mu.Lock()
+		select {
+		case <-stop:
+			s.mu.Unlock()
+			return nil
+		default:
+		}
+		msgs := w.queue
+		w.queue = nil
+		s.mu.Unlock()
+		for i, m := range msgs {
+			if err := stream.Send(m); err != nil {
+				s.mu.Lock()
+				w.queue = append(append([]*batchv1.AssignmentsResponse{}, msgs[i:]...), w.queue...)
+				s.mu.Unlock()
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.done:
+			return nil
+		case <-stop:
+			return nil
+		case <-w.notify:
+		}
+	}
+}
+
+// Heartbeat renews the worker's lease and records its copies' progress.
+func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequest) (*batchv1.HeartbeatResponse, error) {
+	s := h.s
+	id := sched.WorkerID(req.WorkerId)
+	var in []store.CopyProgress
+	for _, c := range req.Copies {
+		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.workers[id]
+	if w == nil {
+		return nil, s.connectError(ctx, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId))
+	}
+	hb, err := s.db.Heartbeat(ctx, id, in)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	now := s.now()
+	w.lastSeen = now
+	for _, c := range hb.Changed {
+		s.apply(sched.Event{Kind: sched.EventCopyProgress, Time: seconds(now), Copy: c.Copy, Progress: c.Progress})
+	}
+	// A copy the server holds as live but the worker has not reported for
+	// longer than a lease never reached it (an assignment lost with a
+	// broken stream) or ended without a report: it is lost and runs again.
+	missing := make(map[sched.CopyID]time.Time, len(hb.Missing))
+	var lose []sched.CopyID
+	for _, c := range hb.Missing {
+		since, ok := w.missingSince[c]
+		if !ok {
+			since = now
+		}
+		missing[c] = since
+		if now.Sub(since) > s.cfg.Lease {
+			lose = append(lose, c)
+		}
+	}
+	w.missingSince = missing
+	if len(lose) > 0 {
+		lost, err := s.db.LoseCopies(ctx, id, lose)
+		if err != nil {
+			return nil, s.connectError(ctx, err)
+		}
+		for _, c := range lost {
+			s.log.Warn("copy not reported by its worker for a lease: lost", "copy", c.ID, "worker", id)
+			s.apply(sched.Event{Kind: sched.EventCopyLost, Time: seconds(now), Copy: c.ID})
+			s.metrics.addWaste(now.Sub(c.StartedAt).Seconds())
+			s.watch.publish(c.Task.Set, []int32{c.Task.Index})
+		}
+		s.decide(now)
+	}
+	out := &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}
+	for _, k := range hb.Kill {
+		out.Kill = append(out.Kill, int64(k))
+	}
+	return out, nil
+}
+
+// ReportFinished records a copy's end and answers WON or DISCARDED; a
+// replay gets the first answer.
+func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error) {
+	s := h.s
+	if req.WorkerId == "" || req.CopyId <= 0 {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "worker_id and copy_id are required"))
+	}
+	if req.CpuSeconds < 0 || req.RunSeconds < 0 {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must not be negative"))
+	}
+	exit := req.ExitCode
+	if req.StartError != "" && exit == 0 {
+		exit = 127
+	}
+	in := store.FinishInput{Worker: sched.WorkerID(req.WorkerId), Copy: sched.CopyID(req.CopyId), ExitCode: exit,
+		Killed: req.Killed, TimedOut: req.TimedOut, Stdout: req.Stdout, Stderr: req.Stderr,
+		StdoutTruncated: req.StdoutTruncated, StderrTruncated: req.StderrTruncated,
+		CPUSeconds: req.CpuSeconds, RunSeconds: req.RunSeconds, StartError: req.StartError}
+	res, err := s.finish(in)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	outcome := batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED
+	if res.Won {
+		outcome = batchv1.ReportOutcome_REPORT_OUTCOME_WON
+	}
+	return &batchv1.ReportFinishedResponse{Outcome: outcome}, nil
+}
+
+// finishCall is one ReportFinished waiting for its group commit.
+type finishCall struct {
+	in   store.FinishInput
+	res  store.FinishResult
+	err  error
+	done chan struct{}
+}
+
+// finish records a copy's end. Reports that arrive together are committed
+// in one transaction and followed by one Decide (group commit): a goroutine
+// processes batches while reports are pending; callers wait for their
+// answer.
+func (s *Server) finish(in store.FinishInput) (store.FinishResult, error) {
+	call := &finishCall{in: in, done: make(chan struct{})}
+	s.finishMu.Lock()
+	s.finishQueue = append(s.finishQueue, call)
+	if !s.finishLeading {
+		s.finishLeading = true
+		go s.finishLoop()
+	}
+	s.finishMu.Unlock()
+	<-call.done
+	return call.res, call.err
+}
+
+func (s *Server) finishLoop() {
+	for {
+		s.finishMu.Lock()
+		batch := s.finishQueue
+		s.finishQueue = nil
+		if len(batch) == 0 {
+			s.finishLeading = false
+			s.finishMu.Unlock()
+			return
+		}
+		s.finishMu.Unlock()
+		s.finishBatch(batch)
+	}
+}
+
+// finishBatch commits a batch of reports, tells the scheduler, decides
+// once and answers each caller.
+func (s *Server) finishBatch(batch []*finishCall) {
+	defer func() {
+		for _, c := range batch {
+			close(c.done)
+		}
+	}()
+	ins := make([]store.FinishInput, len(batch))
+	for i, c := range batch {
+		ins[i] = c.in
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	outs, err := s.db.FinishCopies(context.Background(), ins)
+	if err != nil {
+		for _, c := range batch {
+			c.err = err
+		}
+		return
+	}
+	now := s.now()
+	changed := false
+	for i, c := range batch {
+		res := outs[i].Result
+		c.res, c.err = res, outs[i].Err
+		if c.err != nil || res.Replayed {
+			continue
+		}
+		changed = true
+		if res.WasLive {
+			kind := sched.EventCopyFinished
+			if res.Lost {
+				kind = sched.EventCopyLost
+			}
+			s.apply(sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy})
+		}
+		switch {
+		case res.Won && res.Task.State == sched.TaskFinished:
+			s.metrics.observeFinished(res.Task)
+		case res.Won:
+			s.metrics.addExecuted(c.in.RunSeconds)
+		case res.Prior != sched.CopyLost: // lost copies counted when lost
+			s.metrics.addWaste(c.in.RunSeconds)
+		}
+		if res.Bill != nil {
+			s.metrics.addBilled(res.Bill.SlotSeconds)
+		}
+		s.watch.publish(res.Task.Set, []int32{res.Task.Index})
+	}
+	if changed {
+		s.decide(now)
+	}
+}

@@ -1,0 +1,711 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"batchd/sched"
+)
+
+// Started is a copy a Start decision created, with what its worker needs.
+type Started struct {
+	Decision sched.Decision
+	Spec     sched.TaskSpec
+	Owner    string
+}
+
+// ApplyDecisions records the scheduler's decisions in one transaction
+// before the driver carries them out: a Start becomes a running copy row, a
+// Kill ends a live copy as killed (its run time so far, by the server's
+// clock, until the worker reports its own), a Suspend and a Resume change
+// its state. It returns the started copies with their specs.
+func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Started, error) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	var started []Started
+	err := db.write(ctx, func(tx *Tx) error {
+		now := nanos(tx.now)
+		for _, d := range ds {
+			var err error
+			switch d.Kind {
+			case sched.DecisionStart:
+				_, err = tx.ExecContext(ctx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, state, started_at)
+					VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`, d.Copy, d.Task.Set, d.Task.Index, d.Slot.Worker, d.Slot.Slot, boolInt(d.Speculative), now)
+				if err == nil {
+					st := Started{Decision: d}
+					var spec string
+					err = tx.QueryRowContext(ctx, `SELECT t.spec, s.owner FROM tasks t JOIN task_sets s ON s.id = t.set_id WHERE t.set_id = ? AND t.idx = ?`,
+						d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner)
+					if err == nil {
+						err = json.Unmarshal([]byte(spec), &st.Spec)
+					}
+					started = append(started, st)
+				}
+			case sched.DecisionKill:
+				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'killed', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
+					WHERE id = ? AND state IN ('running', 'suspended')`, now, now, d.Copy)
+			case sched.DecisionSuspend:
+				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'suspended' WHERE id = ? AND state = 'running'`, d.Copy)
+			case sched.DecisionResume:
+				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'running' WHERE id = ? AND state = 'suspended'`, d.Copy)
+			}
+			if err != nil {
+				return fmt.Errorf("record decision %d on copy %d: %w", d.Kind, d.Copy, translate(err))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// FinishInput is a worker's report of a copy's end.
+type FinishInput struct {
+	Worker                           sched.WorkerID
+	Copy                             sched.CopyID
+	ExitCode                         int32
+	Killed, TimedOut                 bool
+	Stdout, Stderr                   []byte
+	StdoutTruncated, StderrTruncated bool
+	CPUSeconds, RunSeconds           float64
+	StartError                       string
+}
+
+// FinishResult is what a copy's end did.
+type FinishResult struct {
+	Won      bool // the copy's result became the task's
+	Replayed bool // the copy had been reported before; same answer
+	// WasLive: the copy was live, so the scheduler must hear of its end:
+	// as lost when Lost, else as finished.
+	WasLive bool
+	Lost    bool
+	// Prior is the copy's state before the report (lost copies were
+	// already counted as waste when they were lost).
+	Prior sched.CopyState
+	Task  sched.Task // the task after the report (without spec and copies)
+	Owner string
+	Bill  *sched.BillLine // the bill line written, if any
+}
+
+// FinishCopy records a copy's end. A live copy that ran to its end wins
+// when its task wants a result: a disclosed task becomes executed (output
+// kept, not billed), a requested one finished with its bill line in the
+// same transaction. A live copy the worker killed on its own is lost (the
+// task runs again, nobody pays). A copy already ended (killed on the
+// server's order, lost, or lost the race) only has its CPU and run time
+// recorded. Replays get the first answer. Errors: EFAILEDPRECONDITION (no
+// such copy), EPERMISSION (a copy of another worker).
+func (db *DB) FinishCopy(ctx context.Context, in FinishInput) (FinishResult, error) {
+	var res FinishResult
+	err := db.write(ctx, func(tx *Tx) (err error) {
+		res, err = finishCopy(ctx, tx, in)
+		return err
+	})
+	return res, err
+}
+
+// FinishOutcome is the result of one report of FinishCopies.
+type FinishOutcome struct {
+	Result FinishResult
+	Err    error // a coded error of this report alone
+}
+
+// FinishCopies records many copies' ends in one transaction (group commit),
+// each as FinishCopy does. A report refused with a code (no such copy,
+// another worker's copy) gets its error in its outcome and writes nothing;
+// any other error aborts them all and is returned.
+func (db *DB) FinishCopies(ctx context.Context, ins []FinishInput) ([]FinishOutcome, error) {
+	out := make([]FinishOutcome, len(ins))
+	err := db.write(ctx, func(tx *Tx) error {
+		for i, in := range ins {
+			res, err := finishCopy(ctx, tx, in)
+			var se *sched.Error
+			if err != nil && !errors.As(err, &se) {
+				return err
+			}
+			out[i] = FinishOutcome{Result: res, Err: err}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// finishCopy is FinishCopy inside tx. Its coded errors are found before it
+// writes anything.
+func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, error) {
+	var res FinishResult
+	err := func() error {
+		c, outcome, err := getCopy(ctx, tx, in.Copy)
+		if err == sql.ErrNoRows {
+			return sched.Errorf(sched.EFAILEDPRECONDITION, "copy %d is not held by worker %s: the server never started it", in.Copy, in.Worker)
+		} else if err != nil {
+			return fmt.Errorf("read copy %d: %w", in.Copy, err)
+		}
+		if c.Slot.Worker != in.Worker {
+			return sched.Errorf(sched.EPERMISSION, "copy %d belongs to another worker", in.Copy)
+		}
+		if outcome != "" {
+			res.Replayed, res.Won = true, outcome == "won"
+			return nil
+		}
+		var owner, setName string
+		if err := tx.QueryRowContext(ctx, `SELECT owner, name FROM task_sets WHERE id = ?`, c.Task.Set).Scan(&owner, &setName); err != nil {
+			return fmt.Errorf("read set of copy: %w", err)
+		}
+		res.Owner = owner
+		now := nanos(tx.now)
+		var (
+			state       string
+			requestedAt int64
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT state, requested_at FROM tasks WHERE set_id = ? AND idx = ?`, c.Task.Set, c.Task.Index).
+			Scan(&state, &requestedAt); err != nil {
+			return fmt.Errorf("read task of copy: %w", err)
+		}
+		res.Task = sched.Task{Set: c.Task.Set, Index: c.Task.Index, State: sched.TaskState(state), RequestedAt: fromNanos(requestedAt), Progress: -1}
+		res.WasLive, res.Prior = c.State.Live(), c.State
+		newCopy := string(c.State)
+		switch {
+		case !c.State.Live():
+			// Ended on the server's order or lost before: keep what it used.
+		case in.Killed:
+			newCopy, res.Lost = string(sched.CopyLost), true
+		case state == string(sched.TaskDisclosed) || state == string(sched.TaskRequested):
+			newCopy, res.Won = string(sched.CopyWon), true
+		default:
+			newCopy = string(sched.CopyKilled)
+		}
+		outcomeStr := "discarded"
+		if res.Won {
+			outcomeStr = "won"
+		}
+		endedAt := now
+		if !c.State.Live() && !c.EndedAt.IsZero() {
+			endedAt = nanos(c.EndedAt)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, ended_at = ?, cpu_seconds = ?, run_seconds = ?, outcome = ? WHERE id = ?`,
+			newCopy, endedAt, in.CPUSeconds, in.RunSeconds, outcomeStr, in.Copy); err != nil {
+			return fmt.Errorf("end copy %d: %w", in.Copy, err)
+		}
+		if res.Won {
+			if err := win(ctx, tx, c, state, owner, setName, in, &res); err != nil {
+				return err
+			}
+			t := &res.Task
+			t.ExecutedAt, t.ServiceSeconds, t.ExitCode, t.TimedOut = tx.now, in.RunSeconds, in.ExitCode, in.TimedOut
+			if t.State == sched.TaskDisclosed {
+				t.State = sched.TaskExecuted
+			} else {
+				t.State, t.FinishedAt = sched.TaskFinished, tx.now
+				t.VisibleResponseSeconds = max(0, tx.now.Sub(t.RequestedAt).Seconds())
+			}
+		}
+		return nil
+	}()
+	return res, err
+}
+
+// win makes copy c's result its task's result.
+func win(ctx context.Context, tx *Tx, c sched.Copy, state, owner, setName string, in FinishInput, res *FinishResult) error {
+	now := nanos(tx.now)
+	stdout, stderr := in.Stdout, in.Stderr
+	if in.StartError != "" && len(stderr) == 0 {
+		stderr = []byte(in.StartError + "\n")
+	}
+	stdout, tOut := capBytes(stdout, in.StdoutTruncated, tx.cap)
+	stderr, tErr := capBytes(stderr, in.StderrTruncated, tx.cap)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
+		exit_code, timed_out, cpu_seconds, slot_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.Task.Set, c.Task.Index, c.ID, c.Slot.Worker, stdout, stderr, boolInt(tOut), boolInt(tErr),
+		in.ExitCode, boolInt(in.TimedOut), in.CPUSeconds, in.RunSeconds); err != nil {
+		return fmt.Errorf("keep output of copy %d: %w", c.ID, translate(err))
+	}
+	if state == string(sched.TaskDisclosed) {
+		_, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'executed', executed_at = ?, win_copy = ?, exit_code = ?, timed_out = ?, service_seconds = ?
+			WHERE set_id = ? AND idx = ?`, now, c.ID, in.ExitCode, boolInt(in.TimedOut), in.RunSeconds, c.Task.Set, c.Task.Index)
+		if err != nil {
+			return fmt.Errorf("execute task: %w", err)
+		}
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'finished', executed_at = ?, finished_at = ?, win_copy = ?, exit_code = ?, timed_out = ?,
+		service_seconds = ?, visible_response = MAX(0, (? - requested_at) / 1e9) WHERE set_id = ? AND idx = ?`,
+		now, now, c.ID, in.ExitCode, boolInt(in.TimedOut), in.RunSeconds, now, c.Task.Set, c.Task.Index); err != nil {
+		return fmt.Errorf("finish task: %w", err)
+	}
+	bill, err := insertBill(ctx, tx, sched.BillLine{Owner: owner, Task: c.Task, SetName: setName, Copy: c.ID,
+		SlotSeconds: in.RunSeconds, CPUSeconds: in.CPUSeconds, BilledAt: tx.now, Reason: sched.BillFinished})
+	if err != nil {
+		return err
+	}
+	res.Bill = &bill
+	return nil
+}
+
+// capBytes cuts b to limit bytes (limit <= 0: no cap) and says whether it
+// is truncated.
+func capBytes(b []byte, truncated bool, limit int64) ([]byte, bool) {
+	if b == nil {
+		b = []byte{}
+	}
+	if limit > 0 && int64(len(b)) > limit {
+		return b[:limit], true
+	}
+	return b, truncated
+}
+
+func getCopy(ctx context.Context, tx *Tx, id sched.CopyID) (sched.Copy, string, error) {
+	var outcome string
+	row := tx.QueryRowContext(ctx, `SELECT `+copyCols+`, outcome FROM copies WHERE id = ?`, id)
+	var c sched.Copy
+	var (
+		spec           int
+		state          string
+		started, ended int64
+	)
+	err := row.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &state, &started, &ended,
+		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &outcome)
+	c.Speculative = spec != 0
+	c.State = sched.CopyState(state)
+	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
+	return c, outcome, err
+}
+
+// HeldCopy is a copy a worker says it still runs when it registers.
+type HeldCopy struct {
+	Copy       sched.CopyID
+	Slot       int32
+	Suspended  bool
+	Progress   float64
+	CPUSeconds float64
+}
+
+// RegisterInput is a worker's Register call.
+type RegisterInput struct {
+	Worker     sched.WorkerID
+	Hostname   string
+	Slots      int32
+	CanSuspend bool
+	Version    string
+	Running    []HeldCopy
+}
+
+// RegisterResult is what a Register did.
+type RegisterResult struct {
+	Attached []sched.Copy   // held copies the server still wants
+	Lost     []sched.Copy   // live copies of the worker it no longer holds
+	Kill     []sched.CopyID // held copies the server does not want
+}
+
+// RegisterWorker records a worker as up. Every copy the store holds as live
+// on it but not held any more is lost; every held copy whose task still
+// wants it is attached again (running or suspended as the worker says);
+// the other held copies are to be killed.
+func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterResult, error) {
+	var res RegisterResult
+	if in.Worker == "" {
+		return res, sched.Errorf(sched.EINVALID, "worker name is empty")
+	}
+	if in.Slots < 0 {
+		return res, sched.Errorf(sched.EINVALID, "slots must not be negative")
+	}
+	err := db.write(ctx, func(tx *Tx) error {
+		now := nanos(tx.now)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO workers (id, hostname, slots, can_suspend, state, last_heartbeat, registered_at, version)
+			VALUES (?, ?, ?, ?, 'up', ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, slots = excluded.slots,
+			can_suspend = excluded.can_suspend, state = 'up', last_heartbeat = excluded.last_heartbeat, registered_at = excluded.registered_at,
+			version = excluded.version`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version); err != nil {
+			return fmt.Errorf("register worker: %w", err)
+		}
+		live, err := liveCopies(ctx, tx, in.Worker)
+		if err != nil {
+			return err
+		}
+		byID := make(map[sched.CopyID]sched.Copy, len(live))
+		for _, c := range live {
+			byID[c.ID] = c
+		}
+		held := make(map[sched.CopyID]bool, len(in.Running))
+		for _, h := range in.Running {
+			if held[h.Copy] {
+				continue
+			}
+			held[h.Copy] = true
+			c, ok := byID[h.Copy]
+			if !ok || h.Slot != c.Slot.Slot || h.Slot < 0 || h.Slot >= in.Slots {
+				res.Kill = append(res.Kill, h.Copy)
+				continue
+			}
+			var state string
+			if err := tx.QueryRowContext(ctx, `SELECT state FROM tasks WHERE set_id = ? AND idx = ?`, c.Task.Set, c.Task.Index).Scan(&state); err != nil {
+				return fmt.Errorf("read task of held copy: %w", err)
+			}
+			if state != string(sched.TaskDisclosed) && state != string(sched.TaskRequested) {
+				res.Kill = append(res.Kill, h.Copy)
+				held[h.Copy] = false // lost below: the task does not want it
+				continue
+			}
+			c.State = sched.CopyRunning
+			if h.Suspended {
+				c.State = sched.CopySuspended
+			}
+			c.Progress, c.CPUSeconds = h.Progress, h.CPUSeconds
+			if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, progress = ?, cpu_seconds = ? WHERE id = ?`,
+				string(c.State), c.Progress, c.CPUSeconds, c.ID); err != nil {
+				return fmt.Errorf("attach copy: %w", err)
+			}
+			res.Attached = append(res.Attached, c)
+		}
+		for _, c := range live {
+			if held[c.ID] {
+				continue
+			}
+			if err := loseCopy(ctx, tx, c.ID); err != nil {
+				return err
+			}
+			res.Lost = append(res.Lost, c)
+		}
+		return nil
+	})
+	return res, err
+}
+
+func loseCopy(ctx context.Context, tx *Tx, id sched.CopyID) error {
+	now := nanos(tx.now)
+	if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = 'lost', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
+		WHERE id = ? AND state IN ('running', 'suspended')`, now, now, id); err != nil {
+		return fmt.Errorf("lose copy %d: %w", id, err)
+	}
+	return nil
+}
+
+func liveCopies(ctx context.Context, tx *Tx, w sched.WorkerID) ([]sched.Copy, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE worker = ? AND state IN ('running', 'suspended') ORDER BY id`, w)
+	if err != nil {
+		return nil, fmt.Errorf("read live copies: %w", err)
+	}
+	defer rows.Close()
+	var out []sched.Copy
+	for rows.Next() {
+		c, err := scanCopy(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// LiveCopy is a live copy with what its worker needs to run it.
+type LiveCopy struct {
+	Copy  sched.Copy
+	Spec  sched.TaskSpec
+	Owner string
+}
+
+// WorkerCopies returns the live copies of worker w, by id, with their
+// specs: what the worker should be running (or holding suspended) now.
+func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, error) {
+	var out []LiveCopy
+	err := db.read(ctx, func(tx *Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
+			c.progress, c.cpu_seconds, c.run_seconds, t.spec, s.owner
+			FROM copies c JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx JOIN task_sets s ON s.id = c.set_id
+			WHERE c.worker = ? AND c.state IN ('running', 'suspended') ORDER BY c.id`, w)
+		if err != nil {
+			return fmt.Errorf("read live copies: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				lc             LiveCopy
+				spec, state    string
+				isSpec         int
+				started, ended int64
+			)
+			c := &lc.Copy
+			if err := rows.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &isSpec, &state, &started, &ended,
+				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &spec, &lc.Owner); err != nil {
+				return err
+			}
+			c.Speculative, c.State = isSpec != 0, sched.CopyState(state)
+			c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
+			if err := json.Unmarshal([]byte(spec), &lc.Spec); err != nil {
+				return fmt.Errorf("decode spec: %w", err)
+			}
+			out = append(out, lc)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// LoseWorker marks a worker whose lease lapsed (state "lease-lapsed") or
+// who left ("gone") and loses its live copies, which it returns.
+func (db *DB) LoseWorker(ctx context.Context, w sched.WorkerID, state string) ([]sched.Copy, error) {
+	var lost []sched.Copy
+	err := db.write(ctx, func(tx *Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ? WHERE id = ?`, state, w); err != nil {
+			return fmt.Errorf("mark worker: %w", err)
+		}
+		live, err := liveCopies(ctx, tx, w)
+		if err != nil {
+			return err
+		}
+		for _, c := range live {
+			if err := loseCopy(ctx, tx, c.ID); err != nil {
+				return err
+			}
+		}
+		lost = live
+		return nil
+	})
+	return lost, err
+}
+
+// CopyProgress is one copy's progress in a heartbeat.
+type CopyProgress struct {
+	Copy       sched.CopyID
+	Progress   float64
+	CPUSeconds float64
+}
+
+// HeartbeatResult is what a heartbeat found.
+type HeartbeatResult struct {
+	Kill    []sched.CopyID // reported copies not live on the worker
+	Changed []CopyProgress // live copies whose progress changed
+	Missing []sched.CopyID // live copies of the worker it did not report
+}
+
+// Heartbeat records a worker's heartbeat and its copies' progress.
+// Errors: ENOTFOUND (unknown worker).
+func (db *DB) Heartbeat(ctx context.Context, w sched.WorkerID, copies []CopyProgress) (HeartbeatResult, error) {
+	var res HeartbeatResult
+	err := db.write(ctx, func(tx *Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE workers SET last_heartbeat = ? WHERE id = ?`, nanos(tx.now), w)
+		if err != nil {
+			return fmt.Errorf("heartbeat: %w", err)
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			return sched.Errorf(sched.ENOTFOUND, "worker %s is not registered: register again", w)
+		}
+		for _, p := range copies {
+			var (
+				worker, state string
+				progress      float64
+			)
+			err := tx.QueryRowContext(ctx, `SELECT worker, state, progress FROM copies WHERE id = ?`, p.Copy).Scan(&worker, &state, &progress)
+			if err == sql.ErrNoRows || (err == nil && (worker != string(w) || !sched.CopyState(state).Live())) {
+				res.Kill = append(res.Kill, p.Copy)
+				continue
+			} else if err != nil {
+				return fmt.Errorf("read copy: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE copies SET progress = ?, cpu_seconds = ? WHERE id = ?`, p.Progress, p.CPUSeconds, p.Copy); err != nil {
+				return fmt.Errorf("record progress: %w", err)
+			}
+			if p.Progress != progress {
+				res.Changed = append(res.Changed, p)
+			}
+		}
+		live, err := liveCopies(ctx, tx, w)
+		if err != nil {
+			return err
+		}
+		reported := make(map[sched.CopyID]bool, len(copies))
+		for _, p := range copies {
+			reported[p.Copy] = true
+		}
+		for _, c := range live {
+			if !reported[c.ID] {
+				res.Missing = append(res.Missing, c.ID)
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+// LoseCopies marks the given live copies of worker w lost (a worker that
+// no longer reports them) and returns the ones it changed.
+func (db *DB) LoseCopies(ctx context.Context, w sched.WorkerID, ids []sched.CopyID) ([]sched.Copy, error) {
+	var lost []sched.Copy
+	err := db.write(ctx, func(tx *Tx) error {
+		for _, id := range ids {
+			c, _, err := getCopy(ctx, tx, id)
+			if err == sql.ErrNoRows {
+				continue
+			} else if err != nil {
+				return fmt.Errorf("read copy %d: %w", id, err)
+			}
+			if c.Slot.Worker != w || !c.State.Live() {
+				continue
+			}
+			if err := loseCopy(ctx, tx, id); err != nil {
+				return err
+			}
+			lost = append(lost, c)
+		}
+		return nil
+	})
+	return lost, err
+}
+
+// ListWorkers returns every worker the store knows, by id, with its busy
+// slots (live copies).
+func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
+	var out []sched.Worker
+	err := db.read(ctx, func(tx *Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT w.id, w.hostname, w.slots, w.can_suspend, w.state, w.last_heartbeat, w.registered_at,
+			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running') FROM workers w ORDER BY w.id`)
+		if err != nil {
+			return fmt.Errorf("list workers: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				w        sched.Worker
+				canSusp  int
+				hb, regd int64
+			)
+			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots); err != nil {
+				return err
+			}
+			w.Name, w.CanSuspend = string(w.ID), canSusp != 0
+			w.LastHeartbeat, w.RegisteredAt = fromNanos(hb), fromNanos(regd)
+			out = append(out, w)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// SetSnapshot is one set's unfinished tasks, to rebuild the scheduler.
+type SetSnapshot struct {
+	Set         sched.SetID
+	Owner       string
+	DisclosedAt time.Time
+	Tasks       []sched.TaskInfo
+}
+
+// Duration is the run time of one winning copy, for the scheduler's
+// estimators (β, t_new) after a restart.
+type Duration struct {
+	Set     sched.SetID
+	Owner   string
+	Seconds float64
+}
+
+// MaxDurations is how many of the latest winning copies Load returns.
+const MaxDurations = 100_000
+
+// Snapshot is what the scheduler must know again after a restart.
+type Snapshot struct {
+	Workers   []sched.Worker // workers that were up
+	Sets      []SetSnapshot  // sets with unfinished tasks, by id
+	Durations []Duration     // the latest MaxDurations winning copies, oldest first
+	Copies    []sched.Copy   // live copies, by id
+	MaxCopyID sched.CopyID
+}
+
+// Load reads the snapshot the server rebuilds its scheduler from.
+func (db *DB) Load(ctx context.Context) (Snapshot, error) {
+	var snap Snapshot
+	err := db.read(ctx, func(tx *Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM copies`).Scan(&snap.MaxCopyID); err != nil {
+			return fmt.Errorf("max copy id: %w", err)
+		}
+		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat FROM workers WHERE state = 'up' ORDER BY id`)
+		if err != nil {
+			return fmt.Errorf("read workers: %w", err)
+		}
+		for ws.Next() {
+			var (
+				w  sched.Worker
+				cs int
+				hb int64
+			)
+			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb); err != nil {
+				ws.Close()
+				return err
+			}
+			w.Name, w.CanSuspend, w.State, w.LastHeartbeat = string(w.ID), cs != 0, "up", fromNanos(hb)
+			snap.Workers = append(snap.Workers, w)
+		}
+		ws.Close()
+		rows, err := tx.QueryContext(ctx, `SELECT t.set_id, s.owner, s.created_at, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at
+			FROM tasks t JOIN task_sets s ON s.id = t.set_id WHERE t.state IN ('disclosed', 'executed', 'requested') ORDER BY t.set_id, t.idx`)
+		if err != nil {
+			return fmt.Errorf("read open tasks: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id             sched.SetID
+				owner, state   string
+				created, reqAt int64
+				ti             sched.TaskInfo
+				noSpec         int
+			)
+			if err := rows.Scan(&id, &owner, &created, &ti.Index, &ti.EstimateSeconds, &noSpec, &ti.DeadlineSeconds, &state, &reqAt); err != nil {
+				rows.Close()
+				return err
+			}
+			ti.NoSpeculation, ti.State, ti.RequestedAt = noSpec != 0, sched.TaskState(state), seconds(fromNanos(reqAt))
+			if n := len(snap.Sets); n == 0 || snap.Sets[n-1].Set != id {
+				snap.Sets = append(snap.Sets, SetSnapshot{Set: id, Owner: owner, DisclosedAt: fromNanos(created)})
+			}
+			s := &snap.Sets[len(snap.Sets)-1]
+			s.Tasks = append(s.Tasks, ti)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		ds, err := tx.QueryContext(ctx, `SELECT * FROM (SELECT c.set_id, s.owner, c.run_seconds, c.ended_at, c.id FROM copies c
+			JOIN task_sets s ON s.id = c.set_id WHERE c.state = 'won' ORDER BY c.ended_at DESC, c.id DESC LIMIT ?) ORDER BY ended_at, id`, MaxDurations)
+		if err != nil {
+			return fmt.Errorf("read durations: %w", err)
+		}
+		for ds.Next() {
+			var (
+				d         Duration
+				ended, id int64
+			)
+			if err := ds.Scan(&d.Set, &d.Owner, &d.Seconds, &ended, &id); err != nil {
+				ds.Close()
+				return err
+			}
+			snap.Durations = append(snap.Durations, d)
+		}
+		ds.Close()
+		if err := ds.Err(); err != nil {
+			return err
+		}
+		cs, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE state IN ('running', 'suspended') ORDER BY id`)
+		if err != nil {
+			return fmt.Errorf("read live copies: %w", err)
+		}
+		defer cs.Close()
+		for cs.Next() {
+			c, err := scanCopy(cs)
+			if err != nil {
+				return err
+			}
+			snap.Copies = append(snap.Copies, c)
+		}
+		return cs.Err()
+	})
+	sort.Slice(snap.Copies, func(i, j int) bool { return snap.Copies[i].ID < snap.Copies[j].ID })
+	return snap, err
+}

@@ -1,0 +1,241 @@
+// Package store keeps batchd's state in SQLite: task sets, tasks, copies,
+// outputs, workers, idempotency keys and the append-only billing ledger. All
+// SQL of batchd lives here. Every state change is one transaction that also
+// writes what depends on it (a finished requested task and its bill line, a
+// disclose and its idempotency key), so nothing is ever half written.
+//
+// Store methods return *sched.Error values with a code for every error a
+// person can act on; anything else is wrapped with context and is internal.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+
+	"batchd/sched"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// DefaultOutputCap is the default number of bytes kept per output stream.
+const DefaultOutputCap = 16 << 20
+
+// DB is the SQLite database of one batchd server.
+type DB struct {
+	db   *sql.DB
+	Path string // file path of the database
+
+	// Now returns the current time; it is read once per transaction so that
+	// every row a transaction writes carries the same time. Tests pin it.
+	Now func() time.Time
+	// OutputCap is the number of bytes kept per stream (stdout, stderr);
+	// beyond it output is cut and marked truncated.
+	OutputCap int64
+}
+
+// NewDB returns a DB for the file at path; call Open before use.
+func NewDB(path string) *DB {
+	return &DB{Path: path, Now: time.Now, OutputCap: DefaultOutputCap}
+}
+
+// Open opens the database file, creating it, and runs pending migrations.
+func (db *DB) Open() error {
+	if db.Path == "" {
+		return sched.Errorf(sched.EINVALID, "no database path")
+	}
+	if err := os.MkdirAll(filepath.Dir(db.Path), 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	// Every setting is in the DSN so that it holds on each pooled connection:
+	// WAL lets readers run beside the writer; _txlock=immediate takes the
+	// write lock at BEGIN so a read-then-write transaction never fails with
+	// SQLITE_BUSY on upgrade; synchronous=NORMAL survives kill -9 in WAL;
+	// _stmt_cache_size keeps each connection's prepared statements, since
+	// the hot paths (a copy's finish, a start) run the same few queries.
+	dsn := "file:" + db.Path + "?_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL&_stmt_cache_size=64"
+	sdb, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	// Writers are serialized by SQLite anyway; a small pool keeps readers
+	// concurrent without opening a connection per goroutine.
+	sdb.SetMaxOpenConns(8)
+	sdb.SetMaxIdleConns(8)
+	sdb.SetConnMaxLifetime(0)
+	db.db = sdb
+	if err := db.migrate(context.Background()); err != nil {
+		sdb.Close()
+		return err
+	}
+	return nil
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	if db.db == nil {
+		return nil
+	}
+	return db.db.Close()
+}
+
+// migrate runs every embedded migration not yet recorded, each in its own
+// transaction, in file-name order.
+func (db *DB) migrate(ctx context.Context) error {
+	if _, err := db.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("create migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := db.migrateFile(ctx, name); err != nil {
+			return fmt.Errorf("migration %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (db *DB) migrateFile(ctx context.Context, name string) error {
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE name = ?`, name).Scan(&n); err != nil {
+		return err
+	} else if n > 0 {
+		return nil
+	}
+	buf, err := fs.ReadFile(migrationFS, name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, string(buf)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name) VALUES (?)`, name); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Tx is a transaction with the time it was begun at.
+type Tx struct {
+	*sql.Tx
+	now time.Time
+	cap int64 // DB.OutputCap
+}
+
+// begin starts a write transaction (immediate, see Open) with the time.
+func (db *DB) begin(ctx context.Context) (*Tx, error) {
+	tx, err := db.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap}, nil
+}
+
+// read runs fn in a read-only transaction so that it sees one snapshot.
+func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return translate(err)
+	}
+	defer tx.Rollback()
+	return translate(fn(&Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap}))
+}
+
+// write runs fn in a write transaction and commits it when fn succeeds.
+func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return translate(err)
+	}
+	return translate(tx.Commit())
+}
+
+// translate turns driver errors into coded errors where a person can act on
+// them; others pass through, wrapped by their callers with context.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sched.Error
+	if errors.As(err, &se) {
+		return err
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return sched.Errorf(sched.ENOTFOUND, "not found")
+	}
+	var e sqlite3.Error
+	if errors.As(err, &e) {
+		switch e.ExtendedCode {
+		case sqlite3.ErrConstraintUnique, sqlite3.ErrConstraintPrimaryKey:
+			return sched.Errorf(sched.ECONFLICT, "already exists")
+		case sqlite3.ErrConstraintForeignKey:
+			return sched.Errorf(sched.ENOTFOUND, "refers to something that does not exist")
+		}
+		switch e.Code {
+		case sqlite3.ErrBusy, sqlite3.ErrLocked:
+			return sched.Errorf(sched.EUNAVAILABLE, "database busy, try again")
+		case sqlite3.ErrFull:
+			return sched.Errorf(sched.ERESOURCEEXHAUSTED, "disk full")
+		}
+	}
+	return err
+}
+
+// nanos converts a time to the stored form (0 for the zero time).
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos converts the stored form back (the zero time for 0).
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// seconds converts a time to sched.Time (Unix seconds).
+func seconds(t time.Time) sched.Time {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
+}
+
+// placeholders returns "?,?,…" for n arguments.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,744 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"batchd/sched"
+)
+
+// DiscloseInput is one Disclose call.
+type DiscloseInput struct {
+	Owner          string
+	SetID          sched.SetID // 0 creates a set
+	Name           string
+	Tasks          []sched.TaskSpec
+	IdempotencyKey string // "" = none
+	Request        bool   // request the new tasks at once
+}
+
+// DiscloseResult is what a Disclose did.
+type DiscloseResult struct {
+	Set         sched.TaskSet
+	FirstIndex  int32
+	Count       int32
+	Replayed    bool // an earlier call with the same key made this answer
+	Created     bool // the set is new
+	DisclosedAt time.Time
+}
+
+// Disclose creates a set or appends tasks to one, records the idempotency
+// key in the same transaction, and with in.Request requests the new tasks.
+// A replayed key returns the first call's answer and writes nothing.
+// Errors: EINVALID (no tasks), ENOTFOUND (no such set of the owner),
+// EFAILEDPRECONDITION (every task of the set is canceled),
+// ERESOURCEEXHAUSTED (the set would exceed MaxTasksPerSet).
+func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, error) {
+	var res DiscloseResult
+	if len(in.Tasks) == 0 {
+		return res, sched.Errorf(sched.EINVALID, "no tasks to disclose: give at least one task")
+	}
+	err := db.write(ctx, func(tx *Tx) error {
+		if in.IdempotencyKey != "" {
+			var setID sched.SetID
+			err := tx.QueryRowContext(ctx, `SELECT set_id, first_index, count FROM idempotency_keys WHERE owner = ? AND key = ?`,
+				in.Owner, in.IdempotencyKey).Scan(&setID, &res.FirstIndex, &res.Count)
+			if err == nil {
+				res.Replayed = true
+				set, err := getSet(ctx, tx, in.Owner, setID)
+				res.Set = set
+				return err
+			} else if err != sql.ErrNoRows {
+				return fmt.Errorf("look up idempotency key: %w", err)
+			}
+		}
+		setID := in.SetID
+		var ntasks int64
+		if setID == 0 {
+			r, err := tx.ExecContext(ctx, `INSERT INTO task_sets (owner, name, created_at) VALUES (?, ?, ?)`,
+				in.Owner, in.Name, nanos(tx.now))
+			if err != nil {
+				return fmt.Errorf("create set: %w", err)
+			}
+			id, _ := r.LastInsertId()
+			setID = sched.SetID(id)
+			res.Created = true
+		} else {
+			if err := tx.QueryRowContext(ctx, `SELECT ntasks FROM task_sets WHERE id = ? AND owner = ?`, setID, in.Owner).Scan(&ntasks); err == sql.ErrNoRows {
+				return sched.Errorf(sched.ENOTFOUND, "task set %d not found", setID)
+			} else if err != nil {
+				return fmt.Errorf("read set: %w", err)
+			}
+			var canceled int64
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks WHERE set_id = ? AND state = 'canceled'`, setID).Scan(&canceled); err != nil {
+				return fmt.Errorf("count canceled: %w", err)
+			}
+			if ntasks > 0 && canceled == ntasks {
+				return sched.Errorf(sched.EFAILEDPRECONDITION, "task set %d is canceled (all its %d tasks are): disclose a new set instead", setID, ntasks)
+			}
+		}
+		if ntasks+int64(len(in.Tasks)) > MaxTasksPerSet {
+			return sched.Errorf(sched.ERESOURCEEXHAUSTED, "task set %d would hold %d tasks; the limit is %d per set", setID, ntasks+int64(len(in.Tasks)), MaxTasksPerSet)
+		}
+		state, reqAt := sched.TaskDisclosed, int64(0)
+		if in.Request {
+			state, reqAt = sched.TaskRequested, nanos(tx.now)
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO tasks (set_id, idx, spec, estimate, no_speculation, deadline, state, disclosed_at, requested_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("prepare insert: %w", err)
+		}
+		defer stmt.Close()
+		now := nanos(tx.now)
+		for i, spec := range in.Tasks {
+			buf, err := json.Marshal(spec)
+			if err != nil {
+				return fmt.Errorf("encode spec: %w", err)
+			}
+			if _, err := stmt.ExecContext(ctx, setID, ntasks+int64(i), string(buf), spec.EstimateSeconds,
+				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, string(state), now, reqAt); err != nil {
+				return fmt.Errorf("insert task: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET ntasks = ntasks + ? WHERE id = ?`, len(in.Tasks), setID); err != nil {
+			return fmt.Errorf("count tasks: %w", err)
+		}
+		res.FirstIndex, res.Count = int32(ntasks), int32(len(in.Tasks))
+		if in.IdempotencyKey != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (owner, key, set_id, first_index, count, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+				in.Owner, in.IdempotencyKey, setID, res.FirstIndex, res.Count, now); err != nil {
+				return fmt.Errorf("record idempotency key: %w", err)
+			}
+		}
+		res.DisclosedAt = tx.now
+		res.Set, err = getSet(ctx, tx, in.Owner, setID)
+		return err
+	})
+	return res, err
+}
+
+// RequestInput is one Request call: the named tasks, or with All every
+// unrequested task of the set.
+type RequestInput struct {
+	Owner   string
+	SetID   sched.SetID
+	Indexes []int32
+	All     bool
+}
+
+// RequestResult is what a Request did.
+type RequestResult struct {
+	Set            sched.TaskSet
+	Requested      []int32 // moved from disclosed to requested (nil with All)
+	NumRequested   int32
+	FinishedAtOnce []sched.Task // executed tasks that finished at once
+	Bills          []sched.BillLine
+	Unchanged      int32
+	Tasks          []sched.Task // the named tasks after the call
+	RequestedAt    time.Time
+}
+
+// Request marks tasks requested. An executed task finishes at once with
+// visible response time 0 and its bill line (executed-then-requested) is
+// written in the same transaction. Requesting a requested or finished task
+// changes nothing. Errors: EINVALID (nothing named), ENOTFOUND (no such set
+// or task), EFAILEDPRECONDITION (a named task is canceled).
+func (db *DB) Request(ctx context.Context, in RequestInput) (RequestResult, error) {
+	var res RequestResult
+	if len(in.Indexes) == 0 && !in.All {
+		return res, sched.Errorf(sched.EINVALID, "name the tasks to request, or request all")
+	}
+	err := db.write(ctx, func(tx *Tx) error {
+		set, err := getSet(ctx, tx, in.Owner, in.SetID)
+		if err != nil {
+			return err
+		}
+		now := nanos(tx.now)
+		res.RequestedAt = tx.now
+		var executed []int32
+		if in.All {
+			r, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'requested', requested_at = ? WHERE set_id = ? AND state = 'disclosed'`, now, in.SetID)
+			if err != nil {
+				return fmt.Errorf("request tasks: %w", err)
+			}
+			n, _ := r.RowsAffected()
+			res.NumRequested = int32(n)
+			if executed, err = indexesIn(ctx, tx, in.SetID, "executed"); err != nil {
+				return err
+			}
+			res.Unchanged = int32(set.Counts.Requested + set.Counts.Finished)
+		} else {
+			seen := make(map[int32]bool, len(in.Indexes))
+			for _, i := range in.Indexes {
+				if seen[i] {
+					continue
+				}
+				seen[i] = true
+				state, err := taskState(ctx, tx, set, i)
+				if err != nil {
+					return err
+				}
+				switch state {
+				case sched.TaskCanceled:
+					return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d of set %d is canceled: it cannot be requested; disclose it again", i, in.SetID)
+				case sched.TaskDisclosed:
+					if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'requested', requested_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
+						return fmt.Errorf("request task: %w", err)
+					}
+					res.Requested = append(res.Requested, i)
+				case sched.TaskExecuted:
+					executed = append(executed, i)
+				default:
+					res.Unchanged++
+				}
+			}
+			res.NumRequested = int32(len(res.Requested))
+		}
+		for _, i := range executed {
+			bill, err := finishExecuted(ctx, tx, set, i)
+			if err != nil {
+				return err
+			}
+			res.Bills = append(res.Bills, bill)
+		}
+		if len(executed) > 0 {
+			if res.FinishedAtOnce, err = getTasks(ctx, tx, in.SetID, executed); err != nil {
+				return err
+			}
+		}
+		if !in.All {
+			if res.Tasks, err = getTasks(ctx, tx, in.SetID, in.Indexes); err != nil {
+				return err
+			}
+		}
+		res.Set, err = getSet(ctx, tx, in.Owner, in.SetID)
+		return err
+	})
+	return res, err
+}
+
+// finishExecuted finishes an executed task on its request and bills its
+// winning copy.
+func finishExecuted(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sched.BillLine, error) {
+	now := nanos(tx.now)
+	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'finished', requested_at = ?, finished_at = ?, visible_response = 0
+		WHERE set_id = ? AND idx = ?`, now, now, set.ID, i); err != nil {
+		return sched.BillLine{}, fmt.Errorf("finish executed task: %w", err)
+	}
+	bill := sched.BillLine{Owner: set.Owner, Task: sched.TaskRef{Set: set.ID, Index: i}, SetName: set.Name,
+		BilledAt: tx.now, Reason: sched.BillExecutedThenRequest}
+	if err := tx.QueryRowContext(ctx, `SELECT copy_id, slot_seconds, cpu_seconds FROM outputs WHERE set_id = ? AND idx = ?`, set.ID, i).
+		Scan(&bill.Copy, &bill.SlotSeconds, &bill.CPUSeconds); err != nil && err != sql.ErrNoRows {
+		return bill, fmt.Errorf("read output of executed task: %w", err)
+	}
+	return insertBill(ctx, tx, bill)
+}
+
+// insertBill appends a line to the ledger. The UNIQUE (set_id, idx)
+// constraint makes a second line for one task fail, whatever the logic.
+func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, error) {
+	r, err := tx.ExecContext(ctx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason)
+	if err != nil {
+		return b, fmt.Errorf("bill task %d/%d: %w", b.Task.Set, b.Task.Index, translate(err))
+	}
+	b.ID, _ = r.LastInsertId()
+	return b, nil
+}
+
+// CancelInput is one Cancel call: the named tasks, or without Indexes every
+// unrequested task of the set.
+type CancelInput struct {
+	Owner   string
+	SetID   sched.SetID
+	Indexes []int32
+}
+
+// CancelResult is what a Cancel did.
+type CancelResult struct {
+	Set             sched.TaskSet
+	Canceled        int32   // unrequested tasks canceled (never billed)
+	Stopped         int32   // requested unfinished tasks stopped (billed)
+	AlreadyCanceled int32   // tasks that were canceled before
+	Unchanged       int32   // finished (or, for the whole set, requested) tasks
+	Indexes         []int32 // the tasks this call canceled (nil for the whole set)
+	Bills           []sched.BillLine
+}
+
+// Cancel cancels the set's unrequested tasks (one UPDATE), or the named
+// tasks. A requested, unfinished named task is stopped and billed for what
+// it used: the slot-seconds of its longest-running live copy so far and
+// that copy's last reported CPU seconds (a line with zeros when no copy
+// ran). Executed tasks lose their kept output. Canceling twice is counted,
+// not an error. Errors: ENOTFOUND (no such set or task).
+func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) {
+	var res CancelResult
+	err := db.write(ctx, func(tx *Tx) error {
+		set, err := getSet(ctx, tx, in.Owner, in.SetID)
+		if err != nil {
+			return err
+		}
+		now := nanos(tx.now)
+		if len(in.Indexes) == 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM outputs WHERE set_id = ? AND idx IN (SELECT idx FROM tasks WHERE set_id = ? AND state = 'executed')`, in.SetID, in.SetID); err != nil {
+				return fmt.Errorf("drop outputs: %w", err)
+			}
+			r, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND state IN ('disclosed', 'executed')`, now, in.SetID)
+			if err != nil {
+				return fmt.Errorf("cancel tasks: %w", err)
+			}
+			n, _ := r.RowsAffected()
+			res.Canceled = int32(n)
+			res.AlreadyCanceled = int32(set.Counts.Canceled)
+			res.Unchanged = int32(set.Counts.Requested + set.Counts.Finished)
+		} else {
+			seen := make(map[int32]bool, len(in.Indexes))
+			for _, i := range in.Indexes {
+				if seen[i] {
+					continue
+				}
+				seen[i] = true
+				state, err := taskState(ctx, tx, set, i)
+				if err != nil {
+					return err
+				}
+				switch state {
+				case sched.TaskCanceled:
+					res.AlreadyCanceled++
+					continue
+				case sched.TaskFinished:
+					res.Unchanged++
+					continue
+				case sched.TaskExecuted:
+					if _, err := tx.ExecContext(ctx, `DELETE FROM outputs WHERE set_id = ? AND idx = ?`, in.SetID, i); err != nil {
+						return fmt.Errorf("drop output: %w", err)
+					}
+					res.Canceled++
+				case sched.TaskDisclosed:
+					res.Canceled++
+				case sched.TaskRequested:
+					bill, err := billStopped(ctx, tx, set, i)
+					if err != nil {
+						return err
+					}
+					res.Bills = append(res.Bills, bill)
+					res.Stopped++
+				}
+				if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
+					return fmt.Errorf("cancel task: %w", err)
+				}
+				res.Indexes = append(res.Indexes, i)
+			}
+		}
+		res.Set, err = getSet(ctx, tx, in.Owner, in.SetID)
+		return err
+	})
+	return res, err
+}
+
+// billStopped writes the canceled-after-request line of a requested task.
+func billStopped(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sched.BillLine, error) {
+	bill := sched.BillLine{Owner: set.Owner, Task: sched.TaskRef{Set: set.ID, Index: i}, SetName: set.Name,
+		BilledAt: tx.now, Reason: sched.BillCanceledAfterRequest}
+	var started int64
+	err := tx.QueryRowContext(ctx, `SELECT id, started_at, cpu_seconds FROM copies
+		WHERE set_id = ? AND idx = ? AND state IN ('running', 'suspended') ORDER BY started_at, id LIMIT 1`, set.ID, i).
+		Scan(&bill.Copy, &started, &bill.CPUSeconds)
+	if err != nil && err != sql.ErrNoRows {
+		return bill, fmt.Errorf("read copies of stopped task: %w", err)
+	}
+	if err == nil {
+		bill.SlotSeconds = max(0, tx.now.Sub(fromNanos(started)).Seconds())
+	}
+	return insertBill(ctx, tx, bill)
+}
+
+// taskState returns the state of task i of set, ENOTFOUND when out of range.
+func taskState(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sched.TaskState, error) {
+	if i < 0 || int64(i) >= set.Counts.Total {
+		return "", sched.Errorf(sched.ENOTFOUND, "task %d not found: set %d has tasks 0 to %d", i, set.ID, set.Counts.Total-1)
+	}
+	var s string
+	if err := tx.QueryRowContext(ctx, `SELECT state FROM tasks WHERE set_id = ? AND idx = ?`, set.ID, i).Scan(&s); err == sql.ErrNoRows {
+		return "", sched.Errorf(sched.ENOTFOUND, "task %d of set %d not found", i, set.ID)
+	} else if err != nil {
+		return "", fmt.Errorf("read task state: %w", err)
+	}
+	return sched.TaskState(s), nil
+}
+
+func indexesIn(ctx context.Context, tx *Tx, set sched.SetID, state sched.TaskState) ([]int32, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT idx FROM tasks WHERE set_id = ? AND state = ? ORDER BY idx`, set, string(state))
+	if err != nil {
+		return nil, fmt.Errorf("list %s tasks: %w", state, err)
+	}
+	defer rows.Close()
+	var out []int32
+	for rows.Next() {
+		var i int32
+		if err := rows.Scan(&i); err != nil {
+			return nil, err
+		}
+		out = append(out, i)
+	}
+	return out, rows.Err()
+}
+
+// GetTaskSet returns a set of the owner with its counts. Errors: ENOTFOUND.
+func (db *DB) GetTaskSet(ctx context.Context, owner string, id sched.SetID) (sched.TaskSet, error) {
+	var set sched.TaskSet
+	err := db.read(ctx, func(tx *Tx) (err error) {
+		set, err = getSet(ctx, tx, owner, id)
+		return err
+	})
+	return set, err
+}
+
+// TaskPage selects a page of a set's tasks.
+type TaskPage struct {
+	PageSize  int32
+	PageToken string // index after which the page starts
+	States    []sched.TaskState
+}
+
+// ListTasks returns a page of a set's tasks, each with its copies, and the
+// token of the next page ("" at the end). Errors: ENOTFOUND, EINVALID (bad
+// page token).
+func (db *DB) ListTasks(ctx context.Context, owner string, id sched.SetID, p TaskPage) (sched.TaskSet, []sched.Task, string, error) {
+	var (
+		set   sched.TaskSet
+		tasks []sched.Task
+		next  string
+	)
+	size := clampPage(p.PageSize, DefaultTaskPage, MaxTaskPage)
+	after := int64(-1)
+	if p.PageToken != "" {
+		n, err := strconv.ParseInt(p.PageToken, 10, 32)
+		if err != nil || n < 0 {
+			return set, nil, "", sched.Errorf(sched.EINVALID, "bad page token %q", p.PageToken)
+		}
+		after = n
+	}
+	err := db.read(ctx, func(tx *Tx) (err error) {
+		if set, err = getSet(ctx, tx, owner, id); err != nil {
+			return err
+		}
+		q := `SELECT ` + taskCols + ` FROM tasks WHERE set_id = ? AND idx > ?`
+		args := []any{id, after}
+		if len(p.States) > 0 {
+			q += ` AND state IN (` + placeholders(len(p.States)) + `)`
+			for _, s := range p.States {
+				args = append(args, string(s))
+			}
+		}
+		q += ` ORDER BY idx LIMIT ?`
+		args = append(args, size+1)
+		if tasks, err = queryTasks(ctx, tx, q, args...); err != nil {
+			return err
+		}
+		if len(tasks) > size {
+			tasks = tasks[:size]
+			next = strconv.Itoa(int(tasks[size-1].Index))
+		}
+		return attachCopies(ctx, tx, id, tasks)
+	})
+	return set, tasks, next, err
+}
+
+// GetTasks returns the named tasks of a set with their copies (indexes out
+// of range are skipped). Errors: ENOTFOUND (no such set).
+func (db *DB) GetTasks(ctx context.Context, owner string, id sched.SetID, indexes []int32) (sched.TaskSet, []sched.Task, error) {
+	var (
+		set   sched.TaskSet
+		tasks []sched.Task
+	)
+	err := db.read(ctx, func(tx *Tx) (err error) {
+		if set, err = getSet(ctx, tx, owner, id); err != nil {
+			return err
+		}
+		tasks, err = getTasks(ctx, tx, id, indexes)
+		return err
+	})
+	return set, tasks, err
+}
+
+func getTasks(ctx context.Context, tx *Tx, id sched.SetID, indexes []int32) ([]sched.Task, error) {
+	var tasks []sched.Task
+	for start := 0; start < len(indexes); start += 500 {
+		chunk := indexes[start:min(len(indexes), start+500)]
+		args := []any{id}
+		for _, i := range chunk {
+			args = append(args, i)
+		}
+		ts, err := queryTasks(ctx, tx, `SELECT `+taskCols+` FROM tasks WHERE set_id = ? AND idx IN (`+placeholders(len(chunk))+`) ORDER BY idx`, args...)
+		if err != nil {
+			return nil, err
+		}
+		if err := attachCopies(ctx, tx, id, ts); err != nil {
+			return nil, err
+		}
+		tasks = append(tasks, ts...)
+	}
+	return tasks, nil
+}
+
+// ListTaskSets returns a page of the owner's sets, newest first, and the
+// next page's token. Errors: EINVALID (bad page token).
+func (db *DB) ListTaskSets(ctx context.Context, owner string, pageSize int32, token string) ([]sched.TaskSet, string, error) {
+	size := clampPage(pageSize, DefaultSetPage, MaxSetPage)
+	before := int64(1<<63 - 1)
+	if token != "" {
+		n, err := strconv.ParseInt(token, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, "", sched.Errorf(sched.EINVALID, "bad page token %q", token)
+		}
+		before = n
+	}
+	var (
+		sets []sched.TaskSet
+		next string
+	)
+	err := db.read(ctx, func(tx *Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM task_sets WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?`, owner, before, size+1)
+		if err != nil {
+			return fmt.Errorf("list sets: %w", err)
+		}
+		var ids []sched.SetID
+		for rows.Next() {
+			var id sched.SetID
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) > size {
+			ids = ids[:size]
+			next = strconv.FormatInt(int64(ids[size-1]), 10)
+		}
+		for _, id := range ids {
+			set, err := getSet(ctx, tx, owner, id)
+			if err != nil {
+				return err
+			}
+			sets = append(sets, set)
+		}
+		return nil
+	})
+	return sets, next, err
+}
+
+func clampPage(n int32, def, most int) int {
+	switch {
+	case n <= 0:
+		return def
+	case int(n) > most:
+		return most
+	}
+	return int(n)
+}
+
+// getSet reads a set of the owner with its counts; ENOTFOUND otherwise (a
+// set of another owner is not found, so that nobody learns it exists).
+func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.TaskSet, error) {
+	set := sched.TaskSet{ID: id}
+	var created int64
+	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
+		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total)
+	if err == sql.ErrNoRows {
+		return set, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
+	} else if err != nil {
+		return set, fmt.Errorf("read set %d: %w", id, err)
+	}
+	set.CreatedAt = fromNanos(created)
+	rows, err := tx.QueryContext(ctx, `SELECT state, COUNT(*) FROM tasks WHERE set_id = ? GROUP BY state`, id)
+	if err != nil {
+		return set, fmt.Errorf("count tasks: %w", err)
+	}
+	for rows.Next() {
+		var (
+			s string
+			n int64
+		)
+		if err := rows.Scan(&s, &n); err != nil {
+			rows.Close()
+			return set, err
+		}
+		switch sched.TaskState(s) {
+		case sched.TaskDisclosed:
+			set.Counts.Disclosed = n
+		case sched.TaskExecuted:
+			set.Counts.Executed = n
+		case sched.TaskRequested:
+			set.Counts.Requested = n
+		case sched.TaskFinished:
+			set.Counts.Finished = n
+		case sched.TaskCanceled:
+			set.Counts.Canceled = n
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return set, err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = ? AND state IN ('running', 'suspended')`, id).
+		Scan(&set.Counts.Running); err != nil {
+		return set, fmt.Errorf("count running: %w", err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(slot_seconds), 0) FROM bill_lines WHERE set_id = ?`, id).
+		Scan(&set.BilledSlotSeconds); err != nil {
+		return set, fmt.Errorf("sum bill: %w", err)
+	}
+	if set.Counts.Finished > 0 {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(AVG(visible_response), 0) FROM tasks WHERE set_id = ? AND state = 'finished'`, id).
+			Scan(&set.MeanVisibleResponseSeconds); err != nil {
+			return set, fmt.Errorf("mean response: %w", err)
+		}
+	}
+	return set, nil
+}
+
+const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed_at, finished_at, canceled_at,
+	visible_response, service_seconds, exit_code, timed_out`
+
+func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Task, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []sched.Task
+	for rows.Next() {
+		var (
+			t                                         sched.Task
+			spec, state                               string
+			disclosed, requested, executed, fin, canc int64
+			timedOut                                  int
+		)
+		if err := rows.Scan(&t.Set, &t.Index, &spec, &state, &disclosed, &requested, &executed, &fin, &canc,
+			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(spec), &t.Spec); err != nil {
+			return nil, fmt.Errorf("decode spec of task %d/%d: %w", t.Set, t.Index, err)
+		}
+		t.State = sched.TaskState(state)
+		t.DisclosedAt, t.RequestedAt, t.ExecutedAt = fromNanos(disclosed), fromNanos(requested), fromNanos(executed)
+		t.FinishedAt, t.CanceledAt = fromNanos(fin), fromNanos(canc)
+		t.TimedOut = timedOut != 0
+		t.Progress = -1
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// attachCopies reads the copies of the given tasks (sorted by index) and
+// sets each task's Progress to the largest progress of a live copy.
+func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Task) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	pos := make(map[int32]int, len(tasks))
+	for i, t := range tasks {
+		pos[t.Index] = i
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE set_id = ? AND idx BETWEEN ? AND ? ORDER BY id`,
+		id, tasks[0].Index, tasks[len(tasks)-1].Index)
+	if err != nil {
+		return fmt.Errorf("read copies: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCopy(rows)
+		if err != nil {
+			return err
+		}
+		i, ok := pos[c.Task.Index]
+		if !ok {
+			continue
+		}
+		t := &tasks[i]
+		t.Copies = append(t.Copies, c)
+		if c.State.Live() && c.Progress > t.Progress {
+			t.Progress = c.Progress
+		}
+	}
+	return rows.Err()
+}
+
+const copyCols = `id, set_id, idx, worker, slot, speculative, state, started_at, ended_at, progress, cpu_seconds, run_seconds`
+
+type scanner interface{ Scan(...any) error }
+
+func scanCopy(r scanner) (sched.Copy, error) {
+	var (
+		c              sched.Copy
+		spec           int
+		state          string
+		started, ended int64
+	)
+	if err := r.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &state, &started, &ended,
+		&c.Progress, &c.CPUSeconds, &c.RunSeconds); err != nil {
+		return c, err
+	}
+	c.Speculative = spec != 0
+	c.State = sched.CopyState(state)
+	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
+	return c, nil
+}
+
+// GetOutput returns the output of a requested task: finished, or canceled
+// after its request with a kept result. offset and limit select a byte range
+// of each stream (limit 0 = DefaultOutputRead). Errors: ENOTFOUND,
+// EFAILEDPRECONDITION (the task is not requested or has no result yet).
+func (db *DB) GetOutput(ctx context.Context, owner string, ref sched.TaskRef, offset, limit int64) (sched.Output, error) {
+	var out sched.Output
+	if offset < 0 || limit < 0 {
+		return out, sched.Errorf(sched.EINVALID, "offset and limit must not be negative")
+	}
+	if limit == 0 {
+		limit = DefaultOutputRead
+	}
+	err := db.read(ctx, func(tx *Tx) error {
+		set, err := getSet(ctx, tx, owner, ref.Set)
+		if err != nil {
+			return err
+		}
+		state, err := taskState(ctx, tx, set, ref.Index)
+		if err != nil {
+			return err
+		}
+		out.State = state
+		switch state {
+		case sched.TaskDisclosed:
+			return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d is disclosed: request it to read its output", ref.Index)
+		case sched.TaskExecuted:
+			return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d has executed but is not requested: request it to read its output", ref.Index)
+		case sched.TaskRequested:
+			return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d is requested and has not finished yet: wait for it", ref.Index)
+		}
+		var tOut, tErr, timedOut int
+		err = tx.QueryRowContext(ctx, `SELECT copy_id, worker, substr(stdout, ?, ?), substr(stderr, ?, ?), length(stdout), length(stderr),
+			stdout_truncated, stderr_truncated, exit_code, timed_out, cpu_seconds, slot_seconds FROM outputs WHERE set_id = ? AND idx = ?`,
+			offset+1, limit, offset+1, limit, ref.Set, ref.Index).
+			Scan(&out.Copy, &out.Worker, &out.Stdout, &out.Stderr, &out.StdoutSize, &out.StderrSize, &tOut, &tErr,
+				&out.ExitCode, &timedOut, &out.CPUSeconds, &out.SlotSeconds)
+		if err == sql.ErrNoRows {
+			return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d was canceled before it produced a result: there is no output", ref.Index)
+		} else if err != nil {
+			return fmt.Errorf("read output: %w", err)
+		}
+		out.StdoutTruncated, out.StderrTruncated, out.TimedOut = tOut != 0, tErr != 0, timedOut != 0
+		return nil
+	})
+	return out, err
+}
