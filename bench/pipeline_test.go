@@ -1,0 +1,272 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"batchd/client"
+	"batchd/sched"
+)
+
+// slots is the number of worker slots the benchmarked server runs.
+const slots = 64
+
+var (
+	buildOnce sync.Once
+	batchdBin string
+	buildErr  error
+)
+
+// batchd builds the batchd binary once per run.
+func batchd(b *testing.B) string {
+	b.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "batchd-bench-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		batchdBin = filepath.Join(dir, "batchd")
+		if out, err := exec.Command("go", "build", "-o", batchdBin, "batchd/cmd/batchd").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build batchd: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return batchdBin
+}
+
+// The server is shared by the benchmarks (the framework calls each one
+// several times with growing b.N) and stopped by TestMain.
+var (
+	srvOnce   sync.Once
+	srvClient *client.Client
+	srvErr    error
+	srvStop   func()
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if srvStop != nil {
+		srvStop()
+	}
+	if batchdBin != "" {
+		os.RemoveAll(filepath.Dir(batchdBin))
+	}
+	os.Exit(code)
+}
+
+// server returns a client for the shared `batchd serve` with 64 local slots
+// on a free loopback port, started on first use and ready once all slots
+// are registered.
+func server(b *testing.B) *client.Client {
+	b.Helper()
+	bin := batchd(b)
+	srvOnce.Do(func() { srvClient, srvErr = startServer(bin) })
+	if srvErr != nil {
+		b.Fatal(srvErr)
+	}
+	return srvClient
+}
+
+func startServer(bin string) (*client.Client, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	data, err := os.MkdirTemp("", "batchd-bench-data-")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", data, "--slots", strconv.Itoa(slots))
+	out := &strings.Builder{}
+	var outMu sync.Mutex
+	w := writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) })
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	srvStop = func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		os.RemoveAll(data)
+	}
+	c := client.New(client.Config{Server: "http://" + addr, HTTPClient: &http.Client{}})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		cl, err := c.GetCluster(context.Background())
+		if err == nil && cl.Slots >= slots {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			return nil, fmt.Errorf("server not ready with %d slots after a minute (last error %v):\n%s", slots, err, out.String())
+		}
+		time.Sleep(50 * time.Millisecond) // another process: no clock to inject
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// waitSet waits until every task of the set is finished.
+func waitSet(b *testing.B, c *client.Client, set sched.SetID) {
+	b.Helper()
+	err := c.Watch(context.Background(), set, func(u client.WatchUpdate) error {
+		if u.Set.Counts.Finished+u.Set.Counts.Canceled >= u.Set.Counts.Total {
+			return client.ErrStopWatch
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// forkExecRate runs n copies of `true` on `slots` goroutines and returns
+// tasks per second: the baseline for the pipeline.
+func forkExecRate(b *testing.B, n int) float64 {
+	b.Helper()
+	start := time.Now()
+	work := make(chan struct{}, n)
+	for range n {
+		work <- struct{}{}
+	}
+	close(work)
+	var wg sync.WaitGroup
+	for range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range work {
+				if err := exec.Command("true").Run(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// BenchmarkPipeline measures tasks per second through disclose → dispatch →
+// run `true` → finish → bill with 64 slots: one op is one task. b.N tasks
+// are disclosed (and requested) in one call, the benchmark waits until all
+// are finished and checks that each has exactly one bill line. It reports
+// tasks/s and the same rate for plain fork/exec of `true` on 64 goroutines
+// (baseline-tasks/s), and their ratio.
+func BenchmarkPipeline(b *testing.B) {
+	c := server(b)
+	ctx := context.Background()
+	specs := make([]sched.TaskSpec, b.N)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	b.ResetTimer()
+	start := time.Now()
+	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "bench", Tasks: specs, Request: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitSet(b, c, res.Set.ID)
+	bill, err := c.GetBill(ctx, client.BillInput{Set: res.Set.ID})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got, want := bill.Totals.Lines, int64(b.N); got != want {
+		b.Fatalf("bill has %d lines for %d tasks", got, want)
+	}
+	rate := float64(b.N) / elapsed.Seconds()
+	base := forkExecRate(b, min(b.N, 2000))
+	b.ReportMetric(rate, "tasks/s")
+	b.ReportMetric(base, "baseline-tasks/s")
+	b.ReportMetric(rate/base, "ratio")
+}
+
+// BenchmarkRequestToStart measures, on an idle server with 64 slots, the
+// time from sending a request to the start of its copy: one op is one task
+// `date +%s%N`, disclosed and requested in one call; the task prints the
+// clock when it runs. It reports the median and p99 in milliseconds, the
+// median of the same measure for a plain local fork/exec of `date`
+// (baseline-median-ms), and the ratio of the medians.
+func BenchmarkRequestToStart(b *testing.B) {
+	c := server(b)
+	ctx := context.Background()
+	spec := sched.TaskSpec{Argv: []string{"date", "+%s%N"}, NoSpeculation: true}
+	lat := make([]float64, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		res, err := c.Disclose(ctx, client.DiscloseInput{Tasks: []sched.TaskSpec{spec}, Request: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		waitSet(b, c, res.Set.ID)
+		out, err := c.GetOutput(ctx, sched.TaskRef{Set: res.Set.ID, Index: 0})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, sinceStamp(b, t0, out.Stdout))
+	}
+	b.StopTimer()
+	base := make([]float64, 0, 50)
+	for range 50 {
+		t0 := time.Now()
+		out, err := exec.Command("date", "+%s%N").Output()
+		if err != nil {
+			b.Fatal(err)
+		}
+		base = append(base, sinceStamp(b, t0, out))
+	}
+	med, bmed := quantile(lat, 0.5), quantile(base, 0.5)
+	b.ReportMetric(med, "median-ms")
+	b.ReportMetric(quantile(lat, 0.99), "p99-ms")
+	b.ReportMetric(bmed, "baseline-median-ms")
+	b.ReportMetric(med/bmed, "ratio")
+}
+
+// sinceStamp returns milliseconds from t0 to the nanosecond Unix time that
+// `date +%s%N` printed.
+func sinceStamp(b *testing.B, t0 time.Time, out []byte) float64 {
+	b.Helper()
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		b.Fatalf("date printed %q: %v", out, err)
+	}
+	return float64(ns-t0.UnixNano()) / 1e6
+}
+
+// quantile returns the q-quantile of xs (nearest rank).
+func quantile(xs []float64, q float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# bench/sim.sh: the simulator's speed figures (issue 4).
+#
+#   bench/sim.sh            # benchmarks + the full Table 2 sweep, timed
+#   bench/sim.sh quick      # benchmarks only
+#
+# BenchmarkPetrouTable3: one 16-day Petrou run at Table 3's point
+#   (target: well under a second per op).
+# BenchmarkPetrouHeavy: the sweep's busiest kind of point.
+# BenchmarkCluster10k: 10,000 slots at 80% utilisation; virtual-s/s is
+#   the speed-up over real time (target: at least 100).
+# The sweep: 3,168 points × 6 queue policies, 16 days each
+#   (target: under ten minutes on 2 cores).
+set -eu
+cd "$(dirname "$0")/.."
+go test ./sched/sim -run '^$' -bench 'PetrouTable3|PetrouHeavy' -benchtime 10x
+go test ./sched/sim -run '^$' -bench 'Cluster10k' -benchtime 1x
+[ "${1:-}" = quick ] && exit 0
+go build -o /tmp/batchd-bench ./cmd/batchd
+/usr/bin/time -p /tmp/batchd-bench sim experiment petrou-sweep -q --format csv >/dev/null

@@ -1,0 +1,530 @@
+// Package client is a typed Go client for batchd. It wraps the generated
+// Connect clients, takes and returns the sched domain records, maps Connect
+// codes back to sched error codes (so callers switch on sched.ErrorCode), and
+// retries calls that never reached the server, with an idempotency key for
+// Disclose so a retry never creates a second task set.
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/sched"
+)
+
+// Config says where the server is and how hard to try to reach it.
+type Config struct {
+	// Server is the base URL, e.g. http://localhost:8080. A bare host:port
+	// gets http:// in front.
+	Server string
+	// HTTPClient carries the calls; nil means a client with no overall
+	// timeout (watches are long-lived).
+	HTTPClient *http.Client
+	// RetryFor is how long a call keeps retrying while the server is
+	// unreachable (and how long a watch waits for it to come back). Zero
+	// means one attempt.
+	RetryFor time.Duration
+	// WatchRetryFor is how long Watch waits for a server that went away
+	// before giving up; zero means RetryFor. A waiting client usually wants
+	// more patience than a single call.
+	WatchRetryFor time.Duration
+	// SleepFunc waits between retries; nil means a timer that honours ctx.
+	// Tests replace it to avoid real waits.
+	SleepFunc func(ctx context.Context, d time.Duration) error
+}
+
+// Client calls a batchd server. It is safe for concurrent use.
+type Client struct {
+	cfg     Config
+	sets    batchv1connect.TaskSetServiceClient
+	billing batchv1connect.BillingServiceClient
+	cluster batchv1connect.ClusterServiceClient
+}
+
+// New returns a client for cfg.Server. It does not dial; the first call does.
+func New(cfg Config) *Client {
+	base := strings.TrimRight(cfg.Server, "/")
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	cfg.Server = base
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	if cfg.SleepFunc == nil {
+		cfg.SleepFunc = sleep
+	}
+	if cfg.WatchRetryFor == 0 {
+		cfg.WatchRetryFor = cfg.RetryFor
+	}
+	return &Client{
+		cfg:     cfg,
+		sets:    batchv1connect.NewTaskSetServiceClient(hc, base),
+		billing: batchv1connect.NewBillingServiceClient(hc, base),
+		cluster: batchv1connect.NewClusterServiceClient(hc, base),
+	}
+}
+
+// Server returns the base URL the client calls.
+func (c *Client) Server() string { return c.cfg.Server }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Backoff bounds between retries.
+const (
+	minBackoff = 200 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
+// retry runs call until it succeeds, fails with a non-retryable error, or
+// the retry budget is spent. Errors come back as *sched.Error.
+func retry[T any](ctx context.Context, c *Client, call func(context.Context) (T, error)) (T, error) {
+	deadline := time.Now().Add(c.cfg.RetryFor)
+	wait := minBackoff
+	for {
+		v, err := call(ctx)
+		err = fromConnect(err)
+		if err == nil || !retryable(err) || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return v, err
+		}
+		if serr := c.cfg.SleepFunc(ctx, wait); serr != nil {
+			return v, err
+		}
+		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// NewIdempotencyKey returns a random key for Disclose.
+func NewIdempotencyKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// DiscloseInput says what to disclose.
+type DiscloseInput struct {
+	// Set is 0 to create a set, or the set to append to.
+	Set   sched.SetID
+	Name  string
+	Tasks []sched.TaskSpec
+	// Request requests the new tasks at once.
+	Request bool
+	// IdempotencyKey makes a retried call harmless; empty means a fresh
+	// random key for this call (kept across its retries).
+	IdempotencyKey string
+}
+
+// DiscloseResult is the server's answer to Disclose.
+type DiscloseResult struct {
+	Set        sched.TaskSet
+	FirstIndex int32
+	Count      int32
+	// Replayed is true when the server had already seen the key.
+	Replayed bool
+}
+
+// Disclose creates a task set or appends tasks to one. Errors: EINVALID for
+// an empty set or argv, ENOTFOUND for an unknown set, EFAILEDPRECONDITION
+// for a canceled set, ERESOURCEEXHAUSTED past the server's limits,
+// EUNAVAILABLE when the server cannot be reached within RetryFor.
+func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, error) {
+	key := in.IdempotencyKey
+	if key == "" {
+		key = NewIdempotencyKey()
+	}
+	req := &batchv1.DiscloseRequest{
+		SetId:          int64(in.Set),
+		Name:           in.Name,
+		IdempotencyKey: key,
+		Request:        in.Request,
+	}
+	for _, t := range in.Tasks {
+		req.Tasks = append(req.Tasks, specToPB(t))
+	}
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.DiscloseResponse, error) {
+		return c.sets.Disclose(ctx, req)
+	})
+	if err != nil {
+		return DiscloseResult{}, err
+	}
+	return DiscloseResult{
+		Set:        setFromPB(res.GetTaskSet()),
+		FirstIndex: res.GetFirstIndex(),
+		Count:      res.GetCount(),
+		Replayed:   res.GetReplayed(),
+	}, nil
+}
+
+// RequestResult is the server's answer to Request.
+type RequestResult struct {
+	Set            sched.TaskSet
+	Requested      int32
+	FinishedAtOnce int32
+	Unchanged      int32
+	// Tasks are the named tasks after the call (empty for a whole set).
+	Tasks []sched.Task
+}
+
+// Request requests the named tasks of a set, or all its unrequested tasks
+// when indexes is empty. Requesting twice is harmless, so the call is
+// retried like the others. Errors: ENOTFOUND for an unknown set or index,
+// EFAILEDPRECONDITION for a canceled task.
+func (c *Client) Request(ctx context.Context, set sched.SetID, indexes []int32) (RequestResult, error) {
+	req := &batchv1.RequestRequest{SetId: int64(set), Indexes: indexes, All: len(indexes) == 0}
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.RequestResponse, error) {
+		return c.sets.Request(ctx, req)
+	})
+	if err != nil {
+		return RequestResult{}, err
+	}
+	return RequestResult{
+		Set:            setFromPB(res.GetTaskSet()),
+		Requested:      res.GetRequested(),
+		FinishedAtOnce: res.GetFinishedAtOnce(),
+		Unchanged:      res.GetUnchanged(),
+		Tasks:          tasksFromPB(res.GetTasks()),
+	}, nil
+}
+
+// CancelResult says what Cancel did.
+type CancelResult struct {
+	Set             sched.TaskSet
+	Canceled        int32
+	Stopped         int32
+	AlreadyCanceled int32
+	Unchanged       int32
+}
+
+// Cancel cancels the named tasks of a set, or all its unrequested tasks when
+// indexes is empty. Cancelling twice is a no-op that says so
+// (AlreadyCanceled), so the call is retried like the others; a retry after
+// a lost answer counts the tasks it canceled as AlreadyCanceled. Errors:
+// ENOTFOUND for an unknown set or index.
+func (c *Client) Cancel(ctx context.Context, set sched.SetID, indexes []int32) (CancelResult, error) {
+	req := &batchv1.CancelRequest{SetId: int64(set), Indexes: indexes}
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.CancelResponse, error) {
+		return c.sets.Cancel(ctx, req)
+	})
+	if err != nil {
+		return CancelResult{}, err
+	}
+	return CancelResult{
+		Set:             setFromPB(res.GetTaskSet()),
+		Canceled:        res.GetCanceled(),
+		Stopped:         res.GetStopped(),
+		AlreadyCanceled: res.GetAlreadyCanceled(),
+		Unchanged:       res.GetUnchanged(),
+	}, nil
+}
+
+// GetTaskSetInput selects a page of a set's tasks.
+type GetTaskSetInput struct {
+	Set       sched.SetID
+	PageSize  int32
+	PageToken string
+	States    []sched.TaskState
+}
+
+// TaskSetPage is a set's summary and one page of its tasks.
+type TaskSetPage struct {
+	Set           sched.TaskSet
+	Tasks         []sched.Task
+	NextPageToken string
+}
+
+// GetTaskSet returns a set and a page of its tasks. Errors: ENOTFOUND.
+func (c *Client) GetTaskSet(ctx context.Context, in GetTaskSetInput) (TaskSetPage, error) {
+	req := &batchv1.GetTaskSetRequest{SetId: int64(in.Set), PageSize: in.PageSize, PageToken: in.PageToken}
+	for _, s := range in.States {
+		if !s.Valid() {
+			return TaskSetPage{}, sched.Errorf(sched.EINVALID, "unknown task state %q (want disclosed, executed, requested, finished or canceled)", s)
+		}
+		req.States = append(req.States, taskStateToPB(s))
+	}
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetTaskSetResponse, error) {
+		return c.sets.GetTaskSet(ctx, req)
+	})
+	if err != nil {
+		return TaskSetPage{}, err
+	}
+	return TaskSetPage{
+		Set:           setFromPB(res.GetTaskSet()),
+		Tasks:         tasksFromPB(res.GetTasks()),
+		NextPageToken: res.GetNextPageToken(),
+	}, nil
+}
+
+// TaskSetList is one page of the caller's task sets, newest first.
+type TaskSetList struct {
+	Sets          []sched.TaskSet
+	NextPageToken string
+}
+
+// ListTaskSets returns a page of the caller's task sets.
+func (c *Client) ListTaskSets(ctx context.Context, pageSize int32, pageToken string) (TaskSetList, error) {
+	req := &batchv1.ListTaskSetsRequest{PageSize: pageSize, PageToken: pageToken}
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.ListTaskSetsResponse, error) {
+		return c.sets.ListTaskSets(ctx, req)
+	})
+	if err != nil {
+		return TaskSetList{}, err
+	}
+	out := TaskSetList{NextPageToken: res.GetNextPageToken()}
+	for _, s := range res.GetTaskSets() {
+		out.Sets = append(out.Sets, setFromPB(s))
+	}
+	return out, nil
+}
+
+// maxOutputChunk is the most GetOutput returns per call (the server's cap).
+const maxOutputChunk = 4 << 20
+
+// GetOutput returns a requested task's whole output, reading it in chunks.
+// Errors: ENOTFOUND, and EFAILEDPRECONDITION for a task not yet requested or
+// not yet finished.
+func (c *Client) GetOutput(ctx context.Context, task sched.TaskRef) (sched.Output, error) {
+	var out sched.Output
+	for offset := int64(0); ; {
+		req := &batchv1.GetOutputRequest{SetId: int64(task.Set), Index: task.Index, Offset: offset, Limit: maxOutputChunk}
+		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetOutputResponse, error) {
+			return c.sets.GetOutput(ctx, req)
+		})
+		if err != nil {
+			return sched.Output{}, err
+		}
+		out.Stdout = append(out.Stdout, res.GetStdout()...)
+		out.Stderr = append(out.Stderr, res.GetStderr()...)
+		out.StdoutSize, out.StderrSize = res.GetStdoutSize(), res.GetStderrSize()
+		out.StdoutTruncated, out.StderrTruncated = res.GetStdoutTruncated(), res.GetStderrTruncated()
+		out.ExitCode, out.TimedOut = res.GetExitCode(), res.GetTimedOut()
+		out.CPUSeconds, out.SlotSeconds = res.GetCpuSeconds(), res.GetSlotSeconds()
+		out.Copy, out.Worker = sched.CopyID(res.GetCopyId()), sched.WorkerID(res.GetWorker())
+		out.State = taskStateFromPB(res.GetState())
+		// Both streams are read from the same offset; a stream that has
+		// ended returns fewer bytes than the other, and the server may
+		// return less than asked, so advance by what the longer one gave.
+		n := int64(max(len(res.GetStdout()), len(res.GetStderr())))
+		offset += n
+		if n == 0 || (int64(len(out.Stdout)) >= out.StdoutSize && int64(len(out.Stderr)) >= out.StderrSize) {
+			return out, nil
+		}
+	}
+}
+
+// BillInput selects bill lines. Zero times mean unbounded.
+type BillInput struct {
+	Since, Until time.Time
+	Set          sched.SetID
+	// Lines asks for the lines as well as the totals.
+	Lines bool
+}
+
+// Bill is a range of the ledger and its totals.
+type Bill struct {
+	Lines  []sched.BillLine
+	Totals sched.BillTotals
+}
+
+// GetBill returns the caller's bill in [Since, Until), reading every page of
+// lines when in.Lines is set.
+func (c *Client) GetBill(ctx context.Context, in BillInput) (Bill, error) {
+	var bill Bill
+	token := ""
+	for {
+		req := &batchv1.GetBillRequest{
+			Since:        timeToPB(in.Since),
+			Until:        timeToPB(in.Until),
+			SetId:        int64(in.Set),
+			IncludeLines: in.Lines,
+			PageToken:    token,
+		}
+		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetBillResponse, error) {
+			return c.billing.GetBill(ctx, req)
+		})
+		if err != nil {
+			return Bill{}, err
+		}
+		bill.Totals = billTotalsFromPB(res.GetTotals())
+		for _, l := range res.GetLines() {
+			bill.Lines = append(bill.Lines, billLineFromPB(l))
+		}
+		token = res.GetNextPageToken()
+		if !in.Lines || token == "" {
+			return bill, nil
+		}
+	}
+}
+
+// Queues counts waiting and running work per class.
+type Queues struct {
+	Requested, Disclosed                              int64
+	SuspendedCopies, RunningCopies, SpeculativeCopies int64
+}
+
+// Metrics are the server's live metrics (DESIGN.md §Metrics).
+type Metrics struct {
+	FinishedTasks               int64
+	MeanVisibleResponseSeconds  float64
+	MeanVisibleSlowdown         float64
+	TasksPerHour                float64
+	Load                        float64
+	BilledSlotSeconds           float64
+	FreeSlotSeconds             float64
+	SpeculativeWasteSlotSeconds float64
+	SpeculativeCopiesStarted    int64
+	SpeculativeCopiesWon        int64
+	Beta                        float64
+	BetaSamples                 int64
+	ScaledBilledResources       float64
+}
+
+// Cluster is the state of the whole service.
+type Cluster struct {
+	Workers                         []sched.Worker
+	Slots, BusySlots                int32
+	Queues                          Queues
+	Metrics                         Metrics
+	Policy, Speculation, Preemption string
+	StartedAt                       time.Time
+	Version                         string
+}
+
+// GetCluster returns workers, slots, queues and live metrics.
+func (c *Client) GetCluster(ctx context.Context) (Cluster, error) {
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetClusterResponse, error) {
+		return c.cluster.GetCluster(ctx, &batchv1.GetClusterRequest{})
+	})
+	if err != nil {
+		return Cluster{}, err
+	}
+	q, m := res.GetQueues(), res.GetMetrics()
+	out := Cluster{
+		Slots:     res.GetSlots(),
+		BusySlots: res.GetBusySlots(),
+		Queues: Queues{
+			Requested:         q.GetRequested(),
+			Disclosed:         q.GetDisclosed(),
+			SuspendedCopies:   q.GetSuspendedCopies(),
+			RunningCopies:     q.GetRunningCopies(),
+			SpeculativeCopies: q.GetSpeculativeCopies(),
+		},
+		Metrics: Metrics{
+			FinishedTasks:               m.GetFinishedTasks(),
+			MeanVisibleResponseSeconds:  m.GetMeanVisibleResponseSeconds(),
+			MeanVisibleSlowdown:         m.GetMeanVisibleSlowdown(),
+			TasksPerHour:                m.GetTasksPerHour(),
+			Load:                        m.GetLoad(),
+			BilledSlotSeconds:           m.GetBilledSlotSeconds(),
+			FreeSlotSeconds:             m.GetFreeSlotSeconds(),
+			SpeculativeWasteSlotSeconds: m.GetSpeculativeWasteSlotSeconds(),
+			SpeculativeCopiesStarted:    m.GetSpeculativeCopiesStarted(),
+			SpeculativeCopiesWon:        m.GetSpeculativeCopiesWon(),
+			Beta:                        m.GetBeta(),
+			BetaSamples:                 m.GetBetaSamples(),
+			ScaledBilledResources:       m.GetScaledBilledResources(),
+		},
+		Policy:      res.GetPolicy(),
+		Speculation: res.GetSpeculation(),
+		Preemption:  res.GetPreemption(),
+		StartedAt:   timeFromPB(res.GetStartedAt()),
+		Version:     res.GetVersion(),
+	}
+	for _, w := range res.GetWorkers() {
+		out.Workers = append(out.Workers, workerFromPB(w))
+	}
+	return out, nil
+}
+
+// WatchUpdate is one message of a watch: the set's summary and the tasks that
+// changed (every task when Snapshot is true).
+type WatchUpdate struct {
+	Set      sched.TaskSet
+	Tasks    []sched.Task
+	Snapshot bool
+}
+
+// ErrStopWatch, returned by a Watch callback, ends the watch without error.
+var ErrStopWatch = errors.New("stop watch")
+
+// Watch streams a set's changes to fn until fn returns an error (ErrStopWatch
+// ends it cleanly) or ctx is done. When the stream drops or the server goes
+// away, Watch reopens it (the first message after a reopen is a fresh
+// snapshot) and gives up after WatchRetryFor without a server. Errors: ENOTFOUND,
+// EUNAVAILABLE, ctx.Err(), or fn's error.
+func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) error {
+	wait := minBackoff
+	down := time.Time{} // when the server was first found missing
+	for {
+		gotAny, err := c.watchOnce(ctx, set, fn)
+		if errors.Is(err, ErrStopWatch) {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !retryable(err) {
+			return err
+		}
+		if gotAny {
+			down, wait = time.Time{}, minBackoff
+		}
+		if down.IsZero() {
+			down = time.Now()
+		}
+		if err != nil && time.Since(down)+wait > c.cfg.WatchRetryFor {
+			return err
+		}
+		if serr := c.cfg.SleepFunc(ctx, wait); serr != nil {
+			return serr
+		}
+		wait = min(2*wait, maxBackoff)
+	}
+}
+
+// watchOnce runs one stream. It reports whether any message arrived, and a
+// nil error when the server ended the stream.
+func (c *Client) watchOnce(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.sets.WatchTaskSet(ctx, &batchv1.WatchTaskSetRequest{SetId: int64(set)})
+	if err != nil {
+		return false, fromConnect(err)
+	}
+	defer stream.Close()
+	got := false
+	for stream.Receive() {
+		got = true
+		m := stream.Msg()
+		if err := fn(WatchUpdate{Set: setFromPB(m.GetTaskSet()), Tasks: tasksFromPB(m.GetTasks()), Snapshot: m.GetSnapshot()}); err != nil {
+			return got, err
+		}
+	}
+	err = fromConnect(stream.Err())
+	if err != nil && got && ctx.Err() == nil {
+		switch sched.ErrorCode(err) {
+		case sched.ENOTFOUND, sched.EPERMISSION, sched.EUNAUTHENTICATED:
+		default:
+			// A stream that worked and then broke (server killed, connection
+			// cut mid-message) is a drop, not an answer: reopen it.
+			err = &sched.Error{Code: sched.EUNAVAILABLE, Message: "watch stream dropped: " + sched.ErrorMessage(err)}
+		}
+	}
+	return got, err
+}

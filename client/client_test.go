@@ -1,0 +1,182 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"batchd/client"
+	"batchd/client/worker"
+	"batchd/sched"
+	"batchd/server"
+)
+
+// startServer runs a real server on 127.0.0.1:0 with a temp data dir and,
+// when slots > 0, a real worker agent with that many slots.
+func startServer(t *testing.T, slots int) string {
+	t.Helper()
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Lease: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if slots > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = worker.Run(ctx, worker.Config{
+				Server: srv.URL(), Name: "test-worker", Slots: slots, StateDir: t.TempDir(),
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: time.Second,
+			})
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	return srv.URL()
+}
+
+// lossyTransport forwards requests but, while drop > 0, throws the answer
+// away and reports a network error, as when a connection breaks after the
+// server committed.
+type lossyTransport struct {
+	drop  atomic.Int32
+	calls atomic.Int32
+}
+
+func (l *lossyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.calls.Add(1)
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && l.drop.Add(-1) >= 0 {
+		res.Body.Close()
+		return nil, errors.New("connection reset (test)")
+	}
+	return res, err
+}
+
+// TestDiscloseRetryLostAnswer: the first Disclose reaches the server but its
+// answer is lost; the client retries with the same idempotency key and the
+// server replays its answer, so exactly one set exists.
+func TestDiscloseRetryLostAnswer(t *testing.T) {
+	t.Parallel()
+	url := startServer(t, 0)
+	lossy := &lossyTransport{}
+	lossy.drop.Store(1)
+	c := client.New(client.Config{
+		Server: url, HTTPClient: &http.Client{Transport: lossy}, RetryFor: time.Minute,
+		SleepFunc: func(context.Context, time.Duration) error { return nil },
+	})
+	ctx := context.Background()
+	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "retried", Tasks: []sched.TaskSpec{{Argv: []string{"true"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Replayed || lossy.calls.Load() != 2 {
+		t.Errorf("replayed = %v after %d calls, want a replay on the second call", res.Replayed, lossy.calls.Load())
+	}
+	list, err := c.ListTaskSets(ctx, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sets) != 1 || list.Sets[0].ID != res.Set.ID || list.Sets[0].Counts.Total != 1 {
+		t.Errorf("sets = %+v, want the one set %d with one task", list.Sets, res.Set.ID)
+	}
+}
+
+// TestErrorsCarryCodes checks that the server's Connect codes come back as
+// sched codes.
+func TestErrorsCarryCodes(t *testing.T) {
+	t.Parallel()
+	c := client.New(client.Config{Server: startServer(t, 0)})
+	ctx := context.Background()
+	_, err := c.GetTaskSet(ctx, client.GetTaskSetInput{Set: 424242})
+	if got, want := sched.ErrorCode(err), sched.ENOTFOUND; got != want {
+		t.Errorf("GetTaskSet(unknown) code = %q (%v), want %q", got, err, want)
+	}
+	_, err = c.Disclose(ctx, client.DiscloseInput{})
+	if got, want := sched.ErrorCode(err), sched.EINVALID; got != want {
+		t.Errorf("Disclose(no tasks) code = %q (%v), want %q", got, err, want)
+	}
+	d, err := c.Disclose(ctx, client.DiscloseInput{Tasks: []sched.TaskSpec{{Argv: []string{"true"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.GetOutput(ctx, sched.TaskRef{Set: d.Set.ID, Index: 0})
+	if got, want := sched.ErrorCode(err), sched.EFAILEDPRECONDITION; got != want {
+		t.Errorf("GetOutput(disclosed) code = %q (%v), want %q", got, err, want)
+	}
+	if _, err := c.Cancel(ctx, d.Set.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Request(ctx, d.Set.ID, []int32{0})
+	if got, want := sched.ErrorCode(err), sched.EFAILEDPRECONDITION; got != want {
+		t.Errorf("Request(canceled) code = %q (%v), want %q", got, err, want)
+	}
+}
+
+// TestRunAndRead runs two tasks on a real worker and reads them back as
+// domain records: states, output, bill.
+func TestRunAndRead(t *testing.T) {
+	t.Parallel()
+	c := client.New(client.Config{Server: startServer(t, 2)})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := c.Disclose(ctx, client.DiscloseInput{Name: "two", Request: true, Tasks: []sched.TaskSpec{
+		{Argv: []string{"sh", "-c", "echo out; echo err >&2"}},
+		{Argv: []string{"sh", "-c", "exit 4"}, Env: map[string]string{"X": "1"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Count != 2 || d.FirstIndex != 0 || d.Set.Name != "two" {
+		t.Fatalf("disclose = %+v", d)
+	}
+	snapshots := 0
+	err = c.Watch(ctx, d.Set.ID, func(u client.WatchUpdate) error {
+		if u.Snapshot {
+			snapshots++
+		}
+		if u.Set.Counts.Finished == 2 {
+			return client.ErrStopWatch
+		}
+		return nil
+	})
+	if err != nil || snapshots < 1 {
+		t.Fatalf("watch: %v (%d snapshots)", err, snapshots)
+	}
+	page, err := c.GetTaskSet(ctx, client.GetTaskSetInput{Set: d.Set.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Tasks) != 2 || page.Tasks[1].ExitCode != 4 || page.Tasks[1].Spec.Env["X"] != "1" || page.Tasks[0].State != sched.TaskFinished {
+		t.Errorf("tasks = %+v", page.Tasks)
+	}
+	out, err := c.GetOutput(ctx, sched.TaskRef{Set: d.Set.ID, Index: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out.Stdout) != "out\n" || string(out.Stderr) != "err\n" || out.ExitCode != 0 || out.State != sched.TaskFinished {
+		t.Errorf("output = %+v", out)
+	}
+	bill, err := c.GetBill(ctx, client.BillInput{Set: d.Set.ID, Lines: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bill.Totals.Lines != 2 || len(bill.Lines) != 2 {
+		t.Errorf("bill = %+v, want 2 lines", bill)
+	}
+	cl, err := c.GetCluster(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Slots != 2 || len(cl.Workers) != 1 || cl.Workers[0].ID != "test-worker" {
+		t.Errorf("cluster = %+v", cl)
+	}
+}

@@ -1,0 +1,207 @@
+package client
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+)
+
+// This file converts between protobuf messages and sched domain records at
+// the client's edge. The server has its own copy of this edge; neither leaks
+// protobuf types past it.
+
+var taskStates = []struct {
+	sched sched.TaskState
+	pb    batchv1.TaskState
+}{
+	{sched.TaskDisclosed, batchv1.TaskState_TASK_STATE_DISCLOSED},
+	{sched.TaskExecuted, batchv1.TaskState_TASK_STATE_EXECUTED},
+	{sched.TaskRequested, batchv1.TaskState_TASK_STATE_REQUESTED},
+	{sched.TaskFinished, batchv1.TaskState_TASK_STATE_FINISHED},
+	{sched.TaskCanceled, batchv1.TaskState_TASK_STATE_CANCELED},
+}
+
+var copyStates = []struct {
+	sched sched.CopyState
+	pb    batchv1.CopyState
+}{
+	{sched.CopyRunning, batchv1.CopyState_COPY_STATE_RUNNING},
+	{sched.CopySuspended, batchv1.CopyState_COPY_STATE_SUSPENDED},
+	{sched.CopyWon, batchv1.CopyState_COPY_STATE_WON},
+	{sched.CopyKilled, batchv1.CopyState_COPY_STATE_KILLED},
+	{sched.CopyLost, batchv1.CopyState_COPY_STATE_LOST},
+}
+
+// taskStateFromPB returns the domain state, "" for an unspecified one.
+func taskStateFromPB(s batchv1.TaskState) sched.TaskState {
+	for _, x := range taskStates {
+		if x.pb == s {
+			return x.sched
+		}
+	}
+	return ""
+}
+
+// taskStateToPB returns the protobuf state, unspecified for an unknown one.
+func taskStateToPB(s sched.TaskState) batchv1.TaskState {
+	for _, x := range taskStates {
+		if x.sched == s {
+			return x.pb
+		}
+	}
+	return batchv1.TaskState_TASK_STATE_UNSPECIFIED
+}
+
+func copyStateFromPB(s batchv1.CopyState) sched.CopyState {
+	for _, x := range copyStates {
+		if x.pb == s {
+			return x.sched
+		}
+	}
+	return ""
+}
+
+// timeFromPB returns the zero time for a nil timestamp.
+func timeFromPB(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+// timeToPB returns nil for the zero time.
+func timeToPB(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func specToPB(s sched.TaskSpec) *batchv1.TaskSpec {
+	return &batchv1.TaskSpec{
+		Argv:            s.Argv,
+		Env:             s.Env,
+		Dir:             s.Dir,
+		EstimateSeconds: s.EstimateSeconds,
+		NoSpeculation:   s.NoSpeculation,
+		TimeoutSeconds:  s.TimeoutSeconds,
+		DeadlineSeconds: s.DeadlineSeconds,
+	}
+}
+
+func specFromPB(s *batchv1.TaskSpec) sched.TaskSpec {
+	return sched.TaskSpec{
+		Argv:            s.GetArgv(),
+		Env:             s.GetEnv(),
+		Dir:             s.GetDir(),
+		EstimateSeconds: s.GetEstimateSeconds(),
+		NoSpeculation:   s.GetNoSpeculation(),
+		TimeoutSeconds:  s.GetTimeoutSeconds(),
+		DeadlineSeconds: s.GetDeadlineSeconds(),
+	}
+}
+
+func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
+	c := s.GetCounts()
+	return sched.TaskSet{
+		ID:        sched.SetID(s.GetId()),
+		Name:      s.GetName(),
+		Owner:     s.GetOwner(),
+		CreatedAt: timeFromPB(s.GetCreatedAt()),
+		Counts: sched.TaskCounts{
+			Disclosed: c.GetDisclosed(),
+			Executed:  c.GetExecuted(),
+			Requested: c.GetRequested(),
+			Finished:  c.GetFinished(),
+			Canceled:  c.GetCanceled(),
+			Running:   c.GetRunning(),
+			Total:     c.GetTotal(),
+		},
+		BilledSlotSeconds:          s.GetBilledSlotSeconds(),
+		MeanVisibleResponseSeconds: s.GetMeanVisibleResponseSeconds(),
+	}
+}
+
+func taskFromPB(t *batchv1.Task) sched.Task {
+	task := sched.Task{
+		Set:                    sched.SetID(t.GetSetId()),
+		Index:                  t.GetIndex(),
+		Spec:                   specFromPB(t.GetSpec()),
+		State:                  taskStateFromPB(t.GetState()),
+		DisclosedAt:            timeFromPB(t.GetDisclosedAt()),
+		RequestedAt:            timeFromPB(t.GetRequestedAt()),
+		ExecutedAt:             timeFromPB(t.GetExecutedAt()),
+		FinishedAt:             timeFromPB(t.GetFinishedAt()),
+		CanceledAt:             timeFromPB(t.GetCanceledAt()),
+		VisibleResponseSeconds: t.GetVisibleResponseSeconds(),
+		ServiceSeconds:         t.GetServiceSeconds(),
+		ExitCode:               t.GetExitCode(),
+		TimedOut:               t.GetTimedOut(),
+		Progress:               t.GetProgress(),
+	}
+	for _, c := range t.GetCopies() {
+		task.Copies = append(task.Copies, sched.Copy{
+			ID:          sched.CopyID(c.GetId()),
+			Task:        sched.TaskRef{Set: task.Set, Index: task.Index},
+			Slot:        sched.SlotRef{Worker: sched.WorkerID(c.GetWorker()), Slot: c.GetSlot()},
+			Speculative: c.GetSpeculative(),
+			State:       copyStateFromPB(c.GetState()),
+			StartedAt:   timeFromPB(c.GetStartedAt()),
+			EndedAt:     timeFromPB(c.GetEndedAt()),
+			Progress:    c.GetProgress(),
+		})
+	}
+	return task
+}
+
+func tasksFromPB(ts []*batchv1.Task) []sched.Task {
+	out := make([]sched.Task, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, taskFromPB(t))
+	}
+	return out
+}
+
+func billLineFromPB(l *batchv1.BillLine) sched.BillLine {
+	return sched.BillLine{
+		ID:          l.GetId(),
+		Owner:       l.GetOwner(),
+		Task:        sched.TaskRef{Set: sched.SetID(l.GetSetId()), Index: l.GetIndex()},
+		SetName:     l.GetSetName(),
+		Copy:        sched.CopyID(l.GetCopyId()),
+		SlotSeconds: l.GetSlotSeconds(),
+		CPUSeconds:  l.GetCpuSeconds(),
+		BilledAt:    timeFromPB(l.GetBilledAt()),
+		Reason:      l.GetReason(),
+	}
+}
+
+func billTotalsFromPB(t *batchv1.BillTotals) sched.BillTotals {
+	return sched.BillTotals{
+		Lines:                          t.GetLines(),
+		BilledSlotSeconds:              t.GetBilledSlotSeconds(),
+		BilledCPUSeconds:               t.GetBilledCpuSeconds(),
+		FreeSlotSeconds:                t.GetFreeSlotSeconds(),
+		ExecutedUnrequestedSlotSeconds: t.GetExecutedUnrequestedSlotSeconds(),
+		SpeculativeWasteSlotSeconds:    t.GetSpeculativeWasteSlotSeconds(),
+		RequestedWorkSlotSeconds:       t.GetRequestedWorkSlotSeconds(),
+		ScaledBilledResources:          t.GetScaledBilledResources(),
+	}
+}
+
+func workerFromPB(w *batchv1.Worker) sched.Worker {
+	return sched.Worker{
+		ID:            sched.WorkerID(w.GetId()),
+		Name:          w.GetName(),
+		Hostname:      w.GetHostname(),
+		Slots:         w.GetSlots(),
+		BusySlots:     w.GetBusySlots(),
+		CanSuspend:    w.GetCanSuspend(),
+		State:         w.GetState(),
+		LastHeartbeat: timeFromPB(w.GetLastHeartbeat()),
+		RegisteredAt:  timeFromPB(w.GetRegisteredAt()),
+	}
+}

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/urfave/cli/v2"
+
+	"batchd/client"
+	"batchd/sched"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit statuses of batchctl. A single waited request exits with the task's
+// own exit status instead.
+const (
+	exitOK           = 0
+	exitInvalid      = 1 // bad usage, invalid input, or any other error
+	exitNotFound     = 2 // unknown task set or task
+	exitPrecondition = 3 // the task is not in a state that allows it
+	exitUnavailable  = 4 // server unreachable or unavailable
+	exitTasksFailed  = 5 // a waited request of many tasks had failures
+	exitInterrupted  = 130
+)
+
+// exitError carries an exit status chosen by a command (a task's status, or
+// exitTasksFailed) with an optional message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitCode picks the exit status for an error returned by the app.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	}
+	var se *sched.Error
+	if !errors.As(err, &se) {
+		return exitInvalid // usage errors from flag parsing and our own checks
+	}
+	switch se.Code {
+	case sched.ENOTFOUND:
+		return exitNotFound
+	case sched.EFAILEDPRECONDITION:
+		return exitPrecondition
+	case sched.EUNAVAILABLE:
+		return exitUnavailable
+	}
+	return exitInvalid
+}
+
+// errorText is what batchctl prints for an error: the message a person can
+// act on, without the code prefix.
+func errorText(err error) string {
+	var se *sched.Error
+	if errors.As(err, &se) {
+		return se.Message
+	}
+	return err.Error()
+}
+
+// run runs the app with args and returns the exit status; main exits with it.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	err := newApp(stdout, stderr).RunContext(ctx, args)
+	code := exitCode(err)
+	var ee *exitError
+	if err != nil && (!errors.As(err, &ee) || ee.msg != "") {
+		if ctx.Err() != nil && code == exitInterrupted && !errors.As(err, &ee) {
+			fmt.Fprintln(stderr, "batchctl: interrupted")
+		} else {
+			fmt.Fprintln(stderr, "batchctl:", errorText(err))
+		}
+		if code == exitUnavailable {
+			fmt.Fprintln(stderr, "batchctl: is `batchd serve` running there? Point at it with --server or BATCH_SERVER.")
+		}
+	}
+	return code
+}
+
+const appHelp = `batchctl talks to a batchd server. You disclose the tasks you may need as a
+task set, request the results you need now, and cancel the rest. Requested
+tasks run before everything else; disclosed tasks run on idle slots, so their
+results are often ready before you ask. You pay only for requested tasks.
+
+Examples:
+
+   # disclose three tasks (one per line of a file, run with sh -c)
+   batchctl disclose --name frames --file commands.txt
+
+   # disclose one task from its argv and request it at once
+   batchctl disclose --request -- sh -c 'echo hello'
+
+   # request task 0 of set 1, wait for it, print its output, exit with its status
+   batchctl request 1/0
+
+   # request several tasks (or a whole set) and get a table of results
+   batchctl request 1/0,2,5-7
+   batchctl request 1
+
+   # cancel what you no longer need, look around, read the bill
+   batchctl cancel 1
+   batchctl status --state finished 1
+   batchctl output 1/2
+   batchctl bill --since 24h
+   batchctl cluster
+
+Task references: SET (every task of a set), SET/INDEX, SET/I,J,K-L.
+Flags come before arguments: batchctl request --no-wait 1/0.
+Add --json to any command (before or after its name) for stable,
+machine-readable output.
+
+Exit status:
+   0  ok
+   1  bad usage or invalid input (or another error)
+   2  unknown task set or task
+   3  failed precondition (e.g. requesting a canceled task, reading the
+      output of a task that is not requested)
+   4  server unreachable or unavailable
+   5  'request' of several tasks: one or more failed, timed out or were canceled
+   N  'request' of a single task: the task's own exit status (124 = timed out)
+ 130  interrupted (Ctrl-C); requested tasks stay requested
+
+The server is --server, or $BATCH_SERVER, or http://localhost:8080.`
+
+// newApp builds the command tree, writing to stdout and stderr, so tests can
+// run it in-process and capture what it prints.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:        "batchctl",
+		Usage:       "disclose, request and cancel tasks on a batchd server",
+		Description: appHelp,
+		Version:     version,
+		Writer:      stdout,
+		ErrWriter:   stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{
+				Name:    "server",
+				Aliases: []string{"s"},
+				Usage:   "batchd server URL",
+				EnvVars: []string{"BATCH_SERVER"},
+				Value:   "http://localhost:8080",
+			},
+			&cli.DurationFlag{
+				Name:    "retry",
+				Usage:   "keep retrying this long while the server is unreachable (retried disclose never duplicates)",
+				EnvVars: []string{"BATCH_RETRY"},
+				Value:   2 * time.Second,
+			},
+			jsonFlag(),
+		},
+		Commands: []*cli.Command{
+			discloseCommand(),
+			requestCommand(),
+			cancelCommand(),
+			statusCommand(),
+			outputCommand(),
+			watchCommand(),
+			billCommand(),
+			clusterCommand(),
+		},
+		HideHelpCommand: true,
+		// Errors go back to run, which prints them and picks the exit status.
+		ExitErrHandler: func(*cli.Context, error) {},
+	}
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print stable, machine-readable JSON"}
+}
+
+// watchRetry is the least time request and watch wait for a server that
+// went away.
+const watchRetry = time.Minute
+
+// newClient returns a client for the --server of the command line.
+func newClient(c *cli.Context) *client.Client {
+	retry := c.Duration("retry")
+	return client.New(client.Config{
+		Server:   c.String("server"),
+		RetryFor: retry,
+		// request and watch are already waiting: they wait for a restarting
+		// server too.
+		WatchRetryFor: max(retry, watchRetry),
+	})
+}
+
+// asJSON reports whether --json was given to the command or the app.
+func asJSON(c *cli.Context) bool {
+	for _, x := range c.Lineage() {
+		if x.Bool("json") {
+			return true
+		}
+	}
+	return false
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// newTable returns an ASCII table that renders to w.
+func newTable(w io.Writer, header ...any) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
+	t.Header(header...)
+	return t
+}
+
+// usageErr returns an error that exits with status 1.
+func usageErr(format string, args ...any) error {
+	return sched.Errorf(sched.EINVALID, format, args...)
+}
+
+// taskSel names a set and some of its tasks (none: the whole set).
+type taskSel struct {
+	Set     sched.SetID
+	Indexes []int32
+}
+
+// maxRangeTasks bounds an index range on the command line.
+const maxRangeTasks = 1_000_000
+
+// parseSel parses SET, SET/INDEX or SET/I,J,K-L.
+func parseSel(s string) (taskSel, error) {
+	setPart, idxPart, hasIdx := strings.Cut(s, "/")
+	id, err := strconv.ParseInt(setPart, 10, 64)
+	if err != nil || id <= 0 {
+		return taskSel{}, usageErr("%q is not a task reference: want SET, SET/INDEX or SET/I,J,K-L (e.g. 3/0,2,5-7)", s)
+	}
+	sel := taskSel{Set: sched.SetID(id)}
+	if !hasIdx {
+		return sel, nil
+	}
+	for _, part := range strings.Split(idxPart, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.ParseInt(lo, 10, 32)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.ParseInt(hi, 10, 32)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a || b-a >= maxRangeTasks {
+			return taskSel{}, usageErr("%q is not a task reference: indexes are numbers from 0, ranges are LOW-HIGH (e.g. %d/0,2,5-7)", s, id)
+		}
+		for i := a; i <= b; i++ {
+			sel.Indexes = append(sel.Indexes, int32(i))
+		}
+	}
+	return sel, nil
+}
+
+// parseSels parses each argument and merges references to the same set,
+// keeping the order in which sets first appear.
+func parseSels(args []string) ([]taskSel, error) {
+	var out []taskSel
+	pos := map[sched.SetID]int{}
+	for _, a := range args {
+		sel, err := parseSel(a)
+		if err != nil {
+			return nil, err
+		}
+		i, ok := pos[sel.Set]
+		switch {
+		case !ok:
+			pos[sel.Set] = len(out)
+			out = append(out, sel)
+		case len(out[i].Indexes) == 0 || len(sel.Indexes) == 0:
+			out[i].Indexes = nil // the whole set
+		default:
+			out[i].Indexes = append(out[i].Indexes, sel.Indexes...)
+		}
+	}
+	return out, nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// secs formats seconds for a table.
+func secs(s float64) string {
+	switch {
+	case s == 0:
+		return "0s"
+	case s < 10:
+		return strconv.FormatFloat(s, 'f', 3, 64) + "s"
+	}
+	return strconv.FormatFloat(s, 'f', 1, 64) + "s"
+}
+
+// when formats a time for a table ("-" for none).
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+)
+
+func clusterCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "cluster",
+		Usage: "show workers, slots, queues and live metrics",
+		Description: `Shows the server's policy, its workers and their slots, the queues of
+requested and disclosed work, and the live metrics: visible response time and
+slowdown, load, billed and free slot-seconds, speculation.
+
+Example:
+
+   batchctl cluster`,
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: cluster,
+	}
+}
+
+func cluster(c *cli.Context) error {
+	cl, err := newClient(c).GetCluster(c.Context)
+	if err != nil {
+		return err
+	}
+	v := viewCluster(cl)
+	w := c.App.Writer
+	if asJSON(c) {
+		return writeJSON(w, v)
+	}
+	fmt.Fprintf(w, "batchd %s, policy %s, speculation %s, preemption %s, up since %s\n",
+		v.Version, v.Policy, v.Speculation, v.Preemption, when(cl.StartedAt))
+	fmt.Fprintf(w, "slots: %d busy of %d\n", v.BusySlots, v.Slots)
+	t := newTable(w, "worker", "host", "slots", "busy", "suspend", "state", "last heartbeat")
+	for _, x := range cl.Workers {
+		if err := t.Append(string(x.ID), x.Hostname, x.Slots, x.BusySlots, x.CanSuspend, x.State, when(x.LastHeartbeat)); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	q, m := v.Queues, v.Metrics
+	fmt.Fprintf(w, "queues: %d requested, %d disclosed waiting; %d running copies (%d speculative), %d suspended\n",
+		q.Requested, q.Disclosed, q.RunningCopies, q.SpeculativeCopies, q.SuspendedCopies)
+	mt := newTable(w, "metric", "value")
+	rows := [][]any{
+		{"finished tasks", m.FinishedTasks},
+		{"tasks per hour", fmt.Sprintf("%.1f", m.TasksPerHour)},
+		{"mean visible response", secs(m.MeanVisibleResponseSeconds)},
+		{"mean visible slowdown", fmt.Sprintf("%.2f", m.MeanVisibleSlowdown)},
+		{"load", fmt.Sprintf("%.2f", m.Load)},
+		{"billed slot-seconds", secs(m.BilledSlotSeconds)},
+		{"free slot-seconds", secs(m.FreeSlotSeconds)},
+		{"speculative waste", secs(m.SpeculativeWasteSlotSeconds)},
+		{"speculative copies started / won", fmt.Sprintf("%d / %d", m.SpeculativeCopiesStarted, m.SpeculativeCopiesWon)},
+		{"beta (samples)", fmt.Sprintf("%.2f (%d)", m.Beta, m.BetaSamples)},
+		{"scaled billed resources", fmt.Sprintf("%.2f", m.ScaledBilledResources)},
+	}
+	for _, r := range rows {
+		if err := mt.Append(r...); err != nil {
+			return err
+		}
+	}
+	return mt.Render()
+}

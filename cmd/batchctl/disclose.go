@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"batchd/client"
+	"batchd/sched"
+)
+
+func discloseCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "disclose",
+		Usage:     "disclose tasks you may need (a new task set, or more tasks for one)",
+		ArgsUsage: "[-- COMMAND ARGS...]",
+		Description: `Tasks come from the arguments after -- (one task), from --file (one shell
+command per line, run with sh -c; blank lines and lines starting with # are
+skipped; - reads stdin) or from --spec (a JSON file with every TaskSpec field).
+Disclosed tasks run on idle slots; nothing is billed until you request them.
+
+Examples:
+
+   batchctl disclose -- ./render.sh frame-001
+   batchctl disclose --name frames --estimate 30s --file commands.txt
+   batchctl disclose --set 4 --file more.txt          # append to set 4
+   batchctl disclose --request --timeout 1m -- make test
+
+A --spec file is a list of tasks, or an object with a name and tasks:
+
+   {"name": "sweep", "tasks": [
+     {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
+      "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600}]}
+
+Prints the set id and the new tasks' references (SET/FIRST..LAST); -q prints
+the set id only.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "name", Aliases: []string{"n"}, Usage: "name of a new task set"},
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read one shell command per line from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "spec", Usage: "read tasks from a JSON `FILE` (- for stdin)"},
+			&cli.Int64Flag{Name: "set", Usage: "append to task set `ID` instead of creating one"},
+			&cli.StringFlag{Name: "estimate", Aliases: []string{"e"}, Usage: "estimated run time of each task (e.g. 30s, 2m, or seconds)"},
+			&cli.StringFlag{Name: "timeout", Usage: "kill a copy after this run time and finish the task as timed out (e.g. 10m)"},
+			&cli.BoolFlag{Name: "no-speculation", Usage: "never run two copies of a task at once"},
+			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
+			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir per copy)"},
+			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the set id"},
+			jsonFlag(),
+		},
+		Action: disclose,
+	}
+}
+
+// specFile is the --spec format: a list of tasks or an object with them.
+type specFile struct {
+	Name  string     `json:"name"`
+	Tasks []specView `json:"tasks"`
+}
+
+func disclose(c *cli.Context) error {
+	defaults, err := defaultSpec(c)
+	if err != nil {
+		return err
+	}
+	var specs []sched.TaskSpec
+	name := c.String("name")
+	sources := 0
+	if c.Args().Present() {
+		sources++
+		specs = append(specs, withDefaults(sched.TaskSpec{Argv: c.Args().Slice()}, defaults))
+	}
+	if f := c.String("file"); f != "" {
+		sources++
+		data, err := readInput(c, f)
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 64*1024), 16<<20)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			specs = append(specs, withDefaults(sched.TaskSpec{Argv: []string{"sh", "-c", line}}, defaults))
+		}
+		if err := sc.Err(); err != nil {
+			return usageErr("read %s: %v", f, err)
+		}
+	}
+	if f := c.String("spec"); f != "" {
+		sources++
+		data, err := readInput(c, f)
+		if err != nil {
+			return err
+		}
+		var sf specFile
+		trimmed := bytes.TrimSpace(data)
+		if len(trimmed) > 0 && trimmed[0] == '[' {
+			err = json.Unmarshal(trimmed, &sf.Tasks)
+		} else {
+			dec := json.NewDecoder(bytes.NewReader(trimmed))
+			dec.DisallowUnknownFields()
+			err = dec.Decode(&sf)
+		}
+		if err != nil {
+			return usageErr("read %s: not a task spec: %v", f, err)
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		for _, t := range sf.Tasks {
+			specs = append(specs, withDefaults(sched.TaskSpec{
+				Argv: t.Argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
+				NoSpeculation: t.NoSpeculation, TimeoutSeconds: t.TimeoutSeconds, DeadlineSeconds: t.DeadlineSeconds,
+			}, defaults))
+		}
+	}
+	if sources == 0 {
+		return usageErr("nothing to disclose: give a command after --, a --file of commands, or a --spec file (see batchctl disclose --help)")
+	}
+	if sources > 1 {
+		return usageErr("give tasks in one way only: a command after --, --file or --spec")
+	}
+	if len(specs) == 0 {
+		return usageErr("nothing to disclose: the input has no tasks")
+	}
+	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{
+		Set:     sched.SetID(c.Int64("set")),
+		Name:    name,
+		Tasks:   specs,
+		Request: c.Bool("request"),
+	})
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if asJSON(c) {
+		return writeJSON(w, struct {
+			Set        setView `json:"set"`
+			FirstIndex int32   `json:"first_index"`
+			Count      int32   `json:"count"`
+			Requested  bool    `json:"requested"`
+			Replayed   bool    `json:"replayed"`
+		}{viewSet(res.Set), res.FirstIndex, res.Count, c.Bool("request"), res.Replayed})
+	}
+	if c.Bool("quiet") {
+		_, err := fmt.Fprintln(w, res.Set.ID)
+		return err
+	}
+	verb := "disclosed"
+	if c.Bool("request") {
+		verb = "disclosed and requested"
+	}
+	label := ""
+	if res.Set.Name != "" {
+		label = fmt.Sprintf(" %q", res.Set.Name)
+	}
+	_, err = fmt.Fprintf(w, "set %d%s: %s %s (%s)\n", res.Set.ID, label, verb, refRange(res.Set.ID, res.FirstIndex, res.Count), plural(int64(res.Count), "task"))
+	return err
+}
+
+// defaultSpec returns the per-task settings given by flags.
+func defaultSpec(c *cli.Context) (sched.TaskSpec, error) {
+	var d sched.TaskSpec
+	var err error
+	if d.EstimateSeconds, err = parseSeconds("estimate", c.String("estimate")); err != nil {
+		return d, err
+	}
+	if d.TimeoutSeconds, err = parseSeconds("timeout", c.String("timeout")); err != nil {
+		return d, err
+	}
+	d.NoSpeculation = c.Bool("no-speculation")
+	d.Dir = c.String("dir")
+	for _, kv := range c.StringSlice("env") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return d, usageErr("--env %q: want KEY=VALUE", kv)
+		}
+		if d.Env == nil {
+			d.Env = map[string]string{}
+		}
+		d.Env[k] = v
+	}
+	return d, nil
+}
+
+// withDefaults fills the zero fields of s from d; env maps merge, s winning.
+func withDefaults(s, d sched.TaskSpec) sched.TaskSpec {
+	if s.EstimateSeconds == 0 {
+		s.EstimateSeconds = d.EstimateSeconds
+	}
+	if s.TimeoutSeconds == 0 {
+		s.TimeoutSeconds = d.TimeoutSeconds
+	}
+	if s.Dir == "" {
+		s.Dir = d.Dir
+	}
+	s.NoSpeculation = s.NoSpeculation || d.NoSpeculation
+	if len(d.Env) > 0 {
+		env := map[string]string{}
+		for k, v := range d.Env {
+			env[k] = v
+		}
+		for k, v := range s.Env {
+			env[k] = v
+		}
+		s.Env = env
+	}
+	return s
+}
+
+// parseSeconds reads "30s", "2m", "1h30m" or a plain number of seconds.
+func parseSeconds(flag, s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 0 {
+		return f, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, usageErr("--%s %q: want a duration like 30s, 2m or 1h, or a number of seconds", flag, s)
+	}
+	return d.Seconds(), nil
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(c *cli.Context, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = c.App.Reader
+		if r == nil {
+			r = os.Stdin
+		}
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, usageErr("read %s: %v", name, err)
+	}
+	return data, nil
+}
+
+// refRange formats count tasks from first as SET/FIRST or SET/FIRST..LAST.
+func refRange(set sched.SetID, first, count int32) string {
+	if count == 1 {
+		return fmt.Sprintf("task %d/%d", set, first)
+	}
+	return fmt.Sprintf("tasks %d/%d..%d", set, first, first+count-1)
+}
+
+func plural(n int64, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

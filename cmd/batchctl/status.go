@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"batchd/client"
+	"batchd/sched"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Aliases:   []string{"ls"},
+		Usage:     "list your task sets, or the tasks of one",
+		ArgsUsage: "[SET]",
+		Description: `Without an argument, lists your task sets, newest first, a page at a time
+(--limit, then --page TOKEN as printed). With SET, shows the set and its tasks
+(--state to pick states; the first 1000 tasks unless --limit says
+otherwise, then --page TOKEN as printed).
+
+Examples:
+
+   batchctl ls
+   batchctl status 3
+   batchctl status --state requested,finished 3`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "only tasks in these `STATES` (comma-separated: disclosed, executed, requested, finished, canceled)"},
+			&cli.IntFlag{Name: "limit", Usage: "at most this many rows (default: 100 sets, 1000 tasks)"},
+			&cli.StringFlag{Name: "page", Usage: "continue a listing from `TOKEN`"},
+			jsonFlag(),
+		},
+		Action: status,
+	}
+}
+
+func status(c *cli.Context) error {
+	cl := newClient(c)
+	switch c.NArg() {
+	case 0:
+		return listSets(c, cl)
+	case 1:
+		sel, err := parseSel(c.Args().First())
+		if err != nil {
+			return err
+		}
+		if len(sel.Indexes) > 0 {
+			return usageErr("status takes a set (e.g. 3), not tasks; use --state to filter")
+		}
+		return showSet(c, cl, sel.Set)
+	}
+	return usageErr("status takes at most one set")
+}
+
+func listSets(c *cli.Context, cl *client.Client) error {
+	limit := c.Int("limit")
+	if limit <= 0 {
+		limit = 100
+	}
+	var sets []sched.TaskSet
+	token := c.String("page")
+	for len(sets) < limit {
+		page, err := cl.ListTaskSets(c.Context, int32(min(limit-len(sets), 1000)), token)
+		if err != nil {
+			return err
+		}
+		sets = append(sets, page.Sets...)
+		token = page.NextPageToken
+		if token == "" {
+			break
+		}
+	}
+	if asJSON(c) {
+		views := []setView{}
+		for _, s := range sets {
+			views = append(views, viewSet(s))
+		}
+		return writeJSON(c.App.Writer, struct {
+			Sets          []setView `json:"sets"`
+			NextPageToken string    `json:"next_page_token"`
+		}{views, token})
+	}
+	t := newTable(c.App.Writer, "set", "name", "created", "tasks", "disclosed", "executed", "requested", "finished", "canceled", "running", "billed")
+	for _, s := range sets {
+		n := s.Counts
+		if err := t.Append(strconv.FormatInt(int64(s.ID), 10), s.Name, when(s.CreatedAt), n.Total, n.Disclosed, n.Executed,
+			n.Requested, n.Finished, n.Canceled, n.Running, secs(s.BilledSlotSeconds)); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if token != "" {
+		fmt.Fprintf(c.App.ErrWriter, "more: batchctl ls --page %s\n", token)
+	}
+	return nil
+}
+
+func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
+	var states []sched.TaskState
+	if s := c.String("state"); s != "" {
+		for _, x := range strings.Split(s, ",") {
+			st := sched.TaskState(strings.TrimSpace(x))
+			if !st.Valid() {
+				return usageErr("--state %q: want disclosed, executed, requested, finished or canceled", x)
+			}
+			states = append(states, st)
+		}
+	}
+	limit := c.Int("limit")
+	if limit <= 0 {
+		limit = 1000
+	}
+	var set sched.TaskSet
+	var tasks []sched.Task
+	token := c.String("page")
+	for {
+		size := int32(min(limit-len(tasks), 10000))
+		page, err := cl.GetTaskSet(c.Context, client.GetTaskSetInput{Set: id, PageSize: size, PageToken: token, States: states})
+		if err != nil {
+			return err
+		}
+		set = page.Set
+		tasks = append(tasks, page.Tasks...)
+		token = page.NextPageToken
+		if token == "" || len(tasks) >= limit {
+			break
+		}
+	}
+	if asJSON(c) {
+		return writeJSON(c.App.Writer, struct {
+			Set           setView    `json:"set"`
+			Tasks         []taskView `json:"tasks"`
+			NextPageToken string     `json:"next_page_token"`
+		}{viewSet(set), viewTasks(tasks), token})
+	}
+	n := set.Counts
+	label := ""
+	if set.Name != "" {
+		label = fmt.Sprintf(" %q", set.Name)
+	}
+	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running; billed %s\n",
+		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, secs(set.BilledSlotSeconds))
+	t := newTable(c.App.Writer, "task", "state", "command", "copies", "progress", "exit", "service", "visible response")
+	for _, x := range tasks {
+		exit := "-"
+		if x.State == sched.TaskFinished {
+			exit = strconv.Itoa(int(x.ExitCode))
+			if x.TimedOut {
+				exit += " (timed out)"
+			}
+		}
+		prog := "-"
+		if x.Progress >= 0 && x.State != sched.TaskFinished {
+			prog = fmt.Sprintf("%.0f%%", 100*x.Progress)
+		}
+		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), shortCommand(x.Spec.Argv),
+			copiesText(x.Copies), prog, exit, secs(x.ServiceSeconds), secs(x.VisibleResponseSeconds)); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if token != "" {
+		fmt.Fprintf(c.App.ErrWriter, "more: batchctl status --page %s %d\n", token, id)
+	}
+	return nil
+}
+
+// shortCommand shows argv on one line, unwrapping sh -c, cut to 40 runes.
+func shortCommand(argv []string) string {
+	if len(argv) == 3 && argv[0] == "sh" && argv[1] == "-c" {
+		argv = argv[2:]
+	}
+	s := strings.Join(argv, " ")
+	if r := []rune(s); len(r) > 40 {
+		s = string(r[:39]) + "…"
+	}
+	return s
+}
+
+// copiesText counts a task's live copies ("1 running", "2 running, 1 suspended").
+func copiesText(copies []sched.Copy) string {
+	running, suspended := 0, 0
+	for _, c := range copies {
+		switch c.State {
+		case sched.CopyRunning:
+			running++
+		case sched.CopySuspended:
+			suspended++
+		}
+	}
+	switch {
+	case running == 0 && suspended == 0:
+		return "-"
+	case suspended == 0:
+		return fmt.Sprintf("%d running", running)
+	}
+	return fmt.Sprintf("%d running, %d suspended", running, suspended)
+}
+
+func outputCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "output",
+		Usage:     "print a requested task's output",
+		ArgsUsage: "SET/INDEX",
+		Description: `Prints the task's stdout exactly as it was written (--stderr for its stderr).
+Only requested tasks' output is readable: request a disclosed task first
+(which finishes it at once if it already ran). --json adds the exit status,
+CPU and slot seconds.
+
+Examples:
+
+   batchctl output 3/0 > result.txt
+   batchctl output --stderr 3/0`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
+			jsonFlag(),
+		},
+		Action: output,
+	}
+}
+
+func output(c *cli.Context) error {
+	if c.NArg() != 1 {
+		return usageErr("output takes one task reference, e.g. 3/0")
+	}
+	sel, err := parseSel(c.Args().First())
+	if err != nil {
+		return err
+	}
+	if len(sel.Indexes) != 1 {
+		return usageErr("output takes one task, e.g. %d/0", sel.Set)
+	}
+	ref := sched.TaskRef{Set: sel.Set, Index: sel.Indexes[0]}
+	out, err := newClient(c).GetOutput(c.Context, ref)
+	if err != nil {
+		return err
+	}
+	if asJSON(c) {
+		return writeJSON(c.App.Writer, viewOutput(ref, out))
+	}
+	data := out.Stdout
+	if c.Bool("stderr") {
+		data = out.Stderr
+	}
+	_, err = c.App.Writer.Write(data)
+	return err
+}

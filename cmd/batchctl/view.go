@@ -1,0 +1,284 @@
+package main
+
+import (
+	"time"
+
+	"batchd/client"
+	"batchd/sched"
+)
+
+// The types in this file are batchctl's --json output. Their field names are
+// a stable interface for scripts: add fields, never rename or remove them.
+
+type countsView struct {
+	Disclosed int64 `json:"disclosed"`
+	Executed  int64 `json:"executed"`
+	Requested int64 `json:"requested"`
+	Finished  int64 `json:"finished"`
+	Canceled  int64 `json:"canceled"`
+	Running   int64 `json:"running"`
+	Total     int64 `json:"total"`
+}
+
+type setView struct {
+	ID                         int64      `json:"id"`
+	Name                       string     `json:"name"`
+	Owner                      string     `json:"owner"`
+	CreatedAt                  *time.Time `json:"created_at,omitempty"`
+	Counts                     countsView `json:"counts"`
+	BilledSlotSeconds          float64    `json:"billed_slot_seconds"`
+	MeanVisibleResponseSeconds float64    `json:"mean_visible_response_seconds"`
+}
+
+type specView struct {
+	Argv            []string          `json:"argv"`
+	Env             map[string]string `json:"env,omitempty"`
+	Dir             string            `json:"dir,omitempty"`
+	EstimateSeconds float64           `json:"estimate_seconds,omitempty"`
+	NoSpeculation   bool              `json:"no_speculation,omitempty"`
+	TimeoutSeconds  float64           `json:"timeout_seconds,omitempty"`
+	DeadlineSeconds float64           `json:"deadline_seconds,omitempty"`
+}
+
+type copyView struct {
+	ID          int64      `json:"id"`
+	Worker      string     `json:"worker"`
+	Slot        int32      `json:"slot"`
+	Speculative bool       `json:"speculative"`
+	State       string     `json:"state"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	EndedAt     *time.Time `json:"ended_at,omitempty"`
+	Progress    float64    `json:"progress"`
+}
+
+type taskView struct {
+	Set                    int64      `json:"set"`
+	Index                  int32      `json:"index"`
+	State                  string     `json:"state"`
+	Spec                   specView   `json:"spec"`
+	DisclosedAt            *time.Time `json:"disclosed_at,omitempty"`
+	RequestedAt            *time.Time `json:"requested_at,omitempty"`
+	ExecutedAt             *time.Time `json:"executed_at,omitempty"`
+	FinishedAt             *time.Time `json:"finished_at,omitempty"`
+	CanceledAt             *time.Time `json:"canceled_at,omitempty"`
+	VisibleResponseSeconds float64    `json:"visible_response_seconds"`
+	ServiceSeconds         float64    `json:"service_seconds"`
+	ExitCode               int32      `json:"exit_code"`
+	TimedOut               bool       `json:"timed_out"`
+	Progress               float64    `json:"progress"`
+	Copies                 []copyView `json:"copies"`
+}
+
+type outputView struct {
+	Set             int64   `json:"set"`
+	Index           int32   `json:"index"`
+	State           string  `json:"state"`
+	ExitCode        int32   `json:"exit_code"`
+	TimedOut        bool    `json:"timed_out"`
+	Stdout          string  `json:"stdout"`
+	Stderr          string  `json:"stderr"`
+	StdoutSize      int64   `json:"stdout_size"`
+	StderrSize      int64   `json:"stderr_size"`
+	StdoutTruncated bool    `json:"stdout_truncated"`
+	StderrTruncated bool    `json:"stderr_truncated"`
+	CPUSeconds      float64 `json:"cpu_seconds"`
+	SlotSeconds     float64 `json:"slot_seconds"`
+	Copy            int64   `json:"copy"`
+	Worker          string  `json:"worker"`
+}
+
+type billLineView struct {
+	ID          int64     `json:"id"`
+	Owner       string    `json:"owner"`
+	Set         int64     `json:"set"`
+	Index       int32     `json:"index"`
+	SetName     string    `json:"set_name"`
+	Copy        int64     `json:"copy"`
+	SlotSeconds float64   `json:"slot_seconds"`
+	CPUSeconds  float64   `json:"cpu_seconds"`
+	BilledAt    time.Time `json:"billed_at"`
+	Reason      string    `json:"reason"`
+}
+
+type billTotalsView struct {
+	Lines                          int64   `json:"lines"`
+	BilledSlotSeconds              float64 `json:"billed_slot_seconds"`
+	BilledCPUSeconds               float64 `json:"billed_cpu_seconds"`
+	FreeSlotSeconds                float64 `json:"free_slot_seconds"`
+	ExecutedUnrequestedSlotSeconds float64 `json:"executed_unrequested_slot_seconds"`
+	SpeculativeWasteSlotSeconds    float64 `json:"speculative_waste_slot_seconds"`
+	RequestedWorkSlotSeconds       float64 `json:"requested_work_slot_seconds"`
+	ScaledBilledResources          float64 `json:"scaled_billed_resources"`
+}
+
+type workerView struct {
+	ID            string     `json:"id"`
+	Name          string     `json:"name"`
+	Hostname      string     `json:"hostname"`
+	Slots         int32      `json:"slots"`
+	BusySlots     int32      `json:"busy_slots"`
+	CanSuspend    bool       `json:"can_suspend"`
+	State         string     `json:"state"`
+	LastHeartbeat *time.Time `json:"last_heartbeat,omitempty"`
+	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
+}
+
+type clusterView struct {
+	Version     string       `json:"version"`
+	Policy      string       `json:"policy"`
+	Speculation string       `json:"speculation"`
+	Preemption  string       `json:"preemption"`
+	StartedAt   *time.Time   `json:"started_at,omitempty"`
+	Slots       int32        `json:"slots"`
+	BusySlots   int32        `json:"busy_slots"`
+	Workers     []workerView `json:"workers"`
+	Queues      queuesView   `json:"queues"`
+	Metrics     metricsView  `json:"metrics"`
+}
+
+type metricsView struct {
+	FinishedTasks               int64   `json:"finished_tasks"`
+	MeanVisibleResponseSeconds  float64 `json:"mean_visible_response_seconds"`
+	MeanVisibleSlowdown         float64 `json:"mean_visible_slowdown"`
+	TasksPerHour                float64 `json:"tasks_per_hour"`
+	Load                        float64 `json:"load"`
+	BilledSlotSeconds           float64 `json:"billed_slot_seconds"`
+	FreeSlotSeconds             float64 `json:"free_slot_seconds"`
+	SpeculativeWasteSlotSeconds float64 `json:"speculative_waste_slot_seconds"`
+	SpeculativeCopiesStarted    int64   `json:"speculative_copies_started"`
+	SpeculativeCopiesWon        int64   `json:"speculative_copies_won"`
+	Beta                        float64 `json:"beta"`
+	BetaSamples                 int64   `json:"beta_samples"`
+	ScaledBilledResources       float64 `json:"scaled_billed_resources"`
+}
+
+type queuesView struct {
+	Requested         int64 `json:"requested"`
+	Disclosed         int64 `json:"disclosed"`
+	SuspendedCopies   int64 `json:"suspended_copies"`
+	RunningCopies     int64 `json:"running_copies"`
+	SpeculativeCopies int64 `json:"speculative_copies"`
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+func viewSet(s sched.TaskSet) setView {
+	c := s.Counts
+	return setView{
+		ID:        int64(s.ID),
+		Name:      s.Name,
+		Owner:     s.Owner,
+		CreatedAt: timePtr(s.CreatedAt),
+		Counts: countsView{
+			Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
+			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total,
+		},
+		BilledSlotSeconds:          s.BilledSlotSeconds,
+		MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds,
+	}
+}
+
+func viewTask(t sched.Task) taskView {
+	v := taskView{
+		Set:   int64(t.Set),
+		Index: t.Index,
+		State: string(t.State),
+		Spec: specView{
+			Argv: t.Spec.Argv, Env: t.Spec.Env, Dir: t.Spec.Dir,
+			EstimateSeconds: t.Spec.EstimateSeconds, NoSpeculation: t.Spec.NoSpeculation,
+			TimeoutSeconds: t.Spec.TimeoutSeconds, DeadlineSeconds: t.Spec.DeadlineSeconds,
+		},
+		DisclosedAt:            timePtr(t.DisclosedAt),
+		RequestedAt:            timePtr(t.RequestedAt),
+		ExecutedAt:             timePtr(t.ExecutedAt),
+		FinishedAt:             timePtr(t.FinishedAt),
+		CanceledAt:             timePtr(t.CanceledAt),
+		VisibleResponseSeconds: t.VisibleResponseSeconds,
+		ServiceSeconds:         t.ServiceSeconds,
+		ExitCode:               t.ExitCode,
+		TimedOut:               t.TimedOut,
+		Progress:               t.Progress,
+		Copies:                 []copyView{},
+	}
+	for _, c := range t.Copies {
+		v.Copies = append(v.Copies, copyView{
+			ID: int64(c.ID), Worker: string(c.Slot.Worker), Slot: c.Slot.Slot,
+			Speculative: c.Speculative, State: string(c.State),
+			StartedAt: timePtr(c.StartedAt), EndedAt: timePtr(c.EndedAt), Progress: c.Progress,
+		})
+	}
+	return v
+}
+
+func viewTasks(ts []sched.Task) []taskView {
+	out := make([]taskView, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, viewTask(t))
+	}
+	return out
+}
+
+func viewOutput(ref sched.TaskRef, o sched.Output) outputView {
+	return outputView{
+		Set: int64(ref.Set), Index: ref.Index, State: string(o.State),
+		ExitCode: o.ExitCode, TimedOut: o.TimedOut,
+		Stdout: string(o.Stdout), Stderr: string(o.Stderr),
+		StdoutSize: o.StdoutSize, StderrSize: o.StderrSize,
+		StdoutTruncated: o.StdoutTruncated, StderrTruncated: o.StderrTruncated,
+		CPUSeconds: o.CPUSeconds, SlotSeconds: o.SlotSeconds,
+		Copy: int64(o.Copy), Worker: string(o.Worker),
+	}
+}
+
+func viewBillLine(l sched.BillLine) billLineView {
+	return billLineView{
+		ID: l.ID, Owner: l.Owner, Set: int64(l.Task.Set), Index: l.Task.Index, SetName: l.SetName,
+		Copy: int64(l.Copy), SlotSeconds: l.SlotSeconds, CPUSeconds: l.CPUSeconds,
+		BilledAt: l.BilledAt.UTC(), Reason: l.Reason,
+	}
+}
+
+func viewBillTotals(t sched.BillTotals) billTotalsView {
+	return billTotalsView{
+		Lines: t.Lines, BilledSlotSeconds: t.BilledSlotSeconds, BilledCPUSeconds: t.BilledCPUSeconds,
+		FreeSlotSeconds: t.FreeSlotSeconds, ExecutedUnrequestedSlotSeconds: t.ExecutedUnrequestedSlotSeconds,
+		SpeculativeWasteSlotSeconds: t.SpeculativeWasteSlotSeconds,
+		RequestedWorkSlotSeconds:    t.RequestedWorkSlotSeconds,
+		ScaledBilledResources:       t.ScaledBilledResources,
+	}
+}
+
+func viewCluster(c client.Cluster) clusterView {
+	m, q := c.Metrics, c.Queues
+	v := clusterView{
+		Version: c.Version, Policy: c.Policy, Speculation: c.Speculation, Preemption: c.Preemption,
+		StartedAt: timePtr(c.StartedAt), Slots: c.Slots, BusySlots: c.BusySlots,
+		Workers: []workerView{},
+		Queues: queuesView{
+			Requested: q.Requested, Disclosed: q.Disclosed, SuspendedCopies: q.SuspendedCopies,
+			RunningCopies: q.RunningCopies, SpeculativeCopies: q.SpeculativeCopies,
+		},
+		Metrics: metricsView{
+			FinishedTasks: m.FinishedTasks, MeanVisibleResponseSeconds: m.MeanVisibleResponseSeconds,
+			MeanVisibleSlowdown: m.MeanVisibleSlowdown, TasksPerHour: m.TasksPerHour, Load: m.Load,
+			BilledSlotSeconds: m.BilledSlotSeconds, FreeSlotSeconds: m.FreeSlotSeconds,
+			SpeculativeWasteSlotSeconds: m.SpeculativeWasteSlotSeconds,
+			SpeculativeCopiesStarted:    m.SpeculativeCopiesStarted, SpeculativeCopiesWon: m.SpeculativeCopiesWon,
+			Beta: m.Beta, BetaSamples: m.BetaSamples, ScaledBilledResources: m.ScaledBilledResources,
+		},
+	}
+	for _, w := range c.Workers {
+		v.Workers = append(v.Workers, workerView{
+			ID: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
+			CanSuspend: w.CanSuspend, State: w.State,
+			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt),
+		})
+	}
+	return v
+}

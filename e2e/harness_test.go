@@ -1,0 +1,357 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The binaries are built once per test run, on first use, into binDir.
+var (
+	binDir    string
+	buildOnce sync.Once
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binaries builds batchd and batchctl (once) and returns their paths. It
+// skips the test in -short mode.
+func binaries(t *testing.T) (batchd, batchctl string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test: skipped with -short")
+	}
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "batchd-e2e-bin-")
+		if buildErr != nil {
+			return
+		}
+		for _, pkg := range []string{"batchd/cmd/batchd", "batchd/cmd/batchctl"} {
+			cmd := exec.Command("go", "build", "-o", binDir, pkg)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(binDir, "batchd"), filepath.Join(binDir, "batchctl")
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago: listen on port 0, note the port, close.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// syncBuffer is a bytes.Buffer safe for a child's output and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// proc is a batchd child process (server or worker).
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+}
+
+// startProc starts bin with args; the test's cleanup stops it and, when the
+// test failed, prints its output.
+func startProc(t *testing.T, name, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("--- output of %s (%s):\n%s", name, strings.Join(args, " "), p.out.String())
+		}
+	})
+	return p
+}
+
+// exited reports whether the process has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// stop sends SIGTERM, and SIGKILL if the process is still up 5 s later.
+func (p *proc) stop() {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		p.kill()
+	}
+}
+
+// cluster is a running batchd server and the batchctl that talks to it.
+type cluster struct {
+	t        *testing.T
+	batchd   string
+	batchctl string
+	addr     string
+	data     string
+	server   *proc
+}
+
+// startServer starts `batchd serve` on a free loopback port with a new data
+// directory and waits until it answers.
+func startServer(t *testing.T, args ...string) *cluster {
+	t.Helper()
+	batchd, batchctl := binaries(t)
+	c := &cluster{t: t, batchd: batchd, batchctl: batchctl, addr: freeAddr(t), data: filepath.Join(t.TempDir(), "data")}
+	c.start(args...)
+	return c
+}
+
+// start (re)starts the server on c's address and data directory.
+func (c *cluster) start(args ...string) {
+	c.t.Helper()
+	all := append([]string{"serve", "--listen", c.addr, "--data", c.data}, args...)
+	c.server = startProc(c.t, "batchd serve", c.batchd, all...)
+	c.waitReady(c.server)
+}
+
+func (c *cluster) url() string { return "http://" + c.addr }
+
+// waitReady polls ClusterService.GetCluster over the Connect protocol until
+// the server answers 200, the process exits, or a minute passes.
+func (c *cluster) waitReady(p *proc) {
+	c.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if p.exited() {
+			c.t.Fatalf("%s exited before it was ready:\n%s", p.name, p.out.String())
+		}
+		res, err := http.Post(c.url()+"/batch.v1.ClusterService/GetCluster", "application/json", strings.NewReader("{}"))
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // another process: no clock to inject
+	}
+	c.t.Fatalf("%s not ready after a minute:\n%s", p.name, p.out.String())
+}
+
+// startWorker starts `batchd worker` against the server.
+func (c *cluster) startWorker(name string, slots int) *proc {
+	c.t.Helper()
+	return startProc(c.t, "batchd worker "+name, c.batchd, "worker", "--server", c.url(),
+		"--name", name, "--slots", fmt.Sprint(slots), "--state-dir", filepath.Join(c.t.TempDir(), name))
+}
+
+// result is what one batchctl run printed and its exit status.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// ctl runs batchctl with args against the server. It retries for up to 30 s
+// while the server is unreachable (so it rides out a restart).
+func (c *cluster) ctl(args ...string) result {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	all := append([]string{"--server", c.url(), "--retry", "30s"}, args...)
+	cmd := exec.CommandContext(ctx, c.batchctl, all...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := result{stdout: stdout.String(), stderr: stderr.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		c.t.Fatalf("batchctl %s: %v", strings.Join(args, " "), err)
+	}
+	return r
+}
+
+// mustCtl runs batchctl and fails the test unless it exits 0.
+func (c *cluster) mustCtl(args ...string) result {
+	c.t.Helper()
+	r := c.ctl(args...)
+	if r.code != 0 {
+		c.t.Fatalf("batchctl %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// ctlJSON runs batchctl --json args and decodes its stdout into v.
+func (c *cluster) ctlJSON(v any, args ...string) {
+	c.t.Helper()
+	r := c.mustCtl(append([]string{"--json"}, args...)...)
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		c.t.Fatalf("batchctl --json %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
+	}
+}
+
+// waitFor polls cond every 100 ms until it holds or timeout passes. The
+// state it polls lives in other processes, so there is no clock to inject.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The JSON shapes batchctl prints (a subset of cmd/batchctl/view.go).
+
+type jsonCounts struct {
+	Disclosed, Executed, Requested, Finished, Canceled, Running, Total int64
+}
+
+type jsonSet struct {
+	ID     int64      `json:"id"`
+	Name   string     `json:"name"`
+	Counts jsonCounts `json:"counts"`
+}
+
+type jsonCopy struct {
+	ID     int64  `json:"id"`
+	Worker string `json:"worker"`
+	State  string `json:"state"`
+}
+
+type jsonTask struct {
+	Set      int64      `json:"set"`
+	Index    int32      `json:"index"`
+	State    string     `json:"state"`
+	ExitCode int32      `json:"exit_code"`
+	Copies   []jsonCopy `json:"copies"`
+}
+
+type jsonDisclose struct {
+	Set        jsonSet `json:"set"`
+	FirstIndex int32   `json:"first_index"`
+	Count      int32   `json:"count"`
+}
+
+type jsonStatus struct {
+	Set           jsonSet    `json:"set"`
+	Tasks         []jsonTask `json:"tasks"`
+	NextPageToken string     `json:"next_page_token"`
+}
+
+type jsonOutput struct {
+	State    string `json:"state"`
+	ExitCode int32  `json:"exit_code"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	Copy     int64  `json:"copy"`
+	Worker   string `json:"worker"`
+}
+
+type jsonBillLine struct {
+	ID          int64   `json:"id"`
+	Set         int64   `json:"set"`
+	Index       int32   `json:"index"`
+	Copy        int64   `json:"copy"`
+	SlotSeconds float64 `json:"slot_seconds"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	Reason      string  `json:"reason"`
+}
+
+type jsonBill struct {
+	Totals struct {
+		Lines             int64   `json:"lines"`
+		BilledSlotSeconds float64 `json:"billed_slot_seconds"`
+	} `json:"totals"`
+	Lines []jsonBillLine `json:"lines"`
+}
+
+type jsonCancel struct {
+	Set             jsonSet `json:"set"`
+	Canceled        int32   `json:"canceled"`
+	Stopped         int32   `json:"stopped"`
+	AlreadyCanceled int32   `json:"already_canceled"`
+	Unchanged       int32   `json:"unchanged"`
+}
+
+type ref struct {
+	set   int64
+	index int32
+}
+
+// billByTask counts bill lines per task.
+func billByTask(b jsonBill) map[ref]int {
+	m := map[ref]int{}
+	for _, l := range b.Lines {
+		m[ref{l.Set, l.Index}]++
+	}
+	return m
+}
