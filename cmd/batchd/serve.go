@@ -87,7 +87,10 @@ func runServe(c *cli.Context) error {
 	fmt.Fprintf(c.App.Writer, "batchd serving on %s (data %s, %d local slots)\n", srv.URL(), data, slots)
 
 	ctx := c.Context
-	workerDone := make(chan error, 1)
+	// workerDone is closed when the local slots have stopped (at once when
+	// there are none), so both waits below see it.
+	workerDone := make(chan struct{})
+	var workerErr error
 	wctx, stopWorker := context.WithCancel(context.Background())
 	defer stopWorker()
 	if slots > 0 {
@@ -96,20 +99,22 @@ func runServe(c *cli.Context) error {
 			host = "localhost"
 		}
 		go func() {
-			workerDone <- worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "local-" + host, Slots: slots,
+			defer close(workerDone)
+			workerErr = worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "local-" + host, Slots: slots,
 				StateDir: filepath.Join(data, "worker"), Logger: log.With("part", "local-worker"), Version: version})
 		}()
 	} else {
-		workerDone <- nil
+		close(workerDone)
 	}
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
-	case err := <-workerDone:
-		if err != nil {
-			log.Error("local worker stopped", "err", err.Error())
+	case <-workerDone:
+		if workerErr != nil {
+			log.Error("local worker stopped", "err", workerErr.Error())
 		}
 		<-ctx.Done()
+		log.Info("shutting down")
 	}
 	// The local slots go first: they kill their copies and hand over what
 	// they hold while the server still listens.
