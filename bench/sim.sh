@@ -7,14 +7,15 @@
 # BenchmarkPetrouTable3: one 16-day Petrou run at Table 3's point
 #   (target: well under a second per op).
 # BenchmarkPetrouHeavy: the sweep's busiest kind of point.
-# BenchmarkCluster10k: 10,000 slots at 80% utilisation; virtual-s/s is
+# BenchmarkCluster10k (50 ms dispatch tick) and ...EveryEvent (Decide after
+#   every event): 10,000 slots at 80% utilisation; virtual-s/s is
 #   the speed-up over real time (target: at least 100).
 # The sweep: 3,168 points × 6 queue policies, 16 days each
 #   (target: under ten minutes on 2 cores).
 set -eu
 cd "$(dirname "$0")/.."
 go test ./sched/sim -run '^$' -bench 'PetrouTable3|PetrouHeavy' -benchtime 10x
-go test ./sched/sim -run '^$' -bench 'Cluster10k' -benchtime 1x
+go test ./sched/sim -run '^$' -bench 'Cluster10k$|Cluster10kEveryEvent' -benchtime 1x
 [ "${1:-}" = quick ] && exit 0
 go build -o /tmp/batchd-bench ./cmd/batchd
 /usr/bin/time -p /tmp/batchd-bench sim experiment petrou-sweep -q --format csv >/dev/null

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runSimApp(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := newApp(&out, &errb).RunContext(context.Background(), append([]string{"batchd", "sim"}, args...))
+	return out.String(), err
+}
+
+func TestSimRun(t *testing.T) {
+	t.Parallel()
+	out, err := runSimApp(t, "run", "--seeds", "2", "--duration", "48h", "--warmup", "12h", "-p", "srpt-x-fcfs,interactive-srpt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"visible response (s)", "srpt×fcfs / none / suspend", "interactive-srpt / none / suspend", "4 runs in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runSimApp(t, "run", "-w", "cluster", "--slots", "64", "--duration", "10m", "--warmup", "2m", "--seeds", "1", "-p", "srpt-x-fcfs", "-s", "best-effort-late,budgeted-4", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "budgeted-4") {
+		t.Errorf("csv output:\n%s", out)
+	}
+	if _, err := runSimApp(t, "run", "-p", "lifo"); err == nil || !strings.Contains(err.Error(), "unknown policy") {
+		t.Errorf("bad policy: err = %v", err)
+	}
+}
+
+func TestSimReportWritesFiguresAndMarkdown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	if _, err := runSimApp(t, "report", "--quick", "-q", "--only", "mixed", "--out", dir, "--cache", cache); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# batchd sim", "![Mixed workload", "(fig/mixed-ablation.svg)", "scheduler", "|:--", "How the simulator reads the papers"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("results.md lacks %q", want)
+		}
+	}
+	for _, f := range []string{"mixed-ablation.svg", "mixed-ablation.png", "mixed-ablation.csv", "mixed-table1.csv"} {
+		if st, err := os.Stat(filepath.Join(dir, "fig", f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "fig", "mixed-ablation.svg"))
+	if !bytes.HasPrefix(svg, []byte("<?xml")) || !bytes.Contains(svg, []byte("<svg")) {
+		t.Error("mixed-ablation.svg is not an SVG")
+	}
+	png, _ := os.ReadFile(filepath.Join(dir, "fig", "mixed-ablation.png"))
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Error("mixed-ablation.png is not a PNG")
+	}
+	// A second report from the cache runs nothing and writes the same text.
+	if err := os.Remove(filepath.Join(dir, "results.md")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runSimApp(t, "report", "--quick", "-q", "--only", "mixed", "--out", dir, "--cache", cache); err != nil {
+		t.Fatal(err)
+	}
+	md2, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil || !bytes.Equal(md, md2) {
+		t.Errorf("report from cache differs (err %v)", err)
+	}
+}

@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"batchd/sched"
+)
+
+// Workload names a family of simulated users and tasks.
+type Workload string
+
+const (
+	// WorkloadPetrou is Petrou et al. §2 and §4: a closed loop of users on
+	// one server who disclose task sets, request tasks in order after
+	// exponential think times and cancel the rest with their task-set
+	// change probability; exponential service times.
+	WorkloadPetrou Workload = "petrou"
+	// WorkloadCluster is Hopper §7 / GRASS §6 style: jobs of many tasks
+	// arriving online (Poisson), heavy-tailed job sizes, Pareto copy
+	// durations, a cluster of many slots at a target utilisation. Every job
+	// is disclosed and requested whole on arrival.
+	WorkloadCluster Workload = "cluster"
+	// WorkloadMixed is batchactive users whose requests are multi-task jobs
+	// with stragglers: Petrou's closed loop where each request is a
+	// Hopper/GRASS job.
+	WorkloadMixed Workload = "mixed"
+)
+
+// Workloads lists the workloads.
+var Workloads = []Workload{WorkloadPetrou, WorkloadCluster, WorkloadMixed}
+
+// Day is one day in seconds.
+const Day = 86400.0
+
+// Params are the parameters of one run. Zero fields take the workload's
+// default (see Defaults).
+type Params struct {
+	Workload Workload
+	// Sched configures the scheduler under test (policy, speculation,
+	// preemption, ε, ...). Its Seed is set from Seed.
+	Sched sched.Config
+	Seed  int64
+
+	Slots          int     // total slots
+	SlotsPerWorker int     // slots per simulated worker
+	Warmup         float64 // seconds simulated before measuring
+	Duration       float64 // seconds measured after the warm-up
+	// Drain (cluster) is how long past the measured period the run may go
+	// on so that measured jobs can finish; jobs still running then count as
+	// unfinished.
+	Drain float64
+
+	// Closed-loop users (petrou, mixed).
+	Users         int
+	ChangeProbMax float64 // each user's change probability ~ U(0, ChangeProbMax)
+	SetSizeMax    int     // each user's tasks (petrou) or jobs (mixed) per set ~ U{1..SetSizeMax}
+	ServiceMean   float64 // petrou: exponential service time mean, seconds
+	ThinkMean     float64 // exponential think time mean, seconds
+
+	// Multi-task jobs (cluster, mixed).
+	Utilization  float64 // cluster: offered load of original copies, 0..1
+	Beta         float64 // Pareto shape of copy durations
+	TaskScale    float64 // Pareto scale (minimum duration) of copy durations, seconds
+	JobSizeAlpha float64 // job sizes (tasks) ~ bounded Pareto with this shape
+	JobSizeMax   int     // ... on [1, JobSizeMax]
+
+	// WorkPerTask (cluster) is the slot-seconds one task occupies on
+	// average, used to set the arrival rate for Utilization; 0 means the
+	// Pareto mean x_m·β/(β−1) (see CalibrateWork).
+	WorkPerTask float64
+
+	// DecideEvery, when positive, calls Decide at most once per this many
+	// virtual seconds (a dispatch tick, as a server's loop has) instead of
+	// after every batch of simultaneous events; a freed slot then waits up
+	// to DecideEvery for its next copy. It trades a little fidelity for
+	// speed on large clusters.
+	DecideEvery float64
+
+	// Estimates passes each task's true size (petrou) or its mean duration
+	// (cluster, mixed) to the scheduler as EstimateSeconds.
+	Estimates bool
+	// NoProgress turns progress reports off; the scheduler then estimates
+	// t_rem from the Pareto tail alone.
+	NoProgress bool
+	// WorkerMTBF, when positive, makes every worker fail after an
+	// exponential time with this mean (seconds): the scheduler gets
+	// EventWorkerDown, the worker's live copies are lost (their tasks run
+	// again, nobody pays for them), and the worker returns with
+	// EventWorkerUp after an exponential repair time of mean WorkerRepair
+	// (default 60 s).
+	WorkerMTBF, WorkerRepair float64
+	// BatchCancels lets users of the batch policies cancel. By default
+	// (Petrou's model) they cannot: cancel withdraws a set's unrequested
+	// tasks, and a batch user submitted every task as requested, so the
+	// rest of an abandoned set still runs and is billed.
+	BatchCancels bool
+	// KeepJobs keeps one JobResult per measured request in Result.Jobs.
+	KeepJobs bool
+}
+
+// Defaults returns the default parameters of workload w: Petrou's Table 3
+// point, a 1,000-slot cluster at 60% utilisation, and a mixed workload of 16
+// users on 24 slots.
+func Defaults(w Workload) Params {
+	p := Params{Workload: w}
+	switch w {
+	case WorkloadPetrou:
+		p.Slots, p.SlotsPerWorker = 1, 1
+		p.Warmup, p.Duration = 2*Day, 14*Day
+		p.Users, p.ChangeProbMax, p.SetSizeMax = 8, 0.2, 15
+		p.ServiceMean, p.ThinkMean = 600, 6000
+		p.Estimates = true
+		p.NoProgress = true
+	case WorkloadCluster:
+		p.Slots, p.SlotsPerWorker = 1000, 16
+		p.Warmup, p.Duration, p.Drain = 900, 3600, 4*3600
+		p.Utilization = 0.6
+		p.Beta, p.TaskScale = 1.259, 10
+		p.JobSizeAlpha, p.JobSizeMax = 0.5, 2000
+	case WorkloadMixed:
+		p.Slots, p.SlotsPerWorker = 24, 8
+		p.Warmup, p.Duration = 3600, 12*3600
+		p.Users, p.ChangeProbMax, p.SetSizeMax = 16, 0.2, 8
+		p.ThinkMean = 600
+		p.Beta, p.TaskScale = 1.259, 10
+		p.JobSizeAlpha, p.JobSizeMax = 0.5, 400
+	}
+	return p
+}
+
+// withDefaults fills zero fields from Defaults.
+func (p Params) withDefaults() Params {
+	d := Defaults(p.Workload)
+	setF := func(v *float64, dv float64) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	setI := func(v *int, dv int) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	setI(&p.Slots, d.Slots)
+	setI(&p.SlotsPerWorker, d.SlotsPerWorker)
+	setF(&p.Warmup, d.Warmup)
+	setF(&p.Duration, d.Duration)
+	setF(&p.Drain, d.Drain)
+	setI(&p.Users, d.Users)
+	setI(&p.SetSizeMax, d.SetSizeMax)
+	setF(&p.ServiceMean, d.ServiceMean)
+	setF(&p.ThinkMean, d.ThinkMean)
+	setF(&p.Utilization, d.Utilization)
+	setF(&p.Beta, d.Beta)
+	setF(&p.TaskScale, d.TaskScale)
+	setF(&p.JobSizeAlpha, d.JobSizeAlpha)
+	setF(&p.DecideEvery, d.DecideEvery)
+	setI(&p.JobSizeMax, d.JobSizeMax)
+	if p.Warmup < 0 {
+		p.Warmup = 0
+	}
+	return p
+}
+
+// validate checks p after defaults.
+func (p Params) validate() error {
+	switch p.Workload {
+	case WorkloadPetrou, WorkloadCluster, WorkloadMixed:
+	default:
+		return sched.Errorf(sched.EINVALID, "unknown workload %q (want petrou, cluster or mixed)", p.Workload)
+	}
+	switch {
+	case p.Slots < 1 || p.SlotsPerWorker < 1:
+		return sched.Errorf(sched.EINVALID, "slots must be positive")
+	case p.Duration <= 0:
+		return sched.Errorf(sched.EINVALID, "duration must be positive")
+	case p.Workload != WorkloadCluster && p.Users < 1:
+		return sched.Errorf(sched.EINVALID, "users must be positive")
+	case p.ChangeProbMax < 0 || p.ChangeProbMax > 1:
+		return sched.Errorf(sched.EINVALID, "change probability must be in [0,1]")
+	case p.Workload == WorkloadCluster && (p.Utilization <= 0 || p.Utilization > 1.5):
+		return sched.Errorf(sched.EINVALID, "utilization must be in (0, 1.5]")
+	case p.Workload != WorkloadPetrou && p.Beta <= 1:
+		return sched.Errorf(sched.EINVALID, "beta must be above 1 (finite mean)")
+	case (p.Workload != WorkloadPetrou && p.JobSizeMax < 1) || (p.Workload != WorkloadCluster && p.SetSizeMax < 1):
+		return sched.Errorf(sched.EINVALID, "set and job sizes must be positive")
+	}
+	return nil
+}
+
+// String is a compact label of the run's workload parameters.
+func (p Params) String() string {
+	switch p.Workload {
+	case WorkloadPetrou:
+		return fmt.Sprintf("petrou users=%d change=0..%.2g set=1..%d service=%g think=%g", p.Users, p.ChangeProbMax, p.SetSizeMax, p.ServiceMean, p.ThinkMean)
+	case WorkloadCluster:
+		return fmt.Sprintf("cluster slots=%d util=%.2g beta=%.4g", p.Slots, p.Utilization, p.Beta)
+	}
+	return fmt.Sprintf("mixed users=%d slots=%d change=0..%.2g jobs/set=1..%d think=%g beta=%.4g", p.Users, p.Slots, p.ChangeProbMax, p.SetSizeMax, p.ThinkMean, p.Beta)
+}
+
+// jobSize draws a job's number of tasks: floor of a bounded Pareto on
+// [1, JobSizeMax+1), so sizes 1..JobSizeMax.
+func (p *Params) jobSize(r *rng) int {
+	m := int(r.boundedPareto(1, float64(p.JobSizeMax)+1, p.JobSizeAlpha))
+	return min(max(m, 1), p.JobSizeMax)
+}
+
+// meanJobSize is the exact mean of jobSize.
+func (p *Params) meanJobSize() float64 {
+	lo, hi, a := 1.0, float64(p.JobSizeMax)+1, p.JobSizeAlpha
+	cdf := func(x float64) float64 {
+		return (1 - math.Pow(lo/x, a)) / (1 - math.Pow(lo/hi, a))
+	}
+	s := 0.0
+	for i := 1; i <= p.JobSizeMax; i++ {
+		s += float64(i) * (cdf(float64(i+1)) - cdf(float64(i)))
+	}
+	return s
+}
+
+// meanCopy is the mean duration of one copy (Pareto mean xm·β/(β−1)).
+func (p *Params) meanCopy() float64 { return p.TaskScale * p.Beta / (p.Beta - 1) }
+
+// ArrivalRate is the cluster workload's job arrival rate (jobs per second)
+// that offers Utilization of the slots in original copies alone.
+func (p Params) ArrivalRate() float64 {
+	p = p.withDefaults()
+	w := p.WorkPerTask
+	if w <= 0 {
+		w = p.meanCopy()
+	}
+	return p.Utilization * float64(p.Slots) / (p.meanJobSize() * w)
+}
+
+// CalibrateWork measures the slot-seconds one task really occupies under
+// SRPT with best-effort LATE (the papers' baseline) by a pilot run of p at
+// 60% offered load, and returns p with WorkPerTask set to it. With β near
+// 1.2 the Pareto mean is carried by stragglers that speculation cuts short,
+// so the offered load computed from it overstates the load a cluster sees;
+// calibrating puts the baseline's measured load near Utilization, which is
+// how Hopper and GRASS set theirs (speeding up a trace to a measured
+// utilisation).
+func CalibrateWork(ctx context.Context, p Params) (Params, error) {
+	p = p.withDefaults()
+	q := p
+	q.Utilization, q.Seed, q.WorkPerTask, q.KeepJobs = 0.6, 1_000_003, 0, false
+	q.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecBestEffortLATE}
+	r, err := Run(ctx, q)
+	if err != nil {
+		return p, err
+	}
+	if r.Tasks == 0 {
+		return p, sched.Errorf(sched.EINVALID, "calibration run delivered no tasks")
+	}
+	p.WorkPerTask = r.Load * q.Duration * float64(q.Slots) / float64(r.Tasks)
+	return p, nil
+}

@@ -1,0 +1,324 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"batchd/sched"
+)
+
+func TestEventQueueOrder(t *testing.T) {
+	t.Parallel()
+	var q eventQueue
+	r := newRNG(7)
+	for i := range 2000 {
+		q.push(simEvent{t: float64(r.intn(0, 50)), id: int64(i)})
+	}
+	prev := simEvent{t: -1}
+	for q.len() > 0 {
+		e := q.pop()
+		if e.t < prev.t || (e.t == prev.t && e.seq < prev.seq) {
+			t.Fatalf("popped (t=%g seq=%d) after (t=%g seq=%d)", e.t, e.seq, prev.t, prev.seq)
+		}
+		if e.t == prev.t && e.id < prev.id {
+			t.Fatalf("ties not first-in first-out: id %d after %d", e.id, prev.id)
+		}
+		prev = e
+	}
+}
+
+func TestDistributions(t *testing.T) {
+	t.Parallel()
+	const n = 200000
+	r := newRNG(1, 2, 3)
+	var se, sp float64
+	for range n {
+		se += r.exp(10)
+		x := r.pareto(2, 3)
+		if x < 2 {
+			t.Fatalf("pareto draw %g below its scale", x)
+		}
+		sp += x
+	}
+	if got := se / n; math.Abs(got-10) > 0.15 {
+		t.Errorf("exp mean = %g, want 10", got)
+	}
+	if got, want := sp/n, 2*3/2.0; math.Abs(got-want) > 0.05 {
+		t.Errorf("pareto mean = %g, want %g", got, want)
+	}
+	p := Params{JobSizeMax: 500, JobSizeAlpha: 0.5}
+	var sj float64
+	for range n {
+		m := p.jobSize(&r)
+		if m < 1 || m > 500 {
+			t.Fatalf("job size %d outside 1..500", m)
+		}
+		sj += float64(m)
+	}
+	if got, want := sj/n, p.meanJobSize(); math.Abs(got-want)/want > 0.02 {
+		t.Errorf("job size mean = %g, want %g", got, want)
+	}
+	a, b := newRNG(5, 1), newRNG(5, 1)
+	c := newRNG(5, 2)
+	if a.next() != b.next() || a.next() == c.next() {
+		t.Error("streams are not keyed by seed and keys")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	s := Summarize([]float64{1, 2, 3, 4})
+	// sd = 1.2910, t(3) = 3.182, hw = 3.182·1.2910/2 = 2.054.
+	if s.Mean != 2.5 || math.Abs(s.HalfWidth-2.054) > 0.001 || s.Min != 1 || s.Max != 4 {
+		t.Errorf("Summarize = %+v", s)
+	}
+	if got := cumulative("x", []float64{1, 2, 2, 4}); !equal(got.X, []float64{1, 2, 4}) || !equal(got.Y, []float64{1, 0.75, 0.25}) {
+		t.Errorf("cumulative = %v %v", got.X, got.Y)
+	}
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-12 {
+			return false
+		}
+	}
+	return true
+}
+
+func petrou(pol sched.Policy, seed int64) Params {
+	p := Defaults(WorkloadPetrou)
+	p.Sched = sched.Config{Policy: pol, Speculation: sched.SpecNone}
+	p.Seed = seed
+	return p
+}
+
+func run(t *testing.T, p Params) Result {
+	t.Helper()
+	r, err := Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// One user who never discloses ahead waits exactly each task's service
+// time: visible slowdown exactly 1, load = S / (S + Z).
+func TestPetrouSingleUserNoQueue(t *testing.T) {
+	t.Parallel()
+	for _, pol := range sched.Policies {
+		p := petrou(pol, 3)
+		p.Users, p.SetSizeMax, p.ServiceMean, p.ThinkMean = 1, 1, 100, 900
+		r := run(t, p)
+		if r.Requests < 1000 {
+			t.Fatalf("%s: only %d requests", pol, r.Requests)
+		}
+		if math.Abs(r.MeanVisibleSlowdown-1) > 1e-9 {
+			t.Errorf("%s: slowdown = %.12f, want exactly 1", pol, r.MeanVisibleSlowdown)
+		}
+		if math.Abs(r.MeanVisibleResponse-100)/100 > 0.1 {
+			t.Errorf("%s: mean visible response = %g, want about 100", pol, r.MeanVisibleResponse)
+		}
+		if math.Abs(r.Load-0.1) > 0.01 {
+			t.Errorf("%s: load = %g, want about 0.1", pol, r.Load)
+		}
+		// Batch bills busy time, which the window's edges cut a little.
+		if math.Abs(r.ScaledBilled-1) > 1e-3 {
+			t.Errorf("%s: scaled billed = %g, want 1 (nothing ran unrequested)", pol, r.ScaledBilled)
+		}
+	}
+}
+
+// At Table 3's point batchactive beats interactive and batch in visible
+// response time on every seed, bills exactly the requested work, and
+// interactive runs nothing unrequested.
+func TestPetrouTable3Ordering(t *testing.T) {
+	t.Parallel()
+	for seed := int64(1); seed <= 3; seed++ {
+		ba := run(t, petrou(sched.PolicySRPTxFCFS, seed))
+		in := run(t, petrou(sched.PolicyInteractiveSRPT, seed))
+		bt := run(t, petrou(sched.PolicyBatchSRPT, seed))
+		if !(ba.MeanVisibleResponse < in.MeanVisibleResponse && ba.MeanVisibleResponse < bt.MeanVisibleResponse) {
+			t.Errorf("seed %d: visible response batchactive %g, interactive %g, batch %g", seed, ba.MeanVisibleResponse, in.MeanVisibleResponse, bt.MeanVisibleResponse)
+		}
+		if ba.ScaledBilled != 1 || in.ScaledBilled != 1 || !(bt.ScaledBilled > 1) {
+			t.Errorf("seed %d: scaled billed batchactive %g interactive %g batch %g", seed, ba.ScaledBilled, in.ScaledBilled, bt.ScaledBilled)
+		}
+		if in.WasteSlotSeconds > 1e-6 {
+			t.Errorf("seed %d: interactive ran %g slot-s of unrequested work", seed, in.WasteSlotSeconds)
+		}
+		if !(ba.Load > in.Load) {
+			t.Errorf("seed %d: batchactive load %g not above interactive %g", seed, ba.Load, in.Load)
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	t.Parallel()
+	for _, w := range Workloads {
+		p := Defaults(w)
+		p.Seed, p.KeepJobs = 9, true
+		if w != WorkloadPetrou {
+			p.Warmup, p.Duration, p.Drain = 300, 1200, 3600
+			p.Slots = 100
+		} else {
+			p.Duration = 3 * Day
+		}
+		a, b := run(t, p), run(t, p)
+		a.WallSeconds, b.WallSeconds = 0, 0
+		if a.Requests == 0 || a.MeanVisibleResponse != b.MeanVisibleResponse || a.Load != b.Load || a.Events != b.Events || a.Decisions != b.Decisions || len(a.Jobs) != len(b.Jobs) {
+			t.Errorf("%s: two runs with seed 9 differ: %+v vs %+v", w, a, b)
+		}
+		p.Seed = 10
+		if c := run(t, p); c.Events == a.Events && c.MeanVisibleResponse == a.MeanVisibleResponse {
+			t.Errorf("%s: seeds 9 and 10 gave the same run", w)
+		}
+	}
+}
+
+// Under every speculation mode the cluster sees the same jobs (common
+// random numbers), and speculation beats none when stragglers are Pareto.
+func TestClusterCommonJobsAndSpeculation(t *testing.T) {
+	t.Parallel()
+	base := Defaults(WorkloadCluster)
+	base.Slots, base.Warmup, base.Duration, base.Drain, base.JobSizeMax = 200, 300, 1800, 4*3600, 300
+	base.Utilization, base.Seed, base.KeepJobs = 0.5, 4, true
+	rs := map[sched.Speculation]Result{}
+	for _, s := range []sched.Speculation{sched.SpecNone, sched.SpecBestEffortLATE, sched.SpecHopperGRASS} {
+		p := base
+		p.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: s}
+		rs[s] = run(t, p)
+		if r := rs[s]; r.Unfinished != 0 || r.Requests < 100 {
+			t.Errorf("%s: %d jobs done, %d unfinished", s, r.Requests, r.Unfinished)
+		}
+	}
+	a, b := rs[sched.SpecNone].Jobs, rs[sched.SpecHopperGRASS].Jobs
+	if len(a) != len(b) {
+		t.Fatalf("jobs: %d vs %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Set != b[i].Set || a[i].Tasks != b[i].Tasks || a[i].RequestedAt != b[i].RequestedAt {
+			t.Fatalf("job %d differs: %+v vs %+v", i, a[i], b[i])
+		}
+	}
+	if rs[sched.SpecNone].SpeculativeStarted != 0 || rs[sched.SpecBestEffortLATE].SpeculativeStarted == 0 {
+		t.Errorf("speculative copies: none %d, LATE %d", rs[sched.SpecNone].SpeculativeStarted, rs[sched.SpecBestEffortLATE].SpeculativeStarted)
+	}
+	for _, s := range []sched.Speculation{sched.SpecBestEffortLATE, sched.SpecHopperGRASS} {
+		if !(rs[s].MeanVisibleResponse < rs[sched.SpecNone].MeanVisibleResponse) {
+			t.Errorf("%s: mean JCT %g not below no speculation's %g", s, rs[s].MeanVisibleResponse, rs[sched.SpecNone].MeanVisibleResponse)
+		}
+	}
+}
+
+func TestInvalidParams(t *testing.T) {
+	t.Parallel()
+	for name, p := range map[string]Params{
+		"workload": {Workload: "nope"},
+		"slots":    {Workload: WorkloadPetrou, Slots: -1},
+		"beta":     {Workload: WorkloadCluster, Beta: 0.9},
+		"change":   {Workload: WorkloadMixed, ChangeProbMax: 2},
+		"policy":   {Workload: WorkloadPetrou, Sched: sched.Config{Policy: "lifo"}},
+	} {
+		if _, err := Run(context.Background(), p); sched.ErrorCode(err) != sched.EINVALID {
+			t.Errorf("%s: err = %v, want code %s", name, err, sched.EINVALID)
+		}
+	}
+	if _, err := RunExperiment(context.Background(), "nope", Options{}); sched.ErrorCode(err) != sched.EINVALID {
+		t.Errorf("unknown experiment: err = %v", err)
+	}
+}
+
+func TestRunAllKeepsOrder(t *testing.T) {
+	t.Parallel()
+	var ps []Params
+	for i := range 6 {
+		p := petrou(sched.Policies[i], int64(i+1))
+		p.Duration = 2 * Day
+		ps = append(ps, p)
+	}
+	rs, err := RunAll(context.Background(), ps, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps {
+		if want := run(t, p); rs[i].Events != want.Events || rs[i].MeanVisibleResponse != want.MeanVisibleResponse {
+			t.Errorf("run %d: parallel result differs from a sequential one", i)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := RunAll(ctx, ps, 2, nil); err == nil {
+		t.Error("RunAll with a canceled context: no error")
+	}
+}
+
+func TestExperimentsQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every experiment")
+	}
+	t.Parallel()
+	for _, name := range ExperimentNames {
+		rep, err := RunExperiment(context.Background(), name, Options{Quick: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(rep.Claims) == 0 || len(rep.Figures) == 0 || len(rep.Tables) == 0 || rep.Runs == 0 {
+			t.Errorf("%s: %d claims, %d figures, %d tables, %d runs", name, len(rep.Claims), len(rep.Figures), len(rep.Tables), rep.Runs)
+		}
+		for _, f := range rep.Figures {
+			for _, s := range f.Series {
+				if len(s.X) != len(s.Y) || (s.YLo != nil && len(s.YLo) != len(s.Y)) {
+					t.Errorf("%s/%s/%s: ragged series", name, f.ID, s.Name)
+				}
+			}
+		}
+	}
+}
+
+// Batch users cannot withdraw what they submitted (Petrou's reading): an
+// abandoned set runs on and is billed, so they pay more than users who may
+// cancel, and more than batchactive users.
+func TestBatchUsersCannotCancel(t *testing.T) {
+	t.Parallel()
+	p := petrou(sched.PolicyBatchFCFS, 2)
+	p.Users, p.ChangeProbMax, p.SetSizeMax, p.ServiceMean, p.ThinkMean = 4, 0.4, 19, 380, 7220
+	stuck := run(t, p)
+	p.BatchCancels = true
+	free := run(t, p)
+	p.Sched.Policy = sched.PolicySRPTxFCFS
+	ba := run(t, p)
+	if !(stuck.ScaledBilled > free.ScaledBilled && free.ScaledBilled > 1 && ba.ScaledBilled == 1) {
+		t.Errorf("scaled billed: batch %g, batch with cancels %g, batchactive %g", stuck.ScaledBilled, free.ScaledBilled, ba.ScaledBilled)
+	}
+	if !(stuck.Load > free.Load) {
+		t.Errorf("load: batch %g not above batch with cancels %g", stuck.Load, free.Load)
+	}
+}
+
+// Failing workers lose copies; their tasks run again, every request is
+// still answered, and nobody pays for lost work.
+func TestWorkerFailures(t *testing.T) {
+	t.Parallel()
+	p := Defaults(WorkloadMixed)
+	p.Seed, p.Warmup, p.Duration = 5, 600, 4*3600
+	p.WorkerMTBF, p.WorkerRepair = 1800, 120
+	p.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecHopperGRASS}
+	r := run(t, p)
+	if r.LostCopies == 0 || r.Requests < 100 {
+		t.Errorf("%d copies lost, %d requests answered", r.LostCopies, r.Requests)
+	}
+	if r.ScaledBilled != 1 {
+		t.Errorf("scaled billed = %g, want 1", r.ScaledBilled)
+	}
+	q := petrou(sched.PolicyInteractiveSRPT, 5)
+	q.WorkerMTBF, q.WorkerRepair, q.Duration = 3*3600, 300, 4*Day
+	r = run(t, q)
+	if r.LostCopies == 0 || !(r.WasteSlotSeconds > 0) || r.ScaledBilled != 1 {
+		t.Errorf("petrou with failures: lost %d, waste %g, scaled billed %g", r.LostCopies, r.WasteSlotSeconds, r.ScaledBilled)
+	}
+}
