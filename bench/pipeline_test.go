@@ -113,10 +113,16 @@ func startServer(bin string) (*client.Client, error) {
 		}
 		os.RemoveAll(data)
 	}
-	c := client.New(client.Config{Server: "http://" + addr, HTTPClient: &http.Client{}})
 	deadline := time.Now().Add(time.Minute)
 	for {
-		cl, err := c.GetCluster(context.Background())
+		// The server writes its admin token on first start.
+		token, _, err := client.ResolveToken(client.TokenSource{DataDir: data, ConfigFile: filepath.Join(data, "no-config"),
+			Env: func(string) (string, bool) { return "", false }})
+		c := client.New(client.Config{Server: "http://" + addr, HTTPClient: client.WithToken(&http.Client{}, token)})
+		cl, err2 := c.GetCluster(context.Background())
+		if err == nil {
+			err = err2
+		}
 		if err == nil && cl.Slots >= slots {
 			return c, nil
 		}

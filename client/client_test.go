@@ -6,9 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"connectrpc.com/connect"
 
 	"batchd/client"
 	"batchd/client/worker"
@@ -36,11 +39,30 @@ func startServer(t *testing.T, slots int) string {
 			_ = worker.Run(ctx, worker.Config{
 				Server: srv.URL(), Name: "test-worker", Slots: slots, StateDir: t.TempDir(),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: time.Second,
+				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(srv.LocalWorkerToken()))},
 			})
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}
+	tokens.Store(srv.URL(), srv.AdminToken())
 	return srv.URL()
+}
+
+// tokens holds the admin token of each test server, by URL.
+var tokens sync.Map
+
+// authed returns an HTTP client through hc (nil: default) that sends the
+// admin token of the server at url.
+func authed(hc *http.Client, url string) *http.Client {
+	tok, _ := tokens.Load(url)
+	return client.WithToken(hc, tok.(string))
+}
+
+// newTestClient starts a server (with slots worker slots) and returns an
+// admin's client of it.
+func newTestClient(t *testing.T, slots int) *client.Client {
+	url := startServer(t, slots)
+	return client.New(client.Config{Server: url, HTTPClient: authed(nil, url)})
 }
 
 // lossyTransport forwards requests but, while drop > 0, throws the answer
@@ -70,7 +92,7 @@ func TestDiscloseRetryLostAnswer(t *testing.T) {
 	lossy := &lossyTransport{}
 	lossy.drop.Store(1)
 	c := client.New(client.Config{
-		Server: url, HTTPClient: &http.Client{Transport: lossy}, RetryFor: time.Minute,
+		Server: url, HTTPClient: authed(&http.Client{Transport: lossy}, url), RetryFor: time.Minute,
 		SleepFunc: func(context.Context, time.Duration) error { return nil },
 	})
 	ctx := context.Background()
@@ -94,7 +116,7 @@ func TestDiscloseRetryLostAnswer(t *testing.T) {
 // sched codes.
 func TestErrorsCarryCodes(t *testing.T) {
 	t.Parallel()
-	c := client.New(client.Config{Server: startServer(t, 0)})
+	c := newTestClient(t, 0)
 	ctx := context.Background()
 	_, err := c.GetTaskSet(ctx, client.GetTaskSetInput{Set: 424242})
 	if got, want := sched.ErrorCode(err), sched.ENOTFOUND; got != want {
@@ -125,7 +147,7 @@ func TestErrorsCarryCodes(t *testing.T) {
 // domain records: states, output, bill.
 func TestRunAndRead(t *testing.T) {
 	t.Parallel()
-	c := client.New(client.Config{Server: startServer(t, 2)})
+	c := newTestClient(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d, err := c.Disclose(ctx, client.DiscloseInput{Name: "two", Request: true, Tasks: []sched.TaskSpec{

@@ -176,7 +176,19 @@ func billLineFromPB(l *batchv1.BillLine) sched.BillLine {
 		CPUSeconds:  l.GetCpuSeconds(),
 		BilledAt:    timeFromPB(l.GetBilledAt()),
 		Reason:      l.GetReason(),
+
+		Kind:            l.GetKind(),
+		PriceSlotSecond: l.GetPriceSlotSecond(),
+		PriceCPUSecond:  l.GetPriceCpuSecond(),
+		Amount:          l.GetAmount(),
+		Corrects:        l.GetCorrects(),
+		Note:            l.GetNote(),
 	}
+}
+
+func billGroupFromPB(g *batchv1.BillGroup) BillGroup {
+	return BillGroup{Owner: g.GetOwner(), Set: sched.SetID(g.GetSetId()), SetName: g.GetSetName(), Lines: g.GetLines(),
+		SlotSeconds: g.GetSlotSeconds(), CPUSeconds: g.GetCpuSeconds(), Amount: g.GetAmount()}
 }
 
 func billTotalsFromPB(t *batchv1.BillTotals) sched.BillTotals {
@@ -189,6 +201,7 @@ func billTotalsFromPB(t *batchv1.BillTotals) sched.BillTotals {
 		SpeculativeWasteSlotSeconds:    t.GetSpeculativeWasteSlotSeconds(),
 		RequestedWorkSlotSeconds:       t.GetRequestedWorkSlotSeconds(),
 		ScaledBilledResources:          t.GetScaledBilledResources(),
+		Amount:                         t.GetAmount(),
 	}
 }
 

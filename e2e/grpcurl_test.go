@@ -33,9 +33,16 @@ func TestGrpcurlReflection(t *testing.T) {
 	}
 	grpcurl := grpcurlPath(t)
 	c := startServer(t, "--slots", "1")
+	auth := "authorization: Bearer " + c.adminToken()
 	call := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(grpcurl, append([]string{"-plaintext"}, args...)...)
+		pre := []string{"-plaintext"}
+		if args[0] != "-no-token" {
+			pre = append(pre, "-H", auth)
+		} else {
+			args = args[1:]
+		}
+		cmd := exec.Command(grpcurl, append(pre, args...)...)
 		out, err := cmd.CombinedOutput()
 		code := 0
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -65,6 +72,13 @@ func TestGrpcurlReflection(t *testing.T) {
 	}
 	if out := mustCall(c.addr, "grpc.health.v1.Health/Check"); !strings.Contains(out, "SERVING") {
 		t.Errorf("health = %q", out)
+	}
+	// Reflection and health are open; the services are not.
+	if out, code := call("-no-token", c.addr, "list"); code != 0 || !strings.Contains(out, "batch.v1.UserService") {
+		t.Errorf("list without a token: exit %d, %q", code, out)
+	}
+	if out, code := call("-no-token", "-d", `{}`, c.addr, "batch.v1.TaskSetService/ListTaskSets"); code == 0 || !strings.Contains(out, "Unauthenticated") {
+		t.Errorf("ListTaskSets without a token: exit %d, %q", code, out)
 	}
 
 	// Disclose twice with one idempotency key: one set, the second answer a replay.

@@ -159,6 +159,30 @@ type cluster struct {
 	addr     string
 	data     string
 	server   *proc
+	wtoken   string // worker token minted by workerToken
+}
+
+// adminToken reads the token batchd serve wrote on first start.
+func (c *cluster) adminToken() string {
+	c.t.Helper()
+	b, err := os.ReadFile(filepath.Join(c.data, "admin.token"))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// workerToken mints (once per cluster) a worker token with batchd user add.
+func (c *cluster) workerToken() string {
+	c.t.Helper()
+	if c.wtoken == "" {
+		out, err := exec.Command(c.batchd, "user", "add", "--data", c.data, "--worker", "e2e-workers").Output()
+		if err != nil {
+			c.t.Fatalf("batchd user add --worker: %v", err)
+		}
+		c.wtoken = strings.TrimSpace(string(out))
+	}
+	return c.wtoken
 }
 
 // startServer starts `batchd serve` on a free loopback port with a new data
@@ -193,7 +217,8 @@ func (c *cluster) waitReady(p *proc) {
 		res, err := http.Post(c.url()+"/batch.v1.ClusterService/GetCluster", "application/json", strings.NewReader("{}"))
 		if err == nil {
 			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
+			// Without a token the server answers 401: it is up.
+			if res.StatusCode == http.StatusOK || res.StatusCode == http.StatusUnauthorized {
 				return
 			}
 		}
@@ -205,7 +230,7 @@ func (c *cluster) waitReady(p *proc) {
 // startWorker starts `batchd worker` against the server.
 func (c *cluster) startWorker(name string, slots int) *proc {
 	c.t.Helper()
-	return startProc(c.t, "batchd worker "+name, c.batchd, "worker", "--server", c.url(),
+	return startProc(c.t, "batchd worker "+name, c.batchd, "worker", "--server", c.url(), "--token", c.workerToken(),
 		"--name", name, "--slots", fmt.Sprint(slots), "--state-dir", filepath.Join(c.t.TempDir(), name))
 }
 
@@ -221,7 +246,9 @@ func (c *cluster) ctl(args ...string) result {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	all := append([]string{"--server", c.url(), "--retry", "30s"}, args...)
+	// batchctl finds the admin token in the data directory, as on the
+	// server's own machine.
+	all := append([]string{"--server", c.url(), "--retry", "30s", "--data", c.data, "--config", filepath.Join(c.data, "no-config")}, args...)
 	cmd := exec.CommandContext(ctx, c.batchctl, all...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -36,7 +36,7 @@ func TestServerKillRestart(t *testing.T) {
 	}
 
 	// A waiting request for all of set a, started before the kill.
-	waiter := exec.Command(c.batchctl, "--server", c.url(), "--retry", "60s", "--json", "request", fmt.Sprint(a.Set.ID))
+	waiter := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", "60s", "--json", "request", fmt.Sprint(a.Set.ID))
 	var waitOut, waitErr bytes.Buffer
 	waiter.Stdout, waiter.Stderr = &waitOut, &waitErr
 	if err := waiter.Start(); err != nil {
@@ -55,7 +55,7 @@ func TestServerKillRestart(t *testing.T) {
 
 	// A disclose while the server is down: batchctl retries with the same
 	// idempotency key until the server is back.
-	late := exec.Command(c.batchctl, "--server", c.url(), "--retry", "60s", "--json", "disclose", "--name", "late", "--request", "--", "echo", "late")
+	late := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", "60s", "--json", "disclose", "--name", "late", "--request", "--", "echo", "late")
 	var lateOut, lateErr bytes.Buffer
 	late.Stdout, late.Stderr = &lateOut, &lateErr
 	if err := late.Start(); err != nil {

@@ -115,6 +115,10 @@ type Config struct {
 	// MaxEarlyCopies bounds the copies of one task before a job's last wave
 	// (GRASS Guidelines 1–2); default 2.
 	MaxEarlyCopies int
+	// Grass selects GRASS's rule inside a job's Hopper share: "switch"
+	// (default: RAS while more than two waves of the job are queued, GS in
+	// its last two), "gs" or "ras" alone (GRASS §6.3's ablation).
+	Grass GrassMode
 	// StragglerAfter is how long (seconds) a copy must run before it may be
 	// speculated (Hopper's example: 2); default 0 = as soon as the
 	// estimators say so.
@@ -124,6 +128,13 @@ type Config struct {
 	FirstCopyID CopyID
 	// Seed seeds the only randomness the scheduler uses.
 	Seed int64
+	// DisclosedFairShare splits the disclosed class between owners: the
+	// next disclosed task comes from the owner with the fewest running
+	// disclosed copies (FCFS among sets of equal standing), so that one
+	// user who discloses a mountain of work cannot starve the disclosed
+	// work of others (Petrou's footnote 3). Default false: plain FCFS, as
+	// in the papers.
+	DisclosedFairShare bool
 }
 
 // String names the configuration as "policy / speculation / preemption".
@@ -131,6 +142,9 @@ func (c Config) String() string {
 	spec := string(c.Speculation)
 	if c.Speculation == SpecBudgeted {
 		spec = fmt.Sprintf("budgeted-%d", c.Budget)
+	}
+	if c.Grass == GrassGS || c.Grass == GrassRAS {
+		spec += " (" + string(c.Grass) + " only)"
 	}
 	return fmt.Sprintf("%s / %s / %s", c.Policy, spec, c.Preemption)
 }

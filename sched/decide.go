@@ -426,6 +426,22 @@ func (s *Scheduler) slotsLeft(preempt bool) bool {
 	return s.freeN > 0 || (preempt && s.cfg.Preemption != PreemptOff && len(s.preempt.items) > 0)
 }
 
+// holdShare is how many of the n slots of job st's Hopper share that it
+// could not use stay free for it (the rest are work-conserving: queued
+// requested tasks of later jobs take them, Hopper §5 Pseudocode 3, where a
+// job refuses a slot it cannot use and the slot goes to the smallest job
+// with unscheduled tasks). A share is held only while a copy of the job is
+// younger than StragglerAfter, the detection delay: its straggling cannot
+// be seen yet, and Hopper §3 Fig. 2 keeps A's fifth slot free for exactly
+// that long. With StragglerAfter 0, no slot is held idle while requested
+// work is queued.
+func (s *Scheduler) holdShare(st *set, n int, now Time) int {
+	if n <= 0 || now >= st.lastStart+s.cfg.StragglerAfter {
+		return 0
+	}
+	return n
+}
+
 // virtualFactor is Hopper's max(2/β, 1).
 func (s *Scheduler) virtualFactor() float64 {
 	return max(2/s.beta.value(), 1)
@@ -502,11 +518,11 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 		it := &s.jit
 		it.start(s.jobs.root)
 		for st := it.next(); st != nil && left > 0; st = it.next() {
-			target := int(math.Floor(math.Min(float64(left), c*float64(st.unfin))))
+			target := min(left, desired(c, st.unfin))
 			left -= target
 			if target > st.held {
 				out = s.fillJob(st, target, now, out)
-				s.reserve += max(0, target-st.held)
+				s.reserve += s.holdShare(st, target-st.held, now)
 				if !s.slotsLeft(true) {
 					break
 				}
@@ -528,7 +544,7 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 	for i, st := range jobs {
 		if alloc[i] > st.held {
 			out = s.fillJob(st, alloc[i], now, out)
-			s.reserve += max(0, alloc[i]-st.held)
+			s.reserve += s.holdShare(st, alloc[i]-st.held, now)
 			if !s.slotsLeft(true) {
 				break
 			}
@@ -567,11 +583,11 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 		st.visited = true
 		visited = append(visited, st)
 		base := min(fair, st.unfin)
-		extra := min(left, max(0, int(math.Floor(c*float64(st.unfin)))-base))
+		extra := min(left, max(0, desired(c, st.unfin)-base))
 		left -= extra
 		if alloc := base + extra; alloc > st.held && !stop {
 			out = s.fillJob(st, alloc, now, out)
-			s.reserve += max(0, alloc-st.held)
+			s.reserve += s.holdShare(st, alloc-st.held, now)
 			stop = !s.slotsLeft(true)
 		}
 	}
@@ -594,7 +610,7 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 			base := min(fair, st.unfin)
 			if base > st.held {
 				out = s.fillJob(st, base, now, out)
-				s.reserve += max(0, base-st.held)
+				s.reserve += s.holdShare(st, base-st.held, now)
 				if !s.slotsLeft(true) {
 					break
 				}
@@ -608,6 +624,17 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 	return out
 }
 
+// desired is a job's desired allocation ⌈c·remaining⌉: the slots it
+// accepts before it refuses more (Hopper §5, Pseudocode 2: a job takes a
+// slot while its tasks are not all scheduled to the desired speculation
+// level V). Pseudocode 1's ⌊V⌋ would give a job with one straggling task
+// left (V = 2/β ≈ 1.6) no slot for its copy, starving exactly the small
+// jobs Hopper means to speed up; the implementation allocates slots one at
+// a time as they free, so the job below V gets the next one.
+func desired(c float64, remaining int) int {
+	return int(math.Ceil(c*float64(remaining) - 1e-9))
+}
+
 // HopperAllocate is Hopper's Pseudocode 1 with ε-fairness: it splits S
 // slots between n jobs, given in the order jobs are served (ascending
 // virtual size for SRPT), whose remaining task counts are remaining(i);
@@ -617,10 +644,11 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 // (§4.3; a job's floor never exceeds its remaining tasks: fairness guards
 // against starvation and must not hand out idle reservations, and a job
 // speculates within its Guideline 2/3 share or on spare slots). The
-// rest goes in order: when S < ΣV (Guideline 2) job i is topped up to
-// ⌊min(V_i, b_i + left)⌋, smallest V first; otherwise each job is topped up
-// to its desired allocation ⌈V_i⌉ (rounded up, so that a one-task job keeps
-// room for a copy) and the slots still left are not handed out here: Decide
+// rest goes in order, smallest V first: each job is topped up to its
+// desired allocation ⌈V_i⌉ (see desired: rounded up, so that a one-task job
+// keeps room for a copy) while slots last. When S < ΣV (Guideline 2) that is
+// Pseudocode 1's SRPT-like walk; otherwise every job gets ⌈V_i⌉ and the
+// slots still left are not handed out here: Decide
 // gives them to disclosed work first and then to requested stragglers
 // (Guideline 3's extra capacity). With no floor this is exactly
 // Pseudocode 1's lines 3–5. The result is appended to buf; it costs O(n)
@@ -637,23 +665,15 @@ func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int,
 	if epsilon < 1 {
 		fair = int(math.Floor((1 - max(epsilon, 0)) * float64(S) / float64(n)))
 	}
-	sumV, sumBase := 0.0, 0
+	sumBase := 0
 	for i := range n {
-		v := c * float64(remaining(i))
-		sumV += v
 		b := min(fair, remaining(i))
 		sumBase += b
 		alloc = append(alloc, b)
 	}
 	left := max(S-sumBase, 0)
-	short := float64(S) < sumV
 	for i := range n {
-		v := c * float64(remaining(i))
-		top := int(math.Ceil(v - 1e-9))
-		if short {
-			top = int(math.Floor(v))
-		}
-		if extra := min(left, top-alloc[i]); extra > 0 {
+		if extra := min(left, desired(c, remaining(i))-alloc[i]); extra > 0 {
 			alloc[i] += extra
 			left -= extra
 		}
@@ -662,10 +682,11 @@ func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int,
 }
 
 // fillJob gives job st slots up to target by GRASS: RAS while the job has
-// more than two waves of queued tasks, GS in its last two; speculative
+// more than two waves of queued tasks, GS in its last two (Config.Grass
+// can fix either rule instead); speculative
 // copies bounded by MaxEarlyCopies until no task of the job is queued.
 func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Decision {
-	ras := st.rq.len() > 2*target
+	ras := s.cfg.Grass.useRAS(st.rq.len(), target)
 	maxCopies := s.cfg.MaxEarlyCopies
 	if st.rq.len() == 0 {
 		maxCopies = math.MaxInt32
@@ -775,6 +796,9 @@ func (s *Scheduler) resumeSuspended(now Time, out []Decision) []Decision {
 // time, tasks by index) on the slots still free, then speculates running
 // disclosed copies on whatever is left.
 func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
+	if s.cfg.DisclosedFairShare {
+		return s.decideDisclosedFair(now, out)
+	}
 	budget := s.cfg.Speculation == SpecBudgeted
 	for s.freeN > s.reserve && len(s.dsets.items) > 0 {
 		if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
@@ -787,6 +811,47 @@ func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
 			break
 		}
 		s.startCopy(t, w, slot, false, "disclosed", now, &out)
+	}
+	return out
+}
+
+// decideDisclosedFair is decideDisclosed with a per-owner fair share: each
+// free slot goes to the first queued task (by index) of the set whose owner
+// holds the fewest running disclosed copies, ties broken FCFS (setBefore).
+func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
+	budget := s.cfg.Speculation == SpecBudgeted
+	held := make(map[string]int)
+	for _, c := range s.preempt.items {
+		held[c.task.set.owner]++
+	}
+	for s.freeN > s.reserve && len(s.dsets.items) > 0 {
+		if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
+			break
+		}
+		var best *set
+		for _, st := range s.dsets.items {
+			if st.dq.peek() == nil {
+				continue
+			}
+			if best == nil {
+				best = st
+				continue
+			}
+			hb, hs := held[best.owner], held[st.owner]
+			if hs < hb || (hs == hb && setBefore(st, best)) {
+				best = st
+			}
+		}
+		if best == nil {
+			break
+		}
+		t := best.dq.peek()
+		w, slot, ok := s.obtainSlot(nil, slotFree, now, &out)
+		if !ok {
+			break
+		}
+		s.startCopy(t, w, slot, false, "disclosed", now, &out)
+		held[best.owner]++
 	}
 	return out
 }

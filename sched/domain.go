@@ -182,8 +182,27 @@ type BillLine struct {
 	SlotSeconds float64
 	CPUSeconds  float64
 	BilledAt    time.Time
-	Reason      string // "finished", "executed-then-requested", "canceled-after-request"
+	Reason      string // "finished", "executed-then-requested", "canceled-after-request", "correction"
+
+	// Kind is "charge" (the one line of a requested task) or "correction"
+	// (a later line amending Corrects; the ledger is never edited).
+	Kind string
+	// PriceSlotSecond and PriceCPUSecond are the prices the line was
+	// written with; Amount = SlotSeconds·PriceSlotSecond +
+	// CPUSeconds·PriceCPUSecond (a correction's amount may be negative).
+	PriceSlotSecond, PriceCPUSecond, Amount float64
+	// Corrects is the id of the line a correction amends (0 for charges).
+	Corrects int64
+	// Note says why a correction was written.
+	Note string
 }
+
+// Bill line kinds.
+const (
+	BillKindCharge     = "charge"
+	BillKindCorrection = "correction"
+	BillCorrection     = "correction" // the reason of a correction line
+)
 
 // Bill reasons.
 const (
@@ -202,4 +221,6 @@ type BillTotals struct {
 	SpeculativeWasteSlotSeconds    float64
 	RequestedWorkSlotSeconds       float64
 	ScaledBilledResources          float64
+	// Amount is the sum of the lines' amounts.
+	Amount float64
 }

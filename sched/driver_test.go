@@ -173,11 +173,20 @@ func (d *driver) step(until float64) bool {
 		delete(d.slots, c.slot)
 		d.ended[c.id] = true
 		var dur float64
+		var losers []float64
 		if sc := d.s.copies[c.id]; sc != nil {
 			dur = sc.runTime(d.now)
+			for _, o := range sc.task.copies {
+				if o != sc {
+					losers = append(losers, o.runTime(d.now))
+				}
+			}
 		}
 		if r := d.apply(Event{Kind: EventCopyFinished, Copy: c.id}); r.Won {
 			d.history = append(d.history, Event{Kind: EventDurationObserved, Set: c.ref.Set, Owner: d.s.sets[c.ref.Set].owner, Duration: dur})
+			for _, l := range losers {
+				d.history = append(d.history, Event{Kind: EventDurationObserved, Set: c.ref.Set, Owner: d.s.sets[c.ref.Set].owner, Duration: l, Censored: true})
+			}
 			if _, dup := d.finished[c.ref]; dup {
 				d.t.Fatalf("t=%g: task %v won twice", d.now, c.ref)
 			}

@@ -57,7 +57,8 @@ const (
 	// order); the task queues again. Fields: Copy.
 	EventCopyLost
 	// EventDurationObserved: a winning copy of a task of Set (owned by
-	// Owner) ran Duration seconds, suspension excluded. It restores the
+	// Owner) ran Duration seconds, suspension excluded (with Censored: a
+	// losing copy was killed after Duration seconds). It restores the
 	// history behind β and t_new after a restart: replay the store's
 	// winning copies oldest first, after EventDisclosed and before
 	// EventCopyAttached. Live drivers never send it (EventCopyFinished
@@ -101,6 +102,11 @@ type Event struct {
 	Progress    float64
 
 	Duration float64 // EventDurationObserved
+	// Censored marks an EventDurationObserved of a copy that lost a race:
+	// killed after running Duration, so its duration is at least that. It
+	// feeds β only (the censored Hill estimator), not t_new. Replay such
+	// observations in the order the copies ended, after the winner's.
+	Censored bool
 }
 
 // DecisionKind says what the driver must do.

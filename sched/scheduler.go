@@ -127,6 +127,11 @@ type set struct {
 	// own eligibility time (touch). Two rules are kept, the last used.
 	spec [2]specCache
 
+	// lastStart is when a copy of the set last started or resumed: its
+	// unused Hopper share is held for speculation only until lastStart +
+	// StragglerAfter (see holdShare).
+	lastStart Time
+
 	upos    int  // position in Scheduler.under; -1 when not there
 	visited bool // scratch flag for one pass of Decide
 
@@ -255,6 +260,11 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.MaxEarlyCopies < 1 {
 		return nil, Errorf(EINVALID, "max early copies %d must be at least 1", cfg.MaxEarlyCopies)
 	}
+	if g, err := ParseGrassMode(string(cfg.Grass)); err != nil {
+		return nil, err
+	} else {
+		cfg.Grass = g
+	}
 	if cfg.FirstCopyID == 0 {
 		cfg.FirstCopyID = 1
 	}
@@ -271,6 +281,8 @@ func New(cfg Config) (*Scheduler, error) {
 		owners:   make(map[string]*ownerStats),
 	}
 	s.beta.init(cfg.BetaPrior, cfg.BetaMinSamples)
+	// Without speculation β decides nothing: fit it only when read.
+	s.beta.lazy = cfg.Speculation == SpecNone
 	return s, nil
 }
 
@@ -491,6 +503,7 @@ func (s *Scheduler) takeSlot(c *liveCopy, w *worker, slot int32) {
 	s.freeN--
 	s.touch(c.task)
 	c.worker, c.slot, c.state = w, slot, cRunning
+	c.task.set.lastStart = max(c.task.set.lastStart, c.started)
 	s.wheap.fix(w.hpos)
 	s.busy++
 	s.running++
@@ -672,6 +685,10 @@ func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
 		st := s.sets[ev.Set]
 		if st != nil {
 			owner = st.owner
+		}
+		if ev.Censored {
+			s.beta.addCensored(ev.Duration)
+			return ApplyResult{}, nil
 		}
 		s.observe(st, owner, ev.Duration, true)
 		return ApplyResult{}, nil
@@ -957,6 +974,10 @@ func (s *Scheduler) finished(ev Event) (ApplyResult, error) {
 		s.specWon++
 	}
 	s.endCopy(c)
+	for _, o := range t.copies {
+		// The losers ran at least this long: censored samples for β.
+		s.beta.addCensored(o.runTime(ev.Time))
+	}
 	s.killCopies(t, "lost-race")
 	if t.state == stRequested {
 		s.setState(t, stFinished, ev.Time)

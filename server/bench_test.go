@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"connectrpc.com/connect"
+
 	"context"
 	"path/filepath"
 	"testing"
@@ -76,10 +78,11 @@ func BenchmarkPipeline(b *testing.B) {
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "bench", Slots: 64, StateDir: filepath.Join(b.TempDir(), "w"), Logger: logger()})
+		done <- worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "bench", Slots: 64, StateDir: filepath.Join(b.TempDir(), "w"), Logger: logger(),
+			ClientOptions: []connect.ClientOption{withToken(srv.LocalWorkerToken())}})
 	}()
 	defer func() { stop(); <-done }()
-	tasks := newTaskClient(worker.NewHTTPClient(), srv.URL())
+	tasks := newTaskClient(worker.NewHTTPClient(), srv.URL(), srv.AdminToken())
 	specs := make([]*batchv1.TaskSpec, b.N)
 	for i := range specs {
 		specs[i] = &batchv1.TaskSpec{Argv: []string{"true"}}

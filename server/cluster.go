@@ -17,27 +17,52 @@ import (
 // billingHandler implements BillingService.
 type billingHandler struct{ s *Server }
 
-// GetBill returns the caller's bill. Asking for another user's bill is
-// PermissionDenied until users and roles exist.
+// GetBill returns the caller's bill; an admin may read anyone's (owner
+// "*": everyone's). A user asking for another user's bill gets
+// PermissionDenied.
 func (h billingHandler) GetBill(ctx context.Context, req *batchv1.GetBillRequest) (*batchv1.GetBillResponse, error) {
 	s := h.s
 	owner := callerFrom(ctx)
 	if req.Owner != "" && req.Owner != owner {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EPERMISSION, "you may read your own bill only (you are %q)", owner))
+		if !isAdmin(ctx) {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EPERMISSION, "you may read your own bill only (you are %q)", owner))
+		}
+		owner = req.Owner
+	}
+	if req.SetId != 0 {
+		// A set of another owner is not found (an admin's bill of a set is
+		// its owner's).
+		o, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+		if err != nil {
+			return nil, s.connectError(ctx, err)
+		}
+		if isAdmin(ctx) && (req.Owner == "" || req.Owner == store.AllOwners) {
+			owner = o
+		}
+		if _, err := s.db.GetTaskSet(ctx, owner, sched.SetID(req.SetId)); err != nil {
+			return nil, s.connectError(ctx, err)
+		}
 	}
 	since, until := fromTS(req.Since), fromTS(req.Until)
 	if !since.IsZero() && !until.IsZero() && until.Before(since) {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "until is before since"))
 	}
-	lines, tot, next, err := s.db.GetBill(ctx, store.BillInput{Owner: owner, Since: since, Until: until, SetID: sched.SetID(req.SetId),
+	bill, err := s.db.GetBillGroups(ctx, store.BillInput{Owner: owner, Since: since, Until: until, SetID: sched.SetID(req.SetId),
 		IncludeLines: req.IncludeLines, PageSize: req.PageSize, PageToken: req.PageToken})
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	out := &batchv1.GetBillResponse{NextPageToken: next, Totals: &batchv1.BillTotals{Lines: tot.Lines,
+	lines, tot, next := bill.Lines, bill.Totals, bill.Next
+	out := &batchv1.GetBillResponse{NextPageToken: next, PriceSlotSecond: s.cfg.Prices.SlotSecond, PriceCpuSecond: s.cfg.Prices.CPUSecond, Totals: &batchv1.BillTotals{Lines: tot.Lines,
 		BilledSlotSeconds: tot.BilledSlotSeconds, BilledCpuSeconds: tot.BilledCPUSeconds, FreeSlotSeconds: tot.FreeSlotSeconds,
 		ExecutedUnrequestedSlotSeconds: tot.ExecutedUnrequestedSlotSeconds, SpeculativeWasteSlotSeconds: tot.SpeculativeWasteSlotSeconds,
-		RequestedWorkSlotSeconds: tot.RequestedWorkSlotSeconds, ScaledBilledResources: tot.ScaledBilledResources}}
+		RequestedWorkSlotSeconds: tot.RequestedWorkSlotSeconds, ScaledBilledResources: tot.ScaledBilledResources, Amount: tot.Amount}}
+	for _, g := range bill.BySet {
+		out.BySet = append(out.BySet, billGroupToProto(g))
+	}
+	for _, g := range bill.ByOwner {
+		out.ByOwner = append(out.ByOwner, billGroupToProto(g))
+	}
 	for _, l := range lines {
 		out.Lines = append(out.Lines, billLineToProto(l))
 	}

@@ -130,7 +130,13 @@ func tasksToProto(ts []sched.Task) []*batchv1.Task {
 
 func billLineToProto(b sched.BillLine) *batchv1.BillLine {
 	return &batchv1.BillLine{Id: b.ID, Owner: b.Owner, SetId: int64(b.Task.Set), Index: b.Task.Index, CopyId: int64(b.Copy),
-		SlotSeconds: b.SlotSeconds, CpuSeconds: b.CPUSeconds, BilledAt: ts(b.BilledAt), Reason: b.Reason, SetName: b.SetName}
+		SlotSeconds: b.SlotSeconds, CpuSeconds: b.CPUSeconds, BilledAt: ts(b.BilledAt), Reason: b.Reason, SetName: b.SetName,
+		Kind: b.Kind, PriceSlotSecond: b.PriceSlotSecond, PriceCpuSecond: b.PriceCPUSecond, Amount: b.Amount, Corrects: b.Corrects, Note: b.Note}
+}
+
+func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {
+	return &batchv1.BillGroup{Owner: g.Owner, SetId: int64(g.Set), SetName: g.SetName, Lines: g.Lines,
+		SlotSeconds: g.SlotSeconds, CpuSeconds: g.CPUSeconds, Amount: g.Amount}
 }
 
 func workerToProto(w sched.Worker) *batchv1.Worker {

@@ -2,16 +2,20 @@ package server
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
 
+	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/sched"
+	"batchd/store"
 )
 
 // codes maps sched error codes to Connect codes; the client package maps
@@ -59,34 +63,121 @@ func (s *Server) connectError(ctx context.Context, err error) error {
 
 type callerKey struct{}
 
-// localUser is every caller's identity until users and tokens exist.
-const localUser = "local"
-
-// identify is the one function that decides who calls: it puts the caller
-// into the context. Issue 6 (users, tokens) replaces only this.
-func identify(ctx context.Context, _ http.Header) (context.Context, error) {
-	return context.WithValue(ctx, callerKey{}, localUser), nil
+// Caller is who calls: a user's name and role (store.RoleUser,
+// store.RoleAdmin or store.RoleWorker).
+type Caller struct {
+	Name string
+	Role string
 }
 
-// callerFrom returns the calling user that identify put into ctx.
-func callerFrom(ctx context.Context) string {
-	if u, ok := ctx.Value(callerKey{}).(string); ok {
-		return u
+// localWorkerUser is the identity of the embedded worker slots' in-memory
+// token. It is not a valid user name, so no stored user can take it.
+const localWorkerUser = "(local-worker)"
+
+// bearer returns the token of an "Authorization: Bearer TOKEN" header.
+func bearer(h http.Header) (string, bool) {
+	v := h.Get("Authorization")
+	scheme, token, ok := strings.Cut(v, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
 	}
-	return localUser
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// identify is the one function that decides who calls: it authenticates
+// the bearer token (Unauthenticated when missing, unknown or revoked),
+// checks that the caller's role may call the procedure (PermissionDenied),
+// applies the caller's request rate limit (ResourceExhausted) and puts the
+// caller into the context.
+func (s *Server) identify(ctx context.Context, procedure string, h http.Header) (context.Context, error) {
+	token, ok := bearer(h)
+	if !ok {
+		return ctx, connect.NewError(connect.CodeUnauthenticated, errors.New("no token: send Authorization: Bearer TOKEN (batchctl finds the local admin token in the data directory)"))
+	}
+	var c Caller
+	if subtle.ConstantTimeCompare([]byte(store.HashToken(token)), []byte(s.localWorkerHash)) == 1 {
+		c = Caller{Name: localWorkerUser, Role: store.RoleWorker}
+	} else {
+		u, err := s.db.Authenticate(ctx, token)
+		if err != nil {
+			if sched.ErrorCode(err) == sched.EUNAUTHENTICATED {
+				return ctx, connect.NewError(connect.CodeUnauthenticated, errors.New("unknown or revoked token"))
+			}
+			return ctx, s.connectError(ctx, err)
+		}
+		c = Caller{Name: u.Name, Role: u.Role}
+	}
+	ctx = context.WithValue(ctx, callerKey{}, c)
+	if err := allowed(c, procedure); err != nil {
+		return ctx, err
+	}
+	if c.Role != store.RoleWorker && !s.limits.allow(c.Name, s.now()) {
+		return ctx, connect.NewError(connect.CodeResourceExhausted,
+			fmt.Errorf("request rate cap reached: at most %g calls a second (burst %d) per user; slow down", s.limits.rate, s.limits.burst))
+	}
+	return ctx, nil
+}
+
+// allowed says whether a role may call a procedure: workers only the
+// worker service; users and admins everything else, the user service
+// (except WhoAmI) for admins only.
+func allowed(c Caller, procedure string) error {
+	service := strings.TrimPrefix(procedure, "/")
+	service, method, _ := strings.Cut(service, "/")
+	switch {
+	case service == batchv1connect.UserServiceName && method == "WhoAmI":
+		return nil
+	case service == batchv1connect.WorkerServiceName:
+		if c.Role != store.RoleWorker {
+			return connect.NewError(connect.CodePermissionDenied, errors.New("the worker service needs a worker token"))
+		}
+	case c.Role == store.RoleWorker:
+		return connect.NewError(connect.CodePermissionDenied, errors.New("a worker token may call only the worker service"))
+	case service == batchv1connect.UserServiceName && method != "WhoAmI" && c.Role != store.RoleAdmin:
+		return connect.NewError(connect.CodePermissionDenied, errors.New("managing users needs an admin token"))
+	}
+	return nil
+}
+
+// callerFrom returns the name of the caller that identify put into ctx.
+func callerFrom(ctx context.Context) string {
+	return CallerFrom(ctx).Name
+}
+
+// CallerFrom returns the caller that identify put into ctx (zero outside
+// a call).
+func CallerFrom(ctx context.Context) Caller {
+	c, _ := ctx.Value(callerKey{}).(Caller)
+	return c
+}
+
+// isAdmin says whether the caller in ctx is an admin.
+func isAdmin(ctx context.Context) bool { return CallerFrom(ctx).Role == store.RoleAdmin }
+
+// ownerFor returns the owner whose set id the caller in ctx may act on: the
+// caller, or for an admin the set's owner (ENOTFOUND when there is no such
+// set, the same answer a user gets for another user's set).
+func (s *Server) ownerFor(ctx context.Context, id sched.SetID) (string, error) {
+	c := CallerFrom(ctx)
+	if c.Role != store.RoleAdmin || id == 0 {
+		return c.Name, nil
+	}
+	return s.db.SetOwner(ctx, id)
 }
 
 // interceptor identifies callers and logs every call with log/slog.
-type interceptor struct{ log *slog.Logger }
+type interceptor struct{ s *Server }
 
 // WrapUnary identifies the caller and logs the call.
 func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		ctx, err := identify(ctx, req.Header())
+		start := time.Now()
+		ctx, err := i.s.identify(ctx, req.Spec().Procedure, req.Header())
 		if err != nil {
+			i.logCall(ctx, req.Spec().Procedure, start, err)
 			return nil, err
 		}
-		start := time.Now()
 		res, err := next(ctx, req)
 		i.logCall(ctx, req.Spec().Procedure, start, err)
 		return res, err
@@ -101,11 +192,12 @@ func (i interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conne
 // WrapStreamingHandler identifies the caller and logs the stream when it ends.
 func (i interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		ctx, err := identify(ctx, conn.RequestHeader())
+		start := time.Now()
+		ctx, err := i.s.identify(ctx, conn.Spec().Procedure, conn.RequestHeader())
 		if err != nil {
+			i.logCall(ctx, conn.Spec().Procedure, start, err)
 			return err
 		}
-		start := time.Now()
 		err = next(ctx, conn)
 		i.logCall(ctx, conn.Spec().Procedure, start, err)
 		return err
@@ -124,7 +216,7 @@ func (i interceptor) logCall(ctx context.Context, proc string, start time.Time, 
 	if err != nil {
 		attrs = append(attrs, "code", connect.CodeOf(err).String(), "err", err.Error())
 	}
-	i.log.Log(ctx, level, "rpc", attrs...)
+	i.s.log.Log(ctx, level, "rpc", attrs...)
 }
 
 // recoverPanic turns a handler's panic into an Internal error and logs it.

@@ -36,7 +36,7 @@ func TestProtocols(t *testing.T) {
 		{"GRPCWeb", []connect.ClientOption{connect.WithGRPCWeb()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := batchv1connect.NewTaskSetServiceClient(h2c, srv.URL(), tc.opts...)
+			c := batchv1connect.NewTaskSetServiceClient(h2c, srv.URL(), append(tc.opts, withToken(srv.AdminToken()))...)
 			res, err := c.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})
 			if err != nil || res.Count != 1 {
 				t.Fatalf("disclose: %v %v", res, err)

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"connectrpc.com/connect"
+
 	"context"
 	"fmt"
 	"path/filepath"
@@ -84,13 +86,14 @@ func TestRealWorker(t *testing.T) {
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "real", Slots: 2, StateDir: filepath.Join(t.TempDir(), "w"), Logger: logger()})
+		done <- worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "real", Slots: 2, StateDir: filepath.Join(t.TempDir(), "w"), Logger: logger(),
+			ClientOptions: []connect.ClientOption{withToken(srv.LocalWorkerToken())}})
 	}()
 	t.Cleanup(func() { stop(); <-done })
 
 	hc := worker.NewHTTPClient()
 	b := &bundle{srv: srv}
-	b.tasks = newTaskClient(hc, srv.URL())
+	b.tasks = newTaskClient(hc, srv.URL(), srv.AdminToken())
 	var tasks []*batchv1.TaskSpec
 	for i := 0; i < 4; i++ {
 		tasks = append(tasks, &batchv1.TaskSpec{Argv: []string{"sh", "-c", "echo hello $BATCH_TASK_INDEX; echo err >&2; exit " + fmt.Sprint(i%2)}})

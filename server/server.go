@@ -14,7 +14,12 @@
 //	err = srv.Start() // srv.URL() is "http://127.0.0.1:PORT"
 //	defer srv.Close()
 //
-// or serve srv.Handler() with httptest, leave the dispatch loop off
+// Every service call needs a bearer token: on first start the server
+// creates the admin user (srv.AdminToken(), also in DataDir/admin.token),
+// and srv.LocalWorkerToken() is a worker token that lives only in the
+// process, for embedded worker slots (see Caller for the roles).
+//
+// Or serve srv.Handler() with httptest, leave the dispatch loop off
 // (TickInterval < 0), pin Config.Now and call DispatchOnce to lapse leases
 // and run the scheduler without waiting.
 package server
@@ -55,8 +60,13 @@ type Config struct {
 	Lease time.Duration
 	// OutputCap is the most bytes kept per output stream (default 16 MiB).
 	OutputCap int64
-	// Sched configures the scheduler (FirstCopyID is set by the server).
+	// Sched configures the scheduler (FirstCopyID is set by the server, and
+	// DisclosedFairShare unless NoDisclosedFairShare).
 	Sched sched.Config
+	// NoDisclosedFairShare leaves the disclosed class in plain FCFS order;
+	// by default the server shares it fairly between users
+	// (sched.Config.DisclosedFairShare).
+	NoDisclosedFairShare bool
 	// Now is the clock (default time.Now); tests pin it.
 	Now func() time.Time
 	// Logger receives structured logs (default: discard).
@@ -66,6 +76,22 @@ type Config struct {
 	// TickInterval is how often the dispatch loop runs DispatchOnce after
 	// Start (default 1 s; negative: never, tests call DispatchOnce).
 	TickInterval time.Duration
+
+	// Prices are the ledger's prices per slot-second and per CPU second
+	// (zero: both 0, nothing costs money, but slot and CPU seconds are still
+	// billed; batchd serve defaults to 1 per slot-second).
+	Prices store.Prices
+	// MaxOpenSets caps each user's task sets with unfinished tasks
+	// (default DefaultMaxOpenSets; negative: no cap).
+	MaxOpenSets int
+	// MaxQueuedTasks caps each user's unfinished (disclosed or requested)
+	// tasks (default DefaultMaxQueuedTasks; negative: no cap).
+	MaxQueuedTasks int
+	// RequestRate caps each user's calls a second, with RequestBurst at
+	// once (defaults DefaultRequestRate and DefaultRequestBurst; negative
+	// rate: no cap). Worker tokens are not limited.
+	RequestRate  float64
+	RequestBurst int
 }
 
 // Server is one batchd server: store, scheduler, handlers and listener.
@@ -89,10 +115,20 @@ type Server struct {
 	statsMu sync.RWMutex
 	stats   sched.Stats // a copy of sched.Stats() after the last change
 
-	watch     *broker
-	metrics   *metrics
-	handler   http.Handler
-	startedAt time.Time
+	watch   *broker
+	metrics *metrics
+	limits  *rateLimiter
+
+	// localWorkerHash is the hash of the embedded worker's token, which
+	// lives only in this process (see LocalWorkerToken).
+	localWorkerToken, localWorkerHash string
+	// workerOwners caches the worker user each worker name is bound to.
+	workerOwners sync.Map // sched.WorkerID → string
+	// adminToken is the token minted for the first admin on first start
+	// ("" on later starts).
+	adminToken string
+	handler    http.Handler
+	startedAt  time.Time
 
 	done     chan struct{}
 	closeMu  sync.Mutex
@@ -130,16 +166,40 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
+	cfg.Sched.DisclosedFairShare = !cfg.NoDisclosedFairShare
+	if cfg.MaxOpenSets == 0 {
+		cfg.MaxOpenSets = DefaultMaxOpenSets
+	}
+	if cfg.MaxQueuedTasks == 0 {
+		cfg.MaxQueuedTasks = DefaultMaxQueuedTasks
+	}
+	if cfg.RequestRate == 0 {
+		cfg.RequestRate = DefaultRequestRate
+	}
+	if cfg.RequestBurst <= 0 {
+		cfg.RequestBurst = DefaultRequestBurst
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
 	db := store.NewDB(filepath.Join(cfg.DataDir, "batchd.db"))
-	db.Now, db.OutputCap = cfg.Now, cfg.OutputCap
+	db.Now, db.OutputCap, db.Prices = cfg.Now, cfg.OutputCap, cfg.Prices
 	if err := db.Open(); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{},
-		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now()}
+		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now(),
+		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst)}
+	tok, err := store.NewToken()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.localWorkerToken, s.localWorkerHash = tok, store.HashToken(tok)
+	if err := s.firstAdmin(context.Background()); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.rebuild(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -194,7 +254,7 @@ func (s *Server) rebuild(ctx context.Context) error {
 // metrics and the web page.
 func (s *Server) routes() http.Handler {
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(interceptor{log: s.log}),
+		connect.WithInterceptors(interceptor{s: s}),
 		connect.WithRecover(s.recoverPanic),
 		// Larger requests are refused with ResourceExhausted before they
 		// are read; a worker's report carries two capped output streams.
@@ -205,9 +265,14 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(batchv1connect.NewWorkerServiceHandler(workerHandler{s}, opts...))
 	mux.Handle(batchv1connect.NewBillingServiceHandler(billingHandler{s}, opts...))
 	mux.Handle(batchv1connect.NewClusterServiceHandler(clusterHandler{s}, opts...))
+	mux.Handle(batchv1connect.NewUserServiceHandler(userHandler{s}, opts...))
+	// Health, reflection, /metrics and the page's static assets are open:
+	// they tell nothing about anyone's work (the metrics are cluster-wide
+	// sums). Every service call needs a token.
 	names := []string{
 		batchv1connect.TaskSetServiceName, batchv1connect.WorkerServiceName,
 		batchv1connect.BillingServiceName, batchv1connect.ClusterServiceName,
+		batchv1connect.UserServiceName,
 	}
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
 	r := grpcreflect.NewStaticReflector(append(names, grpchealth.HealthV1ServiceName)...)

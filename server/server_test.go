@@ -6,16 +6,20 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 
+	"batchd/client"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/sched"
 	"batchd/server"
+	"batchd/store"
 )
 
 // clock is a settable clock for the server under test.
@@ -48,6 +52,22 @@ type bundle struct {
 	workers batchv1connect.WorkerServiceClient
 	billing batchv1connect.BillingServiceClient
 	cluster batchv1connect.ClusterServiceClient
+	users   batchv1connect.UserServiceClient
+}
+
+// adminToken reads the first admin's token that the server wrote into dir.
+func adminToken(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, server.AdminTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// withToken is a client option that sends the bearer token.
+func withToken(token string) connect.ClientOption {
+	return connect.WithInterceptors(client.BearerInterceptor(token))
 }
 
 type options struct {
@@ -55,6 +75,12 @@ type options struct {
 	clock *clock
 	sched sched.Config
 	cap   int64
+
+	rate               float64 // 0: no rate limit in tests
+	burst              int
+	maxSets, maxQueued int
+	prices             store.Prices
+	noFair             bool // plain FCFS in the disclosed class
 }
 
 // logger discards logs unless BATCHD_TEST_LOG is set.
@@ -79,17 +105,24 @@ func setup(t testing.TB, o options) *bundle {
 	if o.sched.Speculation == "" {
 		o.sched.Speculation = sched.SpecNone
 	}
+	if o.rate == 0 {
+		o.rate = -1 // the clock is pinned: a bucket would never refill
+	}
 	srv, err := server.New(server.Config{DataDir: o.dir, Now: o.clock.Now, TickInterval: -1, Logger: logger(),
-		Sched: o.sched, OutputCap: o.cap, Lease: 15 * time.Second})
+		Sched: o.sched, OutputCap: o.cap, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
+		MaxOpenSets: o.maxSets, MaxQueuedTasks: o.maxQueued, Prices: o.prices, NoDisclosedFairShare: o.noFair})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
+	admin := withToken(adminToken(t, o.dir))
+	wk := withToken(srv.LocalWorkerToken())
 	b := &bundle{srv: srv, http: hs, clock: o.clock, dir: o.dir,
-		tasks:   batchv1connect.NewTaskSetServiceClient(hs.Client(), hs.URL),
-		workers: batchv1connect.NewWorkerServiceClient(hs.Client(), hs.URL),
-		billing: batchv1connect.NewBillingServiceClient(hs.Client(), hs.URL),
-		cluster: batchv1connect.NewClusterServiceClient(hs.Client(), hs.URL),
+		tasks:   batchv1connect.NewTaskSetServiceClient(hs.Client(), hs.URL, admin),
+		workers: batchv1connect.NewWorkerServiceClient(hs.Client(), hs.URL, wk),
+		billing: batchv1connect.NewBillingServiceClient(hs.Client(), hs.URL, admin),
+		cluster: batchv1connect.NewClusterServiceClient(hs.Client(), hs.URL, admin),
+		users:   batchv1connect.NewUserServiceClient(hs.Client(), hs.URL, admin),
 	}
 	t.Cleanup(b.close)
 	return b
@@ -142,6 +175,6 @@ func must[T any](t *testing.T) func(T, error) T {
 
 var _ = http.StatusOK
 
-func newTaskClient(hc *http.Client, url string) batchv1connect.TaskSetServiceClient {
-	return batchv1connect.NewTaskSetServiceClient(hc, url)
+func newTaskClient(hc *http.Client, url, token string) batchv1connect.TaskSetServiceClient {
+	return batchv1connect.NewTaskSetServiceClient(hc, url, withToken(token))
 }

@@ -38,8 +38,26 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 		}
 		specs[i] = spec
 	}
-	owner := callerFrom(ctx)
+	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	s.mu.Lock()
+	replay := false
+	if req.IdempotencyKey != "" {
+		known, err := s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, s.connectError(ctx, err)
+		}
+		replay = known
+	}
+	if !replay {
+		if err := s.checkLoad(ctx, owner, req.SetId == 0, len(specs)); err != nil {
+			s.mu.Unlock()
+			return nil, s.connectError(ctx, err)
+		}
+	}
 	res, err := s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
 		Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request})
 	if err == nil && !res.Replayed {
@@ -64,6 +82,29 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	return &batchv1.DiscloseResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
 }
 
+// checkLoad applies the per-user caps on open sets and queued tasks before
+// a disclose of n tasks (a new set when newSet). Call with mu held, so that
+// two calls cannot both pass a cap. Errors: ERESOURCEEXHAUSTED naming the
+// cap.
+func (s *Server) checkLoad(ctx context.Context, owner string, newSet bool, n int) error {
+	if s.cfg.MaxOpenSets < 0 && s.cfg.MaxQueuedTasks < 0 {
+		return nil
+	}
+	l, err := s.db.GetUserLoad(ctx, owner)
+	if err != nil {
+		return err
+	}
+	if newSet && s.cfg.MaxOpenSets >= 0 && l.OpenSets >= s.cfg.MaxOpenSets {
+		return sched.Errorf(sched.ERESOURCEEXHAUSTED, "open task sets cap reached: %q holds %d open sets (cap %d); cancel or finish some first",
+			owner, l.OpenSets, s.cfg.MaxOpenSets)
+	}
+	if s.cfg.MaxQueuedTasks >= 0 && l.QueuedTasks+n > s.cfg.MaxQueuedTasks {
+		return sched.Errorf(sched.ERESOURCEEXHAUSTED, "queued tasks cap reached: %q holds %d unfinished tasks and discloses %d more (cap %d)",
+			owner, l.QueuedTasks, n, s.cfg.MaxQueuedTasks)
+	}
+	return nil
+}
+
 // Request marks tasks requested; executed ones finish and are billed at once.
 func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest) (*batchv1.RequestResponse, error) {
 	s := h.s
@@ -73,8 +114,12 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if len(req.Indexes) > 0 && req.All {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name tasks or set all, not both"))
 	}
+	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	s.mu.Lock()
-	res, err := s.db.Request(ctx, store.RequestInput{Owner: callerFrom(ctx), SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
+	res, err := s.db.Request(ctx, store.RequestInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
 	if err == nil {
 		at := seconds(res.RequestedAt)
 		if req.All {
@@ -118,8 +163,12 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
 	}
+	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	s.mu.Lock()
-	res, err := s.db.Cancel(ctx, store.CancelInput{Owner: callerFrom(ctx), SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
+	res, err := s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
 	if err == nil {
 		now := s.now()
 		if len(req.Indexes) == 0 {
@@ -158,7 +207,11 @@ func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetR
 		}
 		states = append(states, st)
 	}
-	set, tasks, next, err := s.db.ListTasks(ctx, callerFrom(ctx), sched.SetID(req.SetId),
+	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	set, tasks, next, err := s.db.ListTasks(ctx, owner, sched.SetID(req.SetId),
 		store.TaskPage{PageSize: req.PageSize, PageToken: req.PageToken, States: states})
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -169,7 +222,14 @@ func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetR
 // ListTaskSets returns a page of the caller's sets, newest first.
 func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskSetsRequest) (*batchv1.ListTaskSetsResponse, error) {
 	s := h.s
-	sets, next, err := s.db.ListTaskSets(ctx, callerFrom(ctx), req.PageSize, req.PageToken)
+	owner := callerFrom(ctx)
+	if req.AllOwners {
+		if !isAdmin(ctx) {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EPERMISSION, "listing every user's sets needs an admin token"))
+		}
+		owner = store.AllOwners
+	}
+	sets, next, err := s.db.ListTaskSets(ctx, owner, req.PageSize, req.PageToken)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -184,7 +244,11 @@ func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskS
 // the others, saying why).
 func (h taskSetHandler) GetOutput(ctx context.Context, req *batchv1.GetOutputRequest) (*batchv1.GetOutputResponse, error) {
 	s := h.s
-	out, err := s.db.GetOutput(ctx, callerFrom(ctx), sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}, req.Offset, req.Limit)
+	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	out, err := s.db.GetOutput(ctx, owner, sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}, req.Offset, req.Limit)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -208,7 +272,11 @@ const watchInterval = 100 * time.Millisecond
 // server stops.
 func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTaskSetRequest, stream *connect.ServerStream[batchv1.WatchTaskSetResponse]) error {
 	s := h.s
-	owner, id := callerFrom(ctx), sched.SetID(req.SetId)
+	id := sched.SetID(req.SetId)
+	owner, err := s.ownerFor(ctx, id)
+	if err != nil {
+		return s.connectError(ctx, err)
+	}
 	if _, err := s.db.GetTaskSet(ctx, owner, id); err != nil {
 		return s.connectError(ctx, err)
 	}

@@ -31,6 +31,9 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "slots must be between 0 and %d", maxWorkerSlots))
 	}
 	id := sched.WorkerID(req.Name)
+	if err := s.claimWorker(ctx, id); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version}
 	for _, c := range req.Running {
 		in.Running = append(in.Running, store.HeldCopy{Copy: sched.CopyID(c.CopyId), Slot: c.Slot, Suspended: c.Suspended,
@@ -91,6 +94,9 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 func (h workerHandler) Assignments(ctx context.Context, req *batchv1.AssignmentsRequest, stream *connect.ServerStream[batchv1.AssignmentsResponse]) error {
 	s := h.s
 	id := sched.WorkerID(req.WorkerId)
+	if err := s.checkWorker(ctx, id); err != nil {
+		return s.connectError(ctx, err)
+	}
 	s.mu.Lock()
 	w := s.workers[id]
 	if w == nil {
@@ -173,6 +179,9 @@ func (h workerHandler) Assignments(ctx context.Context, req *batchv1.Assignments
 func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequest) (*batchv1.HeartbeatResponse, error) {
 	s := h.s
 	id := sched.WorkerID(req.WorkerId)
+	if err := s.checkWorker(ctx, id); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	var in []store.CopyProgress
 	for _, c := range req.Copies {
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
@@ -235,6 +244,9 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	if req.WorkerId == "" || req.CopyId <= 0 {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "worker_id and copy_id are required"))
 	}
+	if err := s.checkWorker(ctx, sched.WorkerID(req.WorkerId)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	if req.CpuSeconds < 0 || req.RunSeconds < 0 {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must not be negative"))
 	}
@@ -255,6 +267,40 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 		outcome = batchv1.ReportOutcome_REPORT_OUTCOME_WON
 	}
 	return &batchv1.ReportFinishedResponse{Outcome: outcome}, nil
+}
+
+// claimWorker binds a worker name to the calling worker user on its first
+// registration, and refuses another worker user's name (EPERMISSION).
+func (s *Server) claimWorker(ctx context.Context, id sched.WorkerID) error {
+	caller := callerFrom(ctx)
+	if o, ok := s.workerOwners.Load(id); ok && o.(string) == caller {
+		return nil
+	}
+	if err := s.db.ClaimWorker(ctx, id, caller); err != nil {
+		return err
+	}
+	s.workerOwners.Store(id, caller)
+	return nil
+}
+
+// checkWorker refuses a call about a worker that belongs to another worker
+// user (EPERMISSION, so that one worker token cannot forge another's
+// reports) and about one never registered (ENOTFOUND: register first).
+func (s *Server) checkWorker(ctx context.Context, id sched.WorkerID) error {
+	caller := callerFrom(ctx)
+	o, ok := s.workerOwners.Load(id)
+	if !ok {
+		owner, err := s.db.WorkerOwner(ctx, id)
+		if err != nil {
+			return err
+		}
+		s.workerOwners.Store(id, owner)
+		o = owner
+	}
+	if o.(string) != caller {
+		return sched.Errorf(sched.EPERMISSION, "worker %q belongs to another worker token", id)
+	}
+	return nil
 }
 
 // finishCall is one ReportFinished waiting for its group commit.

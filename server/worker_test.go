@@ -129,7 +129,7 @@ func TestWorkerProtocol(t *testing.T) {
 	}
 	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "p", Tasks: echo(2)})).TaskSet
 	st := w.start()
-	if st.SetId != set.Id || st.Index != 0 || st.Spec.Argv[0] != "echo" || st.Owner != "local" || st.Slot != 0 {
+	if st.SetId != set.Id || st.Index != 0 || st.Spec.Argv[0] != "echo" || st.Owner != "admin" || st.Slot != 0 {
 		t.Fatalf("start: %v", st)
 	}
 
@@ -202,7 +202,7 @@ func TestWorkerProtocol(t *testing.T) {
 	if bill.Lines[0].Reason != "executed-then-requested" || bill.Lines[1].Reason != "finished" {
 		t.Fatalf("bill reasons: %v", bill.Lines)
 	}
-	_, err = b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{Owner: "someone-else"})
+	_, err = b.as(b.addUser(t, "plain", "user")).billing.GetBill(ctx(t), &batchv1.GetBillRequest{Owner: "someone-else"})
 	wantCode(t, err, connect.CodePermissionDenied)
 }
 

@@ -1,5 +1,7 @@
 // Package store keeps batchd's state in SQLite: task sets, tasks, copies,
-// outputs, workers, idempotency keys and the append-only billing ledger. All
+// outputs, workers, idempotency keys, users with their hashed tokens, and
+// the append-only billing ledger (one charge per requested task, priced;
+// corrections are further lines). All
 // SQL of batchd lives here. Every state change is one transaction that also
 // writes what depends on it (a finished requested task and its bill line, a
 // disclose and its idempotency key), so nothing is ever half written.
@@ -43,6 +45,20 @@ type DB struct {
 	// OutputCap is the number of bytes kept per stream (stdout, stderr);
 	// beyond it output is cut and marked truncated.
 	OutputCap int64
+	// Prices is what a bill line charges per slot-second and per CPU
+	// second; each line records the prices it was written with.
+	Prices Prices
+}
+
+// Prices are the ledger's unit prices (in the operator's currency unit).
+type Prices struct {
+	SlotSecond float64 // per slot-second of the winning copy
+	CPUSecond  float64 // per CPU second of the winning copy
+}
+
+// Amount is what slot and CPU seconds cost at these prices.
+func (p Prices) Amount(slotSeconds, cpuSeconds float64) float64 {
+	return slotSeconds*p.SlotSecond + cpuSeconds*p.CPUSecond
 }
 
 // NewDB returns a DB for the file at path; call Open before use.
@@ -137,8 +153,9 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 // Tx is a transaction with the time it was begun at.
 type Tx struct {
 	*sql.Tx
-	now time.Time
-	cap int64 // DB.OutputCap
+	now    time.Time
+	cap    int64  // DB.OutputCap
+	prices Prices // DB.Prices
 }
 
 // begin starts a write transaction (immediate, see Open) with the time.
@@ -147,7 +164,7 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, translate(err)
 	}
-	return &Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap}, nil
+	return &Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}, nil
 }
 
 // read runs fn in a read-only transaction so that it sees one snapshot.
@@ -157,7 +174,7 @@ func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
 		return translate(err)
 	}
 	defer tx.Rollback()
-	return translate(fn(&Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap}))
+	return translate(fn(&Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}))
 }
 
 // write runs fn in a write transaction and commits it when fn succeeds.

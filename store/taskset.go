@@ -239,11 +239,17 @@ func finishExecuted(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sc
 	return insertBill(ctx, tx, bill)
 }
 
-// insertBill appends a line to the ledger. The UNIQUE (set_id, idx)
-// constraint makes a second line for one task fail, whatever the logic.
+// insertBill appends a charge line to the ledger at the transaction's
+// prices. The unique index on (set_id, idx) of charges makes a second
+// charge for one task fail, whatever the logic.
 func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, error) {
-	r, err := tx.ExecContext(ctx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason)
+	b.Kind = sched.BillKindCharge
+	b.PriceSlotSecond, b.PriceCPUSecond = tx.prices.SlotSecond, tx.prices.CPUSecond
+	b.Amount = tx.prices.Amount(b.SlotSeconds, b.CPUSeconds)
+	r, err := tx.ExecContext(ctx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
+		kind, price_slot_second, price_cpu_second, amount)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason,
+		b.Kind, b.PriceSlotSecond, b.PriceCPUSecond, b.Amount)
 	if err != nil {
 		return b, fmt.Errorf("bill task %d/%d: %w", b.Task.Set, b.Task.Index, translate(err))
 	}
@@ -487,8 +493,13 @@ func getTasks(ctx context.Context, tx *Tx, id sched.SetID, indexes []int32) ([]s
 	return tasks, nil
 }
 
-// ListTaskSets returns a page of the owner's sets, newest first, and the
-// next page's token. Errors: EINVALID (bad page token).
+// AllOwners, passed as the owner to ListTaskSets and GetBill, selects every
+// owner's sets or lines (for admins).
+const AllOwners = "*"
+
+// ListTaskSets returns a page of the owner's sets (every owner's with
+// AllOwners), newest first, and the next page's token. Errors: EINVALID
+// (bad page token).
 func (db *DB) ListTaskSets(ctx context.Context, owner string, pageSize int32, token string) ([]sched.TaskSet, string, error) {
 	size := clampPage(pageSize, DefaultSetPage, MaxSetPage)
 	before := int64(1<<63 - 1)
@@ -504,18 +515,28 @@ func (db *DB) ListTaskSets(ctx context.Context, owner string, pageSize int32, to
 		next string
 	)
 	err := db.read(ctx, func(tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM task_sets WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?`, owner, before, size+1)
+		q, args := `SELECT id, owner FROM task_sets WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?`, []any{owner, before, size + 1}
+		if owner == AllOwners {
+			q, args = `SELECT id, owner FROM task_sets WHERE id < ? ORDER BY id DESC LIMIT ?`, []any{before, size + 1}
+		}
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return fmt.Errorf("list sets: %w", err)
 		}
-		var ids []sched.SetID
+		var (
+			ids    []sched.SetID
+			owners []string
+		)
 		for rows.Next() {
-			var id sched.SetID
-			if err := rows.Scan(&id); err != nil {
+			var (
+				id sched.SetID
+				o  string
+			)
+			if err := rows.Scan(&id, &o); err != nil {
 				rows.Close()
 				return err
 			}
-			ids = append(ids, id)
+			ids, owners = append(ids, id), append(owners, o)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -525,8 +546,8 @@ func (db *DB) ListTaskSets(ctx context.Context, owner string, pageSize int32, to
 			ids = ids[:size]
 			next = strconv.FormatInt(int64(ids[size-1]), 10)
 		}
-		for _, id := range ids {
-			set, err := getSet(ctx, tx, owner, id)
+		for i, id := range ids {
+			set, err := getSet(ctx, tx, owners[i], id)
 			if err != nil {
 				return err
 			}

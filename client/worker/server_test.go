@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"batchd/client"
 	"batchd/client/worker"
 	"batchd/sched"
 	"batchd/server"
+	"batchd/store"
 )
 
 // startReal starts a real server on listen with its data in data.
@@ -68,15 +71,22 @@ func TestRealServerRestart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// A stored worker token outlives the server process (the embedded
+	// slots' in-memory one would not).
+	_, wtok, err := s1.DB().AddUser(ctx, store.AddUserInput{Name: "workers", Role: store.RoleWorker})
+	if err != nil {
+		t.Fatal(err)
+	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
 		done <- worker.Run(wctx, worker.Config{Server: url, Name: "w-real", Slots: 1, StateDir: t.TempDir(),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: 2 * time.Second})
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: 2 * time.Second,
+			ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(wtok))}})
 	}()
 	defer func() { stop(); <-done }()
 
-	c := client.New(client.Config{Server: url, RetryFor: time.Minute})
+	c := client.New(client.Config{Server: url, RetryFor: time.Minute, HTTPClient: client.WithToken(nil, s1.AdminToken())})
 	gate, pidFile := filepath.Join(dir, "go"), filepath.Join(dir, "pid")
 	d, err := c.Disclose(ctx, client.DiscloseInput{Name: "restart", Request: true, Tasks: []sched.TaskSpec{{
 		Argv: []string{"sh", "-c", `echo $$ > ` + pidFile + `; while [ ! -e ` + gate + ` ]; do sleep 0.02; done; echo "result $BATCH_COPY_ID"`},

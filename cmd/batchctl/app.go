@@ -32,6 +32,7 @@ const (
 	exitPrecondition = 3 // the task is not in a state that allows it
 	exitUnavailable  = 4 // server unreachable or unavailable
 	exitTasksFailed  = 5 // a waited request of many tasks had failures
+	exitAuth         = 6 // no token, a wrong or revoked one, or not allowed
 	exitInterrupted  = 130
 )
 
@@ -66,6 +67,8 @@ func exitCode(err error) int {
 		return exitPrecondition
 	case sched.EUNAVAILABLE:
 		return exitUnavailable
+	case sched.EUNAUTHENTICATED, sched.EPERMISSION:
+		return exitAuth
 	}
 	return exitInvalid
 }
@@ -138,10 +141,19 @@ Exit status:
       output of a task that is not requested)
    4  server unreachable or unavailable
    5  'request' of several tasks: one or more failed, timed out or were canceled
+   6  no token, an unknown or revoked one, or not allowed (PermissionDenied)
    N  'request' of a single task: the task's own exit status (124 = timed out)
  130  interrupted (Ctrl-C); requested tasks stay requested
 
-The server is --server, or $BATCH_SERVER, or http://localhost:8080.`
+The server is --server, or $BATCH_SERVER, or http://localhost:8080.
+
+Your token is --token, or $BATCH_TOKEN, or the config file (--config,
+$BATCH_CONFIG, default ~/.config/batchd/token: the token alone or a line
+"token = bd_…"), or the admin token that batchd serve wrote into its data
+directory (--data, $BATCHD_DATA, default ./batchd-data), so that batchctl on
+the server's machine needs no flag. Without one the server answers
+Unauthenticated (exit status 6); another user's task sets are "unknown"
+(exit status 2).`
 
 // newApp builds the command tree, writing to stdout and stderr, so tests can
 // run it in-process and capture what it prints.
@@ -161,6 +173,22 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				EnvVars: []string{"BATCH_SERVER"},
 				Value:   "http://localhost:8080",
 			},
+			&cli.StringFlag{
+				Name:    "token",
+				Usage:   "your `TOKEN` (default: $BATCH_TOKEN, then the config file, then DATA/admin.token)",
+				EnvVars: []string{"BATCH_TOKEN"},
+			},
+			&cli.StringFlag{
+				Name:    "config",
+				Usage:   "config `FILE` holding your token (\"token = bd_…\"; default: ~/.config/batchd/token)",
+				EnvVars: []string{"BATCH_CONFIG"},
+			},
+			&cli.StringFlag{
+				Name:    "data",
+				Usage:   "the local server's data `DIR`, whose admin.token is the last resort",
+				EnvVars: []string{"BATCHD_DATA"},
+				Value:   client.DefaultDataDir,
+			},
 			&cli.DurationFlag{
 				Name:    "retry",
 				Usage:   "keep retrying this long while the server is unreachable (retried disclose never duplicates)",
@@ -178,6 +206,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			watchCommand(),
 			billCommand(),
 			clusterCommand(),
+			usersCommand(),
 		},
 		HideHelpCommand: true,
 		// Errors go back to run, which prints them and picks the exit status.
@@ -193,12 +222,18 @@ func jsonFlag() cli.Flag {
 // went away.
 const watchRetry = time.Minute
 
-// newClient returns a client for the --server of the command line.
+// newClient returns a client for the --server of the command line, sending
+// the token found by client.ResolveToken.
 func newClient(c *cli.Context) *client.Client {
 	retry := c.Duration("retry")
+	token, _, err := client.ResolveToken(client.TokenSource{Flag: c.String("token"), ConfigFile: c.String("config"), DataDir: c.String("data")})
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "batchctl: warning: %v (calling without a token)\n", err)
+	}
 	return client.New(client.Config{
-		Server:   c.String("server"),
-		RetryFor: retry,
+		Server:     c.String("server"),
+		HTTPClient: client.WithToken(nil, token),
+		RetryFor:   retry,
 		// request and watch are already waiting: they wait for a restarting
 		// server too.
 		WatchRetryFor: max(retry, watchRetry),

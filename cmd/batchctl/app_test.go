@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"batchd/client"
 	"batchd/client/worker"
 	"batchd/sched"
@@ -25,13 +27,17 @@ import (
 // env is a real server on 127.0.0.1:0 (temp data dir) with a real worker
 // agent, and batchctl run in-process against it.
 type env struct {
-	t   *testing.T
-	url string
+	t     *testing.T
+	url   string
+	data  string // the server's data directory (holds admin.token)
+	token string // "" : batchctl finds admin.token through --data
+	srv   *server.Server
 }
 
 func newEnv(t *testing.T, slots int) *env {
 	t.Helper()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Lease: 2 * time.Second})
+	data := t.TempDir()
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: data, Lease: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +53,12 @@ func newEnv(t *testing.T, slots int) *env {
 			_ = worker.Run(ctx, worker.Config{
 				Server: srv.URL(), Name: "w", Slots: slots, StateDir: t.TempDir(),
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: time.Second,
+				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(srv.LocalWorkerToken()))},
 			})
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}
-	return &env{t: t, url: srv.URL()}
+	return &env{t: t, url: srv.URL(), data: data, srv: srv}
 }
 
 // run runs batchctl with args; it returns stdout, stderr and the exit status.
@@ -60,7 +67,11 @@ func (e *env) run(args ...string) (string, string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, append([]string{"batchctl", "--server", e.url}, args...), &stdout, &stderr)
+	pre := []string{"batchctl", "--server", e.url, "--data", e.data, "--config", filepath.Join(e.data, "no-config")}
+	if e.token != "" {
+		pre = append(pre, "--token", e.token)
+	}
+	code := run(ctx, append(pre, args...), &stdout, &stderr)
 	return stdout.String(), stderr.String(), code
 }
 
@@ -290,7 +301,7 @@ func TestRequestInterrupted(t *testing.T) {
 	set := strings.TrimSpace(e.ok("disclose", "-q", "--", "sleep", "30"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cl := client.New(client.Config{Server: e.url})
+	cl := client.New(client.Config{Server: e.url, HTTPClient: client.WithToken(nil, e.srv.AdminToken())})
 	go func() {
 		// Interrupt once the request has landed: the task is requested.
 		_ = cl.Watch(ctx, sched.SetID(mustAtoi(t, set)), func(u client.WatchUpdate) error {
@@ -302,7 +313,7 @@ func TestRequestInterrupted(t *testing.T) {
 		})
 	}()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"batchctl", "--server", e.url, "request", set + "/0"}, &stdout, &stderr)
+	code := run(ctx, []string{"batchctl", "--server", e.url, "--data", e.data, "request", set + "/0"}, &stdout, &stderr)
 	if code != exitInterrupted || !strings.Contains(stderr.String(), "stay requested") {
 		t.Errorf("interrupted request: exit %d, stderr %q", code, stderr.String())
 	}

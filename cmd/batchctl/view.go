@@ -98,6 +98,31 @@ type billLineView struct {
 	CPUSeconds  float64   `json:"cpu_seconds"`
 	BilledAt    time.Time `json:"billed_at"`
 	Reason      string    `json:"reason"`
+	Kind        string    `json:"kind"`
+	PriceSlot   float64   `json:"price_slot_second"`
+	PriceCPU    float64   `json:"price_cpu_second"`
+	Amount      float64   `json:"amount"`
+	Corrects    int64     `json:"corrects,omitempty"`
+	Note        string    `json:"note,omitempty"`
+}
+
+type billGroupView struct {
+	Owner       string  `json:"owner"`
+	Set         int64   `json:"set,omitempty"`
+	SetName     string  `json:"set_name,omitempty"`
+	Lines       int64   `json:"lines"`
+	SlotSeconds float64 `json:"slot_seconds"`
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	Amount      float64 `json:"amount"`
+}
+
+func viewBillGroups(gs []client.BillGroup) []billGroupView {
+	out := []billGroupView{}
+	for _, g := range gs {
+		out = append(out, billGroupView{Owner: g.Owner, Set: int64(g.Set), SetName: g.SetName, Lines: g.Lines,
+			SlotSeconds: g.SlotSeconds, CPUSeconds: g.CPUSeconds, Amount: g.Amount})
+	}
+	return out
 }
 
 type billTotalsView struct {
@@ -109,6 +134,7 @@ type billTotalsView struct {
 	SpeculativeWasteSlotSeconds    float64 `json:"speculative_waste_slot_seconds"`
 	RequestedWorkSlotSeconds       float64 `json:"requested_work_slot_seconds"`
 	ScaledBilledResources          float64 `json:"scaled_billed_resources"`
+	Amount                         float64 `json:"amount"`
 }
 
 type workerView struct {
@@ -241,6 +267,7 @@ func viewBillLine(l sched.BillLine) billLineView {
 		ID: l.ID, Owner: l.Owner, Set: int64(l.Task.Set), Index: l.Task.Index, SetName: l.SetName,
 		Copy: int64(l.Copy), SlotSeconds: l.SlotSeconds, CPUSeconds: l.CPUSeconds,
 		BilledAt: l.BilledAt.UTC(), Reason: l.Reason,
+		Kind: l.Kind, PriceSlot: l.PriceSlotSecond, PriceCPU: l.PriceCPUSecond, Amount: l.Amount, Corrects: l.Corrects, Note: l.Note,
 	}
 }
 
@@ -251,6 +278,7 @@ func viewBillTotals(t sched.BillTotals) billTotalsView {
 		SpeculativeWasteSlotSeconds: t.SpeculativeWasteSlotSeconds,
 		RequestedWorkSlotSeconds:    t.RequestedWorkSlotSeconds,
 		ScaledBilledResources:       t.ScaledBilledResources,
+		Amount:                      t.Amount,
 	}
 }
 

@@ -43,6 +43,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			serveCommand(),
 			workerCommand(),
 			simCommand(),
+			userCommand(),
+			billCommand(),
 		},
 		HideHelpCommand: true,
 	}

@@ -11,11 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/urfave/cli/v2"
 
+	"batchd/client"
 	"batchd/client/worker"
 	"batchd/sched"
 	"batchd/server"
+	"batchd/store"
 )
 
 // serveCommand is `batchd serve`: the server, with local worker slots.
@@ -39,6 +42,13 @@ func serveCommand() *cli.Command {
 				Usage: "speculation: hopper+grass, best-effort-late, budgeted-N or none"},
 			&cli.StringFlag{Name: "preemption", Value: string(sched.PreemptSuspend), EnvVars: []string{"BATCHD_PREEMPTION"},
 				Usage: "what requested work does to running disclosed copies: suspend, kill or off"},
+			&cli.Float64Flag{Name: "price-slot-second", Value: 1, EnvVars: []string{"BATCHD_PRICE_SLOT_SECOND"}, Usage: "ledger price per billed slot-second"},
+			&cli.Float64Flag{Name: "price-cpu-second", Value: 0, EnvVars: []string{"BATCHD_PRICE_CPU_SECOND"}, Usage: "ledger price per billed CPU second"},
+			&cli.IntFlag{Name: "max-open-sets", Value: server.DefaultMaxOpenSets, EnvVars: []string{"BATCHD_MAX_OPEN_SETS"}, Usage: "per-user cap on task sets with unfinished tasks (-1: none)"},
+			&cli.IntFlag{Name: "max-queued-tasks", Value: server.DefaultMaxQueuedTasks, EnvVars: []string{"BATCHD_MAX_QUEUED_TASKS"}, Usage: "per-user cap on unfinished tasks (-1: none)"},
+			&cli.Float64Flag{Name: "rate", Value: server.DefaultRequestRate, EnvVars: []string{"BATCHD_RATE"}, Usage: "per-user calls a second, token bucket (-1: none)"},
+			&cli.IntFlag{Name: "burst", Value: server.DefaultRequestBurst, EnvVars: []string{"BATCHD_BURST"}, Usage: "per-user calls at once (token bucket size)"},
+			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 		},
 		Action: runServe,
@@ -74,8 +84,12 @@ func runServe(c *cli.Context) error {
 	data := c.String("data")
 	srv, err := server.New(server.Config{
 		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), OutputCap: outCap,
-		Sched:  sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre},
-		Logger: log, Version: version,
+		Sched:                sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre},
+		NoDisclosedFairShare: c.Bool("no-fair-share"),
+		Logger:               log, Version: version,
+		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},
+		MaxOpenSets: c.Int("max-open-sets"), MaxQueuedTasks: c.Int("max-queued-tasks"),
+		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"),
 	})
 	if err != nil {
 		return err
@@ -85,6 +99,10 @@ func runServe(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(c.App.Writer, "batchd serving on %s (data %s, %d local slots)\n", srv.URL(), data, slots)
+	if srv.AdminToken() != "" {
+		fmt.Fprintf(c.App.Writer, "created user %q (admin); its token is in %s (batchctl on this machine finds it)\n",
+			server.FirstAdmin, filepath.Join(data, server.AdminTokenFile))
+	}
 
 	ctx := c.Context
 	// workerDone is closed when the local slots have stopped (at once when
@@ -101,7 +119,8 @@ func runServe(c *cli.Context) error {
 		go func() {
 			defer close(workerDone)
 			workerErr = worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "local-" + host, Slots: slots,
-				StateDir: filepath.Join(data, "worker"), Logger: log.With("part", "local-worker"), Version: version})
+				StateDir: filepath.Join(data, "worker"), Logger: log.With("part", "local-worker"), Version: version,
+				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(srv.LocalWorkerToken()))}})
 		}()
 	} else {
 		close(workerDone)

@@ -5,8 +5,10 @@ import (
 	"runtime"
 	"time"
 
+	"batchd/client"
 	"batchd/client/worker"
 
+	"connectrpc.com/connect"
 	"github.com/urfave/cli/v2"
 )
 
@@ -15,7 +17,7 @@ func workerCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "worker",
 		Usage:     "run tasks for a batchd server on this machine",
-		UsageText: "batchd worker --server URL [--slots N] [--name NAME] [--state-dir DIR]",
+		UsageText: "batchd worker --server URL --token TOKEN [--slots N] [--name NAME] [--state-dir DIR]",
 		Description: "The worker registers with the server, runs the copies it is given as child processes\n" +
 			"(each in its own process group, killed with the worker), reports their progress\n" +
 			"(last line of $BATCH_PROGRESS_FILE, a number in [0,1]) and results, and keeps its\n" +
@@ -28,6 +30,7 @@ func workerCommand() *cli.Command {
 			"not be delivered in time.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080", EnvVars: []string{"BATCH_SERVER"}, Required: true},
+			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (batchd user add NAME --role worker mints one)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
 			&cli.IntFlag{Name: "slots", Usage: "copies to run at once", Value: runtime.NumCPU()},
 			&cli.StringFlag{Name: "name", Usage: "worker name (default: hostname-RANDOM6HEX)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
@@ -37,14 +40,15 @@ func workerCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
 			return worker.Run(c.Context, worker.Config{
-				Server:       c.String("server"),
-				Name:         c.String("name"),
-				Slots:        c.Int("slots"),
-				StateDir:     c.String("state-dir"),
-				Logger:       log,
-				Version:      version,
-				NoSuspend:    c.Bool("no-suspend"),
-				DrainTimeout: c.Duration("drain"),
+				Server:        c.String("server"),
+				Name:          c.String("name"),
+				Slots:         c.Int("slots"),
+				StateDir:      c.String("state-dir"),
+				Logger:        log,
+				Version:       version,
+				NoSuspend:     c.Bool("no-suspend"),
+				DrainTimeout:  c.Duration("drain"),
+				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(c.String("token")))},
 			})
 		},
 	}

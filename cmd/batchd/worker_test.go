@@ -10,6 +10,7 @@ import (
 	"batchd/client"
 	"batchd/sched"
 	"batchd/server"
+	"batchd/store"
 )
 
 // The tests here do not run in parallel: urfave/cli v2 writes its global
@@ -50,16 +51,20 @@ func TestWorkerCommandStop(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	_, wtok, err := srv.DB().AddUser(ctx, store.AddUserInput{Name: "wk", Role: store.RoleWorker})
+	if err != nil {
+		t.Fatal(err)
+	}
 	wctx, stop := context.WithCancel(ctx)
 	var logs bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- newApp(&logs, &logs).RunContext(wctx, []string{"batchd", "worker",
-			"--server", srv.URL(), "--slots", "1", "--name", "w-cmd", "--state-dir", t.TempDir()})
+			"--server", srv.URL(), "--token", wtok, "--slots", "1", "--name", "w-cmd", "--state-dir", t.TempDir()})
 	}()
 	defer func() { stop(); <-done }()
 
-	c := client.New(client.Config{Server: srv.URL()})
+	c := client.New(client.Config{Server: srv.URL(), HTTPClient: client.WithToken(nil, srv.AdminToken())})
 	d, err := c.Disclose(ctx, client.DiscloseInput{Name: "long", Request: true,
 		Tasks: []sched.TaskSpec{{Argv: []string{"sleep", "1000"}}}})
 	if err != nil {

@@ -4,7 +4,8 @@
 //
 // Starts `batchd serve` on a free loopback port with a temporary data
 // directory and two slots, then drives the page with clicks and typing:
-// disclose three tasks, request one and read its output, cancel the rest,
+// sign in (a wrong token is refused; the admin token batchd wrote into its
+// data directory is typed into the page's token field), disclose three tasks, request one and read its output, cancel the rest,
 // survive a server restart (the watch stream reconnects by itself), and read
 // the bill with exactly one billed task. Screenshots go to web/e2e/out/.
 import { chromium } from "playwright-core";
@@ -155,8 +156,27 @@ try {
 
   step("open the page");
   await page.goto(base + "/");
+  step("sign in: the server asks for a token; a wrong one is refused, the admin's works");
+  await page.locator("#signin").waitFor({ state: "visible" });
+  const auth = [];
+  page.on("request", (r) => {
+    if (r.url().includes("/batch.v1.")) auth.push(r.headers()["authorization"] ?? null);
+  });
+  await page.getByLabel("Token").fill("bd_wrongwrongwrongwrongwrongwrong00");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => !document.getElementById("signin").hidden && document.querySelector("#alerts .problem"));
+  const adminToken = (await readFile(join(data, "admin.token"), "utf8")).trim();
+  await page.getByLabel("Token").fill(adminToken);
+  await page.keyboard.press("Enter");
+  await page.locator("#signin").waitFor({ state: "hidden" });
+  await page.waitForFunction(() => document.getElementById("account").textContent.includes("Signed in"));
   await text(page, "#set-detail h2", (t) => t === "No task set selected", "empty detail");
-  if (!(await page.locator("#signin").isHidden())) throw new Error("the sign-in form shows though the server needs no token");
+  if (!auth.includes(`Bearer ${adminToken}`)) throw new Error(`the calls do not carry the token: ${JSON.stringify(auth.slice(-5))}`);
+  // The token stays in the tab's sessionStorage: a reload keeps the
+  // session and starts the keyboard tour from the top of the page.
+  await page.reload();
+  await text(page, "#set-detail h2", (t) => t === "No task set selected", "empty detail after a reload");
+  if (!(await page.locator("#signin").isHidden())) throw new Error("a reload asks for the token again");
 
   step("keyboard: the skip link comes first, then the sections");
   await page.keyboard.press("Tab");
@@ -225,6 +245,7 @@ try {
   step("the bill has exactly one billed task");
   await page.getByRole("link", { name: "Bill" }).click();
   await text(page, '#bill-totals [data-total="lines"] td', (t) => t === "1", "one billed task in the totals");
+  await text(page, '#bill-totals [data-total="amount"] td', (t) => Number(t.replace(/[^0-9.]/g, "")) > 0, "an amount due at the default price");
   await count(page, "#bill-lines tbody tr", 1, "one bill line");
   const line = await page.locator("#bill-lines tbody tr").first().textContent();
   if (!line.includes(`e2e frames #${setId}`) && !line.includes(`#${setId}`)) throw new Error(`bill line ${JSON.stringify(line)} does not name set ${setId}`);

@@ -34,9 +34,23 @@ type BillLine struct {
 	SlotSeconds float64                `protobuf:"fixed64,6,opt,name=slot_seconds,json=slotSeconds,proto3" json:"slot_seconds,omitempty"`
 	CpuSeconds  float64                `protobuf:"fixed64,7,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
 	BilledAt    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=billed_at,json=billedAt,proto3" json:"billed_at,omitempty"`
-	// "finished", "executed-then-requested" or "canceled-after-request".
-	Reason        string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
-	SetName       string `protobuf:"bytes,10,opt,name=set_name,json=setName,proto3" json:"set_name,omitempty"`
+	// "finished", "executed-then-requested", "canceled-after-request" or
+	// "correction".
+	Reason  string `protobuf:"bytes,9,opt,name=reason,proto3" json:"reason,omitempty"`
+	SetName string `protobuf:"bytes,10,opt,name=set_name,json=setName,proto3" json:"set_name,omitempty"`
+	// "charge" (the one line of a requested task) or "correction" (a later
+	// line amending another; the ledger is never edited).
+	Kind string `protobuf:"bytes,11,opt,name=kind,proto3" json:"kind,omitempty"`
+	// The prices the line was written with, per slot-second and per CPU
+	// second.
+	PriceSlotSecond float64 `protobuf:"fixed64,12,opt,name=price_slot_second,json=priceSlotSecond,proto3" json:"price_slot_second,omitempty"`
+	PriceCpuSecond  float64 `protobuf:"fixed64,13,opt,name=price_cpu_second,json=priceCpuSecond,proto3" json:"price_cpu_second,omitempty"`
+	// slot_seconds × price_slot_second + cpu_seconds × price_cpu_second.
+	Amount float64 `protobuf:"fixed64,14,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The line a correction amends (0 for charges).
+	Corrects int64 `protobuf:"varint,15,opt,name=corrects,proto3" json:"corrects,omitempty"`
+	// Why a correction was written.
+	Note          string `protobuf:"bytes,16,opt,name=note,proto3" json:"note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -141,9 +155,51 @@ func (x *BillLine) GetSetName() string {
 	return ""
 }
 
+func (x *BillLine) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *BillLine) GetPriceSlotSecond() float64 {
+	if x != nil {
+		return x.PriceSlotSecond
+	}
+	return 0
+}
+
+func (x *BillLine) GetPriceCpuSecond() float64 {
+	if x != nil {
+		return x.PriceCpuSecond
+	}
+	return 0
+}
+
+func (x *BillLine) GetAmount() float64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *BillLine) GetCorrects() int64 {
+	if x != nil {
+		return x.Corrects
+	}
+	return 0
+}
+
+func (x *BillLine) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
 type GetBillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Empty means the caller.
+	// Empty means the caller; an admin may name any user, or "*" for all.
 	Owner string                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
 	Since *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
 	Until *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
@@ -255,8 +311,10 @@ type BillTotals struct {
 	RequestedWorkSlotSeconds float64 `protobuf:"fixed64,7,opt,name=requested_work_slot_seconds,json=requestedWorkSlotSeconds,proto3" json:"requested_work_slot_seconds,omitempty"`
 	// billed / requested work (Petrou's scaled billed resources).
 	ScaledBilledResources float64 `protobuf:"fixed64,8,opt,name=scaled_billed_resources,json=scaledBilledResources,proto3" json:"scaled_billed_resources,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Sum of the lines' amounts.
+	Amount        float64 `protobuf:"fixed64,9,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BillTotals) Reset() {
@@ -345,18 +403,126 @@ func (x *BillTotals) GetScaledBilledResources() float64 {
 	return 0
 }
 
+func (x *BillTotals) GetAmount() float64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+// BillGroup is the sum of a bill's lines of one owner or one task set.
+type BillGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Owner string                 `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
+	// 0 in per-owner groups.
+	SetId         int64   `protobuf:"varint,2,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	SetName       string  `protobuf:"bytes,3,opt,name=set_name,json=setName,proto3" json:"set_name,omitempty"`
+	Lines         int64   `protobuf:"varint,4,opt,name=lines,proto3" json:"lines,omitempty"`
+	SlotSeconds   float64 `protobuf:"fixed64,5,opt,name=slot_seconds,json=slotSeconds,proto3" json:"slot_seconds,omitempty"`
+	CpuSeconds    float64 `protobuf:"fixed64,6,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	Amount        float64 `protobuf:"fixed64,7,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BillGroup) Reset() {
+	*x = BillGroup{}
+	mi := &file_batch_v1_billing_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BillGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BillGroup) ProtoMessage() {}
+
+func (x *BillGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_billing_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BillGroup.ProtoReflect.Descriptor instead.
+func (*BillGroup) Descriptor() ([]byte, []int) {
+	return file_batch_v1_billing_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BillGroup) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *BillGroup) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *BillGroup) GetSetName() string {
+	if x != nil {
+		return x.SetName
+	}
+	return ""
+}
+
+func (x *BillGroup) GetLines() int64 {
+	if x != nil {
+		return x.Lines
+	}
+	return 0
+}
+
+func (x *BillGroup) GetSlotSeconds() float64 {
+	if x != nil {
+		return x.SlotSeconds
+	}
+	return 0
+}
+
+func (x *BillGroup) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *BillGroup) GetAmount() float64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
 type GetBillResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Lines         []*BillLine            `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
 	Totals        *BillTotals            `protobuf:"bytes,2,opt,name=totals,proto3" json:"totals,omitempty"`
 	NextPageToken string                 `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Totals per task set and per owner of the whole selection, largest
+	// amount first (at most 1000 each).
+	BySet   []*BillGroup `protobuf:"bytes,4,rep,name=by_set,json=bySet,proto3" json:"by_set,omitempty"`
+	ByOwner []*BillGroup `protobuf:"bytes,5,rep,name=by_owner,json=byOwner,proto3" json:"by_owner,omitempty"`
+	// Prices now in force.
+	PriceSlotSecond float64 `protobuf:"fixed64,6,opt,name=price_slot_second,json=priceSlotSecond,proto3" json:"price_slot_second,omitempty"`
+	PriceCpuSecond  float64 `protobuf:"fixed64,7,opt,name=price_cpu_second,json=priceCpuSecond,proto3" json:"price_cpu_second,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetBillResponse) Reset() {
 	*x = GetBillResponse{}
-	mi := &file_batch_v1_billing_proto_msgTypes[3]
+	mi := &file_batch_v1_billing_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -368,7 +534,7 @@ func (x *GetBillResponse) String() string {
 func (*GetBillResponse) ProtoMessage() {}
 
 func (x *GetBillResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_billing_proto_msgTypes[3]
+	mi := &file_batch_v1_billing_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -381,7 +547,7 @@ func (x *GetBillResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBillResponse.ProtoReflect.Descriptor instead.
 func (*GetBillResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_billing_proto_rawDescGZIP(), []int{3}
+	return file_batch_v1_billing_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetBillResponse) GetLines() []*BillLine {
@@ -405,11 +571,39 @@ func (x *GetBillResponse) GetNextPageToken() string {
 	return ""
 }
 
+func (x *GetBillResponse) GetBySet() []*BillGroup {
+	if x != nil {
+		return x.BySet
+	}
+	return nil
+}
+
+func (x *GetBillResponse) GetByOwner() []*BillGroup {
+	if x != nil {
+		return x.ByOwner
+	}
+	return nil
+}
+
+func (x *GetBillResponse) GetPriceSlotSecond() float64 {
+	if x != nil {
+		return x.PriceSlotSecond
+	}
+	return 0
+}
+
+func (x *GetBillResponse) GetPriceCpuSecond() float64 {
+	if x != nil {
+		return x.PriceCpuSecond
+	}
+	return 0
+}
+
 var File_batch_v1_billing_proto protoreflect.FileDescriptor
 
 const file_batch_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa6\x02\n" +
+	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x03\n" +
 	"\bBillLine\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x15\n" +
@@ -422,7 +616,13 @@ const file_batch_v1_billing_proto_rawDesc = "" +
 	"\tbilled_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\bbilledAt\x12\x16\n" +
 	"\x06reason\x18\t \x01(\tR\x06reason\x12\x19\n" +
 	"\bset_name\x18\n" +
-	" \x01(\tR\asetName\"\x82\x02\n" +
+	" \x01(\tR\asetName\x12\x12\n" +
+	"\x04kind\x18\v \x01(\tR\x04kind\x12*\n" +
+	"\x11price_slot_second\x18\f \x01(\x01R\x0fpriceSlotSecond\x12(\n" +
+	"\x10price_cpu_second\x18\r \x01(\x01R\x0epriceCpuSecond\x12\x16\n" +
+	"\x06amount\x18\x0e \x01(\x01R\x06amount\x12\x1a\n" +
+	"\bcorrects\x18\x0f \x01(\x03R\bcorrects\x12\x12\n" +
+	"\x04note\x18\x10 \x01(\tR\x04note\"\x82\x02\n" +
 	"\x0eGetBillRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
@@ -431,7 +631,7 @@ const file_batch_v1_billing_proto_rawDesc = "" +
 	"\rinclude_lines\x18\x05 \x01(\bR\fincludeLines\x12\x1b\n" +
 	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\a \x01(\tR\tpageToken\"\xb3\x03\n" +
+	"page_token\x18\a \x01(\tR\tpageToken\"\xcb\x03\n" +
 	"\n" +
 	"BillTotals\x12\x14\n" +
 	"\x05lines\x18\x01 \x01(\x03R\x05lines\x12.\n" +
@@ -441,11 +641,25 @@ const file_batch_v1_billing_proto_rawDesc = "" +
 	"!executed_unrequested_slot_seconds\x18\x05 \x01(\x01R\x1eexecutedUnrequestedSlotSeconds\x12C\n" +
 	"\x1especulative_waste_slot_seconds\x18\x06 \x01(\x01R\x1bspeculativeWasteSlotSeconds\x12=\n" +
 	"\x1brequested_work_slot_seconds\x18\a \x01(\x01R\x18requestedWorkSlotSeconds\x126\n" +
-	"\x17scaled_billed_resources\x18\b \x01(\x01R\x15scaledBilledResources\"\x91\x01\n" +
+	"\x17scaled_billed_resources\x18\b \x01(\x01R\x15scaledBilledResources\x12\x16\n" +
+	"\x06amount\x18\t \x01(\x01R\x06amount\"\xc5\x01\n" +
+	"\tBillGroup\x12\x14\n" +
+	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x15\n" +
+	"\x06set_id\x18\x02 \x01(\x03R\x05setId\x12\x19\n" +
+	"\bset_name\x18\x03 \x01(\tR\asetName\x12\x14\n" +
+	"\x05lines\x18\x04 \x01(\x03R\x05lines\x12!\n" +
+	"\fslot_seconds\x18\x05 \x01(\x01R\vslotSeconds\x12\x1f\n" +
+	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
+	"cpuSeconds\x12\x16\n" +
+	"\x06amount\x18\a \x01(\x01R\x06amount\"\xc3\x02\n" +
 	"\x0fGetBillResponse\x12(\n" +
 	"\x05lines\x18\x01 \x03(\v2\x12.batch.v1.BillLineR\x05lines\x12,\n" +
 	"\x06totals\x18\x02 \x01(\v2\x14.batch.v1.BillTotalsR\x06totals\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken2R\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\x12*\n" +
+	"\x06by_set\x18\x04 \x03(\v2\x13.batch.v1.BillGroupR\x05bySet\x12.\n" +
+	"\bby_owner\x18\x05 \x03(\v2\x13.batch.v1.BillGroupR\abyOwner\x12*\n" +
+	"\x11price_slot_second\x18\x06 \x01(\x01R\x0fpriceSlotSecond\x12(\n" +
+	"\x10price_cpu_second\x18\a \x01(\x01R\x0epriceCpuSecond2R\n" +
 	"\x0eBillingService\x12@\n" +
 	"\aGetBill\x12\x18.batch.v1.GetBillRequest\x1a\x19.batch.v1.GetBillResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
@@ -461,27 +675,30 @@ func file_batch_v1_billing_proto_rawDescGZIP() []byte {
 	return file_batch_v1_billing_proto_rawDescData
 }
 
-var file_batch_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_batch_v1_billing_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_batch_v1_billing_proto_goTypes = []any{
 	(*BillLine)(nil),              // 0: batch.v1.BillLine
 	(*GetBillRequest)(nil),        // 1: batch.v1.GetBillRequest
 	(*BillTotals)(nil),            // 2: batch.v1.BillTotals
-	(*GetBillResponse)(nil),       // 3: batch.v1.GetBillResponse
-	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*BillGroup)(nil),             // 3: batch.v1.BillGroup
+	(*GetBillResponse)(nil),       // 4: batch.v1.GetBillResponse
+	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
 }
 var file_batch_v1_billing_proto_depIdxs = []int32{
-	4, // 0: batch.v1.BillLine.billed_at:type_name -> google.protobuf.Timestamp
-	4, // 1: batch.v1.GetBillRequest.since:type_name -> google.protobuf.Timestamp
-	4, // 2: batch.v1.GetBillRequest.until:type_name -> google.protobuf.Timestamp
+	5, // 0: batch.v1.BillLine.billed_at:type_name -> google.protobuf.Timestamp
+	5, // 1: batch.v1.GetBillRequest.since:type_name -> google.protobuf.Timestamp
+	5, // 2: batch.v1.GetBillRequest.until:type_name -> google.protobuf.Timestamp
 	0, // 3: batch.v1.GetBillResponse.lines:type_name -> batch.v1.BillLine
 	2, // 4: batch.v1.GetBillResponse.totals:type_name -> batch.v1.BillTotals
-	1, // 5: batch.v1.BillingService.GetBill:input_type -> batch.v1.GetBillRequest
-	3, // 6: batch.v1.BillingService.GetBill:output_type -> batch.v1.GetBillResponse
-	6, // [6:7] is the sub-list for method output_type
-	5, // [5:6] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	3, // 5: batch.v1.GetBillResponse.by_set:type_name -> batch.v1.BillGroup
+	3, // 6: batch.v1.GetBillResponse.by_owner:type_name -> batch.v1.BillGroup
+	1, // 7: batch.v1.BillingService.GetBill:input_type -> batch.v1.GetBillRequest
+	4, // 8: batch.v1.BillingService.GetBill:output_type -> batch.v1.GetBillResponse
+	8, // [8:9] is the sub-list for method output_type
+	7, // [7:8] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_billing_proto_init() }
@@ -495,7 +712,7 @@ func file_batch_v1_billing_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_billing_proto_rawDesc), len(file_batch_v1_billing_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -582,8 +582,10 @@ func (x *GetTaskSetResponse) GetNextPageToken() string {
 type ListTaskSetsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Default 100, max 1000.
-	PageSize      int32  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageSize  int32  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Every user's sets (admins only; PermissionDenied for others).
+	AllOwners     bool `protobuf:"varint,3,opt,name=all_owners,json=allOwners,proto3" json:"all_owners,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -630,6 +632,13 @@ func (x *ListTaskSetsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListTaskSetsRequest) GetAllOwners() bool {
+	if x != nil {
+		return x.AllOwners
+	}
+	return false
 }
 
 type ListTaskSetsResponse struct {
@@ -1046,11 +1055,13 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x12GetTaskSetResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12$\n" +
 	"\x05tasks\x18\x02 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"Q\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"p\n" +
 	"\x13ListTaskSetsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x02 \x01(\tR\tpageToken\"n\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x12\x1d\n" +
+	"\n" +
+	"all_owners\x18\x03 \x01(\bR\tallOwners\"n\n" +
 	"\x14ListTaskSetsResponse\x12.\n" +
 	"\ttask_sets\x18\x01 \x03(\v2\x11.batch.v1.TaskSetR\btaskSets\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\",\n" +

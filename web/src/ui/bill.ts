@@ -39,7 +39,7 @@ export function mountBill(root: HTMLElement, ctx: Ctx): void {
           h(
             "thead",
             null,
-            h("tr", null, ["Billed at", "Task set", "Task", "Copy", "Slot-seconds", "CPU seconds", "Reason"].map((c) => h("th", { scope: "col" }, c))),
+            h("tr", null, ["Billed at", "Task set", "Task", "Copy", "Slot-seconds", "CPU seconds", "Amount", "Reason"].map((c) => h("th", { scope: "col" }, c))),
           ),
           linesBody,
         ),
@@ -84,13 +84,15 @@ function lineRow(l: BillLine): HTMLTableRowElement {
     h("td", { class: "num" }, `#${l.copyId}`),
     h("td", { class: "num" }, fmtNumber(l.slotSeconds)),
     h("td", { class: "num" }, fmtNumber(l.cpuSeconds)),
-    h("td", null, l.reason),
+    h("td", { class: "num" }, fmtNumber(l.amount)),
+    h("td", null, l.kind === "correction" ? `correction of line ${l.corrects}: ${l.note}` : l.reason),
   );
 }
 
 function drawTotals(el: HTMLElement, t: BillTotals | undefined): void {
   const rows: [string, string, string][] = [
     ["lines", "Billed tasks", String(t?.lines ?? 0n)],
+    ["amount", "Amount due", fmtNumber(t?.amount ?? 0)],
     ["billed", "Billed slot-seconds", fmtNumber(t?.billedSlotSeconds ?? 0)],
     ["cpu", "Billed CPU seconds", fmtNumber(t?.billedCpuSeconds ?? 0)],
     ["requested-work", "Requested work, slot-seconds", fmtNumber(t?.requestedWorkSlotSeconds ?? 0)],

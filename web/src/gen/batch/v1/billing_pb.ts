@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/billing.proto.
  */
 export const file_batch_v1_billing: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS9iaWxsaW5nLnByb3RvEghiYXRjaC52MSLRAQoIQmlsbExpbmUSCgoCaWQYASABKAMSDQoFb3duZXIYAiABKAkSDgoGc2V0X2lkGAMgASgDEg0KBWluZGV4GAQgASgFEg8KB2NvcHlfaWQYBSABKAMSFAoMc2xvdF9zZWNvbmRzGAYgASgBEhMKC2NwdV9zZWNvbmRzGAcgASgBEi0KCWJpbGxlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAkgASgJEhAKCHNldF9uYW1lGAogASgJIsMBCg5HZXRCaWxsUmVxdWVzdBINCgVvd25lchgBIAEoCRIpCgVzaW5jZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoFdW50aWwYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNldF9pZBgEIAEoAxIVCg1pbmNsdWRlX2xpbmVzGAUgASgIEhEKCXBhZ2Vfc2l6ZRgGIAEoBRISCgpwYWdlX3Rva2VuGAcgASgJIogCCgpCaWxsVG90YWxzEg0KBWxpbmVzGAEgASgDEhsKE2JpbGxlZF9zbG90X3NlY29uZHMYAiABKAESGgoSYmlsbGVkX2NwdV9zZWNvbmRzGAMgASgBEhkKEWZyZWVfc2xvdF9zZWNvbmRzGAQgASgBEikKIWV4ZWN1dGVkX3VucmVxdWVzdGVkX3Nsb3Rfc2Vjb25kcxgFIAEoARImCh5zcGVjdWxhdGl2ZV93YXN0ZV9zbG90X3NlY29uZHMYBiABKAESIwobcmVxdWVzdGVkX3dvcmtfc2xvdF9zZWNvbmRzGAcgASgBEh8KF3NjYWxlZF9iaWxsZWRfcmVzb3VyY2VzGAggASgBInMKD0dldEJpbGxSZXNwb25zZRIhCgVsaW5lcxgBIAMoCzISLmJhdGNoLnYxLkJpbGxMaW5lEiQKBnRvdGFscxgCIAEoCzIULmJhdGNoLnYxLkJpbGxUb3RhbHMSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJMlIKDkJpbGxpbmdTZXJ2aWNlEkAKB0dldEJpbGwSGC5iYXRjaC52MS5HZXRCaWxsUmVxdWVzdBoZLmJhdGNoLnYxLkdldEJpbGxSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChZiYXRjaC92MS9iaWxsaW5nLnByb3RvEghiYXRjaC52MSLEAgoIQmlsbExpbmUSCgoCaWQYASABKAMSDQoFb3duZXIYAiABKAkSDgoGc2V0X2lkGAMgASgDEg0KBWluZGV4GAQgASgFEg8KB2NvcHlfaWQYBSABKAMSFAoMc2xvdF9zZWNvbmRzGAYgASgBEhMKC2NwdV9zZWNvbmRzGAcgASgBEi0KCWJpbGxlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAkgASgJEhAKCHNldF9uYW1lGAogASgJEgwKBGtpbmQYCyABKAkSGQoRcHJpY2Vfc2xvdF9zZWNvbmQYDCABKAESGAoQcHJpY2VfY3B1X3NlY29uZBgNIAEoARIOCgZhbW91bnQYDiABKAESEAoIY29ycmVjdHMYDyABKAMSDAoEbm90ZRgQIAEoCSLDAQoOR2V0QmlsbFJlcXVlc3QSDQoFb3duZXIYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzZXRfaWQYBCABKAMSFQoNaW5jbHVkZV9saW5lcxgFIAEoCBIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSKYAgoKQmlsbFRvdGFscxINCgVsaW5lcxgBIAEoAxIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAIgASgBEhoKEmJpbGxlZF9jcHVfc2Vjb25kcxgDIAEoARIZChFmcmVlX3Nsb3Rfc2Vjb25kcxgEIAEoARIpCiFleGVjdXRlZF91bnJlcXVlc3RlZF9zbG90X3NlY29uZHMYBSABKAESJgoec3BlY3VsYXRpdmVfd2FzdGVfc2xvdF9zZWNvbmRzGAYgASgBEiMKG3JlcXVlc3RlZF93b3JrX3Nsb3Rfc2Vjb25kcxgHIAEoARIfChdzY2FsZWRfYmlsbGVkX3Jlc291cmNlcxgIIAEoARIOCgZhbW91bnQYCSABKAEihgEKCUJpbGxHcm91cBINCgVvd25lchgBIAEoCRIOCgZzZXRfaWQYAiABKAMSEAoIc2V0X25hbWUYAyABKAkSDQoFbGluZXMYBCABKAMSFAoMc2xvdF9zZWNvbmRzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBEg4KBmFtb3VudBgHIAEoASL0AQoPR2V0QmlsbFJlc3BvbnNlEiEKBWxpbmVzGAEgAygLMhIuYmF0Y2gudjEuQmlsbExpbmUSJAoGdG90YWxzGAIgASgLMhQuYmF0Y2gudjEuQmlsbFRvdGFscxIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSIwoGYnlfc2V0GAQgAygLMhMuYmF0Y2gudjEuQmlsbEdyb3VwEiUKCGJ5X293bmVyGAUgAygLMhMuYmF0Y2gudjEuQmlsbEdyb3VwEhkKEXByaWNlX3Nsb3Rfc2Vjb25kGAYgASgBEhgKEHByaWNlX2NwdV9zZWNvbmQYByABKAEyUgoOQmlsbGluZ1NlcnZpY2USQAoHR2V0QmlsbBIYLmJhdGNoLnYxLkdldEJpbGxSZXF1ZXN0GhkuYmF0Y2gudjEuR2V0QmlsbFJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * BillLine is one entry of the ledger: the winning copy of one requested
@@ -62,7 +62,8 @@ export type BillLine = Message<"batch.v1.BillLine"> & {
   billedAt?: Timestamp | undefined;
 
   /**
-   * "finished", "executed-then-requested" or "canceled-after-request".
+   * "finished", "executed-then-requested", "canceled-after-request" or
+   * "correction".
    *
    * @generated from field: string reason = 9;
    */
@@ -72,6 +73,48 @@ export type BillLine = Message<"batch.v1.BillLine"> & {
    * @generated from field: string set_name = 10;
    */
   setName: string;
+
+  /**
+   * "charge" (the one line of a requested task) or "correction" (a later
+   * line amending another; the ledger is never edited).
+   *
+   * @generated from field: string kind = 11;
+   */
+  kind: string;
+
+  /**
+   * The prices the line was written with, per slot-second and per CPU
+   * second.
+   *
+   * @generated from field: double price_slot_second = 12;
+   */
+  priceSlotSecond: number;
+
+  /**
+   * @generated from field: double price_cpu_second = 13;
+   */
+  priceCpuSecond: number;
+
+  /**
+   * slot_seconds × price_slot_second + cpu_seconds × price_cpu_second.
+   *
+   * @generated from field: double amount = 14;
+   */
+  amount: number;
+
+  /**
+   * The line a correction amends (0 for charges).
+   *
+   * @generated from field: int64 corrects = 15;
+   */
+  corrects: bigint;
+
+  /**
+   * Why a correction was written.
+   *
+   * @generated from field: string note = 16;
+   */
+  note: string;
 };
 
 /**
@@ -86,7 +129,7 @@ export const BillLineSchema: GenMessage<BillLine> = /*@__PURE__*/
  */
 export type GetBillRequest = Message<"batch.v1.GetBillRequest"> & {
   /**
-   * Empty means the caller.
+   * Empty means the caller; an admin may name any user, or "*" for all.
    *
    * @generated from field: string owner = 1;
    */
@@ -192,6 +235,13 @@ export type BillTotals = Message<"batch.v1.BillTotals"> & {
    * @generated from field: double scaled_billed_resources = 8;
    */
   scaledBilledResources: number;
+
+  /**
+   * Sum of the lines' amounts.
+   *
+   * @generated from field: double amount = 9;
+   */
+  amount: number;
 };
 
 /**
@@ -200,6 +250,57 @@ export type BillTotals = Message<"batch.v1.BillTotals"> & {
  */
 export const BillTotalsSchema: GenMessage<BillTotals> = /*@__PURE__*/
   messageDesc(file_batch_v1_billing, 2);
+
+/**
+ * BillGroup is the sum of a bill's lines of one owner or one task set.
+ *
+ * @generated from message batch.v1.BillGroup
+ */
+export type BillGroup = Message<"batch.v1.BillGroup"> & {
+  /**
+   * @generated from field: string owner = 1;
+   */
+  owner: string;
+
+  /**
+   * 0 in per-owner groups.
+   *
+   * @generated from field: int64 set_id = 2;
+   */
+  setId: bigint;
+
+  /**
+   * @generated from field: string set_name = 3;
+   */
+  setName: string;
+
+  /**
+   * @generated from field: int64 lines = 4;
+   */
+  lines: bigint;
+
+  /**
+   * @generated from field: double slot_seconds = 5;
+   */
+  slotSeconds: number;
+
+  /**
+   * @generated from field: double cpu_seconds = 6;
+   */
+  cpuSeconds: number;
+
+  /**
+   * @generated from field: double amount = 7;
+   */
+  amount: number;
+};
+
+/**
+ * Describes the message batch.v1.BillGroup.
+ * Use `create(BillGroupSchema)` to create a new message.
+ */
+export const BillGroupSchema: GenMessage<BillGroup> = /*@__PURE__*/
+  messageDesc(file_batch_v1_billing, 3);
 
 /**
  * @generated from message batch.v1.GetBillResponse
@@ -219,6 +320,31 @@ export type GetBillResponse = Message<"batch.v1.GetBillResponse"> & {
    * @generated from field: string next_page_token = 3;
    */
   nextPageToken: string;
+
+  /**
+   * Totals per task set and per owner of the whole selection, largest
+   * amount first (at most 1000 each).
+   *
+   * @generated from field: repeated batch.v1.BillGroup by_set = 4;
+   */
+  bySet: BillGroup[];
+
+  /**
+   * @generated from field: repeated batch.v1.BillGroup by_owner = 5;
+   */
+  byOwner: BillGroup[];
+
+  /**
+   * Prices now in force.
+   *
+   * @generated from field: double price_slot_second = 6;
+   */
+  priceSlotSecond: number;
+
+  /**
+   * @generated from field: double price_cpu_second = 7;
+   */
+  priceCpuSecond: number;
 };
 
 /**
@@ -226,7 +352,7 @@ export type GetBillResponse = Message<"batch.v1.GetBillResponse"> & {
  * Use `create(GetBillResponseSchema)` to create a new message.
  */
 export const GetBillResponseSchema: GenMessage<GetBillResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_billing, 3);
+  messageDesc(file_batch_v1_billing, 4);
 
 /**
  * BillingService reads the append-only billing ledger.

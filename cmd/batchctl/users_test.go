@@ -1,0 +1,61 @@
+package main
+
+import (
+	"encoding/csv"
+	"strings"
+	"testing"
+)
+
+// Users, tokens and isolation through batchctl: an admin (found through
+// the data directory) adds a user; the user's token (--token) sees only its
+// own sets and bill; --csv and per-user totals; no token and a revoked
+// token exit 6.
+func TestUsersAndBill(t *testing.T) {
+	e := newEnv(t, 1)
+	if got := e.ok("users", "whoami"); got != "admin (admin)\n" {
+		t.Fatalf("whoami = %q", got)
+	}
+	token := strings.TrimSpace(e.ok("users", "add", "alice"))
+	if !strings.HasPrefix(token, "bd_") {
+		t.Fatalf("users add printed %q", token)
+	}
+	adminSet := strings.TrimSpace(e.ok("disclose", "-q", "--", "echo", "admin"))
+	alice := &env{t: t, url: e.url, data: t.TempDir(), token: token, srv: e.srv}
+	set := strings.TrimSpace(alice.ok("disclose", "-q", "--request", "--", "echo", "hi"))
+	alice.ok("request", set+"/0")
+	if _, _, code := alice.run("status", adminSet); code != exitNotFound {
+		t.Fatalf("alice's status of the admin's set: exit %d, want %d", code, exitNotFound)
+	}
+	if _, _, code := alice.run("bill", "--all"); code != exitAuth {
+		t.Fatalf("alice's bill --all: exit %d, want %d", code, exitAuth)
+	}
+	recs, err := csv.NewReader(strings.NewReader(alice.ok("bill", "--csv"))).ReadAll()
+	if err != nil || len(recs) != 2 || recs[0][0] != "line" || recs[1][1] != "alice" || recs[1][2] != set || recs[1][12] != "finished" {
+		t.Fatalf("bill --csv = %v, %v", recs, err)
+	}
+	var all struct {
+		ByOwner []struct {
+			Owner string `json:"owner"`
+			Lines int64  `json:"lines"`
+		} `json:"by_owner"`
+	}
+	e.json(&all, "bill", "--all")
+	if len(all.ByOwner) != 1 || all.ByOwner[0].Owner != "alice" || all.ByOwner[0].Lines != 1 {
+		t.Fatalf("bill --all by_owner = %+v", all.ByOwner)
+	}
+	if got := e.ok("bill", "--all"); !strings.Contains(got, "alice") || !strings.Contains(got, "amount due") {
+		t.Fatalf("bill --all printed %q", got)
+	}
+	if list := e.ok("users", "list"); !strings.Contains(list, "alice") || !strings.Contains(list, "admin") {
+		t.Fatalf("users list = %q", list)
+	}
+	// No token at all: the data directory has none and nothing else names one.
+	nobody := &env{t: t, url: e.url, data: t.TempDir(), srv: e.srv}
+	if _, errOut, code := nobody.run("status"); code != exitAuth || !strings.Contains(errOut, "token") {
+		t.Fatalf("no token: exit %d, %q", code, errOut)
+	}
+	e.ok("users", "revoke", "alice")
+	if _, _, code := alice.run("status"); code != exitAuth {
+		t.Fatalf("revoked alice: exit %d, want %d", code, exitAuth)
+	}
+}

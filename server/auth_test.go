@@ -1,0 +1,391 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/server"
+	"batchd/store"
+)
+
+// clients are the generated clients of every service, for one token.
+type clients struct {
+	tasks   batchv1connect.TaskSetServiceClient
+	workers batchv1connect.WorkerServiceClient
+	billing batchv1connect.BillingServiceClient
+	cluster batchv1connect.ClusterServiceClient
+	users   batchv1connect.UserServiceClient
+}
+
+func (b *bundle) as(token string) clients {
+	var opts []connect.ClientOption
+	if token != "" {
+		opts = append(opts, withToken(token))
+	}
+	hc, url := b.http.Client(), b.http.URL
+	return clients{
+		tasks:   batchv1connect.NewTaskSetServiceClient(hc, url, opts...),
+		workers: batchv1connect.NewWorkerServiceClient(hc, url, opts...),
+		billing: batchv1connect.NewBillingServiceClient(hc, url, opts...),
+		cluster: batchv1connect.NewClusterServiceClient(hc, url, opts...),
+		users:   batchv1connect.NewUserServiceClient(hc, url, opts...),
+	}
+}
+
+// addUser creates a user through the admin RPC and returns its token.
+func (b *bundle) addUser(t *testing.T, name, role string) string {
+	t.Helper()
+	res, err := b.users.AddUser(ctx(t), &batchv1.AddUserRequest{Name: name, Role: role})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.User.Name != name || res.User.Role != role || len(res.Token) < 30 {
+		t.Fatalf("add user: %v", res)
+	}
+	return res.Token
+}
+
+const (
+	ok     = connect.Code(0)
+	unauth = connect.CodeUnauthenticated
+	denied = connect.CodePermissionDenied
+	nf     = connect.CodeNotFound
+)
+
+// TestIsolation calls every RPC as the owner of a task set, another user,
+// an admin, a worker token, no token and a wrong token, and checks the
+// Connect code of each: a user reaches only its own sets (another user's
+// set is NotFound, as if it did not exist), an admin reaches every set,
+// workers reach only the worker service and everyone else none of it.
+func TestIsolation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	owner := b.addUser(t, "alice", store.RoleUser)
+	other := b.addUser(t, "bob", store.RoleUser)
+	wtok := b.addUser(t, "wk", store.RoleWorker)
+	callers := []struct {
+		name  string
+		token string
+	}{
+		{"owner", owner}, {"other", other}, {"admin", adminToken(t, b.dir)}, {"worker", wtok},
+		{"none", ""}, {"wrong", "bd_" + "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+	}
+	alice := b.as(owner)
+	// Alice's set: task 0 finished (readable), the others disclosed.
+	w, _ := b.worker(t, "w1", 1)
+	set := must[*batchv1.DiscloseResponse](t)(alice.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "mine", Tasks: echo(40)})).TaskSet
+	must[*batchv1.RequestResponse](t)(alice.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{0}}))
+	st := w.start()
+	w.won(st.CopyId, "secret")
+	// The worker wk has a worker of its own.
+	must[*batchv1.RegisterResponse](t)(b.as(wtok).workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "wk-1", Slots: 0}))
+
+	n := 0
+	uniq := func() string { n++; return fmt.Sprintf("u%d", n) }
+	idx := int32(1)
+	nextIndex := func() int32 { idx++; return idx }
+	type row struct {
+		rpc  string
+		call func(c clients, who string) error
+		// want: owner, other, admin, worker; none and wrong are always
+		// Unauthenticated.
+		want [4]connect.Code
+	}
+	rows := []row{
+		{"Disclose(append)", func(c clients, who string) error {
+			_, err := c.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{SetId: set.Id, Tasks: echo(1)})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"Disclose(new)", func(c clients, who string) error {
+			_, err := c.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})
+			return err
+		}, [4]connect.Code{ok, ok, ok, denied}},
+		{"Request", func(c clients, who string) error {
+			_, err := c.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{nextIndex()}})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"Cancel", func(c clients, who string) error {
+			_, err := c.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{nextIndex()}})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetTaskSet", func(c clients, who string) error {
+			_, err := c.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"ListTaskSets", func(c clients, who string) error {
+			res, err := c.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{})
+			if err != nil {
+				return err
+			}
+			for _, s := range res.TaskSets {
+				if s.Id == set.Id && s.Owner != "alice" {
+					return fmt.Errorf("set listed with owner %q", s.Owner)
+				}
+				if s.Id == set.Id && who != "owner" {
+					return connect.NewError(connect.CodeDataLoss, fmt.Errorf("alice's set listed to another caller"))
+				}
+			}
+			return nil
+		}, [4]connect.Code{ok, ok, ok, denied}},
+		{"ListTaskSets(all)", func(c clients, who string) error {
+			res, err := c.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{AllOwners: true})
+			if err != nil {
+				return err
+			}
+			for _, s := range res.TaskSets {
+				if s.Id == set.Id {
+					return nil
+				}
+			}
+			return fmt.Errorf("alice's set not in everyone's list")
+		}, [4]connect.Code{denied, denied, ok, denied}},
+		{"WatchTaskSet", func(c clients, who string) error {
+			cctx, cancel := context.WithTimeout(ctx(t), 10*time.Second)
+			defer cancel()
+			s, err := c.tasks.WatchTaskSet(cctx, &batchv1.WatchTaskSetRequest{SetId: set.Id})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if !s.Receive() {
+				return s.Err()
+			}
+			if s.Msg().TaskSet.Id != set.Id {
+				return fmt.Errorf("watch sent set %d", s.Msg().TaskSet.Id)
+			}
+			return nil
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetOutput", func(c clients, who string) error {
+			res, err := c.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 0})
+			if err == nil && string(res.Stdout) != "secret" {
+				return fmt.Errorf("stdout %q", res.Stdout)
+			}
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetBill(owner)", func(c clients, who string) error {
+			_, err := c.billing.GetBill(ctx(t), &batchv1.GetBillRequest{Owner: "alice", IncludeLines: true})
+			return err
+		}, [4]connect.Code{ok, denied, ok, denied}},
+		{"GetBill(set)", func(c clients, who string) error {
+			res, err := c.billing.GetBill(ctx(t), &batchv1.GetBillRequest{SetId: set.Id, IncludeLines: true})
+			if err == nil && (len(res.Lines) == 0 || res.Lines[0].Owner != "alice") {
+				return fmt.Errorf("bill of the set: %v", res.Lines)
+			}
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetBill(mine)", func(c clients, who string) error {
+			res, err := c.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true})
+			if err != nil {
+				return err
+			}
+			for _, l := range res.Lines {
+				if l.SetId == set.Id && who != "owner" {
+					return connect.NewError(connect.CodeDataLoss, fmt.Errorf("alice's line billed to another caller"))
+				}
+			}
+			return nil
+		}, [4]connect.Code{ok, ok, ok, denied}},
+		{"GetCluster", func(c clients, who string) error {
+			_, err := c.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{})
+			return err
+		}, [4]connect.Code{ok, ok, ok, denied}},
+		{"Register", func(c clients, who string) error {
+			_, err := c.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "wk-1", Slots: 0})
+			return err
+		}, [4]connect.Code{denied, denied, denied, ok}},
+		{"Register(another's name)", func(c clients, who string) error {
+			_, err := c.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w1", Slots: 1})
+			return err
+		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"Assignments", func(c clients, who string) error {
+			cctx, cancel := context.WithCancel(ctx(t))
+			defer cancel()
+			s, err := c.workers.Assignments(cctx, &batchv1.AssignmentsRequest{WorkerId: "wk-1"})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			// A refused stream ends at once with its error; an accepted one
+			// has sent its headers and stays open (nothing to send).
+			go func() { time.Sleep(200 * time.Millisecond); cancel() }()
+			if s.Receive() {
+				return fmt.Errorf("unexpected assignment %v", s.Msg())
+			}
+			if connect.CodeOf(s.Err()) == connect.CodeCanceled {
+				return nil
+			}
+			return s.Err()
+		}, [4]connect.Code{denied, denied, denied, ok}},
+		{"Heartbeat", func(c clients, who string) error {
+			_, err := c.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "wk-1"})
+			return err
+		}, [4]connect.Code{denied, denied, denied, ok}},
+		{"Heartbeat(forged)", func(c clients, who string) error {
+			_, err := c.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w1"})
+			return err
+		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"ReportFinished(forged)", func(c clients, who string) error {
+			_, err := c.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w1", CopyId: st.CopyId, Stdout: []byte("forged")})
+			return err
+		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"ReportFinished(not held)", func(c clients, who string) error {
+			_, err := c.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "wk-1", CopyId: st.CopyId, Stdout: []byte("forged")})
+			return err
+		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"AddUser", func(c clients, who string) error {
+			_, err := c.users.AddUser(ctx(t), &batchv1.AddUserRequest{Name: uniq()})
+			return err
+		}, [4]connect.Code{denied, denied, ok, denied}},
+		{"ListUsers", func(c clients, who string) error {
+			_, err := c.users.ListUsers(ctx(t), &batchv1.ListUsersRequest{})
+			return err
+		}, [4]connect.Code{denied, denied, ok, denied}},
+		{"NewToken", func(c clients, who string) error {
+			_, err := c.users.NewToken(ctx(t), &batchv1.NewTokenRequest{Name: "alice"})
+			return err
+		}, [4]connect.Code{denied, denied, ok, denied}},
+		{"RevokeUser", func(c clients, who string) error {
+			name := uniq()
+			if _, err := b.users.AddUser(ctx(t), &batchv1.AddUserRequest{Name: name}); err != nil {
+				return connect.NewError(connect.CodeDataLoss, err)
+			}
+			_, err := c.users.RevokeUser(ctx(t), &batchv1.RevokeUserRequest{Name: name})
+			return err
+		}, [4]connect.Code{denied, denied, ok, denied}},
+		{"WhoAmI", func(c clients, who string) error {
+			_, err := c.users.WhoAmI(ctx(t), &batchv1.WhoAmIRequest{})
+			return err
+		}, [4]connect.Code{ok, ok, ok, ok}},
+	}
+	for _, r := range rows {
+		for i, cl := range callers {
+			want := unauth
+			if i < 4 {
+				want = r.want[i]
+			}
+			t.Run(r.rpc+"/"+cl.name, func(t *testing.T) {
+				err := r.call(b.as(cl.token), cl.name)
+				if got := connect.CodeOf(err); (err == nil) != (want == ok) || (err != nil && got != want) {
+					t.Fatalf("%s as %s: error %v (code %v), want %v", r.rpc, cl.name, err, got, want)
+				}
+			})
+		}
+	}
+	// The forged report changed nothing: alice still reads her own output.
+	out := must[*batchv1.GetOutputResponse](t)(alice.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 0}))
+	if string(out.Stdout) != "secret" {
+		t.Fatalf("stdout after forged reports %q", out.Stdout)
+	}
+}
+
+// A revoked user's token fails on its very next call; tokens are stored
+// hashed only; the admin token file is 0600.
+func TestRevokeAndTokens(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	tok := b.addUser(t, "carol", store.RoleUser)
+	carol := b.as(tok)
+	who := must[*batchv1.WhoAmIResponse](t)(carol.users.WhoAmI(ctx(t), &batchv1.WhoAmIRequest{}))
+	if who.Name != "carol" || who.Role != store.RoleUser {
+		t.Fatalf("whoami: %v", who)
+	}
+	second := must[*batchv1.NewTokenResponse](t)(b.users.NewToken(ctx(t), &batchv1.NewTokenRequest{Name: "carol"})).Token
+	if second == tok {
+		t.Fatal("NewToken returned the same token")
+	}
+	must[*batchv1.RevokeUserResponse](t)(b.users.RevokeUser(ctx(t), &batchv1.RevokeUserRequest{Name: "carol"}))
+	for _, tk := range []string{tok, second} {
+		_, err := b.as(tk).tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{})
+		wantCode(t, err, connect.CodeUnauthenticated)
+	}
+	_, err := b.users.RevokeUser(ctx(t), &batchv1.RevokeUserRequest{Name: "admin"})
+	wantCode(t, err, connect.CodeFailedPrecondition)
+	_, err = b.users.AddUser(ctx(t), &batchv1.AddUserRequest{Name: "carol"})
+	wantCode(t, err, connect.CodeAlreadyExists)
+	_, err = b.users.AddUser(ctx(t), &batchv1.AddUserRequest{Name: "bad name"})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	list := must[*batchv1.ListUsersResponse](t)(b.users.ListUsers(ctx(t), &batchv1.ListUsersRequest{}))
+	if len(list.Users) != 2 || list.Users[1].Name != "carol" || list.Users[1].RevokedAt == nil || list.Users[1].Tokens != 0 {
+		t.Fatalf("users: %v", list.Users)
+	}
+	fi, err := os.Stat(filepath.Join(b.dir, server.AdminTokenFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("admin token file: %v %v", fi, err)
+	}
+	// The database holds no token, only hashes.
+	db, err := os.ReadFile(filepath.Join(b.dir, "batchd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(filepath.Join(b.dir, "batchd.db-wal"))
+	for _, tk := range []string{tok, second, adminToken(t, b.dir)} {
+		if containsBytes(db, tk) || containsBytes(wal, tk) {
+			t.Fatalf("token %s… stored in the clear", tk[:6])
+		}
+		if !containsBytes(append(db, wal...), store.HashToken(tk)) {
+			t.Fatalf("hash of token %s… not stored", tk[:6])
+		}
+	}
+	// A second start creates no second admin and keeps the file.
+	b.close()
+	b2 := setup(t, options{dir: b.dir})
+	if b2.srv.AdminToken() != "" {
+		t.Fatal("second start minted another admin token")
+	}
+	must[*batchv1.WhoAmIResponse](t)(b2.users.WhoAmI(ctx(t), &batchv1.WhoAmIRequest{}))
+}
+
+func containsBytes(b []byte, s string) bool {
+	return len(s) > 0 && len(b) >= len(s) && indexBytes(b, s) >= 0
+}
+
+func indexBytes(b []byte, s string) int {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if string(b[i:i+len(s)]) == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// The server shares the disclosed class between users: a user who
+// disclosed a mountain of work first does not hold every slot against
+// another user's later disclosure (with NoDisclosedFairShare it does: FCFS).
+func TestDisclosedFairShareOn(t *testing.T) {
+	t.Parallel()
+	for _, fcfs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("FCFS=%v", fcfs), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, options{noFair: fcfs})
+			w, _ := b.worker(t, "w", 2)
+			hog := b.as(b.addUser(t, "hog", store.RoleUser))
+			alice := b.as(b.addUser(t, "alice", store.RoleUser))
+			hs := must[*batchv1.DiscloseResponse](t)(hog.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(20)})).TaskSet
+			as := must[*batchv1.DiscloseResponse](t)(alice.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(3)})).TaskSet
+			first := []*batchv1.StartCopy{w.start(), w.start()}
+			for _, st := range first {
+				if st.SetId != hs.Id {
+					t.Fatalf("first starts: %v, want hog's (alone when they started)", first)
+				}
+			}
+			// A slot frees up: fair share gives it to alice, who holds none;
+			// FCFS to hog, who disclosed first.
+			w.won(first[0].CopyId, "")
+			want := as.Id
+			if fcfs {
+				want = hs.Id
+			}
+			if next := w.start(); next.SetId != want {
+				t.Fatalf("after hog's copy ended: start of set %d, want set %d", next.SetId, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,304 @@
+package server_test
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"connectrpc.com/connect"
+	_ "github.com/mattn/go-sqlite3"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/store"
+)
+
+// checkLedger checks the ledger invariants straight on the database file
+// and returns the number of charge lines: no task is charged twice; every
+// finished task is charged exactly once, for its winning copy's slot and
+// CPU seconds; every charge is of a finished task or of a requested task
+// canceled while it ran; no unrequested task is charged; the sum of the
+// ledger equals the winning copies of the requested tasks; each amount is
+// its seconds at its prices.
+func checkLedger(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(dir, "batchd.db")+"?mode=ro&_busy_timeout=10000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	count := func(what, q string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return n
+	}
+	for _, c := range []struct{ what, q string }{
+		{"tasks charged twice", `SELECT COUNT(*) FROM (SELECT set_id, idx FROM bill_lines WHERE kind = 'charge' GROUP BY set_id, idx HAVING COUNT(*) > 1)`},
+		{"finished tasks not charged once for their winning copy", `SELECT COUNT(*) FROM tasks t JOIN outputs o ON o.set_id = t.set_id AND o.idx = t.idx
+			WHERE t.state = 'finished' AND (SELECT COUNT(*) FROM bill_lines b WHERE b.set_id = t.set_id AND b.idx = t.idx AND b.kind = 'charge'
+				AND b.copy_id = t.win_copy AND b.copy_id = o.copy_id AND b.slot_seconds = o.slot_seconds AND b.cpu_seconds = o.cpu_seconds) != 1`},
+		{"finished tasks without an output", `SELECT COUNT(*) FROM tasks t WHERE t.state = 'finished' AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.set_id = t.set_id AND o.idx = t.idx)`},
+		{"charges of tasks neither finished nor stopped after a request", `SELECT COUNT(*) FROM bill_lines b JOIN tasks t ON t.set_id = b.set_id AND t.idx = b.idx
+			WHERE b.kind = 'charge' AND NOT (t.state = 'finished' OR (t.state = 'canceled' AND t.requested_at > 0 AND b.reason = 'canceled-after-request'))`},
+		{"charges of unrequested tasks", `SELECT COUNT(*) FROM bill_lines b JOIN tasks t ON t.set_id = b.set_id AND t.idx = b.idx WHERE t.requested_at = 0`},
+		{"amounts off their prices", `SELECT COUNT(*) FROM bill_lines WHERE ABS(amount - (slot_seconds * price_slot_second + cpu_seconds * price_cpu_second)) > 1e-9`},
+	} {
+		if n := count(c.what, c.q); n != 0 {
+			t.Fatalf("ledger: %d %s", n, c.what)
+		}
+	}
+	var billed, won float64
+	if err := db.QueryRow(`SELECT COALESCE(SUM(slot_seconds), 0) FROM bill_lines WHERE reason IN ('finished', 'executed-then-requested')`).Scan(&billed); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(`SELECT COALESCE(SUM(o.slot_seconds), 0) FROM outputs o JOIN tasks t ON t.set_id = o.set_id AND t.idx = o.idx WHERE t.state = 'finished'`).Scan(&won); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(billed-won) > 1e-9 {
+		t.Fatalf("ledger sums %g slot-seconds, the winning copies of requested tasks %g", billed, won)
+	}
+	return count("charges", `SELECT COUNT(*) FROM bill_lines WHERE kind = 'charge'`)
+}
+
+// Many goroutines request the same tasks at once while their copies finish:
+// each task is charged once.
+func TestBreakConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	const n = 8
+	w, _ := b.worker(t, "w", n)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(n)})).TaskSet
+	var starts []*batchv1.StartCopy
+	for i := 0; i < n; i++ {
+		starts = append(starts, w.start())
+	}
+	// Half the tasks are executed before anyone asks.
+	for _, st := range starts[:n/2] {
+		w.won(st.CopyId, "early")
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 32; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := &batchv1.RequestRequest{SetId: set.Id, All: g%2 == 0}
+			if g%2 == 1 {
+				req.Indexes = []int32{int32(g % n), int32((g + 3) % n)}
+			}
+			if _, err := b.tasks.Request(ctx(t), req); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	for _, st := range starts[n/2:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := w.finish(st.CopyId, "late", 0, 2); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := checkLedger(t, b.dir); got != n {
+		t.Fatalf("%d charges, want %d", got, n)
+	}
+}
+
+// Cancel races each copy's finish: a requested task is charged once (for
+// its result, or for what it used until it was stopped); a disclosed one is
+// never charged.
+func TestBreakCancelRacingFinish(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	const n = 16
+	w, _ := b.worker(t, "w", 2*n)
+	req := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(n), Request: true})).TaskSet
+	disc := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(n)})).TaskSet
+	var wg sync.WaitGroup
+	for i := 0; i < 2*n; i++ {
+		st := w.start()
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if _, err := b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: st.SetId, Indexes: []int32{st.Index}}); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := w.finish(st.CopyId, "x", 0, 1); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := checkLedger(t, b.dir); got != n {
+		t.Fatalf("%d charges, want %d (one per requested task)", got, n)
+	}
+	for _, id := range []int64{req.Id, disc.Id} {
+		bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{SetId: id}))
+		want := int64(0)
+		if id == req.Id {
+			want = n
+		}
+		if bill.Totals.Lines != want {
+			t.Fatalf("set %d: %d lines, want %d", id, bill.Totals.Lines, want)
+		}
+	}
+}
+
+// Replayed reports get the first answer and charge nothing more, even
+// after a restart; forged reports (another worker's copy, a copy that does
+// not exist) are refused and change nothing.
+func TestBreakReplayedAndForgedReports(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w", 1)
+	w2, _ := b.worker(t, "w2", 1)
+	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true}))
+	st := w.start()
+	if w2.name == "" {
+		t.Fatal("no second worker")
+	}
+	// The same report ten times at once: one WON for all, one charge.
+	var wg sync.WaitGroup
+	outcomes := make([]batchv1.ReportOutcome, 10)
+	for i := range outcomes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := w.finish(st.CopyId, "result", 0, 3)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			outcomes[i] = res.Outcome
+		}()
+	}
+	wg.Wait()
+	for i, o := range outcomes {
+		if o != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
+			t.Fatalf("report %d: %v, want WON", i, o)
+		}
+	}
+	// Forged: another worker reports the copy as its own, or a copy that
+	// never existed.
+	_, err := w2.finish(st.CopyId, "forged", 1, 99)
+	wantCode(t, err, connect.CodePermissionDenied)
+	_, err = w2.finish(st.CopyId+1000, "forged", 1, 99)
+	if c := connect.CodeOf(err); c != connect.CodeFailedPrecondition && c != connect.CodeNotFound {
+		t.Fatalf("report of a copy that never existed: %v", err)
+	}
+	if got := checkLedger(t, b.dir); got != 1 {
+		t.Fatalf("%d charges, want 1", got)
+	}
+	// After a restart the replay still gets WON and charges nothing.
+	b.close()
+	b2 := setup(t, options{dir: b.dir})
+	w3, _ := b2.worker(t, "w", 1, &batchv1.HeldCopy{CopyId: st.CopyId})
+	res, err := w3.finish(st.CopyId, "result", 0, 3)
+	if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
+		t.Fatalf("replay after restart: %v %v", res, err)
+	}
+	out := must[*batchv1.GetOutputResponse](t)(b2.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: st.SetId}))
+	if string(out.Stdout) != "result" || out.SlotSeconds != 3 {
+		t.Fatalf("output after forged reports: %q, %g slot-seconds", out.Stdout, out.SlotSeconds)
+	}
+	if got := checkLedger(t, b.dir); got != 1 {
+		t.Fatalf("%d charges after restart, want 1", got)
+	}
+}
+
+// Each line carries its prices and amount; the bill sums amounts per set
+// and per owner; an admin reads everyone's.
+func TestLedgerPrices(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{prices: store.Prices{SlotSecond: 2, CPUSecond: 10}})
+	w, _ := b.worker(t, "w", 2)
+	alice := b.as(b.addUser(t, "alice", store.RoleUser))
+	s1 := must[*batchv1.DiscloseResponse](t)(alice.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "a", Tasks: echo(1), Request: true})).TaskSet
+	s2 := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "b", Tasks: echo(1), Request: true})).TaskSet
+	w.won(w.start().CopyId, "x") // 2 slot-seconds, 1 CPU second
+	w.won(w.start().CopyId, "y")
+	mine := must[*batchv1.GetBillResponse](t)(alice.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	if len(mine.Lines) != 1 || mine.Lines[0].SetId != s1.Id || mine.Lines[0].Amount != 2*2+1*10 || mine.Lines[0].PriceSlotSecond != 2 ||
+		mine.Lines[0].PriceCpuSecond != 10 || mine.Lines[0].Kind != "charge" || mine.Totals.Amount != 14 || mine.PriceSlotSecond != 2 {
+		t.Fatalf("alice's bill: %v", mine)
+	}
+	all := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{Owner: "*"}))
+	if all.Totals.Lines != 2 || all.Totals.Amount != 28 || len(all.ByOwner) != 2 || len(all.BySet) != 2 {
+		t.Fatalf("everyone's bill: %v", all)
+	}
+	owners := map[string]float64{}
+	for _, g := range all.ByOwner {
+		owners[g.Owner] = g.Amount
+	}
+	if owners["alice"] != 14 || owners["admin"] != 14 {
+		t.Fatalf("per owner: %v", all.ByOwner)
+	}
+	if all.BySet[0].SetId != s1.Id && all.BySet[0].SetId != s2.Id {
+		t.Fatalf("per set: %v", all.BySet)
+	}
+	checkLedger(t, b.dir)
+}
+
+// The abuse caps answer ResourceExhausted and name the cap.
+func TestAbuseLimits(t *testing.T) {
+	t.Parallel()
+	t.Run("OpenSets", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, options{maxSets: 2})
+		for i := 0; i < 2; i++ {
+			must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), IdempotencyKey: fmt.Sprint("k", i)}))
+		}
+		_, err := b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})
+		wantCap(t, err, "open task sets")
+		// A retry of a stored disclose is a replay, not refused by the cap.
+		r := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), IdempotencyKey: "k1"}))
+		if !r.Replayed {
+			t.Fatalf("retry at the cap: %v, want a replay", r)
+		}
+		// Appending to an open set is still fine; another user has its own cap.
+		must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{SetId: 1, Tasks: echo(1)}))
+		must[*batchv1.DiscloseResponse](t)(b.as(b.addUser(t, "other", store.RoleUser)).tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
+		// Canceling a set frees its place.
+		must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: 1}))
+		must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
+	})
+	t.Run("QueuedTasks", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, options{maxQueued: 5})
+		must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(4)}))
+		_, err := b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})
+		wantCap(t, err, "queued tasks")
+		must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
+	})
+	t.Run("RequestRate", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, options{rate: 1, burst: 3})
+		for i := 0; i < 3; i++ {
+			must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
+		}
+		_, err := b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{})
+		wantCap(t, err, "request rate")
+		// Workers are not limited; the bucket refills with time.
+		must[*batchv1.RegisterResponse](t)(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w", Slots: 1}))
+		b.clock.Advance(1500 * 1e6)
+		must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
+	})
+}
+
+func wantCap(t *testing.T, err error, cap string) {
+	t.Helper()
+	wantCode(t, err, connect.CodeResourceExhausted)
+	if !strings.Contains(err.Error(), cap) {
+		t.Fatalf("error %q does not name the %s cap", err, cap)
+	}
+}
