@@ -15,10 +15,11 @@ import (
 // queued requested tasks beyond their job's share take unreserved slots or
 // preempt disclosed copies; then suspended copies resume on their workers;
 // then disclosed work starts in FCFS order; then spare slots go to
-// requested and disclosed stragglers. Slots Hopper reserves for a job's
-// speculation stay free while requested work is queued, and are lent to
-// disclosed work otherwise. When no slot is free and nothing can be
-// preempted, Decide returns at once.
+// requested and disclosed stragglers. A job's unused Hopper share stays
+// free only for the detection delay (holdShare); otherwise the requested
+// class is work-conserving, and slots no requested task wants are lent to
+// disclosed work. When no slot is free and nothing can be preempted,
+// Decide returns at once.
 func (s *Scheduler) Decide(now Time) []Decision {
 	out := s.pending
 	s.pending = nil
@@ -67,7 +68,8 @@ const (
 // backfillRequested keeps requested work from waiting behind disclosed
 // work: queued requested tasks beyond their job's Hopper share take the
 // free slots nobody reserved, then the slots of running disclosed copies.
-// Slots Hopper reserved for a job's speculation stay free for it.
+// Slots held by holdShare (a job's share during the detection delay) and
+// Budgeted speculation's slots stay free.
 func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 	if s.queuedReq == 0 {
 		return out
@@ -246,6 +248,14 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 		key += 2
 	}
 	sc := st.cacheFor(key, s.beta.epoch)
+	if now < sc.at && sc.fallback > 0 && st.durN == 0 {
+		// The scan relied on other sets' history for t_new; it still
+		// holds if that t_new did not fall (a larger t_new only makes a
+		// copy qualify later).
+		if tn, ok := s.historyTNew(st); !ok || tn < sc.fallback {
+			sc.at = math.Inf(-1)
+		}
+	}
 	if now < sc.at {
 		return buf
 	}
@@ -253,15 +263,36 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 	// if nothing else happens; events lower it (touch).
 	next := math.Inf(1)
 	noCache := false
+	fallback := 0.0
+	// t_new of the set's tasks without an estimate and β are the same for
+	// every task of the scan: look them up once.
+	setTN, setOK := 0.0, false
+	setDone := false
+	beta := s.beta.value()
 	for _, t := range st.running {
 		if t.noSpec || s.reqClass(t) != req || t.done() || len(t.copies) >= maxCopies {
 			continue
 		}
-		tn, ok := s.tNew(t)
+		var tn float64
+		var ok bool
+		if t.est > 0 {
+			tn, ok = t.est, true
+		} else {
+			if !setDone {
+				setTN, setOK = s.tNew(t)
+				setDone = true
+			}
+			tn, ok = setTN, setOK
+		}
 		if t.est == 0 && st.durN == 0 {
 			// t_new comes from other sets' history, which changes
-			// without touching this set: do not cache.
-			noCache = true
+			// without touching this set: the cache remembers the value
+			// and holds while it does not fall; unknown: do not cache.
+			if ok {
+				fallback = tn
+			} else {
+				noCache = true
+			}
 		}
 		if !ok {
 			continue
@@ -285,8 +316,9 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 				continue
 			}
 			nrun++
-			trem = min(trem, s.tRem(c, now))
-			oldest = max(oldest, c.runTime(now))
+			run := c.runTime(now)
+			trem = min(trem, TRem(run, c.progress, beta, tn))
+			oldest = max(oldest, run)
 		}
 		if nrun == 0 {
 			continue
@@ -304,10 +336,14 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 			buf = append(buf, specCand{t: t, score: score, trem: trem})
 			continue
 		}
-		next = min(next, s.qualifiesAt(t, need, tn))
+		if len(buf) == 0 {
+			// next matters only while no task qualifies (see below).
+			next = min(next, s.qualifiesAt(t, need, tn))
+		}
 	}
 	if len(buf) == 0 && !noCache {
 		sc.at = next
+		sc.fallback = fallback
 	} else {
 		sc.at = math.Inf(-1)
 	}
@@ -328,7 +364,10 @@ type specCache struct {
 	key   int
 	epoch int
 	at    Time
-	used  uint64 // Decide-independent use counter, for replacing the older
+	// fallback is the t_new from other sets' history the scan assumed
+	// (0: none); see candidates.
+	fallback float64
+	used     uint64 // Decide-independent use counter, for replacing the older
 }
 
 // cacheFor returns the cache entry of rule key, taking over the least

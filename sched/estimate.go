@@ -190,6 +190,21 @@ func (s *Scheduler) tNew(t *task) (float64, bool) {
 	return 0, false
 }
 
+// historyTNew is t_new of a task of st without an estimate: the mean
+// winning-copy duration of st, else of its owner, else of everything.
+func (s *Scheduler) historyTNew(st *set) (float64, bool) {
+	if st.durN > 0 {
+		return st.durSum / float64(st.durN), true
+	}
+	if o := s.owners[st.owner]; o != nil && o.n > 0 {
+		return o.sum / float64(o.n), true
+	}
+	if s.global.n > 0 {
+		return s.global.sum / float64(s.global.n), true
+	}
+	return 0, false
+}
+
 // tRem estimates how much longer running copy c needs at now: from its
 // progress report when it sent one (ω·(1−p)/p after running ω), else from
 // the Pareto tail (a copy that has run ω needs about ω/(β−1) more).

@@ -73,13 +73,17 @@ func TestGRASSIntro(t *testing.T) {
 		queued    int // unscheduled tasks besides the straggler
 		wantSpec  bool
 		wantState string
+		grass     GrassMode
 	}{
-		{"GS", 1, true, "speculate-gs"},
-		{"RAS", 9, false, "requested"},
+		{"GS", 1, true, "speculate-gs", ""},
+		{"RAS", 9, false, "requested", ""},
+		// Config.Grass fixes one rule whatever the queue (the ablation).
+		{"GS only", 9, true, "speculate-gs", GrassGS},
+		{"RAS only", 1, false, "requested", GrassRAS},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := New(Config{BetaPrior: 2, BetaMinSamples: 1 << 30, Epsilon: 1})
+			s, err := New(Config{BetaPrior: 2, BetaMinSamples: 1 << 30, Epsilon: 1, Grass: tc.grass})
 			if err != nil {
 				t.Fatal(err)
 			}

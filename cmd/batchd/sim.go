@@ -42,6 +42,7 @@ func simRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "queue policies (repeat or comma-separate); default: every policy"},
 			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, best-effort-late, budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
 			&cli.StringFlag{Name: "preemption", Value: "suspend", Usage: "suspend, kill or off"},
+			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job's share: switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "first seed"},
@@ -60,6 +61,7 @@ func simRunCommand() *cli.Command {
 			&cli.DurationFlag{Name: "worker-mtbf", Usage: "mean virtual time between failures of each worker (0 = none); its live copies are lost"},
 			&cli.DurationFlag{Name: "worker-repair", Value: time.Minute, Usage: "mean virtual time a failed worker stays down"},
 			&cli.BoolFlag{Name: "batch-cancels", Usage: "let batch users cancel the rest of a set (Petrou's batch users cannot: every task they submitted counts as requested)"},
+			&cli.Float64Flag{Name: "progress-noise", Usage: "σ of the lognormal noise on progress reports (0 = exact progress, an oracle for t_rem)"},
 			&cli.BoolFlag{Name: "calibrate", Usage: "cluster: set the arrival rate from a pilot run so the LATE baseline's load is near --utilization"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"},
 		},
@@ -139,6 +141,7 @@ func setSimParams(c *cli.Context, p *sim.Params) error {
 			*dst = c.Float64(name)
 		}
 	}
+	p.ProgressNoise = c.Float64("progress-noise")
 	p.BatchCancels = c.Bool("batch-cancels")
 	p.WorkerMTBF, p.WorkerRepair = c.Duration("worker-mtbf").Seconds(), c.Duration("worker-repair").Seconds()
 	if c.IsSet("set-max") {
@@ -194,6 +197,17 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	var grass []sched.GrassMode
+	for _, g := range split(c.StringSlice("grass")) {
+		m, err := sched.ParseGrassMode(g)
+		if err != nil {
+			return nil, err
+		}
+		grass = append(grass, m)
+	}
+	if len(grass) == 0 {
+		grass = []sched.GrassMode{sched.GrassSwitch}
+	}
 	var out []sched.Config
 	for _, p := range pols {
 		for _, s := range specs {
@@ -201,7 +215,12 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon")})
+			for _, g := range grass {
+				if sp != sched.SpecHopperGRASS && g != sched.GrassSwitch {
+					continue // GRASS's rule matters only under hopper+grass
+				}
+				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g})
+			}
 		}
 	}
 	return out, nil

@@ -196,47 +196,68 @@ Hopper is srpt×fcfs + hopper+grass. Job bins follow GRASS (§6.1): small
 
 **Where ours differs from the papers, and why we think so.**
 
-- *Petrou Fig. 6 (scaled billed resources).* Under our reading of the user
-  model a batch user pays at most about twice the work they requested (at
-  low load, deep sets and a change probability up to 0.4), so the mean over
-  the grid stays far below the paper's 3.647 and no point reaches 4×. The
-  paper's number needs batch users to pay for much more unrequested work
-  than sets of at most 19 tasks abandoned with probability at most 0.4 give
-  (for example set sizes drawn per set rather than per user, a cost counted
-  per user, or a cancel taken only after the whole set ran). We have not
-  found the reading; we did not tune toward it.
+- *Petrou Fig. 6 (scaled billed resources).* The claim row's note computes
+  the bound from the user model (§2) over our grid: at half of the points
+  nobody cancels or nobody discloses, so batch bills exactly the requested
+  work, and even billing every submitted task the expected ratio at the
+  grid's most speculative corner stays near 2. Fig. 6's "≥4× at about 40%
+  of runs" therefore cannot come from §2's users under our reading of
+  Table 2 (the table's values are an image our copy of the paper lacks:
+  the grid is PetrouGrid's reconstruction from the text). Only overload,
+  where requested work waits behind abandoned work, pushes single points
+  higher. We did not tune toward the paper's number.
 - *Petrou Fig. 4 against batch-srpt.* Our batch-srpt is a stronger baseline
   than the paper's: it sees true service times of disclosed tasks too, so it
   runs the short ones of abandoned sets first. Against batch-fcfs (Fig. 5)
-  the improvement is close to the paper's.
-- *Hopper and GRASS against SRPT + best-effort LATE.* The gains are not
-  reproduced: hopper+grass is about level with the baseline at low
-  utilisation and slower at high utilisation. Candidate causes, in the order
-  we would check them: (1) our copies report exact progress (work done ÷
-  work), so LATE knows every straggler's remaining time exactly, which makes
-  it an oracle the papers' LATE (with noisy progress rates in a real
-  cluster) is not; (2) the scheduler's Hopper allocation or its GRASS
-  estimators (a matter for the scheduler's owner: the simulator only feeds
-  events and carries out decisions); (3) the papers' gains include their
-  decentralised probing and DAG phases, which are not modelled. Speculation
-  as such clearly works: both modes cut mean job completion time by about
-  85% against no speculation.
-- *Hopper's ε-fairness (Fig. 10b).* Few jobs are slower with ε = 0.1 than
-  with ε = 0, as in the paper, but the worst job can be much slower: with
-  Pareto copies one unlucky straggler moves one job a lot.
+  the improvement is close to the paper's. This gap is not resolved.
+- *Hopper and GRASS against SRPT + best-effort LATE.* Earlier versions of
+  this page had hopper+grass far behind the baseline (−64% at 90%). Three
+  scheduler faults caused it, found with the simulator: (1) β was fitted by
+  Hill on winning-copy durations only, and speculation kills exactly the
+  long copies, so the tail looked light (β ≈ 1.7–2.1 fitted for a true
+  1.259): Hopper's virtual sizes 2/β·T shrank and t_rem = ω/(β−1) was
+  underestimated; the losers of races now enter the fit as right-censored
+  samples (censored Hill estimator). Because our copies report exact
+  progress, LATE/GRASS speculate exactly the long copies, the censoring is
+  informative, and the fit now errs the other way (the ablation table shows
+  the fitted β); (2) Pseudocode 1's ⌊V⌋ left a job whose last task
+  straggles (V = 2/β ≈ 1.6) no slot for its copy, so small jobs' stragglers
+  waited behind every queued original of larger jobs: a job now accepts
+  slots up to ⌈V⌉, as the implementation's refusals (§5, Pseudocode 2–3)
+  do; (3) the unused part of a job's share was held idle while requested
+  tasks waited; it is now held only for the detection delay
+  (Config.StragglerAfter, 0 here), otherwise the scheduler is
+  work-conserving. Now hopper+grass is level with or ahead of the baseline
+  at every utilisation of the β = 1.259 workload, but by a few percent, not
+  Hopper's ~50% at 60%; with β = 1.5 it is level with LATE (within about a
+  percent either way). Our
+  reading: in this model the baseline leaves little to gain. SRPT + LATE
+  barely queues (visible slowdown about 1.1), copies are fresh Pareto draws
+  and exact progress makes LATE's choice of straggler perfect, so mean JCT
+  is set by straggler tails that both schedulers cut the same way; Hopper's
+  gain in the paper comes from contention for speculation slots between
+  jobs (Figs. 1–2) in traces with DAG phases and decentralised probing,
+  which are not modelled. Noisy progress (σ = 0.5 lognormal on every
+  report, for both schedulers) changes little (ablation table). Speculation
+  as such clearly works: both modes cut mean JCT by about 85–90% against
+  no speculation.
+- *Hopper's ε-fairness (Fig. 10b).* At 60% few jobs are slower with
+  ε = 0.1 than with ε = 0 (strict fair share), as in the paper; at 80% more
+  are (see the row), and the worst job can be much slower: with Pareto
+  copies one unlucky straggler moves one job a lot. The 80% figure rose
+  with the fixes above; we have not separated scheduling from draw noise
+  there.
 
 **What is not reproduced, and why.**
 
 - Hopper's decentralised variant (probes, late binding) and the GRASS
   approximation jobs (deadline- and error-bound) are outside batchd's
   scheduler; only exact jobs are simulated.
-- GRASS's "RAS→GS switching beats GS alone and RAS alone" needs the scheduler
-  to run GS-only and RAS-only; its configuration has no such switch, so the
-  comparison is missing (a request to the scheduler's owner).
-- GRASS against LATE with the same job scheduler: our scheduler changes the
-  slot split between jobs (Hopper) and the copy choice (GRASS) together, so
-  the GRASS row compares hopper+grass with SRPT + LATE, the same runs as
-  Hopper's row.
+- GRASS's "RAS→GS switching beats GS alone and RAS alone" is now measured
+  (Config.Grass: switch, gs, ras; "batchd sim run --grass"), but inside
+  Hopper's allocation: GRASS without Hopper (GRASS's own baseline job
+  scheduler) is not isolated, so the GRASS-vs-LATE row compares
+  hopper+grass with SRPT + LATE, the same runs as Hopper's row.
 - The simulator never tunes itself toward a paper's number: where ours
   differs by more than the interval explains, the gap is the model's (above)
   or the scheduler's.

@@ -118,6 +118,7 @@ type sim struct {
 	durRNGSeed   int64
 	arrivals     rng
 	failRNG      rng
+	noise        rng // progress-report noise (ProgressNoise)
 	arrivalRate  float64
 	measuredLeft int // cluster: measured jobs not yet done
 	arrivalsDone bool
@@ -164,6 +165,8 @@ func (m *sim) run() error {
 			return err
 		}
 	}
+
+	m.noise = newRNG(p.Seed, 5)
 
 	// Worker failures.
 	if p.WorkerMTBF > 0 {
@@ -266,7 +269,11 @@ func (m *sim) handle(e simEvent) error {
 			return nil
 		}
 		done := c.done + (m.now - c.runStart)
-		if err := m.apply(sched.Event{Kind: sched.EventCopyProgress, Time: m.now, Copy: sched.CopyID(e.id), Progress: math.Min(1, done/c.work)}); err != nil {
+		prog := math.Min(1, done/c.work)
+		if m.p.ProgressNoise > 0 {
+			prog = math.Min(0.999, prog*math.Exp(m.p.ProgressNoise*m.noise.normal()))
+		}
+		if err := m.apply(sched.Event{Kind: sched.EventCopyProgress, Time: m.now, Copy: sched.CopyID(e.id), Progress: prog}); err != nil {
 			return err
 		}
 		m.scheduleProgress(sched.CopyID(e.id), c, done)

@@ -84,6 +84,13 @@ type Params struct {
 	// NoProgress turns progress reports off; the scheduler then estimates
 	// t_rem from the Pareto tail alone.
 	NoProgress bool
+	// ProgressNoise, when positive, makes progress reports noisy as real
+	// ones are (LATE's and GRASS's progress scores): each report is the
+	// true fraction done times exp(σ·Z), Z standard normal, σ =
+	// ProgressNoise, kept in (0, 1). Zero reports exact progress, which
+	// makes every estimator's t_rem exact: an oracle, not the papers'
+	// systems.
+	ProgressNoise float64
 	// WorkerMTBF, when positive, makes every worker fail after an
 	// exponential time with this mean (seconds): the scheduler gets
 	// EventWorkerDown, the worker's live copies are lost (their tasks run

@@ -69,3 +69,12 @@ func boundedParetoMean(lo, hi, alpha float64) float64 {
 	la := math.Pow(lo, alpha)
 	return la / (1 - math.Pow(lo/hi, alpha)) * alpha / (alpha - 1) * (math.Pow(lo, 1-alpha) - math.Pow(hi, 1-alpha))
 }
+
+// normal draws a standard normal variate (Box–Muller, one of the pair).
+func (r *rng) normal() float64 {
+	u1 := r.float()
+	for u1 <= 0 {
+		u1 = r.float()
+	}
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*r.float())
+}
