@@ -212,8 +212,8 @@ func New(cfg Config) (*Server, error) {
 
 // rebuild creates the scheduler and feeds it what the store holds: workers
 // expected back (each gets one lease to register again), unfinished tasks,
-// the run times of the latest winning copies (for β and t_new) and live
-// copies.
+// the run times of the latest winning copies and of the copies that lost
+// their races (for β and t_new) and live copies.
 func (s *Server) rebuild(ctx context.Context) error {
 	snap, err := s.db.Load(ctx)
 	if err != nil {
@@ -235,7 +235,7 @@ func (s *Server) rebuild(ctx context.Context) error {
 		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks})
 	}
 	for _, d := range snap.Durations {
-		s.apply(sched.Event{Kind: sched.EventDurationObserved, Time: seconds(now), Set: d.Set, Owner: d.Owner, Duration: d.Seconds})
+		s.apply(sched.Event{Kind: sched.EventDurationObserved, Time: seconds(now), Set: d.Set, Owner: d.Owner, Duration: d.Seconds, Censored: d.Censored})
 	}
 	for _, c := range snap.Copies {
 		if _, err := s.sched.Apply(sched.Event{Kind: sched.EventCopyAttached, Time: seconds(now), Copy: c.ID, Task: c.Task,

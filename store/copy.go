@@ -599,22 +599,24 @@ type SetSnapshot struct {
 	Tasks       []sched.TaskInfo
 }
 
-// Duration is the run time of one winning copy, for the scheduler's
-// estimators (β, t_new) after a restart.
+// Duration is the run time of one winning copy, or (Censored) how long a
+// copy that lost the race had run when the winner finished, for the
+// scheduler's estimators (β, t_new) after a restart.
 type Duration struct {
-	Set     sched.SetID
-	Owner   string
-	Seconds float64
+	Set      sched.SetID
+	Owner    string
+	Seconds  float64
+	Censored bool
 }
 
-// MaxDurations is how many of the latest winning copies Load returns.
+// MaxDurations is how many of the latest durations Load returns.
 const MaxDurations = 100_000
 
 // Snapshot is what the scheduler must know again after a restart.
 type Snapshot struct {
 	Workers   []sched.Worker // workers that were up
 	Sets      []SetSnapshot  // sets with unfinished tasks, by id
-	Durations []Duration     // the latest MaxDurations winning copies, oldest first
+	Durations []Duration     // the latest MaxDurations durations in the order the scheduler saw them
 	Copies    []sched.Copy   // live copies, by id
 	MaxCopyID sched.CopyID
 }
@@ -672,20 +674,33 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		ds, err := tx.QueryContext(ctx, `SELECT * FROM (SELECT c.set_id, s.owner, c.run_seconds, c.ended_at, c.id FROM copies c
-			JOIN task_sets s ON s.id = c.set_id WHERE c.state = 'won' ORDER BY c.ended_at DESC, c.id DESC LIMIT ?) ORDER BY ended_at, id`, MaxDurations)
+		// The winners, and after each winner the copies of its task that
+		// lost the race (live when it finished, killed then or at the next
+		// decision), as censored samples: that is the order in which the
+		// scheduler learnt them (copy finished, then its rivals' run times).
+		ds, err := tx.QueryContext(ctx, `SELECT set_id, owner, secs, censored FROM (
+				SELECT c.set_id, s.owner, c.run_seconds AS secs, c.ended_at AS at, c.id AS wid, 0 AS censored, c.id AS id
+				FROM copies c JOIN task_sets s ON s.id = c.set_id WHERE c.state = 'won'
+				UNION ALL
+				SELECT l.set_id, s.owner, MAX(0, (w.ended_at - l.started_at) / 1e9), w.ended_at, w.id, 1, l.id
+				FROM copies w JOIN copies l ON l.set_id = w.set_id AND l.idx = w.idx AND l.state = 'killed'
+					AND l.started_at <= w.ended_at AND l.ended_at >= w.ended_at
+				JOIN task_sets s ON s.id = w.set_id WHERE w.state = 'won'
+				ORDER BY at DESC, wid DESC, censored DESC, id DESC LIMIT ?)
+			ORDER BY at, wid, censored, id`, MaxDurations)
 		if err != nil {
 			return fmt.Errorf("read durations: %w", err)
 		}
 		for ds.Next() {
 			var (
-				d         Duration
-				ended, id int64
+				d        Duration
+				censored int
 			)
-			if err := ds.Scan(&d.Set, &d.Owner, &d.Seconds, &ended, &id); err != nil {
+			if err := ds.Scan(&d.Set, &d.Owner, &d.Seconds, &censored); err != nil {
 				ds.Close()
 				return err
 			}
+			d.Censored = censored != 0
 			snap.Durations = append(snap.Durations, d)
 		}
 		ds.Close()

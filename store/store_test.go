@@ -219,3 +219,50 @@ func TestReopen(t *testing.T) {
 		t.Fatalf("register %+v %v", reg, err)
 	}
 }
+
+// TestLoadCensoredDurations checks that a restart replays the copies that
+// lost a race as censored run times right after their winner, so β is
+// fitted from the same samples as before the restart.
+func TestLoadCensoredDurations(t *testing.T) {
+	db, now := setup(t)
+	ctx := context.Background()
+	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "a", Slots: 2}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: echo(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := res.Set.ID
+	start(t, db, 1, set, 0, "a") // the original, at t0
+	*now = now.Add(4 * time.Second)
+	start(t, db, 2, set, 0, "a") // a speculative copy, at t0+4s
+	*now = now.Add(2 * time.Second)
+	if _, err := db.FinishCopy(ctx, store.FinishInput{Worker: "a", Copy: 2, RunSeconds: 2}); err != nil {
+		t.Fatal(err)
+	}
+	// The loser is killed by the next decision, a moment later.
+	*now = now.Add(time.Second)
+	if _, err := db.ApplyDecisions(ctx, []sched.Decision{{Kind: sched.DecisionKill, Copy: 1, Task: sched.TaskRef{Set: set}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A copy killed for another reason before any copy of its task won is
+	// not a censored sample of that race.
+	start(t, db, 3, set, 1, "a")
+	if _, err := db.ApplyDecisions(ctx, []sched.Decision{{Kind: sched.DecisionKill, Copy: 3, Task: sched.TaskRef{Set: set, Index: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := db.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.Duration{{Set: set, Owner: "u", Seconds: 2}, {Set: set, Owner: "u", Seconds: 6, Censored: true}}
+	if len(snap.Durations) != len(want) {
+		t.Fatalf("durations %+v, want %+v", snap.Durations, want)
+	}
+	for i := range want {
+		if snap.Durations[i] != want[i] {
+			t.Fatalf("durations %+v, want %+v", snap.Durations, want)
+		}
+	}
+}
