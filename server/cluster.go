@@ -114,9 +114,12 @@ type metrics struct {
 	nFinished, nSpecStarted              int64
 	sumResponse, sumSlowdown, sumService float64
 	sumBilled, sumExecuted, sumWaste     float64
-	last                                 time.Time
-	slotSeconds, busySlotSeconds         float64
-	lastSlots, lastBusy                  int
+	// sumClaimed is the part of sumExecuted billed since, when its task was
+	// requested after it had executed: no longer free.
+	sumClaimed                   float64
+	last                         time.Time
+	slotSeconds, busySlotSeconds float64
+	lastSlots, lastBusy          int
 }
 
 func newMetrics(s *Server) *metrics {
@@ -188,6 +191,15 @@ func (m *metrics) addBilled(v float64) {
 	m.mu.Unlock()
 }
 
+// addBilledExecuted records a bill for a task that had executed while
+// disclosed: its slot-seconds move from free to billed.
+func (m *metrics) addBilledExecuted(v float64) {
+	m.addBilled(v)
+	m.mu.Lock()
+	m.sumClaimed += v
+	m.mu.Unlock()
+}
+
 func (m *metrics) addExecuted(v float64) {
 	m.executed.Add(v)
 	m.mu.Lock()
@@ -228,7 +240,7 @@ func (m *metrics) snapshot(st sched.Stats) *batchv1.Metrics {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := &batchv1.Metrics{FinishedTasks: m.nFinished, BilledSlotSeconds: m.sumBilled,
-		FreeSlotSeconds: m.sumWaste + m.sumExecuted, SpeculativeWasteSlotSeconds: m.sumWaste,
+		FreeSlotSeconds: m.sumWaste + max(0, m.sumExecuted-m.sumClaimed), SpeculativeWasteSlotSeconds: m.sumWaste,
 		SpeculativeCopiesStarted: m.nSpecStarted, SpeculativeCopiesWon: st.SpeculativeWon,
 		Beta: st.Beta, BetaSamples: int64(st.BetaSamples)}
 	if m.nFinished > 0 {

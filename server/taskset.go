@@ -139,7 +139,8 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 			s.metrics.observeFinished(t)
 		}
 		for _, b := range res.Bills {
-			s.metrics.addBilled(b.SlotSeconds)
+			// Request bills only tasks that had executed while disclosed.
+			s.metrics.addBilledExecuted(b.SlotSeconds)
 		}
 		s.decide(s.now())
 		if req.All {

@@ -325,7 +325,7 @@ func TestPreemptSuspend(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	w, _ := b.worker(t, "w", 1)
-	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
+	first := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
 	disc := w.start()
 	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true}))
 	if m := w.next(); m.GetSuspend() != disc.CopyId {
@@ -340,6 +340,12 @@ func TestPreemptSuspend(t *testing.T) {
 	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
 	if cl.Metrics.FinishedTasks != 1 || cl.Metrics.BilledSlotSeconds != 2 || cl.Metrics.FreeSlotSeconds != 2 || cl.BusySlots != 0 {
 		t.Fatalf("metrics: %v", cl.Metrics)
+	}
+	// Requesting the executed task bills it: its work is no longer free.
+	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: first.TaskSet.Id, All: true}))
+	cl = must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
+	if cl.Metrics.FinishedTasks != 2 || cl.Metrics.BilledSlotSeconds != 4 || cl.Metrics.FreeSlotSeconds != 0 {
+		t.Fatalf("metrics after requesting the executed task: %v", cl.Metrics)
 	}
 }
 
