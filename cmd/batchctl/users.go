@@ -77,7 +77,7 @@ func usersCommand() *cli.Command {
 					}
 					return writeJSON(c.App.Writer, vs)
 				}
-				t := newTable(c.App.Writer, "NAME", "ROLE", "TOKENS", "CREATED", "REVOKED")
+				t := newTable(c.App.Writer, "name", "role", "tokens", "created", "revoked")
 				for _, v := range vs {
 					rev := ""
 					if v.RevokedAt != nil {
