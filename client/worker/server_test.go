@@ -148,3 +148,41 @@ func TestRealServerRestart(t *testing.T) {
 		t.Errorf("bill has %d lines, want 1", got)
 	}
 }
+
+// TestRealServerRefusesWorker: a worker with no token, or a user's token,
+// is refused by the real server at its first registration; Run stops with
+// that error instead of retrying forever.
+func TestRealServerRefusesWorker(t *testing.T) {
+	t.Parallel()
+	s := startReal(t, t.TempDir(), "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, userTok, err := s.DB().AddUser(ctx, store.AddUserInput{Name: "alice", Role: store.RoleUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		token string
+		want  connect.Code
+	}{
+		{"no token", "", connect.CodeUnauthenticated},
+		{"wrong token", "bd_wrong", connect.CodeUnauthenticated},
+		{"user token", userTok, connect.CodePermissionDenied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var opts []connect.ClientOption
+			if tc.token != "" {
+				opts = append(opts, connect.WithInterceptors(client.BearerInterceptor(tc.token)))
+			}
+			err := worker.Run(ctx, worker.Config{Server: s.URL(), Name: "w-refused", Slots: 1, StateDir: t.TempDir(),
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientOptions: opts})
+			if got := connect.CodeOf(err); got != tc.want {
+				t.Fatalf("Run: %v (code %v), want code %v", err, got, tc.want)
+			}
+			if ctx.Err() != nil {
+				t.Fatal("Run retried until the test's deadline")
+			}
+		})
+	}
+}

@@ -151,6 +151,10 @@ type agent struct {
 	copiesWG   sync.WaitGroup
 	progressCh chan struct{} // a copy's progress changed (buffered 1)
 	needRegCh  chan struct{} // registration was invalidated (buffered 1)
+	// fatal carries the server's refusal of a worker that never registered
+	// (no token, a wrong or revoked one, a name that is not its own):
+	// retrying cannot help, so Run stops and says why.
+	fatal chan error
 
 	mu           sync.Mutex
 	copies       map[int64]*copyRun
@@ -196,6 +200,7 @@ func newAgent(cfg Config) (*agent, error) {
 		now:          time.Now,
 		progressCh:   make(chan struct{}, 1),
 		needRegCh:    make(chan struct{}, 1),
+		fatal:        make(chan error, 1),
 		copies:       map[int64]*copyRun{},
 		goodbyeTried: make(chan struct{}),
 		regCh:        make(chan struct{}),
@@ -294,7 +299,14 @@ func (a *agent) run(ctx context.Context) error {
 	go func() { defer loops.Done(); a.heartbeatLoop() }()
 	a.log.Info("worker started", "slots", a.slots, "state_dir", a.stateDir)
 
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-a.fatal:
+		// Never registered, so nothing runs and nothing is held.
+		a.commCancel()
+		loops.Wait()
+		return err
+	}
 	a.log.Info("worker stopping: killing running copies, delivering held results", "drain", a.drain)
 	// The protocol has no goodbye: register again with no slots, so the
 	// server assigns nothing more here and at once loses any copy it
@@ -365,6 +377,13 @@ func (a *agent) connLoop(ctx context.Context) {
 		a.mu.Unlock()
 		if !reg || bye {
 			if err := a.register(); err != nil {
+				a.mu.Lock()
+				never := a.gen == 0
+				a.mu.Unlock()
+				if code := connect.CodeOf(err); never && (code == connect.CodeUnauthenticated || code == connect.CodePermissionDenied) {
+					a.fatal <- fmt.Errorf("worker: the server refused to register this worker (give a worker token with --token or BATCH_WORKER_TOKEN; `batchd user add --worker NAME` makes one): %w", err)
+					return
+				}
 				a.log.Warn("register failed", "err", err)
 				a.sleep(a.comm, b.next())
 				continue
