@@ -36,8 +36,9 @@ const DefaultOutputCap = 16 << 20
 
 // DB is the SQLite database of one batchd server.
 type DB struct {
-	db   *sql.DB
-	Path string // file path of the database
+	db   *sql.DB // writes (and migrations): BEGIN IMMEDIATE
+	ro   *sql.DB // reads: BEGIN DEFERRED, query_only
+	Path string  // file path of the database
 
 	// Now returns the current time; it is read once per transaction so that
 	// every row a transaction writes carries the same time. Tests pin it.
@@ -85,8 +86,8 @@ func (db *DB) Open() error {
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
-	// Writers are serialized by SQLite anyway; a small pool keeps readers
-	// concurrent without opening a connection per goroutine.
+	// Writers are serialized by SQLite anyway; a small pool lets them
+	// queue without opening a connection per goroutine.
 	sdb.SetMaxOpenConns(8)
 	sdb.SetMaxIdleConns(8)
 	sdb.SetConnMaxLifetime(0)
@@ -95,6 +96,22 @@ func (db *DB) Open() error {
 		sdb.Close()
 		return err
 	}
+	// Reads have a pool of their own: go-sqlite3 ignores TxOptions, so a
+	// "read-only" transaction on the pool above would BEGIN IMMEDIATE and
+	// wait for the write lock behind every writer (a 100,000-task
+	// disclose held every status, token check and cluster call for
+	// seconds). _txlock=deferred takes a WAL snapshot and never waits for
+	// a writer; _query_only makes a stray write fail instead of locking.
+	rdsn := "file:" + db.Path + "?_busy_timeout=10000&_txlock=deferred&_foreign_keys=on&_query_only=true&_stmt_cache_size=64"
+	rdb, err := sql.Open("sqlite3", rdsn)
+	if err != nil {
+		sdb.Close()
+		return fmt.Errorf("open database for reading: %w", err)
+	}
+	rdb.SetMaxOpenConns(8)
+	rdb.SetMaxIdleConns(8)
+	rdb.SetConnMaxLifetime(0)
+	db.ro = rdb
 	return nil
 }
 
@@ -103,7 +120,11 @@ func (db *DB) Close() error {
 	if db.db == nil {
 		return nil
 	}
-	return db.db.Close()
+	var err error
+	if db.ro != nil {
+		err = db.ro.Close()
+	}
+	return errors.Join(err, db.db.Close())
 }
 
 // migrate runs every embedded migration not yet recorded, each in its own
@@ -167,9 +188,10 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 	return &Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}, nil
 }
 
-// read runs fn in a read-only transaction so that it sees one snapshot.
+// read runs fn in a read-only transaction (on the reading pool, see Open)
+// so that it sees one snapshot without waiting for writers.
 func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
-	tx, err := db.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := db.ro.BeginTx(ctx, nil)
 	if err != nil {
 		return translate(err)
 	}

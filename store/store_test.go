@@ -266,3 +266,45 @@ func TestLoadCensoredDurations(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsDoNotWaitForWriters holds the write lock from another
+// connection (as a long disclose does) and reads through the store: reads
+// must see the last committed snapshot instead of queueing for the lock.
+func TestReadsDoNotWaitForWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := setup(t)
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: echo(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite3", "file:"+db.Path+"?_busy_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	conn, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, `UPDATE task_sets SET name = 'uncommitted' WHERE id = ?`, res.Set.ID); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, `ROLLBACK`)
+	// With the write lock held elsewhere, a read that queued for it would
+	// fail with EUNAVAILABLE after the busy timeout.
+	set, err := db.GetTaskSet(ctx, "u", res.Set.ID)
+	if err != nil {
+		t.Fatalf("read while another connection writes: %v", err)
+	}
+	if got, want := set.Counts.Total, int64(3); got != want || set.Name != "" {
+		t.Fatalf("read %d tasks named %q, want %d tasks and the committed name", got, set.Name, want)
+	}
+	if _, _, _, err := db.ListTasks(ctx, "u", res.Set.ID, store.TaskPage{}); err != nil {
+		t.Fatalf("list tasks while another connection writes: %v", err)
+	}
+}
