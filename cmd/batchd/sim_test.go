@@ -16,8 +16,9 @@ func runSimApp(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// TestSimRun and the report test do not run in parallel (see
+// worker_test.go: urfave/cli v2 writes its global HelpFlag on every run).
 func TestSimRun(t *testing.T) {
-	t.Parallel()
 	out, err := runSimApp(t, "run", "--seeds", "2", "--duration", "48h", "--warmup", "12h", "-p", "srpt-x-fcfs,interactive-srpt")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +41,6 @@ func TestSimRun(t *testing.T) {
 }
 
 func TestSimReportWritesFiguresAndMarkdown(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
 	if _, err := runSimApp(t, "report", "--quick", "-q", "--only", "mixed", "--out", dir, "--cache", cache); err != nil {
