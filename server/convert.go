@@ -67,7 +67,7 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: argv[0] (the command) is empty", i)
 	}
 	if len(p.Argv) > store.MaxArgs {
-		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d has %d arguments; the limit is %d", i, len(p.Argv), store.MaxArgs)
+		return sched.TaskSpec{}, sched.Errorf(sched.ERESOURCEEXHAUSTED, "task %d has %d arguments; the limit is %d: pass long lists in a file", i, len(p.Argv), store.MaxArgs)
 	}
 	size := len(p.Dir)
 	for _, a := range p.Argv {
@@ -80,7 +80,7 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 		size += len(k) + len(v) + 2
 	}
 	if size > store.MaxSpecBytes {
-		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: argv, env and dir take %d bytes; the limit is %d", i, size, store.MaxSpecBytes)
+		return sched.TaskSpec{}, sched.Errorf(sched.ERESOURCEEXHAUSTED, "task %d: argv, env and dir take %d bytes; the limit is %d: pass large inputs in a file", i, size, store.MaxSpecBytes)
 	}
 	for _, v := range []float64{p.EstimateSeconds, p.TimeoutSeconds, p.DeadlineSeconds} {
 		if v < 0 || v != v || v > 1e12 {

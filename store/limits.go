@@ -9,10 +9,10 @@ const (
 	// MaxTasksPerSet is the most tasks a set may hold after any append
 	// (ResourceExhausted beyond it).
 	MaxTasksPerSet = 1_000_000
-	// MaxArgs is the most argv entries of one task (InvalidArgument).
+	// MaxArgs is the most argv entries of one task (ResourceExhausted).
 	MaxArgs = 1024
 	// MaxSpecBytes bounds the bytes of one task's argv, env and directory
-	// together (InvalidArgument).
+	// together (ResourceExhausted).
 	MaxSpecBytes = 256 << 10
 	// MaxNameBytes bounds a task set's name (InvalidArgument).
 	MaxNameBytes = 1024
