@@ -96,6 +96,8 @@ func TestLifecycle(t *testing.T) {
 		{[]string{"request", fmt.Sprintf("%d/77", s)}, 2}, // unknown task
 		{[]string{"disclose", "--spec", writeFile(t, "empty.json", `{"tasks": [{"argv": []}]}`)}, 1},
 		{[]string{"disclose", "--spec", writeFile(t, "none.json", `{"tasks": []}`)}, 1},
+		{[]string{"disclose", "--set", fmt.Sprint(s), "--", "echo", "more"}, 3},                // the rest was canceled: the set is closed
+		{append([]string{"disclose", "--"}, strings.Fields(strings.Repeat("x ", 1025))...), 1}, // past the argv limit
 	} {
 		if r := c.ctl(tc.args...); r.code != tc.code || r.stderr == "" {
 			t.Errorf("batchctl %s: exit %d, want %d, with a message (stderr %q)", strings.Join(tc.args, " "), r.code, tc.code, r.stderr)

@@ -20,6 +20,10 @@ func TestDiscloseErrors(t *testing.T) {
 	b := setup(t, options{})
 	canceled := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
 	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: canceled.Id}))
+	// "Cancel the rest" of a set with a requested task closes it too.
+	rest := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
+	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: rest.Id, Indexes: []int32{0}}))
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: rest.Id}))
 	manyArgs := make([]string, store.MaxArgs+1)
 	for i := range manyArgs {
 		manyArgs[i] = "x"
@@ -32,22 +36,23 @@ func TestDiscloseErrors(t *testing.T) {
 		{"ErrEmptySet", &batchv1.DiscloseRequest{}, connect.CodeInvalidArgument},
 		{"ErrEmptyArgv", &batchv1.DiscloseRequest{Tasks: specs([]string{"true"}, nil)}, connect.CodeInvalidArgument},
 		{"ErrEmptyCommand", &batchv1.DiscloseRequest{Tasks: specs([]string{""})}, connect.CodeInvalidArgument},
-		{"ErrTooManyArgs", &batchv1.DiscloseRequest{Tasks: specs(manyArgs)}, connect.CodeInvalidArgument},
+		{"ErrTooManyArgs", &batchv1.DiscloseRequest{Tasks: specs(manyArgs)}, connect.CodeResourceExhausted},
 		{"ErrSpecTooBig", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"},
-			Env: map[string]string{"BIG": strings.Repeat("x", store.MaxSpecBytes)}}}}, connect.CodeInvalidArgument},
+			Env: map[string]string{"BIG": strings.Repeat("x", store.MaxSpecBytes)}}}}, connect.CodeResourceExhausted},
 		{"ErrNegativeEstimate", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, EstimateSeconds: -1}}}, connect.CodeInvalidArgument},
 		{"ErrTooManyTasks", &batchv1.DiscloseRequest{Tasks: make([]*batchv1.TaskSpec, store.MaxTasksPerCall+1)}, connect.CodeResourceExhausted},
 		{"ErrUnknownSet", &batchv1.DiscloseRequest{SetId: 9999, Tasks: echo(1)}, connect.CodeNotFound},
 		{"ErrAppendToCanceled", &batchv1.DiscloseRequest{SetId: canceled.Id, Tasks: echo(1)}, connect.CodeFailedPrecondition},
+		{"ErrAppendToCanceledRest", &batchv1.DiscloseRequest{SetId: rest.Id, Tasks: echo(1)}, connect.CodeFailedPrecondition},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := b.tasks.Disclose(ctx(t), tc.req)
 			wantCode(t, err, tc.want)
 		})
 	}
-	// Nothing was half written: still one set, with its two tasks.
+	// Nothing was half written: still two sets, with two tasks each.
 	list := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
-	if len(list.TaskSets) != 1 || list.TaskSets[0].Counts.Total != 2 {
+	if len(list.TaskSets) != 2 || list.TaskSets[0].Counts.Total != 2 || list.TaskSets[1].Counts.Total != 2 {
 		t.Fatalf("sets: %v", list.TaskSets)
 	}
 }

@@ -35,7 +35,8 @@ type DiscloseResult struct {
 // key in the same transaction, and with in.Request requests the new tasks.
 // A replayed key returns the first call's answer and writes nothing.
 // Errors: EINVALID (no tasks), ENOTFOUND (no such set of the owner),
-// EFAILEDPRECONDITION (every task of the set is canceled),
+// EFAILEDPRECONDITION (the set was canceled as a whole, or every task of
+// it is canceled),
 // ERESOURCEEXHAUSTED (the set would exceed MaxTasksPerSet).
 func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, error) {
 	var res DiscloseResult
@@ -68,10 +69,16 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 			setID = sched.SetID(id)
 			res.Created = true
 		} else {
-			if err := tx.QueryRowContext(ctx, `SELECT ntasks FROM task_sets WHERE id = ? AND owner = ?`, setID, in.Owner).Scan(&ntasks); err == sql.ErrNoRows {
+			var canceledAt int64
+			if err := tx.QueryRowContext(ctx, `SELECT ntasks, canceled_at FROM task_sets WHERE id = ? AND owner = ?`, setID, in.Owner).
+				Scan(&ntasks, &canceledAt); err == sql.ErrNoRows {
 				return sched.Errorf(sched.ENOTFOUND, "task set %d not found", setID)
 			} else if err != nil {
 				return fmt.Errorf("read set: %w", err)
+			}
+			if canceledAt != 0 {
+				return sched.Errorf(sched.EFAILEDPRECONDITION, "task set %d was canceled at %s (its unrequested tasks were dropped): disclose a new set instead",
+					setID, fromNanos(canceledAt).Format(time.DateTime+" MST"))
 			}
 			var canceled int64
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks WHERE set_id = ? AND state = 'canceled'`, setID).Scan(&canceled); err != nil {
@@ -276,8 +283,8 @@ type CancelResult struct {
 	Bills           []sched.BillLine
 }
 
-// Cancel cancels the set's unrequested tasks (one UPDATE), or the named
-// tasks. A requested, unfinished named task is stopped and billed for what
+// Cancel cancels the set's unrequested tasks (one UPDATE) and closes the
+// set to appends, or cancels the named tasks. A requested, unfinished named task is stopped and billed for what
 // it used: the slot-seconds of its longest-running live copy so far and
 // that copy's last reported CPU seconds (a line with zeros when no copy
 // ran). Executed tasks lose their kept output. Canceling twice is counted,
@@ -301,6 +308,9 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 			n, _ := r.RowsAffected()
 			res.Canceled = int32(n)
 			res.AlreadyCanceled = int32(set.Counts.Canceled)
+			if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET canceled_at = ? WHERE id = ? AND canceled_at = 0`, now, in.SetID); err != nil {
+				return fmt.Errorf("close set: %w", err)
+			}
 			res.Unchanged = int32(set.Counts.Requested + set.Counts.Finished)
 		} else {
 			seen := make(map[int32]bool, len(in.Indexes))
