@@ -270,8 +270,10 @@ func TestSpecFileAndAppend(t *testing.T) {
 	if t2.EstimateSeconds != 60 || strings.Join(t2.Argv, " ") != "echo more" {
 		t.Errorf("task 2 spec = %+v", t2)
 	}
-	if _, errOut, code := e.run("disclose", "--spec", writeTemp(t, `{"tasks": [{"argv": ["true"], "bogus": 1}]}`)); code != exitInvalid || !strings.Contains(errOut, "bogus") {
-		t.Errorf("spec with an unknown field: exit %d, stderr %q", code, errOut)
+	for _, bad := range []string{`{"tasks": [{"argv": ["true"], "bogus": 1}]}`, `[{"argv": ["true"], "bogus": 1}]`} {
+		if _, errOut, code := e.run("disclose", "--spec", writeTemp(t, bad)); code != exitInvalid || !strings.Contains(errOut, "bogus") {
+			t.Errorf("spec %s with an unknown field: exit %d, stderr %q", bad, code, errOut)
+		}
 	}
 }
 

@@ -105,11 +105,13 @@ func disclose(c *cli.Context) error {
 		}
 		var sf specFile
 		trimmed := bytes.TrimSpace(data)
+		// Unknown fields are refused in both forms: a misspelt field
+		// ("estimate" for "estimate_seconds") must not vanish silently.
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.DisallowUnknownFields()
 		if len(trimmed) > 0 && trimmed[0] == '[' {
-			err = json.Unmarshal(trimmed, &sf.Tasks)
+			err = dec.Decode(&sf.Tasks)
 		} else {
-			dec := json.NewDecoder(bytes.NewReader(trimmed))
-			dec.DisallowUnknownFields()
 			err = dec.Decode(&sf)
 		}
 		if err != nil {
