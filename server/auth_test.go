@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/sched"
 	"batchd/server"
 	"batchd/store"
 )
@@ -174,6 +176,13 @@ func TestIsolation(t *testing.T) {
 			_, err := c.billing.GetBill(ctx(t), &batchv1.GetBillRequest{Owner: "alice", IncludeLines: true})
 			return err
 		}, [4]connect.Code{ok, denied, ok, denied}},
+		{"GetBill(everyone)", func(c clients, who string) error {
+			res, err := c.billing.GetBill(ctx(t), &batchv1.GetBillRequest{Owner: store.AllOwners, IncludeLines: true})
+			if err == nil && len(res.ByOwner) == 0 {
+				return fmt.Errorf("everyone's bill without owners: %v", res)
+			}
+			return err
+		}, [4]connect.Code{denied, denied, ok, denied}},
 		{"GetBill(set)", func(c clients, who string) error {
 			res, err := c.billing.GetBill(ctx(t), &batchv1.GetBillRequest{SetId: set.Id, IncludeLines: true})
 			if err == nil && (len(res.Lines) == 0 || res.Lines[0].Owner != "alice") {
@@ -387,5 +396,91 @@ func TestDisclosedFairShareOn(t *testing.T) {
 				t.Fatalf("after hog's copy ended: start of set %d, want set %d", next.SetId, want)
 			}
 		})
+	}
+}
+
+// Revoking a user also ends its open streams before they send anything
+// more: a watch of the user's set and a worker token's assignment stream
+// both end with Unauthenticated at their next message, and the start that
+// was due to the revoked worker is not delivered.
+func TestRevokeEndsOpenStreams(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	alice := b.as(b.addUser(t, "alice", store.RoleUser))
+	wk := b.as(b.addUser(t, "wk", store.RoleWorker))
+	must[*batchv1.RegisterResponse](t)(wk.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "wk-1", Slots: 2}))
+	sctx, cancel := context.WithTimeout(ctx(t), 20*time.Second)
+	defer cancel()
+	assign, err := wk.workers.Assignments(sctx, &batchv1.AssignmentsRequest{WorkerId: "wk-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer assign.Close()
+	set := must[*batchv1.DiscloseResponse](t)(alice.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})).TaskSet
+	if !assign.Receive() || assign.Msg().GetStart().GetSetId() != set.Id {
+		t.Fatalf("first start before the revoke: %v %v", assign.Msg(), assign.Err())
+	}
+	watch, err := alice.tasks.WatchTaskSet(sctx, &batchv1.WatchTaskSetRequest{SetId: set.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close()
+	if !watch.Receive() || !watch.Msg().Snapshot {
+		t.Fatalf("snapshot: %v %v", watch.Msg(), watch.Err())
+	}
+	for _, name := range []string{"alice", "wk"} {
+		must[*batchv1.RevokeUserResponse](t)(b.users.RevokeUser(ctx(t), &batchv1.RevokeUserRequest{Name: name}))
+	}
+	// The admin appends a task to alice's set: it changes the watched set
+	// and is due to start on wk-1's free slot.
+	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{SetId: set.Id, Tasks: echo(1)}))
+	if watch.Receive() {
+		t.Fatalf("revoked user's watch sent %v", watch.Msg())
+	}
+	wantCode(t, watch.Err(), connect.CodeUnauthenticated)
+	if assign.Receive() {
+		t.Fatalf("revoked worker's stream sent %v", assign.Msg())
+	}
+	wantCode(t, assign.Err(), connect.CodeUnauthenticated)
+}
+
+// The database and the token file are private whatever the umask and
+// whatever was in the data directory before: batchd.db and its -wal and
+// -shm files 0600, and a leftover admin.token.tmp with a looser mode is
+// replaced, not reused.
+func TestDataFilesPrivate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stale := filepath.Join(dir, server.AdminTokenFile+".tmp")
+	if err := os.WriteFile(stale, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(stale, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	b := setup(t, options{dir: dir})
+	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
+	for _, name := range []string{server.AdminTokenFile, "batchd.db", "batchd.db-wal", "batchd.db-shm"} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", name, got)
+		}
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the temporary token file is still there: %v", err)
+	}
+}
+
+// Prices that are negative or not finite are refused at start.
+func TestBadPricesRefused(t *testing.T) {
+	t.Parallel()
+	for _, p := range []store.Prices{{SlotSecond: -1}, {CPUSecond: math.NaN()}, {SlotSecond: math.Inf(1)}} {
+		_, err := server.New(server.Config{DataDir: t.TempDir(), Prices: p, TickInterval: -1})
+		if sched.ErrorCode(err) != sched.EINVALID {
+			t.Errorf("prices %+v: error %v, want %s", p, err, sched.EINVALID)
+		}
 	}
 }

@@ -68,6 +68,9 @@ type callerKey struct{}
 type Caller struct {
 	Name string
 	Role string
+	// token is the bearer token the call came with (memory only, never
+	// logged), so that a long stream can check it again (stillValid).
+	token string
 }
 
 // localWorkerUser is the identity of the embedded worker slots' in-memory
@@ -106,7 +109,7 @@ func (s *Server) identify(ctx context.Context, procedure string, h http.Header) 
 			}
 			return ctx, s.connectError(ctx, err)
 		}
-		c = Caller{Name: u.Name, Role: u.Role}
+		c = Caller{Name: u.Name, Role: u.Role, token: token}
 	}
 	ctx = context.WithValue(ctx, callerKey{}, c)
 	if err := allowed(c, procedure); err != nil {
@@ -117,6 +120,25 @@ func (s *Server) identify(ctx context.Context, procedure string, h http.Header) 
 			fmt.Errorf("request rate cap reached: at most %g calls a second (burst %d) per user; slow down", s.limits.rate, s.limits.burst))
 	}
 	return ctx, nil
+}
+
+// stillValid checks again, for a stream that has been open a while, that
+// the caller's token is neither revoked nor its user (Unauthenticated
+// otherwise), so that revoking a user also ends its open watches and
+// assignment streams before they send anything more. The embedded worker's
+// token lives only in this process and cannot be revoked.
+func (s *Server) stillValid(ctx context.Context) error {
+	c := CallerFrom(ctx)
+	if c.Name == localWorkerUser {
+		return nil
+	}
+	if _, err := s.db.Authenticate(ctx, c.token); err != nil {
+		if sched.ErrorCode(err) == sched.EUNAUTHENTICATED {
+			return connect.NewError(connect.CodeUnauthenticated, errors.New("token revoked while the stream was open"))
+		}
+		return s.connectError(ctx, err)
+	}
+	return nil
 }
 
 // allowed says whether a role may call a procedure: workers only the

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -179,10 +180,29 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RequestBurst <= 0 {
 		cfg.RequestBurst = DefaultRequestBurst
 	}
+	for _, p := range []float64{cfg.Prices.SlotSecond, cfg.Prices.CPUSecond} {
+		if !(p >= 0) || math.IsInf(p, 1) {
+			return nil, sched.Errorf(sched.EINVALID, "prices must be finite and not negative (got %g per slot-second, %g per CPU second)",
+				cfg.Prices.SlotSecond, cfg.Prices.CPUSecond)
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	db := store.NewDB(filepath.Join(cfg.DataDir, "batchd.db"))
+	if fi, err := os.Stat(cfg.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		cfg.Logger.Warn("the data directory is open to other local users; it holds everyone's task specs and outputs (chmod 700 it)",
+			"dir", cfg.DataDir, "mode", fi.Mode().Perm().String())
+	}
+	// The database holds every user's specs and outputs: create it 0600
+	// whatever the umask (SQLite gives its -wal and -shm files the mode of
+	// the database file).
+	dbPath := filepath.Join(cfg.DataDir, "batchd.db")
+	f, err := os.OpenFile(dbPath, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create database file: %w", err)
+	}
+	f.Close()
+	db := store.NewDB(dbPath)
 	db.Now, db.OutputCap, db.Prices = cfg.Now, cfg.OutputCap, cfg.Prices
 	if err := db.Open(); err != nil {
 		return nil, err

@@ -294,6 +294,9 @@ func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTask
 			return nil
 		case <-sub.notify:
 		}
+		if err := s.stillValid(ctx); err != nil {
+			return err
+		}
 		all, idx := sub.take()
 		var err error
 		if all {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,29 +21,39 @@ const FirstAdmin = "admin"
 
 // firstAdmin creates the admin user and writes its token to
 // DataDir/admin.token (0600) when the store has no user yet, so that
-// batchctl on this machine works with no flags.
+// batchctl on this machine works with no flags. The file is written before
+// the user is committed: a crash in between leaves no user, and the next
+// start writes a new token, instead of an admin whose token nobody has.
 func (s *Server) firstAdmin(ctx context.Context) error {
 	n, err := s.db.CountUsers(ctx)
 	if err != nil || n > 0 {
 		return err
 	}
 	path := filepath.Join(s.cfg.DataDir, AdminTokenFile)
-	_, token, err := s.db.AddUser(ctx, store.AddUserInput{Name: FirstAdmin, Role: store.RoleAdmin})
+	token, err := store.NewToken()
 	if err != nil {
-		return fmt.Errorf("create first admin: %w", err)
+		return err
 	}
 	if err := writeSecret(path, token); err != nil {
 		return fmt.Errorf("write admin token: %w", err)
+	}
+	if _, _, err := s.db.AddUser(ctx, store.AddUserInput{Name: FirstAdmin, Role: store.RoleAdmin, Token: token}); err != nil {
+		return fmt.Errorf("create first admin: %w", err)
 	}
 	s.adminToken = token
 	s.log.Info("created admin user; token written", "file", path)
 	return nil
 }
 
-// writeSecret writes data to path with mode 0600, atomically.
+// writeSecret writes data to path with mode 0600, atomically. The
+// temporary file is created afresh (O_EXCL): a leftover one, or one
+// planted with a looser mode or as a symlink, is removed, not reused.
 func writeSecret(path, data string) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}

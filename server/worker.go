@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 	"time"
 
 	"connectrpc.com/connect"
@@ -36,6 +37,9 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	}
 	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version}
 	for _, c := range req.Running {
+		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite and not negative, progress finite", c.CopyId))
+		}
 		in.Running = append(in.Running, store.HeldCopy{Copy: sched.CopyID(c.CopyId), Slot: c.Slot, Suspended: c.Suspended,
 			Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
@@ -145,6 +149,11 @@ func (h workerHandler) Assignments(ctx context.Context, req *batchv1.Assignments
 		return err
 	}
 	for {
+		// A revoked worker token gets nothing more; what is queued stays
+		// queued (its copies are lost when its lease lapses).
+		if err := s.stillValid(ctx); err != nil {
+			return err
+		}
 		s.mu.Lock()
 		select {
 		case <-stop:
@@ -184,6 +193,9 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 	}
 	var in []store.CopyProgress
 	for _, c := range req.Copies {
+		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite and not negative, progress finite", c.CopyId))
+		}
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
 	s.mu.Lock()
@@ -247,8 +259,9 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	if err := s.checkWorker(ctx, sched.WorkerID(req.WorkerId)); err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	if req.CpuSeconds < 0 || req.RunSeconds < 0 {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must not be negative"))
+	if !seconds0(req.CpuSeconds) || !seconds0(req.RunSeconds) {
+		// They are billed: a NaN would also fail the whole group commit.
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must be finite and not negative"))
 	}
 	exit := req.ExitCode
 	if req.StartError != "" && exit == 0 {
@@ -268,6 +281,10 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	}
 	return &batchv1.ReportFinishedResponse{Outcome: outcome}, nil
 }
+
+// seconds0 says whether a worker-reported number of seconds is finite and
+// not negative (what the ledger may bill).
+func seconds0(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
 
 // claimWorker binds a worker name to the calling worker user on its first
 // registration, and refuses another worker user's name (EPERMISSION).

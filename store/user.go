@@ -64,6 +64,10 @@ func HashToken(token string) string {
 type AddUserInput struct {
 	Name string
 	Role string // RoleUser (default), RoleAdmin or RoleWorker
+	// Token is the first token, from NewToken ("": AddUser mints one).
+	// The server mints the first admin's token itself so that it can
+	// write it to disk before the user exists.
+	Token string
 }
 
 // AddUser creates a user and returns it with its first token, which is
@@ -79,12 +83,17 @@ func (db *DB) AddUser(ctx context.Context, in AddUserInput) (User, string, error
 	if in.Role != RoleUser && in.Role != RoleAdmin && in.Role != RoleWorker {
 		return User{}, "", sched.Errorf(sched.EINVALID, "bad role %q: user, admin or worker", in.Role)
 	}
-	token, err := NewToken()
-	if err != nil {
-		return User{}, "", err
+	token := in.Token
+	if token == "" {
+		var err error
+		if token, err = NewToken(); err != nil {
+			return User{}, "", err
+		}
+	} else if !strings.HasPrefix(token, TokenPrefix) || len(token) < len(TokenPrefix)+tokenBytes {
+		return User{}, "", sched.Errorf(sched.EINVALID, "a token starts with %q and carries at least %d characters", TokenPrefix, tokenBytes)
 	}
 	u := User{Name: in.Name, Role: in.Role, Tokens: 1}
-	err = db.write(ctx, func(tx *Tx) error {
+	err := db.write(ctx, func(tx *Tx) error {
 		u.CreatedAt = tx.now
 		if _, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)`, in.Name, in.Role, nanos(tx.now)); err != nil {
 			if sched.ErrorCode(translate(err)) == sched.ECONFLICT {
