@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	_ "github.com/mattn/go-sqlite3"
 
 	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
 	"batchd/store"
 )
 
@@ -300,5 +302,260 @@ func wantCap(t *testing.T, err error, cap string) {
 	wantCode(t, err, connect.CodeResourceExhausted)
 	if !strings.Contains(err.Error(), cap) {
 		t.Fatalf("error %q does not name the %s cap", err, cap)
+	}
+}
+
+// Two speculative copies of each task report their finish at the same
+// instant (the clock is pinned), from two goroutines, so that the group
+// commit often holds both in one transaction: exactly one copy of each
+// task wins, and its task is charged once, for the winner's seconds.
+func TestBreakTwoCopiesFinishTogether(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{sched: sched.Config{Speculation: sched.SpecBestEffortLATE}})
+	const n = 6
+	w, _ := b.worker(t, "w", 2*n)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: estimated(n, 1), Request: true})).TaskSet
+	copies := map[int32][]*batchv1.StartCopy{}
+	for i := 0; i < n; i++ {
+		st := w.start()
+		copies[st.Index] = append(copies[st.Index], st)
+	}
+	// The originals run far past their estimate: each gets a speculative
+	// copy (heartbeats keep the worker's lease).
+	for step, started := 0, n; started < 2*n; step++ {
+		if step == 100 {
+			t.Fatalf("no speculative copies after %d steps: %v", step, copies)
+		}
+		b.clock.Advance(5 * time.Second)
+		hb := &batchv1.HeartbeatRequest{WorkerId: "w"}
+		for _, cs := range copies {
+			for _, c := range cs {
+				hb.Copies = append(hb.Copies, &batchv1.CopyProgress{CopyId: c.CopyId, Progress: -1})
+			}
+		}
+		must[*batchv1.HeartbeatResponse](t)(b.workers.Heartbeat(ctx(t), hb))
+		b.srv.DispatchOnce()
+		running := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{})).Queues.RunningCopies
+		for ; int64(started) < running; started++ {
+			st := w.next().GetStart()
+			if st == nil {
+				t.Fatalf("step %d: want a start", step)
+			}
+			copies[st.Index] = append(copies[st.Index], st)
+		}
+	}
+	for i := int32(0); i < n; i++ {
+		if len(copies[i]) != 2 || !copies[i][1].Speculative {
+			t.Fatalf("task %d: copies %v, want an original and a speculative copy", i, copies[i])
+		}
+	}
+	type result struct {
+		copy int64
+		run  float64
+		won  bool
+	}
+	results := make(chan result, 2*n)
+	var wg sync.WaitGroup
+	for _, cs := range copies {
+		for k, c := range cs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run := float64(10 + k) // the two copies of a task bill different seconds
+				res, err := w.finish(c.CopyId, fmt.Sprint("copy ", c.CopyId), 0, run)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				results <- result{c.CopyId, run, res.Outcome == batchv1.ReportOutcome_REPORT_OUTCOME_WON}
+			}()
+		}
+	}
+	wg.Wait()
+	close(results)
+	won := map[int64]float64{}
+	for r := range results {
+		if r.won {
+			won[r.copy] = r.run
+		}
+	}
+	if got := checkLedger(t, b.dir); got != n {
+		t.Fatalf("%d charges, want %d", got, n)
+	}
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{SetId: set.Id, IncludeLines: true}))
+	if len(won) != n || len(bill.Lines) != n {
+		t.Fatalf("%d copies answered WON, %d bill lines; want %d of each", len(won), len(bill.Lines), n)
+	}
+	for _, l := range bill.Lines {
+		if run, ok := won[l.CopyId]; !ok || l.SlotSeconds != run {
+			t.Fatalf("line %v bills copy %d, which was not answered WON (or not for %g s)", l, l.CopyId, run)
+		}
+	}
+}
+
+// estimated returns n tasks with an estimate of sec seconds each.
+func estimated(n int, sec float64) []*batchv1.TaskSpec {
+	out := echo(n)
+	for _, s := range out {
+		s.EstimateSeconds = sec
+	}
+	return out
+}
+
+// A cancel and a copy's finish, in both orders and at once, through the
+// group commit: a requested task is charged once (for its result when the
+// finish came first, for what it used when the cancel did); a disclosed
+// one never; a report after the cancel is DISCARDED.
+func TestBreakCancelAndFinishEachOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	const n = 4
+	w, _ := b.worker(t, "w", 4*n)
+	req := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2 * n), Request: true})).TaskSet
+	disc := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2 * n)})).TaskSet
+	starts := map[[2]int64]*batchv1.StartCopy{}
+	for i := 0; i < 4*n; i++ {
+		st := w.start()
+		starts[[2]int64{st.SetId, int64(st.Index)}] = st
+	}
+	b.clock.Advance(4 * time.Second)
+	cancel := func(st *batchv1.StartCopy) {
+		if _, err := b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: st.SetId, Indexes: []int32{st.Index}}); err != nil {
+			t.Error(err)
+		}
+	}
+	finish := func(st *batchv1.StartCopy) batchv1.ReportOutcome {
+		res, err := w.finish(st.CopyId, "x", 0, 3)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		return res.Outcome
+	}
+	for _, id := range []int64{req.Id, disc.Id} {
+		for i := int64(0); i < 2*n; i++ {
+			st := starts[[2]int64{id, i}]
+			switch i % 2 {
+			case 0: // finish, then cancel
+				if o := finish(st); o != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
+					t.Fatalf("task %d/%d finished first: %v, want WON", id, i, o)
+				}
+				cancel(st)
+			case 1: // cancel, then finish
+				cancel(st)
+				if o := finish(st); o != batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED {
+					t.Fatalf("task %d/%d finished after its cancel: %v, want DISCARDED", id, i, o)
+				}
+			}
+		}
+	}
+	if got := checkLedger(t, b.dir); got != 2*n {
+		t.Fatalf("%d charges, want %d (one per requested task)", got, 2*n)
+	}
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	for _, l := range bill.Lines {
+		want, reason := 3.0, "finished" // the winner's reported seconds
+		if l.Index%2 == 1 {
+			want, reason = 4, "canceled-after-request" // started 4 s before the cancel
+		}
+		if l.SetId != req.Id || l.SlotSeconds != want || l.Reason != reason {
+			t.Fatalf("line %v: want set %d, %g slot-seconds, reason %s", l, req.Id, want, reason)
+		}
+	}
+}
+
+// Retries of a disclose-and-request with the same idempotency key, at once
+// and after a restart, make one set and, once its copy finishes, one
+// charge.
+func TestBreakIdempotentRetries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w", 2)
+	req := &batchv1.DiscloseRequest{Name: "once", Tasks: echo(1), Request: true, IdempotencyKey: "k"}
+	ids := make([]int64, 16)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := b.tasks.Disclose(ctx(t), req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids[i] = res.TaskSet.Id
+		}()
+	}
+	wg.Wait()
+	w.won(w.start().CopyId, "x")
+	b.close()
+	b = setup(t, options{dir: b.dir})
+	again := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), req))
+	for _, id := range append(ids, again.TaskSet.Id) {
+		if id != ids[0] {
+			t.Fatalf("retries made sets %v and %d, want one", ids, again.TaskSet.Id)
+		}
+	}
+	if !again.Replayed || again.TaskSet.Counts.Finished != 1 {
+		t.Fatalf("replay after restart: %v", again)
+	}
+	list := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
+	if len(list.TaskSets) != 1 {
+		t.Fatalf("%d sets, want 1", len(list.TaskSets))
+	}
+	if got := checkLedger(t, b.dir); got != 1 {
+		t.Fatalf("%d charges, want 1", got)
+	}
+}
+
+// A worker reporting another worker's copy while it still runs is refused
+// and changes nothing: the real worker's report then wins with its own
+// output and seconds. Reports with seconds that are not finite are refused
+// with InvalidArgument and do not fail the honest reports committed in the
+// same group commit.
+func TestBreakForgedAndBadReports(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	const n = 8
+	w, _ := b.worker(t, "w", n)
+	thief, _ := b.worker(t, "thief", 1)
+	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(n + 1), Request: true}))
+	var starts []*batchv1.StartCopy
+	for i := 0; i < n; i++ {
+		starts = append(starts, w.start())
+	}
+	theirs := thief.start()
+	_, err := thief.finish(starts[0].CopyId, "forged", 0, 1000)
+	wantCode(t, err, connect.CodePermissionDenied)
+	var wg sync.WaitGroup
+	for _, st := range starts {
+		for _, bad := range []float64{math.NaN(), math.Inf(1), -1} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w", CopyId: st.CopyId, RunSeconds: bad, CpuSeconds: 1})
+				if connect.CodeOf(err) != connect.CodeInvalidArgument {
+					t.Errorf("report of %g seconds: %v, want InvalidArgument", bad, err)
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := w.finish(st.CopyId, "honest", 0, 2)
+			if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
+				t.Errorf("honest report of copy %d: %v %v", st.CopyId, res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	_, err = b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "thief", Copies: []*batchv1.CopyProgress{{CopyId: theirs.CopyId, Progress: math.NaN()}}})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	out := must[*batchv1.GetOutputResponse](t)(b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: starts[0].SetId, Index: starts[0].Index}))
+	if string(out.Stdout) != "honest" || out.SlotSeconds != 2 || out.Worker != "w" {
+		t.Fatalf("output after a forged report: %q, %g slot-seconds, worker %s", out.Stdout, out.SlotSeconds, out.Worker)
+	}
+	if got := checkLedger(t, b.dir); got != n {
+		t.Fatalf("%d charges, want %d", got, n)
 	}
 }
