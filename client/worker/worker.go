@@ -77,6 +77,8 @@ type Config struct {
 	// (preemption then kills). Default false: it can.
 	NoSuspend bool
 	// Env is the base environment of copies. Default (nil): os.Environ().
+	// The tokens in it (BATCH_WORKER_TOKEN, BATCH_TOKEN) are always left
+	// out: a task, another user's code, must not speak for the worker.
 	Env []string
 	// PollInterval is how often a copy's progress file and CPU time are
 	// read. Default: 250 ms.
@@ -233,6 +235,7 @@ func newAgent(cfg Config) (*agent, error) {
 	if a.env == nil {
 		a.env = os.Environ()
 	}
+	a.env = withoutTokens(a.env)
 	if a.poll <= 0 {
 		a.poll = defaultPoll
 	}
@@ -824,3 +827,21 @@ func (b *backoff) next() time.Duration {
 }
 
 func (b *backoff) reset() { b.d = 0 }
+
+// secretEnv names the variables that hold tokens (client.WorkerTokenEnv
+// and client.TokenEnv), which copies never inherit: with the worker token
+// a task could report, lose or forge every copy of its worker, whoever
+// owns them.
+var secretEnv = []string{"BATCH_WORKER_TOKEN", "BATCH_TOKEN"}
+
+// withoutTokens returns env without the secretEnv variables.
+func withoutTokens(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(secretEnv, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

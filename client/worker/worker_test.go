@@ -211,6 +211,20 @@ func TestSpecDir(t *testing.T) {
 	}
 }
 
+// A copy never inherits the worker's token (nor a user token) from the
+// agent's environment: with it, a task could report its worker's copies,
+// another user's among them. The rest of the environment is passed on.
+func TestTokensNotInherited(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(c *Config) {
+		c.Env = []string{"PATH=" + os.Getenv("PATH"), "BATCH_WORKER_TOKEN=bd_worker", "BATCH_TOKEN=bd_user", "KEEP=kept"}
+	})
+	b.srv.startCopy(1, 0, sh(`echo "[$BATCH_WORKER_TOKEN][$BATCH_TOKEN][$KEEP]"`))
+	if got, want := strings.TrimSpace(string(b.srv.report(1).Stdout)), "[][][kept]"; got != want {
+		t.Errorf("task saw %q, want %q", got, want)
+	}
+}
+
 func TestStartError(t *testing.T) {
 	t.Parallel()
 	b := setup(t, nil)
