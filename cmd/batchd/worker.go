@@ -30,7 +30,7 @@ func workerCommand() *cli.Command {
 			"not be delivered in time.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080", EnvVars: []string{"BATCH_SERVER"}, Required: true},
-			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (batchd user add NAME --role worker mints one)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
+			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (batchd user add --worker NAME mints one)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
 			&cli.IntFlag{Name: "slots", Usage: "copies to run at once", Value: runtime.NumCPU()},
 			&cli.StringFlag{Name: "name", Usage: "worker name (default: hostname-RANDOM6HEX)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
