@@ -13,7 +13,8 @@ func cancelCommand() *cli.Command {
 		Usage:     "cancel the rest of a task set, or named tasks",
 		ArgsUsage: "SET[/INDEX[,INDEX|LOW-HIGH...]]...",
 		Description: `Cancel SET cancels every task of the set you have not requested: their
-copies are killed, their output dropped, and they are never billed. Cancel
+copies are killed, their output dropped, and they are never billed; requested
+tasks run on, and the set takes no more tasks (disclose a new one). Cancel
 SET/INDEX cancels named tasks; a named task that is requested but not finished
 is stopped and billed for what it used. Cancelling twice is harmless, and
 cancel says what it did.
