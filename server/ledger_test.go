@@ -12,6 +12,7 @@ import (
 
 	"connectrpc.com/connect"
 	_ "github.com/mattn/go-sqlite3"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/sched"
@@ -557,5 +558,91 @@ func TestBreakForgedAndBadReports(t *testing.T) {
 	}
 	if got := checkLedger(t, b.dir); got != n {
 		t.Fatalf("%d charges, want %d", got, n)
+	}
+}
+
+// The bill's totals, groups and date ranges on a pinned clock: work that
+// ran while disclosed and was never requested (or was canceled) and a copy
+// lost by its worker are free and shown as such; the scaled billed
+// resources are billed / requested work; since and until select lines and
+// free work by when they were billed or ended; per-set and per-owner sums
+// add up.
+func TestBillTotalsAndRanges(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{prices: store.Prices{SlotSecond: 1}})
+	t0 := b.clock.Now()
+	w, _ := b.worker(t, "w", 5)
+	setA := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "a", Tasks: echo(3)})).TaskSet
+	setB := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "b", Tasks: echo(2), Request: true})).TaskSet
+	st := map[[2]int64]*batchv1.StartCopy{}
+	for i := 0; i < 5; i++ {
+		s := w.start()
+		st[[2]int64{s.SetId, int64(s.Index)}] = s
+	}
+	report := func(set, idx int64, run float64, killed bool, want batchv1.ReportOutcome) {
+		t.Helper()
+		res, err := b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w", CopyId: st[[2]int64{set, idx}].CopyId,
+			RunSeconds: run, CpuSeconds: run / 4, Killed: killed})
+		if err != nil || res.Outcome != want {
+			t.Fatalf("report of %d/%d: %v %v, want %v", set, idx, res, err, want)
+		}
+	}
+	// t0+2: set a's three tasks run while disclosed, 2 s each.
+	b.clock.Advance(2 * time.Second)
+	for i := int64(0); i < 3; i++ {
+		report(setA.Id, i, 2, false, batchv1.ReportOutcome_REPORT_OUTCOME_WON)
+	}
+	// t0+10: a/0 is requested (billed 2 s now), a/2 canceled (free).
+	b.clock.Advance(8 * time.Second)
+	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: setA.Id, Indexes: []int32{0}}))
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: setA.Id, Indexes: []int32{2}}))
+	// t0+20: b/0 finishes (3 s); b/1's copy is lost by its worker after 5 s
+	// (free) and runs again.
+	b.clock.Advance(10 * time.Second)
+	report(setB.Id, 0, 3, false, batchv1.ReportOutcome_REPORT_OUTCOME_WON)
+	report(setB.Id, 1, 5, true, batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED)
+	again := w.start()
+	st[[2]int64{setB.Id, 1}] = again
+	// t0+30: its second copy finishes (1 s).
+	b.clock.Advance(10 * time.Second)
+	report(setB.Id, 1, 1, false, batchv1.ReportOutcome_REPORT_OUTCOME_WON)
+	checkLedger(t, b.dir)
+
+	at := func(d time.Duration) *timestamppb.Timestamp { return timestamppb.New(t0.Add(d)) }
+	type want struct {
+		lines                              int64
+		billed, executed, waste, requested float64
+	}
+	for _, c := range []struct {
+		name string
+		req  *batchv1.GetBillRequest
+		want want
+	}{
+		{"all", &batchv1.GetBillRequest{}, want{3, 6, 4, 5, 6}},
+		{"since t0+15", &batchv1.GetBillRequest{Since: at(15 * time.Second)}, want{2, 4, 0, 5, 4}},
+		{"until t0+15", &batchv1.GetBillRequest{Until: at(15 * time.Second)}, want{1, 2, 4, 0, 2}},
+		{"t0+25 to t0+35", &batchv1.GetBillRequest{Since: at(25 * time.Second), Until: at(35 * time.Second)}, want{1, 1, 0, 0, 1}},
+		{"until is exclusive", &batchv1.GetBillRequest{Until: at(10 * time.Second)}, want{0, 0, 4, 0, 0}},
+		{"set a", &batchv1.GetBillRequest{SetId: setA.Id}, want{1, 2, 4, 0, 2}},
+		{"set b", &batchv1.GetBillRequest{SetId: setB.Id}, want{2, 4, 0, 5, 4}},
+	} {
+		c.req.IncludeLines = true
+		bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), c.req))
+		tot := bill.Totals
+		got := want{tot.Lines, tot.BilledSlotSeconds, tot.ExecutedUnrequestedSlotSeconds, tot.SpeculativeWasteSlotSeconds, tot.RequestedWorkSlotSeconds}
+		if got != c.want || int64(len(bill.Lines)) != c.want.lines || tot.FreeSlotSeconds != c.want.executed+c.want.waste || tot.Amount != c.want.billed {
+			t.Errorf("%s: totals %v (%d lines listed), want %+v", c.name, tot, len(bill.Lines), c.want)
+		}
+		if c.want.requested > 0 && tot.ScaledBilledResources != c.want.billed/c.want.requested {
+			t.Errorf("%s: scaled billed resources %g, want %g", c.name, tot.ScaledBilledResources, c.want.billed/c.want.requested)
+		}
+	}
+	all := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{}))
+	sets := map[int64]float64{}
+	for _, g := range all.BySet {
+		sets[g.SetId] = g.Amount
+	}
+	if len(sets) != 2 || sets[setA.Id] != 2 || sets[setB.Id] != 4 || len(all.ByOwner) != 1 || all.ByOwner[0].Amount != 6 || all.ByOwner[0].Lines != 3 {
+		t.Fatalf("per set %v, per owner %v", all.BySet, all.ByOwner)
 	}
 }
