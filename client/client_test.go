@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -200,5 +201,112 @@ func TestRunAndRead(t *testing.T) {
 	}
 	if cl.Slots != 2 || len(cl.Workers) != 1 || cl.Workers[0].ID != "test-worker" {
 		t.Errorf("cluster = %+v", cl)
+	}
+}
+
+// cutTransport forwards requests and keeps the body of each open
+// WatchTaskSet stream so that the test can break it mid-way, as a killed
+// server or a cut connection does.
+type cutTransport struct {
+	mu      sync.Mutex
+	streams []*cutBody
+}
+
+type cutBody struct {
+	io.ReadCloser
+	cut atomic.Bool
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.cut.Load() {
+		return 0, errors.New("connection reset (test)")
+	}
+	return n, err
+}
+
+func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(r)
+	if err != nil || !strings.HasSuffix(r.URL.Path, "/WatchTaskSet") {
+		return res, err
+	}
+	b := &cutBody{ReadCloser: res.Body}
+	res.Body = b
+	c.mu.Lock()
+	c.streams = append(c.streams, b)
+	c.mu.Unlock()
+	return res, nil
+}
+
+// cutAll breaks every open stream and returns how many were opened so far.
+func (c *cutTransport) cutAll() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		b.cut.Store(true)
+		b.ReadCloser.Close()
+	}
+	return len(c.streams)
+}
+
+// TestWatchRidesOutDrop breaks a watch stream mid-way: Watch opens a new
+// one by itself, starts again from a snapshot, and goes on delivering
+// changes.
+func TestWatchRidesOutDrop(t *testing.T) {
+	t.Parallel()
+	url := startServer(t, 0)
+	cut := &cutTransport{}
+	c := client.New(client.Config{Server: url, HTTPClient: authed(&http.Client{Transport: cut}, url),
+		RetryFor: time.Minute, SleepFunc: func(context.Context, time.Duration) error { return nil }})
+	plain := client.New(client.Config{Server: url, HTTPClient: authed(nil, url)})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := plain.Disclose(ctx, client.DiscloseInput{Tasks: []sched.TaskSpec{{Argv: []string{"true"}}, {Argv: []string{"true"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	updates := make(chan client.WatchUpdate)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Watch(ctx, d.Set.ID, func(u client.WatchUpdate) error {
+			select {
+			case updates <- u:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	next := func(what string) client.WatchUpdate {
+		t.Helper()
+		select {
+		case u := <-updates:
+			return u
+		case err := <-done:
+			t.Fatalf("watch ended waiting for %s: %v", what, err)
+		case <-ctx.Done():
+			t.Fatalf("no %s", what)
+		}
+		return client.WatchUpdate{}
+	}
+	if u := next("first snapshot"); !u.Snapshot || len(u.Tasks) != 2 {
+		t.Fatalf("first message = %+v, want a snapshot of 2 tasks", u)
+	}
+	if n := cut.cutAll(); n != 1 {
+		t.Fatalf("%d streams opened before the cut, want 1", n)
+	}
+	if u := next("snapshot after the drop"); !u.Snapshot || len(u.Tasks) != 2 {
+		t.Fatalf("after the drop = %+v, want a new snapshot", u)
+	}
+	if _, err := plain.Request(ctx, d.Set.ID, []int32{1}); err != nil {
+		t.Fatal(err)
+	}
+	u := next("the change after the drop")
+	if u.Snapshot || len(u.Tasks) != 1 || u.Tasks[0].Index != 1 || u.Tasks[0].State != sched.TaskRequested {
+		t.Fatalf("change after the drop = %+v, want task 1 requested", u)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("watch ended with %v, want context.Canceled", err)
 	}
 }
