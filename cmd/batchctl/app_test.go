@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -209,8 +210,12 @@ func TestStatusWatchOutputBill(t *testing.T) {
 	if got := e.ok("bill", "--lines"); !strings.Contains(got, "billed (requested work)") || !strings.Contains(got, set+"/1") {
 		t.Errorf("bill --lines printed %q", got)
 	}
-	if got := e.ok("cluster"); !strings.Contains(got, "slots: ") || !strings.Contains(got, "w") {
-		t.Errorf("cluster printed %q", got)
+	// The worker "w" with its two slots, and the two finished tasks.
+	got := e.ok("cluster")
+	for _, re := range []string{`slots: \d busy of 2\n`, `\| w +\| [^|]+\| 2 +\|`, `\| finished tasks +\| 2 +\|`} {
+		if !regexp.MustCompile(re).MatchString(got) {
+			t.Errorf("cluster printed %q, want it to match %s", got, re)
+		}
 	}
 }
 
