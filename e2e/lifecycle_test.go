@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -136,7 +137,11 @@ func TestLifecycle(t *testing.T) {
 	if human := c.mustCtl("bill").stdout; !strings.Contains(human, "scaled billed resources") {
 		t.Errorf("bill printed %q", human)
 	}
-	if r := c.mustCtl("cluster"); !strings.Contains(r.stdout, "slots") {
-		t.Errorf("cluster printed %q", r.stdout)
+	// The four local slots, and the four requested tasks that finished.
+	r = c.mustCtl("cluster")
+	for _, re := range []string{`slots: \d busy of 4\n`, `\| finished tasks +\| 4 +\|`} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("cluster printed %q, want it to match %s", r.stdout, re)
+		}
 	}
 }
