@@ -50,12 +50,18 @@ type Speculation string
 const (
 	SpecHopperGRASS    Speculation = "hopper+grass" // default
 	SpecBestEffortLATE Speculation = "best-effort-late"
-	SpecBudgeted       Speculation = "budgeted" // with Config.Budget reserved slots; spelled budgeted-N
-	SpecNone           Speculation = "none"
+	// SpecGRASS is GRASS without Hopper: jobs in the requested queue's
+	// order each take what they want of the free slots (best effort, as
+	// best-effort-late), but inside a job GRASS picks between a new task
+	// and a speculative copy (Config.Grass). It isolates GRASS's gain over
+	// LATE under the same job scheduler, as GRASS §6 measures it.
+	SpecGRASS    Speculation = "grass"
+	SpecBudgeted Speculation = "budgeted" // with Config.Budget reserved slots; spelled budgeted-N
+	SpecNone     Speculation = "none"
 )
 
-// ParseSpeculation accepts "hopper+grass", "best-effort-late", "none" and
-// "budgeted-N"; it returns the mode and, for budgeted, N.
+// ParseSpeculation accepts "hopper+grass", "grass", "best-effort-late",
+// "none" and "budgeted-N"; it returns the mode and, for budgeted, N.
 func ParseSpeculation(s string) (Speculation, int, error) {
 	n := strings.ToLower(strings.TrimSpace(s))
 	switch n {
@@ -63,6 +69,8 @@ func ParseSpeculation(s string) (Speculation, int, error) {
 		return SpecHopperGRASS, 0, nil
 	case "best-effort-late", "late":
 		return SpecBestEffortLATE, 0, nil
+	case "grass", "best-effort-grass":
+		return SpecGRASS, 0, nil
 	case "none", "off":
 		return SpecNone, 0, nil
 	}
@@ -72,7 +80,7 @@ func ParseSpeculation(s string) (Speculation, int, error) {
 			return SpecBudgeted, b, nil
 		}
 	}
-	return "", 0, Errorf(EINVALID, "unknown speculation mode %q (want hopper+grass, best-effort-late, budgeted-N or none)", s)
+	return "", 0, Errorf(EINVALID, "unknown speculation mode %q (want hopper+grass, grass, best-effort-late, budgeted-N or none)", s)
 }
 
 // Preemption names what happens to a running disclosed copy when requested
@@ -115,7 +123,8 @@ type Config struct {
 	// MaxEarlyCopies bounds the copies of one task before a job's last wave
 	// (GRASS Guidelines 1–2); default 2.
 	MaxEarlyCopies int
-	// Grass selects GRASS's rule inside a job's Hopper share: "switch"
+	// Grass selects GRASS's rule inside a job's Hopper share (or, with
+	// SpecGRASS, inside whatever the job gets): "switch"
 	// (default: RAS while more than two waves of the job are queued, GS in
 	// its last two), "gs" or "ras" alone (GRASS §6.3's ablation).
 	Grass GrassMode

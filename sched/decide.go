@@ -501,12 +501,25 @@ func (s *Scheduler) decideRequested(now Time, out []Decision) []Decision {
 
 // greedy serves jobs in order, each taking every slot it wants: its queued
 // tasks, then (best-effort-late, budgeted) speculative copies by LATE's
-// rule on whatever is still free.
+// rule on whatever is still free; with SpecGRASS, GRASS chooses inside
+// each job between its queued tasks and speculative copies.
 func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 	spec := s.cfg.Speculation == SpecBestEffortLATE || s.cfg.Speculation == SpecBudgeted
 	budget := s.cfg.Speculation == SpecBudgeted
 	it := &s.jit
 	it.start(s.jobs.root)
+	if s.cfg.Speculation == SpecGRASS {
+		for st := it.next(); st != nil && s.slotsLeft(true); st = it.next() {
+			// Best effort: the job may take every slot it can get now,
+			// which is also its allocation for GRASS's wave count.
+			avail := st.held + s.freeN
+			if s.cfg.Preemption != PreemptOff {
+				avail += len(s.preempt.items)
+			}
+			out = s.fillJob(st, avail, now, out)
+		}
+		return out
+	}
 	for st := it.next(); st != nil && s.slotsLeft(true); st = it.next() {
 		for st.rq.len() > 0 && s.slotsLeft(true) {
 			if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
@@ -681,17 +694,25 @@ func desired(c float64, remaining int) int {
 //
 // Every job first gets its fairness floor b_i = min(⌊(1−ε)·S/n⌋, T_i)
 // (§4.3; a job's floor never exceeds its remaining tasks: fairness guards
-// against starvation and must not hand out idle reservations, and a job
-// speculates within its Guideline 2/3 share or on spare slots). The
-// rest goes in order, smallest V first: each job is topped up to its
-// desired allocation ⌈V_i⌉ (see desired: rounded up, so that a one-task job
-// keeps room for a copy) while slots last. When S < ΣV (Guideline 2) that is
-// Pseudocode 1's SRPT-like walk; otherwise every job gets ⌈V_i⌉ and the
-// slots still left are not handed out here: Decide
-// gives them to disclosed work first and then to requested stragglers
-// (Guideline 3's extra capacity). With no floor this is exactly
-// Pseudocode 1's lines 3–5. The result is appended to buf; it costs O(n)
-// and allocates nothing when buf has room.
+// against starvation and must not hand out idle reservations). Then:
+//
+//   - S < ΣV (Guideline 2, lines 4–5): in order, smallest V first, each
+//     job is topped up to its desired allocation ⌈V_i⌉ (see desired:
+//     rounded up, so that a one-task job keeps room for a copy) while
+//     slots last.
+//   - S ≥ ΣV (Guideline 3, line 7): every slot is shared in proportion to
+//     V, ⌊V_i/ΣV·S⌋, and never below the floor or ⌈V_i⌉. Spare slots are
+//     worth most as speculation, and larger jobs have more stragglers.
+//     Where a floor or ⌈V_i⌉ lifts a job above its proportional part the
+//     total can pass S by a few slots; the jobs first in order then fill
+//     first, and the fill stops when the slots run out.
+//
+// A share is an upper bound, not a reservation: fillJob takes only the
+// slots the job can use now (queued tasks, stragglers worth a copy), and
+// Decide lends the rest to disclosed work, which a requested straggler
+// takes back by preemption. With no floor this is exactly Pseudocode 1.
+// The result is appended to buf; it costs O(n) and allocates nothing when
+// buf has room.
 func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int, buf []int) []int {
 	alloc := buf[:0]
 	if n <= 0 || S <= 0 {
@@ -704,11 +725,22 @@ func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int,
 	if epsilon < 1 {
 		fair = int(math.Floor((1 - max(epsilon, 0)) * float64(S) / float64(n)))
 	}
-	sumBase := 0
+	sumBase, sumT := 0, 0
 	for i := range n {
-		b := min(fair, remaining(i))
+		t := remaining(i)
+		b := min(fair, t)
 		sumBase += b
+		sumT += t
 		alloc = append(alloc, b)
+	}
+	if sumT > 0 && float64(S) >= c*float64(sumT) {
+		// Guideline 3: V_i/ΣV = T_i/ΣT.
+		for i := range n {
+			t := remaining(i)
+			prop := int(math.Floor(float64(S) * float64(t) / float64(sumT)))
+			alloc[i] = max(alloc[i], desired(c, t), prop)
+		}
+		return alloc
 	}
 	left := max(S-sumBase, 0)
 	for i := range n {

@@ -68,22 +68,29 @@ func TestGRASSIntro(t *testing.T) {
 	// slots; ε = 1 and β = 2 make Hopper's V = remaining tasks = 2).
 	// GS applies in a job's last two waves, RAS before: the number of
 	// queued tasks selects it, so each case sets the queue length.
-	for _, tc := range []struct {
+	type grassCase struct {
 		name      string
 		queued    int // unscheduled tasks besides the straggler
 		wantSpec  bool
 		wantState string
 		grass     GrassMode
-	}{
-		{"GS", 1, true, "speculate-gs", ""},
-		{"RAS", 9, false, "requested", ""},
-		// Config.Grass fixes one rule whatever the queue (the ablation).
-		{"GS only", 9, true, "speculate-gs", GrassGS},
-		{"RAS only", 1, false, "requested", GrassRAS},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+		spec      Speculation
+	}
+	var cases []grassCase
+	// Inside Hopper's share (2 slots) and without Hopper (SpecGRASS: the
+	// job's allocation is the 2 slots it can get), the same choices.
+	for _, spec := range []Speculation{SpecHopperGRASS, SpecGRASS} {
+		cases = append(cases,
+			grassCase{"GS", 1, true, "speculate-gs", "", spec},
+			grassCase{"RAS", 9, false, "requested", "", spec},
+			// Config.Grass fixes one rule whatever the queue (the ablation).
+			grassCase{"GS only", 9, true, "speculate-gs", GrassGS, spec},
+			grassCase{"RAS only", 1, false, "requested", GrassRAS, spec})
+	}
+	for _, tc := range cases {
+		t.Run(string(tc.spec)+"/"+tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := New(Config{BetaPrior: 2, BetaMinSamples: 1 << 30, Epsilon: 1, Grass: tc.grass})
+			s, err := New(Config{Speculation: tc.spec, BetaPrior: 2, BetaMinSamples: 1 << 30, Epsilon: 1, Grass: tc.grass})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,12 +228,18 @@ func TestHopperAllocate(t *testing.T) {
 		want []int
 	}{
 		{"short: smallest V first", 7, 1.25, 1, []int{4, 5}, []int{5, 2}},
-		{"plenty: desired allocations", 20, 1.25, 1, []int{4, 5}, []int{5, 7}},
+		// S ≥ ΣV = 11.25: every slot in proportion to V (Pseudocode 1
+		// line 7), ⌊20·4/9⌋ and ⌊20·5/9⌋.
+		{"plenty: proportional to V", 20, 1.25, 1, []int{4, 5}, []int{8, 11}},
+		// Just above ΣV = 8.75 (S = 9): ⌊9·3/7⌋ = 3 is below ⌈V⌉ = 4,
+		// which a job always gets.
+		{"plenty, proportional part below desired", 9, 1.25, 1, []int{3, 4}, []int{4, 5}},
 		{"fairness floor", 7, 1.25, 0.1, []int{4, 5}, []int{4, 3}},
 		// Unfair: 2, 7, 0; job 2 is raised to the floor 3 (job 0 needs no
 		// more than ⌈V⌉ = 2), and job 1 gets what is left.
 		{"eps 0 floors the starved job", 9, 2, 0, []int{1, 10, 10}, []int{2, 4, 3}},
-		{"one small job gets its desired allocation", 7, 1.25, 0.1, []int{1}, []int{2}},
+		{"one small job may use every slot", 7, 1.25, 0.1, []int{1}, []int{7}},
+		{"short: one small job gets its desired allocation", 7, 1.6, 0.1, []int{1, 20}, []int{2, 5}},
 	} {
 		got := HopperAllocate(tc.S, tc.c, tc.eps, len(tc.rem), func(i int) int { return tc.rem[i] }, nil)
 		sum := 0
@@ -237,7 +250,7 @@ func TestHopperAllocate(t *testing.T) {
 				break
 			}
 		}
-		if sum > tc.S {
+		if over := sum - tc.S; over > 0 && !(over < len(got) && float64(tc.S) >= tc.c*float64(sumOf(tc.rem))) {
 			t.Errorf("%s: allocated %d of %d slots", tc.name, sum, tc.S)
 		}
 	}
@@ -260,3 +273,11 @@ func TestHill(t *testing.T) {
 }
 
 func paretoQuantile(u, beta float64) float64 { return math.Pow(1-u, -1/beta) }
+
+func sumOf(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
+}

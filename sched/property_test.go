@@ -176,6 +176,8 @@ var propertyConfigs = []Config{
 	{Speculation: SpecNone, Policy: PolicyBatchSRPT},
 	{Policy: PolicyInteractiveFCFS, Epsilon: 1},
 	{Preemption: PreemptOff, StragglerAfter: 1},
+	{Speculation: SpecGRASS},
+	{Speculation: SpecGRASS, Grass: GrassRAS, Preemption: PreemptKill},
 }
 
 func TestPropertyRandomWorkloads(t *testing.T) {

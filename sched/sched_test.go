@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -251,18 +252,24 @@ func TestSpeculationHygiene(t *testing.T) {
 			t.Fatalf("start %+v is not speculative", ds[0])
 		}
 		spec := ds[0].Copy
-		b.decide(100) // at most... the job's share is ⌈1.5·1⌉ = 2 copies
-		// The speculative copy wins: the original is killed at once and
-		// its slot is free before the driver carries out the kill.
+		// Both copies hang: in its last wave the job may have more than
+		// two copies (GRASS Guideline 2), and with the cluster otherwise
+		// idle its Hopper share is every slot (Guideline 3), so the third
+		// copy takes the last free slot, on a.
+		ds = b.decide(100, want{DecisionStart, TaskRef{1, 0}, "speculate-gs", "a"})
+		third := ds[0].Copy
+		b.decide(101) // no slot left
+		// The speculative copy wins: the other two are killed at once and
+		// their slots are free before the driver carries out the kills.
 		if r := b.apply(Event{Kind: EventCopyFinished, Time: 101, Copy: spec}); !r.Won {
 			t.Fatalf("speculative copy did not win")
 		}
-		if st := b.s.Stats(); st.BusySlots != 0 || st.SpeculativeWon != 1 || st.SpeculativeStarted != 1 {
+		if st := b.s.Stats(); st.BusySlots != 0 || st.SpeculativeWon != 1 || st.SpeculativeStarted != 2 {
 			t.Fatalf("stats %+v after the race", st)
 		}
-		ds = b.decide(101, want{DecisionKill, TaskRef{1, 0}, "lost-race", "a"})
-		if ds[0].Copy != orig {
-			t.Fatalf("killed %d, want the original %d", ds[0].Copy, orig)
+		ds = b.decide(101, want{DecisionKill, TaskRef{1, 0}, "lost-race", "a"}, want{DecisionKill, TaskRef{1, 0}, "lost-race", "a"})
+		if got := []CopyID{ds[0].Copy, ds[1].Copy}; !slices.Contains(got, orig) || !slices.Contains(got, third) {
+			t.Fatalf("killed %v, want the original %d and the third copy %d", got, orig, third)
 		}
 		// The loser finishing anyway (drivers race) is not the result.
 		if r := b.apply(Event{Kind: EventCopyFinished, Time: 101, Copy: orig}); r.Won {

@@ -214,7 +214,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Speculation = SpecHopperGRASS
 	}
 	switch cfg.Speculation {
-	case SpecHopperGRASS, SpecBestEffortLATE, SpecBudgeted, SpecNone:
+	case SpecHopperGRASS, SpecGRASS, SpecBestEffortLATE, SpecBudgeted, SpecNone:
 	default:
 		sp, b, err := ParseSpeculation(string(cfg.Speculation))
 		if err != nil {

@@ -39,7 +39,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "policy", Value: string(sched.PolicySRPTxFCFS), EnvVars: []string{"BATCHD_POLICY"},
 				Usage: "scheduling policy: srpt×fcfs, fcfs×fcfs, batch-srpt, batch-fcfs, interactive-srpt, interactive-fcfs (ASCII: srpt-x-fcfs)"},
 			&cli.StringFlag{Name: "speculation", Value: string(sched.SpecHopperGRASS), EnvVars: []string{"BATCHD_SPECULATION"},
-				Usage: "speculation: hopper+grass, best-effort-late, budgeted-N or none"},
+				Usage: "speculation: hopper+grass, grass (GRASS without Hopper), best-effort-late, budgeted-N or none"},
 			&cli.StringFlag{Name: "preemption", Value: string(sched.PreemptSuspend), EnvVars: []string{"BATCHD_PREEMPTION"},
 				Usage: "what requested work does to running disclosed copies: suspend, kill or off"},
 			&cli.Float64Flag{Name: "price-slot-second", Value: 1, EnvVars: []string{"BATCHD_PRICE_SLOT_SECOND"}, Usage: "ledger price per billed slot-second"},

@@ -40,9 +40,9 @@ func simRunCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "workload", Aliases: []string{"w"}, Value: "petrou", Usage: "petrou, cluster or mixed"},
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "queue policies (repeat or comma-separate); default: every policy"},
-			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, best-effort-late, budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
+			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, grass (GRASS without Hopper), best-effort-late, budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
 			&cli.StringFlag{Name: "preemption", Value: "suspend", Usage: "suspend, kill or off"},
-			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job's share: switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
+			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job (hopper+grass, grass): switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "first seed"},
@@ -215,10 +215,11 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			for _, g := range grass {
-				if sp != sched.SpecHopperGRASS && g != sched.GrassSwitch {
-					continue // GRASS's rule matters only under hopper+grass
-				}
+			gs := grass
+			if sp != sched.SpecHopperGRASS && sp != sched.SpecGRASS {
+				gs = []sched.GrassMode{sched.GrassSwitch} // GRASS's rule matters only where GRASS runs
+			}
+			for _, g := range gs {
 				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g})
 			}
 		}
