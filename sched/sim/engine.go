@@ -194,6 +194,10 @@ func (m *sim) run() error {
 		}
 	case WorkloadCluster:
 		m.arrivals = newRNG(p.Seed, 2)
+		if p.SingleJob > 0 {
+			m.q.push(simEvent{t: 0, kind: evArrival})
+			break
+		}
 		m.arrivalRate = p.ArrivalRate()
 		m.q.push(simEvent{t: m.arrivals.exp(1 / m.arrivalRate), kind: evArrival})
 	}
@@ -669,7 +673,10 @@ func (m *sim) userActs(ui int32) error {
 
 // jobArrives is an open-loop job: disclosed and requested whole.
 func (m *sim) jobArrives() error {
-	size := m.p.jobSize(&m.arrivals)
+	size := m.p.SingleJob
+	if size <= 0 {
+		size = m.p.jobSize(&m.arrivals)
+	}
 	si := m.newSet(-1, []int32{int32(size)})
 	if m.now >= m.warm && m.now <= m.end {
 		m.measuredLeft++
@@ -680,6 +687,10 @@ func (m *sim) jobArrives() error {
 	m.sets[si].next = 1
 	if err := m.request(si, 0); err != nil {
 		return err
+	}
+	if m.p.SingleJob > 0 {
+		m.arrivalsDone = true
+		return nil
 	}
 	next := m.now + m.arrivals.exp(1/m.arrivalRate)
 	if next <= m.end {

@@ -66,6 +66,12 @@ type Params struct {
 	JobSizeAlpha float64 // job sizes (tasks) ~ bounded Pareto with this shape
 	JobSizeMax   int     // ... on [1, JobSizeMax]
 
+	// SingleJob (cluster), when positive, replaces the arrivals by one job
+	// of SingleJob tasks at time 0 on an otherwise empty cluster; the run
+	// ends when it finishes (Hopper Fig. 3: one job's completion time
+	// against the slots it is given). Set Warmup negative to measure it.
+	SingleJob int
+
 	// WorkPerTask (cluster) is the slot-seconds one task occupies on
 	// average, used to set the arrival rate for Utilization; 0 means the
 	// Pareto mean x_m·β/(β−1) (see CalibrateWork).

@@ -322,3 +322,32 @@ func TestWorkerFailures(t *testing.T) {
 		t.Errorf("petrou with failures: lost %d, waste %g, scaled billed %g", r.LostCopies, r.WasteSlotSeconds, r.ScaledBilled)
 	}
 }
+
+// TestSingleJob is the Fig. 3 setup: one job alone at time 0. Without
+// speculation a job on T slots runs every task at once, so slots beyond T
+// change nothing and half as many slots (two waves) cannot be faster; the
+// grass mode's copies make it faster on the same draws.
+func TestSingleJob(t *testing.T) {
+	t.Parallel()
+	const T = 40
+	jct := func(slots int, spec sched.Speculation) Result {
+		p := Defaults(WorkloadCluster)
+		p.SingleJob, p.Warmup, p.Slots, p.Seed, p.KeepJobs = T, -1, slots, 3, true
+		p.Sched = sched.Config{Speculation: spec}
+		r := run(t, p)
+		if r.Requests != 1 || len(r.Jobs) != 1 || r.Jobs[0].Tasks != T || r.Jobs[0].RequestedAt != 0 || r.Unfinished != 0 {
+			t.Fatalf("%d slots, %s: %d requests, jobs %+v, %d unfinished; want the one job of %d tasks at 0, done", slots, spec, r.Requests, r.Jobs, r.Unfinished, T)
+		}
+		return r
+	}
+	full, double, half := jct(T, sched.SpecNone), jct(2*T, sched.SpecNone), jct(T/2, sched.SpecNone)
+	if full.MeanVisibleResponse != double.MeanVisibleResponse {
+		t.Errorf("no speculation: JCT %g on %d slots, %g on %d: extra slots changed a one-wave job", full.MeanVisibleResponse, T, double.MeanVisibleResponse, 2*T)
+	}
+	if half.MeanVisibleResponse < full.MeanVisibleResponse {
+		t.Errorf("no speculation: JCT %g on %d slots below %g on %d", half.MeanVisibleResponse, T/2, full.MeanVisibleResponse, T)
+	}
+	if g := jct(T, sched.SpecGRASS); !(g.MeanVisibleResponse < full.MeanVisibleResponse) || g.SpeculativeStarted == 0 {
+		t.Errorf("grass: JCT %g with %d copies, want below %g", g.MeanVisibleResponse, g.SpeculativeStarted, full.MeanVisibleResponse)
+	}
+}
