@@ -38,6 +38,10 @@ type Config struct {
 	// SleepFunc waits between retries; nil means a timer that honours ctx.
 	// Tests replace it to avoid real waits.
 	SleepFunc func(ctx context.Context, d time.Duration) error
+	// ReconnectFunc, when set, is told each time Watch lost its stream and
+	// will open a new one after wait (err is why; nil when the server ended
+	// the stream), so a waiting person can be told; nil stays silent.
+	ReconnectFunc func(err error, wait time.Duration)
 }
 
 // Client calls a batchd server. It is safe for concurrent use.
@@ -516,6 +520,9 @@ func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate
 		}
 		if err != nil && time.Since(down)+wait > c.cfg.WatchRetryFor {
 			return err
+		}
+		if c.cfg.ReconnectFunc != nil {
+			c.cfg.ReconnectFunc(err, wait)
 		}
 		if serr := c.cfg.SleepFunc(ctx, wait); serr != nil {
 			return serr

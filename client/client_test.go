@@ -256,8 +256,10 @@ func TestWatchRidesOutDrop(t *testing.T) {
 	t.Parallel()
 	url := startServer(t, 0)
 	cut := &cutTransport{}
+	var reconnects atomic.Int32
 	c := client.New(client.Config{Server: url, HTTPClient: authed(&http.Client{Transport: cut}, url),
-		RetryFor: time.Minute, SleepFunc: func(context.Context, time.Duration) error { return nil }})
+		RetryFor: time.Minute, SleepFunc: func(context.Context, time.Duration) error { return nil },
+		ReconnectFunc: func(error, time.Duration) { reconnects.Add(1) }})
 	plain := client.New(client.Config{Server: url, HTTPClient: authed(nil, url)})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -297,6 +299,9 @@ func TestWatchRidesOutDrop(t *testing.T) {
 	}
 	if u := next("snapshot after the drop"); !u.Snapshot || len(u.Tasks) != 2 {
 		t.Fatalf("after the drop = %+v, want a new snapshot", u)
+	}
+	if n := reconnects.Load(); n != 1 {
+		t.Errorf("ReconnectFunc told of %d reconnects, want 1", n)
 	}
 	if _, err := plain.Request(ctx, d.Set.ID, []int32{1}); err != nil {
 		t.Fatal(err)

@@ -237,6 +237,13 @@ func newClient(c *cli.Context) *client.Client {
 		// request and watch are already waiting: they wait for a restarting
 		// server too.
 		WatchRetryFor: max(retry, watchRetry),
+		ReconnectFunc: func(err error, wait time.Duration) {
+			why := "the server ended the stream"
+			if err != nil {
+				why = sched.ErrorMessage(err)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "batchctl: lost the watch (%s); reconnecting in %s\n", why, wait.Round(time.Millisecond))
+		},
 	})
 }
 
