@@ -4,12 +4,13 @@ import type { WatchTaskSetResponse } from "./gen/batch/v1/taskset_pb";
 import { Backoff } from "./backoff";
 import { describeError, isAbort } from "./errors";
 import type { Problem } from "./errors";
-import { fmtNumber } from "./format";
+import { fmtDuration, fmtNumber } from "./format";
 
 /** WatchStatus is what the page says about the stream. */
 export type WatchStatus =
   | { kind: "connecting" }
-  | { kind: "live" }
+  /** live: messages flow; reconnectedAfterMs is set once a dropped stream came back, and says how long it was down. */
+  | { kind: "live"; reconnectedAfterMs?: number }
   | { kind: "reconnecting"; delayMs: number; attempt: number; problem: Problem }
   | { kind: "stopped"; problem: Problem };
 
@@ -20,6 +21,8 @@ export interface WatchDeps {
   /** sleep waits ms, or rejects/returns early when signal aborts. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
   backoff: Backoff;
+  /** now returns the time in ms (Date.now by default); it only measures how long the stream was down. */
+  now?: () => number;
 }
 
 /** sleep is the real WatchDeps.sleep. */
@@ -40,7 +43,8 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * found, permission, sign-in) stops it. Every message goes to onMessage;
  * every change of the stream's status goes to onStatus. A stream that ends
  * or fails is opened again after a backoff, which resets once a stream
- * delivers a message; each new stream starts with a snapshot.
+ * delivers a message; each new stream starts with a snapshot. A stream
+ * that comes back says so in its live status, with how long it was down.
  */
 export async function runWatch(
   setId: bigint,
@@ -49,16 +53,19 @@ export async function runWatch(
   onStatus: (s: WatchStatus) => void,
   signal: AbortSignal,
 ): Promise<void> {
+  const now = deps.now ?? Date.now;
+  let lostAt: number | undefined; // when the last live stream dropped, until one delivers again
   onStatus({ kind: "connecting" });
   while (!signal.aborted) {
     let problem: Problem;
+    let first = true;
     try {
-      let first = true;
       for await (const m of deps.open(setId, signal)) {
         if (first) {
           first = false;
           deps.backoff.reset();
-          onStatus({ kind: "live" });
+          onStatus(lostAt === undefined ? { kind: "live" } : { kind: "live", reconnectedAfterMs: Math.max(0, now() - lostAt) });
+          lostAt = undefined;
         }
         onMessage(m);
       }
@@ -79,6 +86,7 @@ export async function runWatch(
         return;
       }
     }
+    if (lostAt === undefined && !first) lostAt = now();
     const delayMs = deps.backoff.next();
     onStatus({ kind: "reconnecting", delayMs, attempt: deps.backoff.attempts, problem });
     await deps.sleep(delayMs, signal);
@@ -91,7 +99,10 @@ export function statusText(s: WatchStatus): { text: string; cls: string } {
     case "connecting":
       return { text: "Connecting…", cls: "connecting" };
     case "live":
-      return { text: "Live", cls: "live" };
+      return {
+        text: s.reconnectedAfterMs === undefined ? "Live" : `Live: reconnected by itself after ${fmtDuration(s.reconnectedAfterMs / 1000)}`,
+        cls: "live",
+      };
     case "reconnecting":
       return {
         text: `Connection lost (${s.problem.detail || s.problem.title}); reconnecting in ${fmtNumber(s.delayMs / 1000, 1)} s, attempt ${s.attempt}`,

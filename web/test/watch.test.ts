@@ -25,7 +25,7 @@ function delta(index: number, state: TaskState): WatchTaskSetResponse {
 /** streams is a script: each call to WatchTaskSet plays the next entry; an entry ends in an error or a clean end. */
 type Script = { msgs: WatchTaskSetResponse[]; end: ConnectError | "end" }[];
 
-function harness(script: Script) {
+function harness(script: Script, now?: () => number) {
   const seen: bigint[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(TaskSetService, {
@@ -48,6 +48,7 @@ function harness(script: Script) {
       delays.push(ms);
     },
     backoff: new Backoff({ initialMs: 100, maxMs: 1000, random: () => 0 }),
+    now,
   };
   return {
     seen,
@@ -109,8 +110,30 @@ test("an abort ends the loop quietly", async () => {
   assert.ok(!h.statuses.some((s) => s.kind === "stopped"), "no error is shown for an abort");
 });
 
+test("a stream that comes back says it reconnected and how long it was down; a first connect after failures does not", async () => {
+  let clock = 1000;
+  const h = harness(
+    [
+      { msgs: [], end: new ConnectError("not up yet", Code.Unavailable) },
+      { msgs: [snapshot([TaskState.DISCLOSED])], end: new ConnectError("dropped", Code.Unavailable) },
+      { msgs: [], end: new ConnectError("still gone", Code.Unavailable) },
+      { msgs: [snapshot([TaskState.FINISHED])], end: "end" },
+      { msgs: [snapshot([TaskState.FINISHED])], end: new ConnectError("no such set", Code.NotFound) },
+    ],
+    () => (clock += 500),
+  );
+  await h.run();
+  const live = h.statuses.filter((s) => s.kind === "live");
+  assert.equal(live.length, 3);
+  assert.equal(live[0].reconnectedAfterMs, undefined, "the first live stream is not a reconnect, even after failed tries");
+  assert.equal(live[1].reconnectedAfterMs, 500, "down from the drop until the next stream delivered");
+  assert.equal(live[2].reconnectedAfterMs, 500, "a clean end of stream that comes back is a reconnect too");
+  assert.equal(statusText(live[1]).text, "Live: reconnected by itself after 0.50 s");
+});
+
 test("statusText says what happened and when the next try is", () => {
   assert.deepEqual(statusText({ kind: "live" }), { text: "Live", cls: "live" });
+  assert.deepEqual(statusText({ kind: "live", reconnectedAfterMs: 2500 }), { text: "Live: reconnected by itself after 2.50 s", cls: "live" });
   const problem = { code: Code.Unavailable, title: "t", detail: "connection refused", hint: "", retryable: true, signIn: false };
   assert.deepEqual(statusText({ kind: "reconnecting", delayMs: 1500, attempt: 3, problem }), {
     text: "Connection lost (connection refused); reconnecting in 1.5 s, attempt 3",
