@@ -6,6 +6,7 @@ import { createConnectTransport } from "@connectrpc/connect-web";
 import { BillingService } from "./gen/batch/v1/billing_pb";
 import { ClusterService } from "./gen/batch/v1/cluster_pb";
 import { TaskSetService } from "./gen/batch/v1/taskset_pb";
+import { UserService } from "./gen/batch/v1/user_pb";
 
 /** TokenKey is the sessionStorage key of the sign-in token. */
 export const TokenKey = "batchd.token";
@@ -24,20 +25,25 @@ export function storageTokenStore(s: Pick<Storage, "getItem" | "setItem" | "remo
   };
 }
 
-/** authInterceptor sends `Authorization: Bearer TOKEN` on every call while a token is stored. */
+/**
+ * authInterceptor sends `Authorization: Bearer TOKEN` on every call while a
+ * token is stored, unless the call names its own (sign-in checks a token
+ * before storing it).
+ */
 export function authInterceptor(tokens: TokenStore): Interceptor {
   return (next) => async (req) => {
     const t = tokens.get().trim();
-    if (t !== "") req.header.set("Authorization", `Bearer ${t}`);
+    if (t !== "" && !req.header.has("Authorization")) req.header.set("Authorization", `Bearer ${t}`);
     return await next(req);
   };
 }
 
-/** Clients are the three services the page calls. */
+/** Clients are the services the page calls (of UserService, only WhoAmI). */
 export interface Clients {
   tasks: Client<typeof TaskSetService>;
   billing: Client<typeof BillingService>;
   cluster: Client<typeof ClusterService>;
+  users: Client<typeof UserService>;
 }
 
 /** clientsFor builds the clients on a transport (a router transport in tests). */
@@ -46,6 +52,7 @@ export function clientsFor(transport: Transport): Clients {
     tasks: createClient(TaskSetService, transport),
     billing: createClient(BillingService, transport),
     cluster: createClient(ClusterService, transport),
+    users: createClient(UserService, transport),
   };
 }
 

@@ -25,7 +25,7 @@ const hints: Partial<Record<Code, [string, string, boolean]>> = {
   [Code.Aborted]: ["it conflicted with another change", "Try again.", true],
   [Code.PermissionDenied]: ["you are not allowed to do this", "Ask an administrator, or sign in with another token.", false],
   [Code.Unauthenticated]: ["the server needs you to sign in", "Enter your token above and sign in.", false],
-  [Code.ResourceExhausted]: ["the server is busy or a limit was reached", "Wait a moment and try again, or send less at once.", true],
+  [Code.ResourceExhausted]: ["the server is busy or a limit was reached", "The server's message names the limit: wait a moment, send less at once, or cancel or finish some of your work, then try again.", true],
   [Code.Unavailable]: ["the server cannot be reached", "Check that batchd is running and the network is up; the page retries by itself.", true],
   [Code.DeadlineExceeded]: ["the server took too long to answer", "Try again.", true],
   [Code.Internal]: ["the server hit an internal error", "Try again; if it keeps failing, the server log has the details.", true],

@@ -59,6 +59,8 @@ test("the interceptor sends the bearer token only when one is stored", async () 
   const r = await c.cluster.getCluster({});
   assert.equal(r.slots, 4);
   assert.deepEqual(got, [null, "Bearer s3cret"]);
+  await assert.rejects(c.cluster.getCluster({}, { headers: { Authorization: "Bearer candidate" } }));
+  assert.equal(got.at(-1), "Bearer candidate", "a call that names its own token sends that one, not the stored one");
 });
 
 test("describeError: server codes and network failures", () => {

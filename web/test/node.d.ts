@@ -17,6 +17,7 @@ declare module "node:assert/strict" {
   function deepEqual<T>(actual: unknown, expected: T, message?: string): asserts actual is T;
   function match(value: string, re: RegExp, message?: string): void;
   function throws(fn: () => unknown, message?: string): void;
+  function rejects(p: Promise<unknown> | (() => Promise<unknown>), message?: string): Promise<void>;
   const assert: {
     ok: typeof ok;
     equal: typeof equal;
@@ -24,6 +25,7 @@ declare module "node:assert/strict" {
     deepEqual: typeof deepEqual;
     match: typeof match;
     throws: typeof throws;
+    rejects: typeof rejects;
   };
   export default assert;
 }

@@ -1,5 +1,6 @@
 // The page shell: header, navigation, sign-in, errors and routing.
 
+import { Code } from "@connectrpc/connect";
 import type { Clients, TokenStore } from "../api";
 import { describeError, isAbort } from "../errors";
 import type { Problem } from "../errors";
@@ -8,7 +9,7 @@ import type { Route } from "../route";
 import { mountBill } from "./bill";
 import { mountCluster } from "./cluster";
 import type { Ctx } from "./context";
-import { byId, h, replace } from "./dom";
+import { byId, h, isDisabled, replace, setDisabled } from "./dom";
 import { mountSets } from "./sets";
 
 /** startApp wires the page's skeleton (index.html) to the clients and shows the route in location.hash. */
@@ -19,10 +20,14 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
   const signin = byId("signin");
   const signinForm = byId<HTMLFormElement>("signin-form");
   const tokenInput = byId<HTMLInputElement>("token");
+  const signinButton = signinForm.querySelector<HTMLButtonElement>("button[type=submit]")!;
   const account = byId("account");
   let current: AbortController | undefined;
+  let who = ""; // "alice (user)" once WhoAmI answered for the stored token
 
   function showProblem(p: Problem): void {
+    // A success message beside an error reads as if both were about the same thing.
+    clearNotice();
     replace(
       alerts,
       h(
@@ -35,6 +40,12 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
       ),
     );
     if (p.signIn) showSignIn();
+  }
+
+  /** report shows a view's error; signed out (or never signed in) on a server that needs a token, the sign-in box alone says so. */
+  function report(p: Problem): void {
+    if (p.signIn && tokens.get() === "") showSignIn();
+    else showProblem(p);
   }
 
   function clearProblem(): void {
@@ -54,7 +65,7 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     }
     replace(
       account,
-      h("span", { class: "muted" }, "Signed in"),
+      h("span", { class: "muted", id: "whoami" }, who ? `Signed in as ${who}` : "Signed in"),
       h(
         "button",
         {
@@ -62,7 +73,10 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
           class: "link",
           onclick: () => {
             tokens.set("");
+            who = "";
             renderAccount();
+            clearProblem();
+            notify("Signed out.");
             show(parseRoute(location.hash));
           },
         },
@@ -71,31 +85,72 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     );
   }
 
-  signinForm.addEventListener("submit", (e) => {
+  /** loadWho names the stored token's user in the header; a failure is left to the views, which say it. */
+  async function loadWho(): Promise<void> {
+    const t = tokens.get();
+    if (t === "") return;
+    try {
+      const r = await clients.users.whoAmI({});
+      if (tokens.get() !== t) return;
+      who = `${r.name} (${r.role})`;
+      renderAccount();
+    } catch {
+      // The views show the error (sign in, server down) where it matters.
+    }
+  }
+
+  // Sign-in checks the token with WhoAmI before keeping it, so a wrong
+  // token is refused here, with the server's reason, and never stored.
+  signinForm.addEventListener("submit", async (e) => {
     e.preventDefault();
+    if (isDisabled(signinButton)) return;
     const t = tokenInput.value.trim();
     if (t === "") {
       tokenInput.setAttribute("aria-invalid", "true");
       tokenInput.focus();
       return;
     }
-    tokenInput.removeAttribute("aria-invalid");
-    tokens.set(t);
-    tokenInput.value = "";
-    signin.hidden = true;
-    clearProblem();
-    renderAccount();
-    notify("Signed in.");
-    show(parseRoute(location.hash));
+    setDisabled(signinButton, true);
+    signinButton.textContent = "Signing in…";
+    try {
+      const r = await clients.users.whoAmI({}, { headers: { Authorization: `Bearer ${t}` } });
+      tokenInput.removeAttribute("aria-invalid");
+      tokens.set(t);
+      who = `${r.name} (${r.role})`;
+      tokenInput.value = "";
+      signin.hidden = true;
+      clearProblem();
+      renderAccount();
+      notify(`Signed in as ${r.name}.`);
+      show(parseRoute(location.hash));
+    } catch (err) {
+      const p = describeError(err, "Signing in");
+      if (p.code === Code.Unauthenticated) {
+        p.title = "Signing in: the server refused this token.";
+        p.hint = "Check the token and try again, or ask an administrator for a new one.";
+      }
+      tokenInput.setAttribute("aria-invalid", "true");
+      showProblem(p);
+      tokenInput.select();
+      tokenInput.focus();
+    } finally {
+      setDisabled(signinButton, false);
+      signinButton.textContent = "Sign in";
+    }
   });
 
   let noticeTimer: ReturnType<typeof setTimeout> | undefined;
-  let noticeAt = 0;
-  function notify(message: string): void {
+  let noticeCarries = false;
+  /** notify announces a success; carry keeps it across the navigation it leads to (a disclose opens its new set). */
+  function notify(message: string, carry = false): void {
     notice.textContent = message;
-    noticeAt = Date.now();
+    noticeCarries = carry;
     clearTimeout(noticeTimer);
-    noticeTimer = setTimeout(() => (notice.textContent = ""), 8000);
+    noticeTimer = setTimeout(clearNotice, 8000);
+  }
+  function clearNotice(): void {
+    notice.textContent = "";
+    noticeCarries = false;
   }
 
   function show(route: Route): void {
@@ -111,10 +166,10 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
       signal: ac.signal,
       fail: (err, action) => {
         if (ac.signal.aborted || isAbort(err)) return;
-        showProblem(describeError(err, action));
+        report(describeError(err, action));
       },
       problem: (p) => {
-        if (!ac.signal.aborted) showProblem(p);
+        if (!ac.signal.aborted) report(p);
       },
       notify,
       clearProblem,
@@ -131,12 +186,14 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     clearProblem();
     // A notice belongs to the view it was given in, unless it led here
     // (a disclose moves to its new set).
-    if (Date.now() - noticeAt > 1000) notice.textContent = "";
+    if (noticeCarries) noticeCarries = false;
+    else clearNotice();
     show(parseRoute(location.hash));
     // Move focus to the new view's heading, as a page load would, so keyboard
     // and screen reader users land where the content changed.
     main.querySelector<HTMLElement>("h2[tabindex]")?.focus({ preventScroll: true });
   });
   renderAccount();
+  void loadWho();
   show(parseRoute(location.hash));
 }

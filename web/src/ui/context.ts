@@ -11,8 +11,8 @@ export interface Ctx {
   fail(err: unknown, action: string): void;
   /** problem shows an error already described. */
   problem(p: Problem): void;
-  /** notify announces a success in the status line. */
-  notify(message: string): void;
+  /** notify announces a success in the status line; carry keeps it across the navigation it leads to. */
+  notify(message: string, carry?: boolean): void;
   /** clearProblem removes a shown error once the person acted on it. */
   clearProblem(): void;
   /** now returns the time in seconds since the epoch. */

@@ -204,7 +204,7 @@ function discloseForm(ctx: Ctx): HTMLElement {
       const r = await ctx.clients.tasks.disclose(parsed.request, { signal: ctx.signal });
       const id = r.taskSet?.id ?? 0n;
       ctx.clearProblem();
-      ctx.notify(`Disclosed ${r.count} task${r.count === 1 ? "" : "s"} as set #${id}${r.replayed ? " (already disclosed earlier)" : ""}.`);
+      ctx.notify(`Disclosed ${r.count} task${r.count === 1 ? "" : "s"} as set #${id}${r.replayed ? " (already disclosed earlier)" : ""}.`, true);
       form.reset();
       lastFormKey = "";
       location.hash = `#/sets/${id}`;
