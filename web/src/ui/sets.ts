@@ -112,10 +112,15 @@ export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined
   });
 }
 
+/** plural is "1 task", "2 tasks". */
+function plural(n: number | bigint, noun: string): string {
+  return `${n} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
+}
+
 function setLine(ts: TaskSet): string {
   const c = ts.counts;
   if (!c) return `#${ts.id}`;
-  const parts = [`#${ts.id}`, `${c.total} tasks`];
+  const parts = [`#${ts.id}`, plural(c.total, "task")];
   if (c.finished > 0n) parts.push(`${c.finished} finished`);
   if (c.requested > 0n) parts.push(`${c.requested} requested`);
   if (c.running > 0n) parts.push(`${c.running} running`);
@@ -135,6 +140,15 @@ function field(id: string, label: string, input: HTMLElement, help?: string): HT
   );
 }
 
+/**
+ * draft is the disclose form as last typed, kept across views: the form is
+ * drawn again whenever the view changes (another set, the bill), and a person
+ * whose disclose was refused (a cap, a lost connection) goes elsewhere to act
+ * on it and comes back to resubmit. Its idempotency key goes with it, so the
+ * resubmission cannot disclose twice.
+ */
+const draft = { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, key: "", formKey: "" };
+
 function discloseForm(ctx: Ctx): HTMLElement {
   const name = h("input", { id: "f-name", name: "name", type: "text", autocomplete: "off", placeholder: "e.g. frames 1–100" });
   const commands = h("textarea", {
@@ -149,8 +163,18 @@ function discloseForm(ctx: Ctx): HTMLElement {
   const noSpec = h("input", { id: "f-nospec", name: "nospec", type: "checkbox" });
   const submit = h("button", { type: "submit", class: "primary" }, "Disclose");
   const inputs = { name, commands, estimate } as const;
-  let lastKey = "";
-  let lastFormKey = "";
+  name.value = draft.name;
+  commands.value = draft.commands;
+  estimate.value = draft.estimate;
+  requestNow.checked = draft.requestNow;
+  noSpec.checked = draft.noSpeculation;
+  const keep = () => {
+    draft.name = name.value;
+    draft.commands = commands.value;
+    draft.estimate = estimate.value;
+    draft.requestNow = requestNow.checked;
+    draft.noSpeculation = noSpec.checked;
+  };
 
   const form = h(
     "form",
@@ -165,6 +189,8 @@ function discloseForm(ctx: Ctx): HTMLElement {
     h("div", { class: "form-actions" }, submit),
   );
 
+  form.addEventListener("input", keep);
+  form.addEventListener("change", keep);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     if (isDisabled(submit)) return;
@@ -178,11 +204,11 @@ function discloseForm(ctx: Ctx): HTMLElement {
     // A resubmission of the same form (after an error) reuses its key, so a
     // disclose that reached the server before the answer was lost is not doubled.
     const fk = formKey(f);
-    if (fk !== lastFormKey) {
-      lastFormKey = fk;
-      lastKey = crypto.randomUUID();
+    if (fk !== draft.formKey) {
+      draft.formKey = fk;
+      draft.key = crypto.randomUUID();
     }
-    const parsed = parseDiscloseForm(f, lastKey);
+    const parsed = parseDiscloseForm(f, draft.key);
     let firstBad: HTMLElement | undefined;
     for (const [k, el] of Object.entries(inputs)) {
       const msg = parsed.ok ? undefined : parsed.errors[k as keyof DiscloseForm];
@@ -206,7 +232,7 @@ function discloseForm(ctx: Ctx): HTMLElement {
       ctx.clearProblem();
       ctx.notify(`Disclosed ${r.count} task${r.count === 1 ? "" : "s"} as set #${id}${r.replayed ? " (already disclosed earlier)" : ""}.`, true);
       form.reset();
-      lastFormKey = "";
+      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, key: "", formKey: "" });
       location.hash = `#/sets/${id}`;
     } catch (err) {
       ctx.fail(err, "Disclosing the task set");
@@ -287,7 +313,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         : null,
     );
     summary.textContent =
-      `${c?.total ?? 0n} tasks · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
+      `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
       ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`;
     const rest = restCount(view);
     cancelRest.textContent = rest > 0 ? `Cancel the rest (${rest})` : "Cancel the rest";
@@ -361,11 +387,11 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       if (action === "request") {
         awaiting.add(index);
         await ctx.clients.tasks.request({ setId, indexes: [index] }, { signal: ctx.signal });
-        ctx.notify(`Requested task ${index}; its output opens when it finishes.`);
+        ctx.notify(`Requested task ${index} of set #${setId}; its output opens when it finishes.`);
         afterUpdate([index]);
       } else if (action === "cancel") {
         const r = await ctx.clients.tasks.cancel({ setId, indexes: [index] }, { signal: ctx.signal });
-        ctx.notify(r.stopped > 0 ? `Stopped task ${index} (billed for what it used).` : `Canceled task ${index}.`);
+        ctx.notify(r.stopped > 0 ? `Stopped task ${index} of set #${setId} (billed for what it used).` : `Canceled task ${index} of set #${setId}.`);
       } else if (action === "output") {
         await showOutput(index);
         return;
@@ -393,7 +419,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     try {
       const r = await ctx.clients.tasks.request({ setId, all: true }, { signal: ctx.signal });
       ctx.clearProblem();
-      ctx.notify(`Requested ${r.requested} task${r.requested === 1 ? "" : "s"}; ${r.finishedAtOnce} had already run.`);
+      ctx.notify(`Requested ${plural(r.requested, "task")} of set #${setId}; ${r.finishedAtOnce} had already run.`);
     } catch (err) {
       ctx.fail(err, "Requesting all tasks");
     } finally {
@@ -408,7 +434,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     try {
       const r = await ctx.clients.tasks.cancel({ setId }, { signal: ctx.signal });
       ctx.clearProblem();
-      ctx.notify(`Canceled ${r.canceled} unrequested task${r.canceled === 1 ? "" : "s"}; they will not be billed.`);
+      ctx.notify(`Canceled ${plural(r.canceled, "unrequested task")} of set #${setId}; ${r.canceled === 1 ? "it" : "they"} will not be billed.`);
     } catch (err) {
       ctx.fail(err, "Canceling the rest of the set");
     } finally {
@@ -590,7 +616,8 @@ function copiesCell(t: Task): HTMLElement | string {
           class: `copy copy-${copyStateName(c.state)}${c.speculative ? " speculative" : ""}`,
           title: `${c.speculative ? "Speculative copy" : "Original copy"} ${copyLabel(c)}, started ${fmtClock(c.startedAt)}`,
         },
-        c.speculative ? h("span", { class: "spec-mark" }, "spec") : null,
+        // The space keeps "spec" a word of its own for screen readers and copy-paste.
+        c.speculative ? [h("span", { class: "spec-mark" }, "spec"), " "] : null,
         `${c.worker || "?"}/${c.slot} ${copyStateName(c.state)}`,
         c.state === CopyState.RUNNING && c.progress >= 0 ? ` ${fmtPercent(c.progress)}` : "",
       ),
