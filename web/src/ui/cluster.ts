@@ -9,13 +9,17 @@ import { h, replace } from "./dom";
 /** mountCluster draws the cluster into root and refreshes it every two seconds while shown. */
 export function mountCluster(root: HTMLElement, ctx: Ctx): void {
   const stats = h("div", { class: "stats", id: "cluster-stats" }, h("p", { class: "muted" }, "Loading…"));
-  const updated = h("p", { class: "muted", role: "status" });
+  // Not a live region: it changes every two seconds. A failure is announced
+  // through the page's alert instead.
+  const updated = h("p", { class: "muted", id: "cluster-updated" });
+  const since = h("p", { class: "muted since", id: "cluster-since" });
   const workers = h("tbody");
   root.append(
     h(
       "section",
       { class: "card", "aria-labelledby": "cluster-h" },
       h("div", { class: "detail-head" }, h("h2", { id: "cluster-h", tabindex: -1 }, "Cluster"), updated),
+      since,
       stats,
     ),
     h(
@@ -58,6 +62,7 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
   function draw(r: GetClusterResponse): void {
     const q = r.queues;
     const m = r.metrics;
+    since.textContent = `Load, β, finished tasks, speculative copies and waste are counted since the server started (${fmtClock(r.startedAt)}).`;
     const stat = (k: string, label: string, value: string, note?: string) =>
       h("div", { class: "stat", "data-stat": k }, h("div", { class: "stat-label" }, label), h("div", { class: "stat-value" }, value), note ? h("div", { class: "muted" }, note) : null);
     replace(
