@@ -10,8 +10,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	batchv1 "batchd/proto/batch/v1"
@@ -38,11 +40,21 @@ type Config struct {
 	// SleepFunc waits between retries; nil means a timer that honours ctx.
 	// Tests replace it to avoid real waits.
 	SleepFunc func(ctx context.Context, d time.Duration) error
+	// WatchIdle is how long a watch stream may stay silent before Watch
+	// takes the connection for dead and opens a new one: the server sends
+	// a keepalive after 15 s without changes, so a longer silence means a
+	// connection that died without closing (a laptop that slept, a network
+	// that changed). Zero means DefaultWatchIdle; negative, never.
+	WatchIdle time.Duration
 	// ReconnectFunc, when set, is told each time Watch lost its stream and
 	// will open a new one after wait (err is why; nil when the server ended
 	// the stream), so a waiting person can be told; nil stays silent.
 	ReconnectFunc func(err error, wait time.Duration)
 }
+
+// DefaultWatchIdle is Config.WatchIdle's default: three of the server's
+// 15 s keepalives.
+const DefaultWatchIdle = 45 * time.Second
 
 // Client calls a batchd server. It is safe for concurrent use.
 type Client struct {
@@ -536,18 +548,43 @@ func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate
 func (c *Client) watchOnce(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A stream silent past WatchIdle (the server sends a keepalive well
+	// before) is cut here and reported as a drop. The clock stops while fn
+	// runs: a slow callback is not a silent server.
+	idle := c.cfg.WatchIdle
+	if idle == 0 {
+		idle = DefaultWatchIdle
+	}
+	var silent atomic.Bool
+	var timer *time.Timer
+	if idle > 0 {
+		timer = time.AfterFunc(idle, func() { silent.Store(true); cancel() })
+		defer timer.Stop()
+	}
 	stream, err := c.sets.WatchTaskSet(ctx, &batchv1.WatchTaskSetRequest{SetId: int64(set)})
 	if err != nil {
+		if silent.Load() {
+			return false, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("no answer to the watch for %s", idle)}
+		}
 		return false, fromConnect(err)
 	}
 	defer stream.Close()
 	got := false
 	for stream.Receive() {
+		if timer != nil && !timer.Stop() {
+			break // it fired: ctx is canceled, Err reports it below
+		}
 		got = true
 		m := stream.Msg()
 		if err := fn(WatchUpdate{Set: setFromPB(m.GetTaskSet()), Tasks: tasksFromPB(m.GetTasks()), Snapshot: m.GetSnapshot()}); err != nil {
 			return got, err
 		}
+		if timer != nil {
+			timer.Reset(idle)
+		}
+	}
+	if silent.Load() {
+		return got, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("watch stream silent for %s (the server sends a keepalive every 15 s): the connection is taken for dead", idle)}
 	}
 	err = fromConnect(stream.Err())
 	if err != nil && got && ctx.Err() == nil {

@@ -24,7 +24,14 @@ import (
 // when slots > 0, a real worker agent with that many slots.
 func startServer(t *testing.T, slots int) string {
 	t.Helper()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), Lease: 2 * time.Second})
+	return startServerWith(t, slots, server.Config{})
+}
+
+// startServerWith is startServer with cfg's other fields.
+func startServerWith(t *testing.T, slots int, cfg server.Config) string {
+	t.Helper()
+	cfg.Listen, cfg.DataDir, cfg.Lease = "127.0.0.1:0", t.TempDir(), 2*time.Second
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +254,67 @@ func (c *cutTransport) cutAll() int {
 		b.ReadCloser.Close()
 	}
 	return len(c.streams)
+}
+
+// TestWatchSilentStream: a stream that stays silent past WatchIdle is taken
+// for a dead connection and opened again (a fresh snapshot follows); with
+// the server's keepalives arriving more often than that, it is not.
+func TestWatchSilentStream(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		keepalive      time.Duration
+		idle           time.Duration
+		wantReconnects bool
+	}{
+		{"silent server", -1, 100 * time.Millisecond, true},
+		{"keepalives", 20 * time.Millisecond, 2 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			url := startServerWith(t, 0, server.Config{WatchKeepalive: tc.keepalive})
+			var reconnects atomic.Int32
+			var why atomic.Value
+			c := client.New(client.Config{Server: url, HTTPClient: authed(nil, url), RetryFor: time.Minute, WatchIdle: tc.idle,
+				SleepFunc: func(context.Context, time.Duration) error { return nil },
+				ReconnectFunc: func(err error, _ time.Duration) {
+					reconnects.Add(1)
+					why.Store(sched.ErrorMessage(err))
+				}})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			d, err := c.Disclose(ctx, client.DiscloseInput{Tasks: []sched.TaskSpec{{Argv: []string{"true"}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapshots, quiet := 0, 0
+			err = c.Watch(ctx, d.Set.ID, func(u client.WatchUpdate) error {
+				switch {
+				case u.Snapshot:
+					snapshots++
+				case len(u.Tasks) == 0:
+					quiet++
+				}
+				if snapshots >= 3 || quiet >= 20 {
+					return client.ErrStopWatch
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantReconnects {
+				if snapshots < 3 || reconnects.Load() < 2 {
+					t.Fatalf("%d snapshots, %d reconnects; want a new watch after each silence", snapshots, reconnects.Load())
+				}
+				if msg, _ := why.Load().(string); !strings.Contains(msg, "silent") {
+					t.Errorf("reconnect reason %q, want it to say the stream was silent", msg)
+				}
+			} else if snapshots != 1 || reconnects.Load() != 0 || quiet < 20 {
+				t.Fatalf("%d snapshots, %d keepalives, %d reconnects; want one watch kept alive", snapshots, quiet, reconnects.Load())
+			}
+		})
+	}
 }
 
 // TestWatchRidesOutDrop breaks a watch stream mid-way: Watch opens a new

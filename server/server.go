@@ -77,6 +77,11 @@ type Config struct {
 	// TickInterval is how often the dispatch loop runs DispatchOnce after
 	// Start (default 1 s; negative: never, tests call DispatchOnce).
 	TickInterval time.Duration
+	// WatchKeepalive is how long a WatchTaskSet stream stays silent before
+	// the server sends the set's summary with no tasks, so that clients
+	// can tell a quiet stream from a dead connection (default
+	// DefaultWatchKeepalive; negative: never).
+	WatchKeepalive time.Duration
 
 	// Prices are the ledger's prices per slot-second and per CPU second
 	// (zero: both 0, nothing costs money, but slot and CPU seconds are still
@@ -160,6 +165,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.WatchKeepalive == 0 {
+		cfg.WatchKeepalive = DefaultWatchKeepalive
 	}
 	if cfg.TickInterval == 0 {
 		cfg.TickInterval = time.Second

@@ -81,6 +81,7 @@ type options struct {
 	maxSets, maxQueued int
 	prices             store.Prices
 	noFair             bool // plain FCFS in the disclosed class
+	keepalive          time.Duration
 }
 
 // logger discards logs unless BATCHD_TEST_LOG is set.
@@ -110,7 +111,8 @@ func setup(t testing.TB, o options) *bundle {
 	}
 	srv, err := server.New(server.Config{DataDir: o.dir, Now: o.clock.Now, TickInterval: -1, Logger: logger(),
 		Sched: o.sched, OutputCap: o.cap, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
-		MaxOpenSets: o.maxSets, MaxQueuedTasks: o.maxQueued, Prices: o.prices, NoDisclosedFairShare: o.noFair})
+		MaxOpenSets: o.maxSets, MaxQueuedTasks: o.maxQueued, Prices: o.prices, NoDisclosedFairShare: o.noFair,
+		WatchKeepalive: o.keepalive})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,11 +266,17 @@ const watchChunk = 5000
 // changes in between are merged into one message.
 const watchInterval = 100 * time.Millisecond
 
+// DefaultWatchKeepalive is how long a watch stays silent before the server
+// sends a keepalive (Config.WatchKeepalive); clients give up on a stream
+// silent for three times as long (client.Config.WatchIdle).
+const DefaultWatchKeepalive = 15 * time.Second
+
 // WatchTaskSet sends the set and its tasks (snapshot = true on the first
 // message; a set larger than watchChunk continues in messages with
 // snapshot = false), then the changed tasks whenever something changes,
 // merged at most every watchInterval, until the client leaves or the
-// server stops.
+// server stops. After Config.WatchKeepalive without a change it sends the
+// set's summary with no tasks (a keepalive).
 func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTaskSetRequest, stream *connect.ServerStream[batchv1.WatchTaskSetResponse]) error {
 	s := h.s
 	id := sched.SetID(req.SetId)
@@ -286,26 +292,42 @@ func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTask
 	if err := h.sendAll(ctx, stream, owner, id, true); err != nil {
 		return err
 	}
+	var (
+		keep      *time.Ticker
+		keepalive <-chan time.Time // nil: never
+	)
+	if d := s.cfg.WatchKeepalive; d > 0 {
+		keep = time.NewTicker(d)
+		defer keep.Stop()
+		keepalive = keep.C
+	}
 	for {
+		quiet := false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.done:
 			return nil
 		case <-sub.notify:
+		case <-keepalive:
+			quiet = true
 		}
 		if err := s.stillValid(ctx); err != nil {
 			return err
 		}
-		all, idx := sub.take()
 		var err error
-		if all {
+		if quiet {
+			err = h.sendSome(ctx, stream, owner, id, nil) // the summary, no tasks
+		} else if all, idx := sub.take(); all {
 			err = h.sendAll(ctx, stream, owner, id, false)
 		} else {
 			err = h.sendSome(ctx, stream, owner, id, idx)
 		}
 		if err != nil {
 			return err
+		}
+		if keep != nil {
+			keep.Reset(s.cfg.WatchKeepalive) // silent since this send
 		}
 		t := time.NewTimer(watchInterval)
 		select {

@@ -356,6 +356,43 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// A watch with nothing to say sends the set's summary with no tasks every
+// WatchKeepalive, so that a client can tell a quiet stream from a dead
+// connection; changes still come as before.
+func TestWatchKeepalive(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{keepalive: 20 * time.Millisecond})
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
+	stream, err := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: set.Id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	recv := func() *batchv1.WatchTaskSetResponse {
+		t.Helper()
+		if !stream.Receive() {
+			t.Fatalf("watch ended: %v", stream.Err())
+		}
+		return stream.Msg()
+	}
+	if m := recv(); !m.Snapshot || len(m.Tasks) != 2 {
+		t.Fatalf("snapshot: %v", m)
+	}
+	for range 3 {
+		if m := recv(); m.Snapshot || len(m.Tasks) != 0 || m.TaskSet.GetId() != set.Id || m.TaskSet.Counts.Disclosed != 2 {
+			t.Fatalf("keepalive: %v, want the set's summary and no tasks", m)
+		}
+	}
+	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{0}}))
+	m := recv()
+	for len(m.Tasks) == 0 {
+		m = recv()
+	}
+	if len(m.Tasks) != 1 || m.Tasks[0].Index != 0 || m.Tasks[0].State != batchv1.TaskState_TASK_STATE_REQUESTED || m.TaskSet.Counts.Requested != 1 {
+		t.Fatalf("change after keepalives: %v", m)
+	}
+}
+
 // An error without a code (here: the database went away) is Internal, and
 // its text stays in the log.
 func TestInternalErrorHidden(t *testing.T) {

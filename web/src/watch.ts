@@ -23,6 +23,37 @@ export interface WatchDeps {
   backoff: Backoff;
   /** now returns the time in ms (Date.now by default); it only measures how long the stream was down. */
   now?: () => number;
+  /** idleMs is how long a stream may stay silent before it is taken for dead (default WATCH_IDLE_MS). */
+  idleMs?: number;
+  /** watchdog calls onSilent after ms without a reset (default: setTimeout); tests fire it by hand. */
+  watchdog?: (ms: number, onSilent: () => void) => Watchdog;
+}
+
+/** Watchdog is a restartable timer for one stream. */
+export interface Watchdog {
+  reset(): void;
+  stop(): void;
+}
+
+/**
+ * WATCH_IDLE_MS: the server sends a keepalive after 15 s without changes, so a
+ * stream silent for three of those is a connection that died without closing
+ * (a laptop that slept, a network that changed).
+ */
+export const WATCH_IDLE_MS = 45_000;
+
+/** timerWatchdog is the real WatchDeps.watchdog. */
+export function timerWatchdog(ms: number, onSilent: () => void): Watchdog {
+  let t = setTimeout(onSilent, ms);
+  return {
+    reset() {
+      clearTimeout(t);
+      t = setTimeout(onSilent, ms);
+    },
+    stop() {
+      clearTimeout(t);
+    },
+  };
 }
 
 /** sleep is the real WatchDeps.sleep. */
@@ -45,6 +76,8 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * or fails is opened again after a backoff, which resets once a stream
  * delivers a message; each new stream starts with a snapshot. A stream
  * that comes back says so in its live status, with how long it was down.
+ * A stream that stays silent past idleMs (no change, no keepalive) is taken
+ * for a dead connection: it is aborted and opened again the same way.
  */
 export async function runWatch(
   setId: bigint,
@@ -54,13 +87,33 @@ export async function runWatch(
   signal: AbortSignal,
 ): Promise<void> {
   const now = deps.now ?? Date.now;
+  const idleMs = deps.idleMs ?? WATCH_IDLE_MS;
+  const watchdog = deps.watchdog ?? timerWatchdog;
   let lostAt: number | undefined; // when the last live stream dropped, until one delivers again
   onStatus({ kind: "connecting" });
   while (!signal.aborted) {
     let problem: Problem;
     let first = true;
+    // Each stream has its own signal: the page's, or the watchdog's.
+    const stream = new AbortController();
+    const stop = () => stream.abort();
+    signal.addEventListener("abort", stop, { once: true });
+    let silent = false;
+    const dog = watchdog(idleMs, () => {
+      silent = true;
+      stream.abort();
+    });
+    const silence: Problem = {
+      code: undefined,
+      title: "The live stream went silent.",
+      detail: `nothing heard for ${fmtDuration(idleMs / 1000)}, not even the server's keepalive`,
+      hint: "Reconnecting by itself.",
+      retryable: true,
+      signIn: false,
+    };
     try {
-      for await (const m of deps.open(setId, signal)) {
+      for await (const m of deps.open(setId, stream.signal)) {
+        dog.reset();
         if (first) {
           first = false;
           deps.backoff.reset();
@@ -70,7 +123,7 @@ export async function runWatch(
         onMessage(m);
       }
       if (signal.aborted) return;
-      problem = {
+      problem = silent ? silence : {
         code: undefined,
         title: "The live stream ended.",
         detail: "the server closed the stream",
@@ -79,12 +132,20 @@ export async function runWatch(
         signIn: false,
       };
     } catch (err) {
-      if (signal.aborted || isAbort(err)) return;
-      problem = describeError(err, "Watching the task set");
-      if (!problem.retryable) {
-        onStatus({ kind: "stopped", problem });
-        return;
+      if (signal.aborted) return;
+      if (silent) {
+        problem = silence;
+      } else {
+        if (isAbort(err)) return;
+        problem = describeError(err, "Watching the task set");
+        if (!problem.retryable) {
+          onStatus({ kind: "stopped", problem });
+          return;
+        }
       }
+    } finally {
+      dog.stop();
+      signal.removeEventListener("abort", stop);
     }
     if (lostAt === undefined && !first) lostAt = now();
     const delayMs = deps.backoff.next();

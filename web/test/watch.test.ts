@@ -9,7 +9,7 @@ import type { WatchTaskSetResponse } from "../src/gen/batch/v1/taskset_pb";
 import { TaskSchema, TaskSetSchema, TaskState } from "../src/gen/batch/v1/types_pb";
 import { applyWatch, emptyView } from "../src/state";
 import { runWatch, statusText } from "../src/watch";
-import type { WatchStatus } from "../src/watch";
+import type { WatchDeps, WatchStatus } from "../src/watch";
 
 function snapshot(states: TaskState[]): WatchTaskSetResponse {
   return create(WatchTaskSetResponseSchema, {
@@ -22,18 +22,21 @@ function delta(index: number, state: TaskState): WatchTaskSetResponse {
   return create(WatchTaskSetResponseSchema, { tasks: [create(TaskSchema, { setId: 5n, index, state })] });
 }
 
-/** streams is a script: each call to WatchTaskSet plays the next entry; an entry ends in an error or a clean end. */
-type Script = { msgs: WatchTaskSetResponse[]; end: ConnectError | "end" }[];
+/** streams is a script: each call to WatchTaskSet plays the next entry; an entry ends in an error, a clean end, or hangs silent until the client gives up. */
+type Script = { msgs: WatchTaskSetResponse[]; end: ConnectError | "end" | "hang" }[];
 
-function harness(script: Script, now?: () => number) {
+function harness(script: Script, now?: () => number, extra: Partial<WatchDeps> = {}) {
   const seen: bigint[] = [];
   const transport = createRouterTransport(({ service }) => {
     service(TaskSetService, {
-      async *watchTaskSet(req) {
+      async *watchTaskSet(req, ctx) {
         seen.push(req.setId);
         const step = script.shift();
         if (!step) throw new ConnectError("script over", Code.NotFound);
         for (const m of step.msgs) yield m;
+        if (step.end === "hang") {
+          await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true }));
+        }
         if (step.end !== "end") throw step.end;
       },
     });
@@ -49,6 +52,7 @@ function harness(script: Script, now?: () => number) {
     },
     backoff: new Backoff({ initialMs: 100, maxMs: 1000, random: () => 0 }),
     now,
+    ...extra,
   };
   return {
     seen,
@@ -140,4 +144,45 @@ test("statusText says what happened and when the next try is", () => {
     cls: "reconnecting",
   });
   assert.equal(statusText({ kind: "stopped", problem: { ...problem, title: "Watching the task set: it was not found." } }).text, "Stopped: Watching the task set: it was not found.");
+});
+
+test("a stream that goes silent (no change, no keepalive) is taken for dead and opened again", async () => {
+  // The watchdog of the first stream fires right after its first message;
+  // later streams' watchdogs never fire.
+  let streams = 0;
+  const idle: number[] = [];
+  const h = harness(
+    [
+      { msgs: [snapshot([TaskState.DISCLOSED])], end: "hang" },
+      { msgs: [snapshot([TaskState.REQUESTED])], end: "end" },
+      { msgs: [], end: new ConnectError("no such set", Code.NotFound) },
+    ],
+    undefined,
+    {
+      idleMs: 45_000,
+      watchdog: (ms, onSilent) => {
+        idle.push(ms);
+        const mine = ++streams;
+        return {
+          reset: () => {
+            if (mine === 1) setTimeout(onSilent, 0);
+          },
+          stop: () => {},
+        };
+      },
+    },
+  );
+  await h.run();
+  assert.deepEqual(h.seen, [5n, 5n, 5n], "the silent stream was opened again");
+  assert.deepEqual(idle, [45_000, 45_000, 45_000]);
+  assert.deepEqual(
+    h.statuses.map((s) => s.kind),
+    ["connecting", "live", "reconnecting", "live", "reconnecting", "stopped"],
+  );
+  const lost = h.statuses[2];
+  assert.ok(lost.kind === "reconnecting" && /went silent/.test(lost.problem.title) && /keepalive/.test(lost.problem.detail));
+  assert.match(statusText(lost).text, /nothing heard for/);
+  const back = h.statuses[3];
+  assert.ok(back.kind === "live" && back.reconnectedAfterMs !== undefined, "the page says it reconnected");
+  assert.equal(h.view.tasks.get(0)?.state, TaskState.REQUESTED, "the view is the new stream's snapshot");
 });

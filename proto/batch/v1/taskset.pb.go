@@ -741,7 +741,10 @@ type WatchTaskSetResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	TaskSet *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
 	// The first message has every task (snapshot = true); later ones only the
-	// tasks that changed.
+	// tasks that changed. A message with no tasks and snapshot = false is a
+	// keepalive: the server sends one when nothing changed for 15 s, so a
+	// client that hears nothing for much longer can take the connection for
+	// dead (a laptop that slept, a network that changed) and watch again.
 	Tasks         []*Task `protobuf:"bytes,2,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	Snapshot      bool    `protobuf:"varint,3,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -386,7 +386,10 @@ export type WatchTaskSetResponse = Message<"batch.v1.WatchTaskSetResponse"> & {
 
   /**
    * The first message has every task (snapshot = true); later ones only the
-   * tasks that changed.
+   * tasks that changed. A message with no tasks and snapshot = false is a
+   * keepalive: the server sends one when nothing changed for 15 s, so a
+   * client that hears nothing for much longer can take the connection for
+   * dead (a laptop that slept, a network that changed) and watch again.
    *
    * @generated from field: repeated batch.v1.Task tasks = 2;
    */
