@@ -508,9 +508,13 @@ func (a *agent) register() error {
 	a.gen++
 	close(a.regCh)
 	a.regCh = make(chan struct{})
+	// Log the lease read here, under a.mu: once unlocked, a heartbeat sent
+	// before this registration (or released by closing regCh) may be
+	// answered and rewrite a.lease concurrently.
+	lease := a.lease
 	a.mu.Unlock()
 	a.log.Info("registered", "worker_id", resp.GetWorkerId(), "held", len(req.Running),
-		"lease", a.lease, "kill", resp.GetKill())
+		"lease", lease, "kill", resp.GetKill())
 	for _, id := range resp.GetKill() {
 		a.kill(id)
 	}
