@@ -324,18 +324,7 @@ func TestWatch(t *testing.T) {
 	}
 	wantCode(t, err, connect.CodeNotFound)
 
-	stream, err := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: set.Id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Close()
-	recv := func() *batchv1.WatchTaskSetResponse {
-		t.Helper()
-		if !stream.Receive() {
-			t.Fatalf("watch ended: %v", stream.Err())
-		}
-		return stream.Msg()
-	}
+	recv := openWatch(t, b, set.Id)
 	if m := recv(); !m.Snapshot || len(m.Tasks) != 3 || m.TaskSet.Counts.Disclosed != 3 {
 		t.Fatalf("snapshot: %v", m)
 	}
@@ -356,6 +345,24 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// openWatch watches set id and returns a function that receives its next
+// message, failing the test when the stream ends.
+func openWatch(t *testing.T, b *bundle, id int64) func() *batchv1.WatchTaskSetResponse {
+	t.Helper()
+	stream, err := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stream.Close() })
+	return func() *batchv1.WatchTaskSetResponse {
+		t.Helper()
+		if !stream.Receive() {
+			t.Fatalf("watch ended: %v", stream.Err())
+		}
+		return stream.Msg()
+	}
+}
+
 // A watch with nothing to say sends the set's summary with no tasks every
 // WatchKeepalive, so that a client can tell a quiet stream from a dead
 // connection; changes still come as before.
@@ -363,18 +370,7 @@ func TestWatchKeepalive(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{keepalive: 20 * time.Millisecond})
 	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
-	stream, err := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: set.Id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Close()
-	recv := func() *batchv1.WatchTaskSetResponse {
-		t.Helper()
-		if !stream.Receive() {
-			t.Fatalf("watch ended: %v", stream.Err())
-		}
-		return stream.Msg()
-	}
+	recv := openWatch(t, b, set.Id)
 	if m := recv(); !m.Snapshot || len(m.Tasks) != 2 {
 		t.Fatalf("snapshot: %v", m)
 	}
