@@ -18,4 +18,4 @@ go test ./sched/sim -run '^$' -bench 'PetrouTable3|PetrouHeavy' -benchtime 10x
 go test ./sched/sim -run '^$' -bench 'Cluster10k$|Cluster10kEveryEvent' -benchtime 1x
 [ "${1:-}" = quick ] && exit 0
 go build -o /tmp/batchd-bench ./cmd/batchd
-/usr/bin/time -p /tmp/batchd-bench sim experiment petrou-sweep -q --format csv >/dev/null
+/usr/bin/time -p /tmp/batchd-bench sim experiment -q --format csv petrou-sweep >/dev/null
