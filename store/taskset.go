@@ -102,12 +102,16 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		}
 		defer stmt.Close()
 		now := nanos(tx.now)
+		rctx := rowCtx(ctx)
 		for i, spec := range in.Tasks {
+			if err := canceled(ctx, i); err != nil {
+				return err
+			}
 			buf, err := json.Marshal(spec)
 			if err != nil {
 				return fmt.Errorf("encode spec: %w", err)
 			}
-			if _, err := stmt.ExecContext(ctx, setID, ntasks+int64(i), string(buf), spec.EstimateSeconds,
+			if _, err := stmt.ExecContext(rctx, setID, ntasks+int64(i), string(buf), spec.EstimateSeconds,
 				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, string(state), now, reqAt); err != nil {
 				return fmt.Errorf("insert task: %w", err)
 			}
@@ -181,12 +185,16 @@ func (db *DB) Request(ctx context.Context, in RequestInput) (RequestResult, erro
 			res.Unchanged = int32(set.Counts.Requested + set.Counts.Finished)
 		} else {
 			seen := make(map[int32]bool, len(in.Indexes))
-			for _, i := range in.Indexes {
+			rctx := rowCtx(ctx)
+			for n, i := range in.Indexes {
+				if err := canceled(ctx, n); err != nil {
+					return err
+				}
 				if seen[i] {
 					continue
 				}
 				seen[i] = true
-				state, err := taskState(ctx, tx, set, i)
+				state, err := taskState(rctx, tx, set, i)
 				if err != nil {
 					return err
 				}
@@ -194,7 +202,7 @@ func (db *DB) Request(ctx context.Context, in RequestInput) (RequestResult, erro
 				case sched.TaskCanceled:
 					return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d of set %d is canceled: it cannot be requested; disclose it again", i, in.SetID)
 				case sched.TaskDisclosed:
-					if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'requested', requested_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
+					if _, err := tx.ExecContext(rctx, `UPDATE tasks SET state = 'requested', requested_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
 						return fmt.Errorf("request task: %w", err)
 					}
 					res.Requested = append(res.Requested, i)
@@ -314,12 +322,16 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 			res.Unchanged = int32(set.Counts.Requested + set.Counts.Finished)
 		} else {
 			seen := make(map[int32]bool, len(in.Indexes))
-			for _, i := range in.Indexes {
+			rctx := rowCtx(ctx)
+			for n, i := range in.Indexes {
+				if err := canceled(ctx, n); err != nil {
+					return err
+				}
 				if seen[i] {
 					continue
 				}
 				seen[i] = true
-				state, err := taskState(ctx, tx, set, i)
+				state, err := taskState(rctx, tx, set, i)
 				if err != nil {
 					return err
 				}
@@ -331,21 +343,21 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 					res.Unchanged++
 					continue
 				case sched.TaskExecuted:
-					if _, err := tx.ExecContext(ctx, `DELETE FROM outputs WHERE set_id = ? AND idx = ?`, in.SetID, i); err != nil {
+					if _, err := tx.ExecContext(rctx, `DELETE FROM outputs WHERE set_id = ? AND idx = ?`, in.SetID, i); err != nil {
 						return fmt.Errorf("drop output: %w", err)
 					}
 					res.Canceled++
 				case sched.TaskDisclosed:
 					res.Canceled++
 				case sched.TaskRequested:
-					bill, err := billStopped(ctx, tx, set, i)
+					bill, err := billStopped(rctx, tx, set, i)
 					if err != nil {
 						return err
 					}
 					res.Bills = append(res.Bills, bill)
 					res.Stopped++
 				}
-				if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
+				if _, err := tx.ExecContext(rctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
 					return fmt.Errorf("cancel task: %w", err)
 				}
 				res.Indexes = append(res.Indexes, i)
