@@ -701,11 +701,12 @@ func desired(c float64, remaining int) int {
 //     rounded up, so that a one-task job keeps room for a copy) while
 //     slots last.
 //   - S ≥ ΣV (Guideline 3, line 7): every slot is shared in proportion to
-//     V, ⌊V_i/ΣV·S⌋, and never below the floor or ⌈V_i⌉. Spare slots are
-//     worth most as speculation, and larger jobs have more stragglers.
-//     Where a floor or ⌈V_i⌉ lifts a job above its proportional part the
-//     total can pass S by a few slots; the jobs first in order then fill
-//     first, and the fill stops when the slots run out.
+//     V, ⌊V_i/ΣV·S⌋ (never below the floor: S ≥ ΣV makes it at least
+//     ⌊V_i⌋ ≥ T_i), but at least ⌈V_i⌉. Spare slots are worth most as
+//     speculation, and larger jobs have more stragglers. Where ⌈V_i⌉ lifts
+//     a job one slot above its proportional part the total can pass S by
+//     up to a slot a job; the jobs first in order then fill first, and the
+//     fill stops when the slots run out.
 //
 // A share is an upper bound, not a reservation: fillJob takes only the
 // slots the job can use now (queued tasks, stragglers worth a copy), and
@@ -737,8 +738,7 @@ func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int,
 		// Guideline 3: V_i/ΣV = T_i/ΣT.
 		for i := range n {
 			t := remaining(i)
-			prop := int(math.Floor(float64(S) * float64(t) / float64(sumT)))
-			alloc[i] = max(alloc[i], desired(c, t), prop)
+			alloc[i] = max(desired(c, t), int(math.Floor(float64(S)*float64(t)/float64(sumT))))
 		}
 		return alloc
 	}

@@ -292,10 +292,10 @@ type CancelResult struct {
 }
 
 // Cancel cancels the set's unrequested tasks (one UPDATE) and closes the
-// set to appends, or cancels the named tasks. A requested, unfinished named task is stopped and billed for what
-// it used: the slot-seconds of its longest-running live copy so far and
-// that copy's last reported CPU seconds (a line with zeros when no copy
-// ran). Executed tasks lose their kept output. Canceling twice is counted,
+// set to appends, or cancels the named tasks. A requested, unfinished
+// named task is stopped and billed for what it used: the slot-seconds of
+// its longest-running live copy so far and that copy's last reported CPU
+// seconds (a line with zeros when no copy ran). Executed tasks lose their kept output. Canceling twice is counted,
 // not an error. Errors: ENOTFOUND (no such set or task).
 func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) {
 	var res CancelResult
