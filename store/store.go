@@ -62,6 +62,20 @@ func (p Prices) Amount(slotSeconds, cpuSeconds float64) float64 {
 	return slotSeconds*p.SlotSecond + cpuSeconds*p.CPUSecond
 }
 
+// driverName is go-sqlite3 with every connection memory-mapping the
+// database (read-only mappings; writes still go through the WAL): a page
+// that is not in a connection's cache is then a memory read, not a pread
+// system call. Readers' caches go stale whenever the writer commits, so
+// this is most of what a read costs.
+const driverName = "sqlite3_batchd"
+
+func init() {
+	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec("PRAGMA mmap_size = 1073741824", nil)
+		return err
+	}})
+}
+
 // NewDB returns a DB for the file at path; call Open before use.
 func NewDB(path string) *DB {
 	return &DB{Path: path, Now: time.Now, OutputCap: DefaultOutputCap}
@@ -82,14 +96,17 @@ func (db *DB) Open() error {
 	// _stmt_cache_size keeps each connection's prepared statements, since
 	// the hot paths (a copy's finish, a start) run the same few queries.
 	dsn := "file:" + db.Path + "?_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL&_stmt_cache_size=64"
-	sdb, err := sql.Open("sqlite3", dsn)
+	sdb, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
-	// Writers are serialized by SQLite anyway; a small pool lets them
-	// queue without opening a connection per goroutine.
-	sdb.SetMaxOpenConns(8)
-	sdb.SetMaxIdleConns(8)
+	// Writers are serialized by SQLite anyway, so they share one
+	// connection: its page cache stays warm from one transaction to the
+	// next. With several, each transaction found its connection's cache
+	// stale (another connection had written since) and read its pages
+	// again, and a finished copy's UPDATE cost 0.2 ms instead of 15 µs.
+	sdb.SetMaxOpenConns(1)
+	sdb.SetMaxIdleConns(1)
 	sdb.SetConnMaxLifetime(0)
 	db.db = sdb
 	if err := db.migrate(context.Background()); err != nil {
@@ -103,7 +120,7 @@ func (db *DB) Open() error {
 	// seconds). _txlock=deferred takes a WAL snapshot and never waits for
 	// a writer; _query_only makes a stray write fail instead of locking.
 	rdsn := "file:" + db.Path + "?_busy_timeout=10000&_txlock=deferred&_foreign_keys=on&_query_only=true&_stmt_cache_size=64"
-	rdb, err := sql.Open("sqlite3", rdsn)
+	rdb, err := sql.Open(driverName, rdsn)
 	if err != nil {
 		sdb.Close()
 		return fmt.Errorf("open database for reading: %w", err)
