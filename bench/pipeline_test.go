@@ -20,7 +20,7 @@ import (
 	"batchd/sched"
 )
 
-// slots is the number of worker slots the benchmarked server runs.
+// slots is the number of worker slots of the main benchmarked server.
 const slots = 64
 
 var (
@@ -49,19 +49,27 @@ func batchd(b *testing.B) string {
 	return batchdBin
 }
 
-// The server is shared by the benchmarks (the framework calls each one
-// several times with growing b.N) and stopped by TestMain.
+// benchServer is a `batchd serve` child process on a loopback port.
+type benchServer struct {
+	c     *client.Client
+	url   string
+	token string // the admin's
+	pid   int
+	stop  func()
+}
+
+// The servers are shared by the benchmarks (the framework calls each one
+// several times with growing b.N), one per slot count, and stopped by
+// TestMain.
 var (
-	srvOnce   sync.Once
-	srvClient *client.Client
-	srvErr    error
-	srvStop   func()
+	srvMu   sync.Mutex
+	servers = map[int]*benchServer{}
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if srvStop != nil {
-		srvStop()
+	for _, s := range servers {
+		s.stop()
 	}
 	if batchdBin != "" {
 		os.RemoveAll(filepath.Dir(batchdBin))
@@ -69,20 +77,29 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server returns a client for the shared `batchd serve` with 64 local slots
-// on a free loopback port, started on first use and ready once all slots
-// are registered.
-func server(b *testing.B) *client.Client {
+// server returns a client for the shared `batchd serve` with 64 local slots.
+func server(b *testing.B) *client.Client { return serverWith(b, slots).c }
+
+// serverWith returns the shared `batchd serve` with n local slots on a
+// free loopback port, started on first use and ready once all slots are
+// registered.
+func serverWith(b *testing.B, n int) *benchServer {
 	b.Helper()
 	bin := batchd(b)
-	srvOnce.Do(func() { srvClient, srvErr = startServer(bin) })
-	if srvErr != nil {
-		b.Fatal(srvErr)
+	srvMu.Lock()
+	defer srvMu.Unlock()
+	if s := servers[n]; s != nil {
+		return s
 	}
-	return srvClient
+	s, err := startServer(bin, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	servers[n] = s
+	return s
 }
 
-func startServer(bin string) (*client.Client, error) {
+func startServer(bin string, n int) (*benchServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -93,7 +110,8 @@ func startServer(bin string) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", data, "--slots", strconv.Itoa(slots))
+	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", data, "--slots", strconv.Itoa(n), "--drain", "0s")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the server dies with the benchmark
 	out := &strings.Builder{}
 	var outMu sync.Mutex
 	w := writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) })
@@ -103,7 +121,7 @@ func startServer(bin string) (*client.Client, error) {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	srvStop = func() {
+	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
@@ -123,16 +141,31 @@ func startServer(bin string) (*client.Client, error) {
 		if err == nil {
 			err = err2
 		}
-		if err == nil && cl.Slots >= slots {
-			return c, nil
+		if err == nil && cl.Slots >= int32(n) {
+			return &benchServer{c: c, url: "http://" + addr, token: token, pid: cmd.Process.Pid, stop: stop}, nil
 		}
 		if time.Now().After(deadline) {
+			stop()
 			outMu.Lock()
 			defer outMu.Unlock()
-			return nil, fmt.Errorf("server not ready with %d slots after a minute (last error %v):\n%s", slots, err, out.String())
+			return nil, fmt.Errorf("server not ready with %d slots after a minute (last error %v):\n%s", n, err, out.String())
 		}
 		time.Sleep(50 * time.Millisecond) // another process: no clock to inject
 	}
+}
+
+// cpuSeconds is the CPU time (user + system) of process pid so far, its
+// children excluded: fields 14 and 15 of /proc/PID/stat.
+func cpuSeconds(b *testing.B, pid int) float64 {
+	b.Helper()
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
 }
 
 type writerFunc func([]byte) (int, error)
@@ -153,9 +186,9 @@ func waitSet(b *testing.B, c *client.Client, set sched.SetID) {
 	}
 }
 
-// forkExecRate runs n copies of `true` on `slots` goroutines and returns
+// forkExecRate runs n copies of `true` on par goroutines and returns
 // tasks per second: the baseline for the pipeline.
-func forkExecRate(b *testing.B, n int) float64 {
+func forkExecRate(b *testing.B, n, par int) float64 {
 	b.Helper()
 	start := time.Now()
 	work := make(chan struct{}, n)
@@ -164,7 +197,7 @@ func forkExecRate(b *testing.B, n int) float64 {
 	}
 	close(work)
 	var wg sync.WaitGroup
-	for range slots {
+	for range par {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -181,19 +214,29 @@ func forkExecRate(b *testing.B, n int) float64 {
 }
 
 // BenchmarkPipeline measures tasks per second through disclose → dispatch →
-// run `true` → finish → bill with 64 slots: one op is one task. b.N tasks
-// are disclosed (and requested) in one call, the benchmark waits until all
-// are finished and checks that each has exactly one bill line. It reports
-// tasks/s and the same rate for plain fork/exec of `true` on 64 goroutines
-// (baseline-tasks/s), and their ratio.
+// run `true` → finish → bill, with 64 slots and with 2 (one per core of the
+// development machine): one op is one task. b.N tasks are disclosed (and
+// requested) in one call, the benchmark waits until all are finished and
+// checks that each has exactly one bill line. It reports tasks/s, the same
+// rate for plain fork/exec of `true` on as many goroutines as slots
+// (baseline-tasks/s), their ratio, and the server's CPU time per task with
+// the tasks' own CPU excluded (server-cpu-ms/task, from /proc/PID/stat).
 func BenchmarkPipeline(b *testing.B) {
-	c := server(b)
+	for _, n := range []int{slots, 2} {
+		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) { benchPipeline(b, n) })
+	}
+}
+
+func benchPipeline(b *testing.B, n int) {
+	bs := serverWith(b, n)
+	c := bs.c
 	ctx := context.Background()
 	specs := make([]sched.TaskSpec, b.N)
 	for i := range specs {
 		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
 	}
 	b.ResetTimer()
+	cpu0 := cpuSeconds(b, bs.pid)
 	start := time.Now()
 	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "bench", Tasks: specs, Request: true})
 	if err != nil {
@@ -202,6 +245,7 @@ func BenchmarkPipeline(b *testing.B) {
 	waitSet(b, c, res.Set.ID)
 	bill, err := c.GetBill(ctx, client.BillInput{Set: res.Set.ID})
 	elapsed := time.Since(start)
+	cpu := cpuSeconds(b, bs.pid) - cpu0
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -210,25 +254,77 @@ func BenchmarkPipeline(b *testing.B) {
 		b.Fatalf("bill has %d lines for %d tasks", got, want)
 	}
 	rate := float64(b.N) / elapsed.Seconds()
-	base := forkExecRate(b, min(b.N, 2000))
+	base := forkExecRate(b, min(b.N, 2000), n)
 	b.ReportMetric(rate, "tasks/s")
 	b.ReportMetric(base, "baseline-tasks/s")
 	b.ReportMetric(rate/base, "ratio")
+	b.ReportMetric(cpu*1000/float64(b.N), "server-cpu-ms/task")
 }
 
-// BenchmarkRequestToStart measures, on an idle server with 64 slots, the
-// time from sending a request to the start of its copy: one op is one task
+// BenchmarkRequestToStart measures, on the server with 64 slots, the time
+// from sending a request to the start of its copy: one op is one task
 // `date +%s%N`, disclosed and requested in one call; the task prints the
 // clock when it runs. It reports the median and p99 in milliseconds, the
 // median of the same measure for a plain local fork/exec of `date`
 // (baseline-median-ms), and the ratio of the medians.
+//
+// idle: nothing else runs. busy: every slot runs a disclosed `sleep`, so
+// each request takes its slot by suspending one (preemption); it also
+// reports the idle median measured in the same run (idle-median-ms) and
+// the difference (over-idle-ms).
 func BenchmarkRequestToStart(b *testing.B) {
-	c := server(b)
+	b.Run("idle", func(b *testing.B) {
+		c := server(b)
+		lat := requestToStart(b, c, b.N)
+		b.StopTimer()
+		reportLatency(b, lat)
+	})
+	b.Run("busy", func(b *testing.B) {
+		c := server(b)
+		ctx := context.Background()
+		b.StopTimer()
+		idle := requestToStart(b, c, 50)
+		fill := make([]sched.TaskSpec, slots)
+		for i := range fill {
+			fill[i] = sched.TaskSpec{Argv: []string{"sleep", "3600"}, NoSpeculation: true}
+		}
+		res, err := c.Disclose(ctx, client.DiscloseInput{Name: "fill", Tasks: fill})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			if _, err := c.Cancel(ctx, res.Set.ID, nil); err != nil {
+				b.Error(err)
+			}
+		}()
+		for {
+			cl, err := c.GetCluster(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if cl.BusySlots >= slots {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // another process: no clock to inject
+		}
+		b.StartTimer()
+		lat := requestToStart(b, c, b.N)
+		b.StopTimer()
+		reportLatency(b, lat)
+		b.ReportMetric(quantile(idle, 0.5), "idle-median-ms")
+		b.ReportMetric(quantile(lat, 0.5)-quantile(idle, 0.5), "over-idle-ms")
+	})
+}
+
+// requestToStart discloses and requests n one-task sets of `date`, one
+// after the other, and returns each one's milliseconds from the call to
+// the task's start.
+func requestToStart(b *testing.B, c *client.Client, n int) []float64 {
+	b.Helper()
 	ctx := context.Background()
 	spec := sched.TaskSpec{Argv: []string{"date", "+%s%N"}, NoSpeculation: true}
-	lat := make([]float64, 0, b.N)
-	b.ResetTimer()
-	for range b.N {
+	lat := make([]float64, 0, n)
+	for range n {
 		t0 := time.Now()
 		res, err := c.Disclose(ctx, client.DiscloseInput{Tasks: []sched.TaskSpec{spec}, Request: true})
 		if err != nil {
@@ -241,7 +337,13 @@ func BenchmarkRequestToStart(b *testing.B) {
 		}
 		lat = append(lat, sinceStamp(b, t0, out.Stdout))
 	}
-	b.StopTimer()
+	return lat
+}
+
+// reportLatency reports lat's median and p99 beside the baseline, a plain
+// fork/exec of `date` measured now.
+func reportLatency(b *testing.B, lat []float64) {
+	b.Helper()
 	base := make([]float64, 0, 50)
 	for range 50 {
 		t0 := time.Now()
@@ -256,6 +358,7 @@ func BenchmarkRequestToStart(b *testing.B) {
 	b.ReportMetric(quantile(lat, 0.99), "p99-ms")
 	b.ReportMetric(bmed, "baseline-median-ms")
 	b.ReportMetric(med/bmed, "ratio")
+	b.ReportMetric(quantile(lat, 0.99)/bmed, "p99-ratio")
 }
 
 // sinceStamp returns milliseconds from t0 to the nanosecond Unix time that
