@@ -1,8 +1,6 @@
 package server_test
 
 import (
-	"connectrpc.com/connect"
-
 	"context"
 	"path/filepath"
 	"testing"
@@ -61,7 +59,8 @@ func BenchmarkBigSet(b *testing.B) {
 }
 
 // BenchmarkPipeline runs b.N tasks of `true` through disclose (requested)
-// → dispatch → the real worker agent with 64 slots in this process →
+// → dispatch → the real worker agent with 64 slots in this process, on the
+// in-process transport as batchd serve's slots →
 // finish → bill, and reports tasks per second. The bench/ package measures
 // the same with the real binaries; this one is for profiling the server:
 //
@@ -78,8 +77,7 @@ func BenchmarkPipeline(b *testing.B) {
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "bench", Slots: 64, StateDir: filepath.Join(b.TempDir(), "w"), Logger: logger(),
-			ClientOptions: []connect.ClientOption{withToken(srv.LocalWorkerToken())}})
+		done <- worker.Run(wctx, worker.Config{Transport: srv.LocalTransport(), Name: "bench", Slots: 64, StateDir: filepath.Join(b.TempDir(), "w"), Logger: logger()})
 	}()
 	defer func() { stop(); <-done }()
 	tasks := newTaskClient(worker.NewHTTPClient(), srv.URL(), srv.AdminToken())

@@ -18,6 +18,7 @@ type workerConn struct {
 	id         sched.WorkerID
 	hostname   string
 	slots      int32
+	canSuspend bool
 	lastSeen   time.Time
 	queue      []*batchv1.AssignmentsResponse
 	notify     chan struct{} // capacity 1: something was queued
@@ -26,11 +27,36 @@ type workerConn struct {
 	// missingSince notes when each live copy was first left out of the
 	// worker's heartbeats.
 	missingSince map[sched.CopyID]time.Time
+	// draining: Drain took the worker's slots away in the scheduler.
+	draining bool
 }
 
-func newWorkerConn(id sched.WorkerID, hostname string, slots int32, now time.Time) *workerConn {
-	return &workerConn{id: id, hostname: hostname, slots: slots, lastSeen: now,
+func newWorkerConn(id sched.WorkerID, hostname string, slots int32, canSuspend bool, now time.Time) *workerConn {
+	return &workerConn{id: id, hostname: hostname, slots: slots, canSuspend: canSuspend, lastSeen: now,
 		notify: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+// The server's state (store transactions that change it, the scheduler,
+// the worker queues) is guarded by Server.mu, taken in one of two lanes.
+// The worker lane (registrations, heartbeats, reports, assignments, the
+// dispatch tick) takes mu directly. The API lane (disclose, request,
+// cancel) first queues on apiMu, so that however many clients write at
+// once, at most one of them waits for mu beside the worker lane: dispatch
+// waits for at most one API write, never for a queue of them.
+
+// lockWorker takes mu for the worker lane; release with s.mu.Unlock().
+func (s *Server) lockWorker() { s.mu.Lock() }
+
+// lockAPI takes mu for the API lane; release with unlockAPI.
+func (s *Server) lockAPI() {
+	s.apiMu.Lock()
+	s.mu.Lock()
+}
+
+// unlockAPI releases what lockAPI took.
+func (s *Server) unlockAPI() {
+	s.mu.Unlock()
+	s.apiMu.Unlock()
 }
 
 func (w *workerConn) push(m *batchv1.AssignmentsResponse) {
@@ -119,7 +145,7 @@ func (s *Server) decide(now time.Time) {
 // leases of silent workers (their copies are lost and their tasks queue
 // again) and runs the scheduler. Tests call it instead of waiting.
 func (s *Server) DispatchOnce() {
-	s.mu.Lock()
+	s.lockWorker()
 	defer s.mu.Unlock()
 	now := s.now()
 	for _, id := range sortedWorkerIDs(s.workers) {
@@ -128,6 +154,7 @@ func (s *Server) DispatchOnce() {
 			continue
 		}
 		s.log.Warn("worker lease lapsed", "worker", id, "silent_for", now.Sub(w.lastSeen).String())
+		s.dm.leaseLapses.Add(1)
 		s.dropWorker(now, w, "lease-lapsed")
 	}
 	s.decide(now)
@@ -152,4 +179,35 @@ func (s *Server) dropWorker(now time.Time, w *workerConn, state string) {
 
 func sortedWorkerIDs(m map[sched.WorkerID]*workerConn) []sched.WorkerID {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// Drain begins a graceful stop: calls that add work (Disclose, Request)
+// are refused with Unavailable from now on, and the named workers (the
+// embedded slots of batchd serve) get no new copies, while the copies
+// they run go on and report as usual. Other workers keep their slots:
+// their copies survive the server's restart. Drain cannot be undone; Close
+// ends the server.
+func (s *Server) Drain(workers ...sched.WorkerID) {
+	s.draining.Store(true)
+	s.lockWorker()
+	defer s.mu.Unlock()
+	now := seconds(s.now())
+	for _, id := range workers {
+		w := s.workers[id]
+		if w == nil {
+			continue
+		}
+		w.draining = true
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: now, Worker: id, Slots: 0, CanSuspend: w.canSuspend})
+	}
+	s.refreshStats()
+	s.log.Info("draining: no new work is accepted; running copies go on", "workers", workers)
+}
+
+// stopping refuses a call that adds work while the server drains.
+func (s *Server) stopping() error {
+	if s.draining.Load() {
+		return sched.Errorf(sched.EUNAVAILABLE, "batchd is stopping: no new work is taken; try again once it is back")
+	}
+	return nil
 }

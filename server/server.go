@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -108,10 +109,15 @@ type Server struct {
 	now func() time.Time
 
 	// mu serializes every state change: store transaction, scheduler
-	// event, Decide and the delivery of decisions to worker queues.
-	mu      sync.Mutex
-	sched   *sched.Scheduler
-	workers map[sched.WorkerID]*workerConn
+	// event, Decide and the delivery of decisions to worker queues. It is
+	// taken through lockWorker or lockAPI (see dispatch.go); apiMu queues
+	// the API lane.
+	mu    sync.Mutex
+	apiMu sync.Mutex
+	// draining is set by Drain: calls that add work are refused.
+	draining atomic.Bool
+	sched    *sched.Scheduler
+	workers  map[sched.WorkerID]*workerConn
 
 	// finishMu guards the group commit of ReportFinished (see finish).
 	finishMu      sync.Mutex
@@ -123,6 +129,7 @@ type Server struct {
 
 	watch   *broker
 	metrics *metrics
+	dm      dispatchMetrics
 	limits  *rateLimiter
 
 	// localWorkerHash is the hash of the embedded worker's token, which
@@ -233,6 +240,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
+	s.metrics.reg.MustRegister(s.dm.collectors()...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
 	return s, nil
@@ -257,7 +265,7 @@ func (s *Server) rebuild(ctx context.Context) error {
 	now := s.now()
 	for _, w := range snap.Workers {
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend})
-		s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, now)
+		s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
 	}
 	for _, st := range snap.Sets {
 		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks})

@@ -18,6 +18,9 @@ type taskSetHandler struct{ s *Server }
 // key's first answer), tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
+	if err := s.stopping(); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	if len(req.Tasks) == 0 {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
 	}
@@ -42,19 +45,19 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	s.mu.Lock()
+	s.lockAPI()
 	replay := false
 	if req.IdempotencyKey != "" {
 		known, err := s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey)
 		if err != nil {
-			s.mu.Unlock()
+			s.unlockAPI()
 			return nil, s.connectError(ctx, err)
 		}
 		replay = known
 	}
 	if !replay {
 		if err := s.checkLoad(ctx, owner, req.SetId == 0, len(specs)); err != nil {
-			s.mu.Unlock()
+			s.unlockAPI()
 			return nil, s.connectError(ctx, err)
 		}
 	}
@@ -75,7 +78,7 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 		s.decide(s.now())
 		s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
 	}
-	s.mu.Unlock()
+	s.unlockAPI()
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -108,6 +111,9 @@ func (s *Server) checkLoad(ctx context.Context, owner string, newSet bool, n int
 // Request marks tasks requested; executed ones finish and are billed at once.
 func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest) (*batchv1.RequestResponse, error) {
 	s := h.s
+	if err := s.stopping(); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
 	}
@@ -118,7 +124,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	s.mu.Lock()
+	s.lockAPI()
 	res, err := s.db.Request(ctx, store.RequestInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
 	if err == nil {
 		at := seconds(res.RequestedAt)
@@ -149,7 +155,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 			s.watch.publish(sched.SetID(req.SetId), req.Indexes)
 		}
 	}
-	s.mu.Unlock()
+	s.unlockAPI()
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -168,7 +174,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	s.mu.Lock()
+	s.lockAPI()
 	res, err := s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
 	if err == nil {
 		now := s.now()
@@ -189,7 +195,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 			s.watch.publish(sched.SetID(req.SetId), res.Indexes)
 		}
 	}
-	s.mu.Unlock()
+	s.unlockAPI()
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}

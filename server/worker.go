@@ -43,7 +43,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		in.Running = append(in.Running, store.HeldCopy{Copy: sched.CopyID(c.CopyId), Slot: c.Slot, Suspended: c.Suspended,
 			Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
-	s.mu.Lock()
+	s.lockWorker()
 	defer s.mu.Unlock()
 	res, err := s.db.RegisterWorker(ctx, in)
 	if err != nil {
@@ -61,7 +61,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
 	}
 	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend})
-	w := newWorkerConn(id, req.Hostname, req.Slots, now)
+	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, now)
 	s.workers[id] = w
 	kill := append([]sched.CopyID{}, res.Kill...)
 	for _, c := range res.Attached {
@@ -97,15 +97,51 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 // next stream.
 func (h workerHandler) Assignments(ctx context.Context, req *batchv1.AssignmentsRequest, stream *connect.ServerStream[batchv1.AssignmentsResponse]) error {
 	s := h.s
-	id := sched.WorkerID(req.WorkerId)
-	if err := s.checkWorker(ctx, id); err != nil {
+	f, err := s.openAssignments(ctx, sched.WorkerID(req.WorkerId))
+	if err != nil {
 		return s.connectError(ctx, err)
 	}
-	s.mu.Lock()
+	defer f.close()
+	// Send the headers now: a client's call returns once they arrive, so it
+	// knows the stream is open before anything is queued.
+	if err := stream.Send(nil); err != nil {
+		return err
+	}
+	for {
+		msgs, err := f.next()
+		if msgs == nil {
+			return err
+		}
+		for i, m := range msgs {
+			if err := stream.Send(m); err != nil {
+				f.requeue(msgs[i:])
+				return err
+			}
+		}
+	}
+}
+
+// assignFeed is one open Assignments stream of a worker, remote (the
+// handler above) or in-process (localStream).
+type assignFeed struct {
+	s    *Server
+	ctx  context.Context
+	w    *workerConn
+	stop chan struct{}
+}
+
+// openAssignments opens the worker's stream: it ends the worker's older
+// stream and queues, ahead of what is queued, a restatement of what the
+// worker should hold.
+func (s *Server) openAssignments(ctx context.Context, id sched.WorkerID) (*assignFeed, error) {
+	if err := s.checkWorker(ctx, id); err != nil {
+		return nil, err
+	}
+	s.lockWorker()
+	defer s.mu.Unlock()
 	w := s.workers[id]
 	if w == nil {
-		s.mu.Unlock()
-		return s.connectError(ctx, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId))
+		return nil, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", id)
 	}
 	if w.streamOpen {
 		close(w.stop)
@@ -119,8 +155,8 @@ func (h workerHandler) Assignments(ctx context.Context, req *batchv1.Assignments
 	// Decisions queued meanwhile follow and end in the same state.
 	live, err := s.db.WorkerCopies(ctx, id)
 	if err != nil {
-		s.mu.Unlock()
-		return s.connectError(ctx, err)
+		w.streamOpen = false
+		return nil, err
 	}
 	restate := make([]*batchv1.AssignmentsResponse, 0, 2*len(live))
 	for _, lc := range live {
@@ -135,53 +171,63 @@ func (h workerHandler) Assignments(ctx context.Context, req *batchv1.Assignments
 		}
 	}
 	w.queue = append(restate, w.queue...)
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if w.stop == stop {
-			w.streamOpen = false
-		}
-		s.mu.Unlock()
-	}()
-	// Send the headers now: a client's call returns once they arrive, so it
-	// knows the stream is open before anything is queued.
-	if err := stream.Send(nil); err != nil {
-		return err
-	}
+	return &assignFeed{s: s, ctx: ctx, w: w, stop: stop}, nil
+}
+
+// next waits for orders and takes every one queued. It returns nil when
+// the stream is to end: with nil when the server ended it (a newer stream,
+// shutdown, the caller went away), with an error when the caller's token
+// was revoked.
+func (f *assignFeed) next() ([]*batchv1.AssignmentsResponse, error) {
+	s, w := f.s, f.w
 	for {
 		// A revoked worker token gets nothing more; what is queued stays
 		// queued (its copies are lost when its lease lapses).
-		if err := s.stillValid(ctx); err != nil {
-			return err
+		if err := s.stillValid(f.ctx); err != nil {
+			return nil, err
 		}
-		s.mu.Lock()
+		s.lockWorker()
 		select {
-		case <-stop:
+		case <-f.stop:
 			s.mu.Unlock()
-			return nil
+			return nil, nil
 		default:
 		}
 		msgs := w.queue
 		w.queue = nil
 		s.mu.Unlock()
-		for i, m := range msgs {
-			if err := stream.Send(m); err != nil {
-				s.mu.Lock()
-				w.queue = append(append([]*batchv1.AssignmentsResponse{}, msgs[i:]...), w.queue...)
-				s.mu.Unlock()
-				return err
-			}
+		if len(msgs) > 0 {
+			return msgs, nil
 		}
 		select {
-		case <-ctx.Done():
-			return nil
+		case <-f.ctx.Done():
+			return nil, nil
 		case <-s.done:
-			return nil
-		case <-stop:
-			return nil
+			return nil, nil
+		case <-f.stop:
+			return nil, nil
 		case <-w.notify:
 		}
 	}
+}
+
+// requeue puts back orders taken but not delivered, ahead of newer ones.
+func (f *assignFeed) requeue(msgs []*batchv1.AssignmentsResponse) {
+	if len(msgs) == 0 {
+		return
+	}
+	f.s.lockWorker()
+	f.w.queue = append(append([]*batchv1.AssignmentsResponse{}, msgs...), f.w.queue...)
+	f.s.mu.Unlock()
+}
+
+// close marks the stream closed unless a newer one replaced it.
+func (f *assignFeed) close() {
+	f.s.lockWorker()
+	if f.w.stop == f.stop {
+		f.w.streamOpen = false
+	}
+	f.s.mu.Unlock()
 }
 
 // Heartbeat renews the worker's lease and records its copies' progress.
@@ -198,7 +244,7 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 		}
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
-	s.mu.Lock()
+	s.lockWorker()
 	defer s.mu.Unlock()
 	w := s.workers[id]
 	if w == nil {
@@ -372,7 +418,7 @@ func (s *Server) finishBatch(batch []*finishCall) {
 	for i, c := range batch {
 		ins[i] = c.in
 	}
-	s.mu.Lock()
+	s.lockWorker()
 	defer s.mu.Unlock()
 	outs, err := s.db.FinishCopies(context.Background(), ins)
 	if err != nil {
@@ -390,6 +436,7 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			continue
 		}
 		changed = true
+		s.dm.copiesEnded.Add(1)
 		if res.WasLive {
 			kind := sched.EventCopyFinished
 			if res.Lost {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,11 +45,10 @@ const (
 // copyRun is one copy on this worker. Fields below mu are guarded by the
 // agent's mutex; the rest are set before the copy is published.
 type copyRun struct {
-	id      int64
-	slot    int32
-	start   *batchv1.StartCopy
-	scratch string // per-copy directory: progress file, default working dir
-	outCap  int64
+	id     int64
+	slot   int32
+	start  *batchv1.StartCopy
+	outCap int64
 
 	// wake pokes the copy's monitor (state changed). Buffered, never closed.
 	wake chan struct{}
@@ -65,6 +65,7 @@ type copyRun struct {
 	progress  float64 // last parsed progress, -1 when none
 	cpu       float64 // last CPU seconds seen
 	result    *batchv1.ReportFinishedRequest
+	scratch   string // the copy's directory: progress file, default working dir ("" before it starts)
 }
 
 // runTime is the wall time the copy held its slot, excluding suspension.
@@ -138,9 +139,13 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	if len(spec.GetArgv()) == 0 || spec.GetArgv()[0] == "" {
 		return fail(errors.New("empty argv"))
 	}
-	if err := os.MkdirAll(c.scratch, 0o755); err != nil {
+	scratch, err := a.scratch.take()
+	if err != nil {
 		return fail(fmt.Errorf("scratch dir: %w", err))
 	}
+	a.mu.Lock()
+	c.scratch = scratch
+	a.mu.Unlock()
 	progressPath := filepath.Join(c.scratch, "progress")
 
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
@@ -181,8 +186,9 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	stderr := &capBuffer{cap: c.outCap}
 
 	a.mu.Lock()
-	if c.killed { // killed before it could start
-		a.mu.Unlock()
+	killed := c.killed
+	a.mu.Unlock()
+	if killed { // killed before it could start
 		outR.Close()
 		outW.Close()
 		errR.Close()
@@ -192,15 +198,24 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		res.EndedAt = timestamppb.New(a.now())
 		return res
 	}
-	err = cmd.Start()
+	// The copy's clock runs from just before the fork to the wait: the
+	// fork and exec are part of the slot time it costs. The fork runs
+	// without a.mu (other copies fork, heartbeats and orders go on); an
+	// order that came meanwhile is carried out right after.
 	now := a.now()
+	err = cmd.Start()
+	a.mu.Lock()
 	if err == nil {
 		c.pgid = cmd.Process.Pid
 		c.state = copyRunning
 		c.startedAt, c.runSince = now, now
-		if c.suspendAt {
+		switch {
+		case c.killed:
+			_ = signalGroup(c.pgid, syscall.SIGKILL)
+		case c.suspendAt:
 			if serr := signalGroup(c.pgid, syscall.SIGSTOP); serr == nil {
 				c.state = copySuspended
+				c.runAccum += a.now().Sub(c.runSince)
 			}
 		}
 	}
@@ -210,13 +225,13 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return fail(err)
+		return fail(startError(err, spec.GetDir()))
 	}
 
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); _, _ = io.Copy(stdout, outR) }()
-	go func() { defer readers.Done(); _, _ = io.Copy(stderr, errR) }()
+	go func() { defer readers.Done(); copyOut(stdout, outR) }()
+	go func() { defer readers.Done(); copyOut(stderr, errR) }()
 
 	done := make(chan struct{})
 	monitorDone := make(chan struct{})
@@ -289,6 +304,29 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	return res
 }
 
+// copyBufs are the buffers that drain copies' pipes: a copy of `true`
+// should not cost 64 KiB of garbage.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyOut drains r into w with a pooled buffer.
+func copyOut(w io.Writer, r io.Reader) {
+	b := copyBufs.Get().(*[]byte)
+	_, _ = io.CopyBuffer(w, r, *b)
+	copyBufs.Put(b)
+}
+
+// startError explains a failed start. exec reports a working directory
+// that does not exist as the command not being found ("fork/exec
+// /usr/bin/true: no such file or directory"): say which it was.
+func startError(err error, dir string) error {
+	if dir != "" && errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(dir); serr != nil {
+			return fmt.Errorf("working directory %q: %w", dir, serr)
+		}
+	}
+	return err
+}
+
 // exitCode is the exit status, or 128+signal for a copy ended by a signal
 // (the shell's convention).
 func exitCode(ps *os.ProcessState) int32 {
@@ -309,7 +347,13 @@ func tvSeconds(tv syscall.Timeval) float64 {
 // timeout (counted in run time, so suspension does not count), until done.
 func (a *agent) monitor(c *copyRun, progressPath string, done <-chan struct{}) {
 	timeout := time.Duration(c.start.GetSpec().GetTimeoutSeconds() * float64(time.Second))
-	t := time.NewTimer(0)
+	// The first look is one poll interval in (sooner for a shorter
+	// timeout): a copy that ends before costs no file or /proc read.
+	first := a.poll
+	if timeout > 0 && timeout < first {
+		first = timeout
+	}
+	t := time.NewTimer(first)
 	defer t.Stop()
 	for {
 		select {

@@ -24,14 +24,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	batchv1 "batchd/proto/batch/v1"
-	"batchd/proto/batch/v1/batchv1connect"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
@@ -89,6 +87,19 @@ type Config struct {
 	// ClientOptions are added to the Connect client (for example
 	// connect.WithGRPC()).
 	ClientOptions []connect.ClientOption
+	// Grace is how long, once the Run context is done, running copies may
+	// go on to finish (and their results be reported) before the rest are
+	// killed. Default 0: kill at once. A worker with a grace tells its
+	// server nothing: the server must stop assigning it copies itself
+	// (batchd serve's embedded slots: Server.Drain).
+	Grace time.Duration
+	// Hurry, when closed, cuts the grace short: the copies still running
+	// are killed at once (a second SIGTERM).
+	Hurry <-chan struct{}
+	// Transport, when set, carries the worker protocol instead of Connect
+	// to Server (HTTPClient and ClientOptions are then unused): `batchd
+	// serve` hands its embedded slots the server's in-process transport.
+	Transport Transport
 }
 
 // NewHTTPClient returns an HTTP client suitable for the agent: HTTP/2 over
@@ -133,7 +144,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // agent is one running worker agent.
 type agent struct {
-	client     batchv1connect.WorkerServiceClient
+	client     Transport
 	log        *slog.Logger
 	name       string
 	hostname   string
@@ -144,6 +155,10 @@ type agent struct {
 	env        []string
 	poll       time.Duration
 	drain      time.Duration
+	grace      time.Duration
+	hurry      <-chan struct{}
+	ended      chan struct{} // a copy's process ended (buffered 1)
+	scratch    *scratchDirs
 	now        func() time.Time
 
 	// comm lives until the drain ends: registration, heartbeats and reports
@@ -181,7 +196,7 @@ func newAgent(cfg Config) (*agent, error) {
 	if !supported {
 		return nil, errors.New("worker: copies run on Linux only")
 	}
-	if cfg.Server == "" {
+	if cfg.Server == "" && cfg.Transport == nil {
 		return nil, errors.New("worker: no server URL")
 	}
 	host, _ := os.Hostname()
@@ -199,6 +214,9 @@ func newAgent(cfg Config) (*agent, error) {
 		env:          cfg.Env,
 		poll:         cfg.PollInterval,
 		drain:        cfg.DrainTimeout,
+		grace:        cfg.Grace,
+		hurry:        cfg.Hurry,
+		ended:        make(chan struct{}, 1),
 		now:          time.Now,
 		progressCh:   make(chan struct{}, 1),
 		needRegCh:    make(chan struct{}, 1),
@@ -247,6 +265,7 @@ func newAgent(cfg Config) (*agent, error) {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
 	}
 	a.stateDir = dir // copies get absolute paths, whatever their working dir
+	a.scratch = &scratchDirs{root: filepath.Join(dir, "copies"), max: 2 * a.slots}
 	if err := os.MkdirAll(a.stateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
 	}
@@ -258,11 +277,10 @@ func newAgent(cfg Config) (*agent, error) {
 			return nil, fmt.Errorf("worker: state dir: %w", err)
 		}
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = NewHTTPClient()
+	a.client = cfg.Transport
+	if a.client == nil {
+		a.client = ConnectTransport(cfg.HTTPClient, cfg.Server, cfg.ClientOptions...)
 	}
-	a.client = batchv1connect.NewWorkerServiceClient(hc, cfg.Server, cfg.ClientOptions...)
 	a.log = a.log.With("worker", a.name)
 	return a, nil
 }
@@ -293,6 +311,9 @@ func (a *agent) run(ctx context.Context) error {
 	if err := os.RemoveAll(copiesDir); err != nil {
 		return fmt.Errorf("worker: state dir: %w", err)
 	}
+	if err := os.Mkdir(copiesDir, 0o755); err != nil {
+		return fmt.Errorf("worker: state dir: %w", err)
+	}
 
 	a.comm, a.commCancel = context.WithCancel(context.WithoutCancel(ctx))
 	defer a.commCancel()
@@ -309,6 +330,9 @@ func (a *agent) run(ctx context.Context) error {
 		a.commCancel()
 		loops.Wait()
 		return err
+	}
+	if a.grace > 0 {
+		a.finishRunning()
 	}
 	a.log.Info("worker stopping: killing running copies, delivering held results", "drain", a.drain)
 	// The protocol has no goodbye: register again with no slots, so the
@@ -366,6 +390,41 @@ func (a *agent) run(ctx context.Context) error {
 	}
 	a.log.Info("worker stopped")
 	return nil
+}
+
+// finishRunning, once the worker is stopping, waits for the copies that
+// run to end by themselves, for at most the grace (or until Hurry is
+// closed). It takes no new copy meanwhile; suspended copies cannot end and
+// are not waited for.
+func (a *agent) finishRunning() {
+	a.mu.Lock()
+	a.stopping = true
+	a.mu.Unlock()
+	t := time.NewTimer(a.grace)
+	defer t.Stop()
+	for {
+		a.mu.Lock()
+		n := 0
+		for _, c := range a.copies {
+			if (c.state == copyStarting || c.state == copyRunning) && !c.killed {
+				n++
+			}
+		}
+		a.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		a.log.Info("stopping: waiting for running copies to finish", "running", n, "grace", a.grace)
+		select {
+		case <-a.ended:
+		case <-t.C:
+			a.log.Warn("stopping: grace over; killing the copies still running", "running", n)
+			return
+		case <-a.hurry:
+			a.log.Warn("stopping at once: killing the copies still running", "running", n)
+			return
+		}
+	}
 }
 
 // connLoop registers, opens the Assignments stream and carries out its
@@ -583,8 +642,10 @@ func (a *agent) start(s *batchv1.StartCopy) {
 		a.log.Info("start ignored: copy already held", "copy", s.GetCopyId())
 		return
 	}
+	// A suspended copy keeps its slot number but not the slot: the server
+	// suspended it to give the slot to this one (preemption).
 	for _, c := range a.copies {
-		if c.slot == s.GetSlot() && c.state != copyEnded && !c.killed {
+		if c.slot == s.GetSlot() && !c.killed && (c.state == copyRunning || (c.state == copyStarting && !c.suspendAt)) {
 			a.log.Warn("start on a busy slot", "copy", s.GetCopyId(), "slot", s.GetSlot(), "busy_with", c.id)
 		}
 	}
@@ -592,14 +653,13 @@ func (a *agent) start(s *batchv1.StartCopy) {
 		id:       s.GetCopyId(),
 		slot:     s.GetSlot(),
 		start:    s,
-		scratch:  filepath.Join(a.stateDir, "copies", strconv.FormatInt(s.GetCopyId(), 10)),
 		outCap:   a.outCap,
 		wake:     make(chan struct{}, 1),
 		progress: -1,
 	}
 	a.copies[c.id] = c
 	a.copiesWG.Add(1)
-	a.log.Info("starting copy", "copy", c.id, "slot", c.slot, "set", s.GetSetId(), "index", s.GetIndex(),
+	a.log.Debug("starting copy", "copy", c.id, "slot", c.slot, "set", s.GetSetId(), "index", s.GetIndex(),
 		"argv", s.GetSpec().GetArgv())
 	go a.runCopy(c)
 }
@@ -758,14 +818,20 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	c.state = copyEnded
 	c.result = res
 	a.mu.Unlock()
-	a.log.Info("copy ended", "copy", c.id, "exit_code", res.ExitCode, "killed", res.Killed,
+	select {
+	case a.ended <- struct{}{}:
+	default:
+	}
+	a.log.Debug("copy ended", "copy", c.id, "exit_code", res.ExitCode, "killed", res.Killed,
 		"timed_out", res.TimedOut, "start_error", res.StartError, "run_seconds", res.RunSeconds)
 	a.deliver(c)
 	a.mu.Lock()
 	delete(a.copies, c.id)
 	a.mu.Unlock()
-	if err := os.RemoveAll(c.scratch); err != nil {
-		a.log.Warn("removing scratch dir", "copy", c.id, "err", err)
+	if c.scratch != "" {
+		if err := a.scratch.give(c.scratch); err != nil {
+			a.log.Warn("removing scratch dir", "copy", c.id, "err", err)
+		}
 	}
 }
 
@@ -787,7 +853,7 @@ func (a *agent) deliver(c *copyRun) {
 			resp, err := a.client.ReportFinished(ctx, req)
 			cancel()
 			if err == nil {
-				a.log.Info("copy reported", "copy", c.id, "outcome", resp.GetOutcome().String())
+				a.log.Debug("copy reported", "copy", c.id, "outcome", resp.GetOutcome().String())
 				return
 			}
 			switch connect.CodeOf(err) {

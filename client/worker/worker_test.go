@@ -168,9 +168,9 @@ func TestStartReport(t *testing.T) {
 	if got, want := lines[1], "7 11 11 bar baz"; got != want {
 		t.Errorf("env line = %q, want %q", got, want)
 	}
-	scratch := filepath.Join(b.a.stateDir, "copies", "11")
-	if got, want := lines[2], scratch; got != want {
-		t.Errorf("working dir = %q, want %q", got, want)
+	scratch := lines[2]
+	if got, want := filepath.Dir(scratch), filepath.Join(b.a.stateDir, "copies"); got != want {
+		t.Errorf("working dir = %q, want a directory in %q", scratch, want)
 	}
 	if got, want := lines[3], filepath.Join(scratch, "progress"); got != want {
 		t.Errorf("BATCH_PROGRESS_FILE = %q, want %q", got, want)
@@ -191,13 +191,24 @@ func TestStartReport(t *testing.T) {
 		t.Errorf("%d connections, want 1", b.srv.conns)
 	}
 	b.srv.mu.Unlock()
-	// The copy is forgotten and its scratch dir removed once reported.
+	// The copy is forgotten once reported, and its scratch dir emptied:
+	// the copy left nothing in it, so it is kept for the next copy.
 	eventually(t, "copy forgotten", func() bool {
 		b.a.mu.Lock()
 		defer b.a.mu.Unlock()
 		return len(b.a.copies) == 0
 	})
+	eventually(t, "scratch kept empty", func() bool { empty, err := emptyDir(scratch); return err == nil && empty })
+	b.srv.startCopy(12, 0, sh(`pwd; echo left > file`))
+	if got, want := strings.TrimSpace(string(b.srv.report(12).Stdout)), scratch; got != want {
+		t.Errorf("second copy ran in %q, want the reused %q", got, want)
+	}
+	// A directory a copy left something in is removed, never reused.
 	eventually(t, "scratch removed", func() bool { _, err := os.Stat(scratch); return os.IsNotExist(err) })
+	b.srv.startCopy(13, 0, sh(`pwd; ls -A`))
+	if got := strings.TrimSpace(string(b.srv.report(13).Stdout)); got == scratch || strings.Contains(got, "file") {
+		t.Errorf("third copy saw %q: a directory with another copy's files", got)
+	}
 }
 
 func TestSpecDir(t *testing.T) {
@@ -236,6 +247,36 @@ func TestStartError(t *testing.T) {
 		if r.StartError == "" || r.ExitCode != 127 || r.Killed {
 			t.Errorf("copy %d: start_error = %q, exit_code = %d, killed = %v; want an error, 127, false",
 				id, r.StartError, r.ExitCode, r.Killed)
+		}
+		// A missing working directory is named as such, not as a missing
+		// command (exec says "fork/exec /usr/bin/true: no such file or
+		// directory" for both).
+		if id == 2 && !strings.Contains(r.StartError, "working directory") {
+			t.Errorf("copy 2 (missing dir): start_error = %q, want it to name the working directory", r.StartError)
+		}
+		if id == 1 && strings.Contains(r.StartError, "working directory") {
+			t.Errorf("copy 1 (missing command): start_error = %q names a working directory", r.StartError)
+		}
+	}
+}
+
+// A copy's slot time runs from just before the fork to the wait, so even
+// a copy of `true`, whose CPU time is mostly its exec and dynamic loading,
+// is billed at least the CPU time it used (a single-threaded process uses
+// no more CPU than wall time). The clock used to start once the fork had
+// returned, and a copy of `true` was billed 0.09 ms of slot time for
+// 0.8 ms of CPU.
+func TestRunTimeCoversStart(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	for id := int64(1); id <= 20; id++ {
+		b.srv.startCopy(id, 0, &batchv1.TaskSpec{Argv: []string{"true"}})
+		r := b.srv.report(id)
+		if r.ExitCode != 0 {
+			t.Fatalf("copy %d: exit %d (%s)", id, r.ExitCode, r.StartError)
+		}
+		if r.RunSeconds < r.CpuSeconds {
+			t.Errorf("copy %d: run_seconds %.6f < cpu_seconds %.6f: the fork and exec are not in its slot time", id, r.RunSeconds, r.CpuSeconds)
 		}
 	}
 }

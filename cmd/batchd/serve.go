@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
-	"connectrpc.com/connect"
 	"github.com/urfave/cli/v2"
 
-	"batchd/client"
 	"batchd/client/worker"
 	"batchd/sched"
 	"batchd/server"
@@ -29,7 +29,9 @@ func serveCommand() *cli.Command {
 		Description: "Serves TaskSetService, WorkerService, BillingService and ClusterService, gRPC health and\n" +
 			"reflection, /metrics (Prometheus) and the web page on one port, and runs --slots local\n" +
 			"worker slots (one per CPU by default; 0 for none). State lives in SQLite under --data.\n" +
-			"SIGTERM or SIGINT stops it gracefully.",
+			"SIGTERM or SIGINT stops it gracefully: no new work is taken, copies running on the local\n" +
+			"slots may finish for up to --drain (their results are recorded), the rest are killed and run\n" +
+			"again after the next start. A second SIGTERM or SIGINT stops it at once.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "localhost:8080", EnvVars: []string{"BATCHD_LISTEN"}, Usage: "`ADDR` to listen on"},
 			&cli.StringFlag{Name: "data", Value: "./batchd-data", EnvVars: []string{"BATCHD_DATA"}, Usage: "data `DIR` (created 0700) holding batchd.db"},
@@ -49,6 +51,8 @@ func serveCommand() *cli.Command {
 			&cli.Float64Flag{Name: "rate", Value: server.DefaultRequestRate, EnvVars: []string{"BATCHD_RATE"}, Usage: "per-user calls a second, token bucket (-1: none)"},
 			&cli.IntFlag{Name: "burst", Value: server.DefaultRequestBurst, EnvVars: []string{"BATCHD_BURST"}, Usage: "per-user calls at once (token bucket size)"},
 			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share"},
+			&cli.DurationFlag{Name: "drain", Value: 30 * time.Second, EnvVars: []string{"BATCHD_DRAIN"},
+				Usage: "on SIGTERM, how long copies running on the local slots may go on to finish (0: kill them at once)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 		},
 		Action: runServe,
@@ -111,16 +115,21 @@ func runServe(c *cli.Context) error {
 	var workerErr error
 	wctx, stopWorker := context.WithCancel(context.Background())
 	defer stopWorker()
+	localName := ""
+	hurry := make(chan struct{})
 	if slots > 0 {
 		host, _ := os.Hostname()
 		if host == "" {
 			host = "localhost"
 		}
+		localName = "local-" + host
+		// The embedded slots speak to the server in-process (no HTTP,
+		// protobuf encoding or compression on their dispatch path).
 		go func() {
 			defer close(workerDone)
-			workerErr = worker.Run(wctx, worker.Config{Server: srv.URL(), Name: "local-" + host, Slots: slots,
+			workerErr = worker.Run(wctx, worker.Config{Transport: srv.LocalTransport(), Name: localName, Slots: slots,
 				StateDir: filepath.Join(data, "worker"), Logger: log.With("part", "local-worker"), Version: version,
-				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(srv.LocalWorkerToken()))}})
+				Grace: c.Duration("drain"), Hurry: hurry})
 		}()
 	} else {
 		close(workerDone)
@@ -135,12 +144,31 @@ func runServe(c *cli.Context) error {
 		<-ctx.Done()
 		log.Info("shutting down")
 	}
-	// The local slots go first: they kill their copies and hand over what
-	// they hold while the server still listens.
+	// A second signal stops at once: running copies are killed.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		select {
+		case <-sig:
+			log.Warn("second signal: stopping at once")
+			close(hurry)
+		case <-workerDone:
+		}
+	}()
+	// No new work from now on; the local slots finish what runs (for at
+	// most --drain), report it while the server still listens, and kill
+	// the rest.
+	if localName != "" {
+		srv.Drain(sched.WorkerID(localName))
+	} else {
+		srv.Drain()
+	}
 	stopWorker()
+	wait := c.Duration("drain") + 15*time.Second
 	select {
 	case <-workerDone:
-	case <-time.After(15 * time.Second):
+	case <-time.After(wait):
 		log.Warn("local worker did not stop in time")
 	}
 	return srv.Close()

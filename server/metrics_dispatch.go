@@ -1,0 +1,46 @@
+package server
+
+import (
+	"sync/atomic"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// dispatchMetrics are the dispatch path's own counters: how much CPU the
+// server spends per copy (its children excluded) and whether any lease
+// lapsed. They are registered beside the cluster metrics.
+type dispatchMetrics struct {
+	copiesEnded atomic.Int64 // reports of a copy's end taken (not replays)
+	leaseLapses atomic.Int64
+}
+
+// selfCPUSeconds is the user and system CPU time of this process, its
+// threads included and its children (the copies) excluded.
+func selfCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+func (d *dispatchMetrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_copies_ended_total",
+			Help: "Reports of a copy's end the server took (replays not counted)."},
+			func() float64 { return float64(d.copiesEnded.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_lease_lapses_total",
+			Help: "Workers whose lease lapsed (silent longer than the lease): their copies were lost."},
+			func() float64 { return float64(d.leaseLapses.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_server_cpu_seconds_per_copy",
+			Help: "CPU seconds of the server process (getrusage RUSAGE_SELF: its threads, including the embedded worker slots, not the copies it forks) per copy ended since it started."},
+			func() float64 {
+				n := d.copiesEnded.Load()
+				if n == 0 {
+					return 0
+				}
+				return selfCPUSeconds() / float64(n)
+			}),
+	}
+}
