@@ -111,6 +111,11 @@ func startServer(bin string, n int) (*benchServer, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", data, "--slots", strconv.Itoa(n), "--drain", "0s")
+	if p := os.Getenv("BATCHD_BENCH_CPU_PROFILE"); p != "" {
+		// BATCHD_BENCH_CPU_PROFILE=/tmp/srv go test -bench ...: a CPU
+		// profile of each server, /tmp/srv-SLOTS.pprof.
+		cmd.Args = append(cmd.Args, "--cpu-profile", fmt.Sprintf("%s-%d.pprof", p, n))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the server dies with the benchmark
 	out := &strings.Builder{}
 	var outMu sync.Mutex

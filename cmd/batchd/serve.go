@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,6 +54,8 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share"},
 			&cli.DurationFlag{Name: "drain", Value: 30 * time.Second, EnvVars: []string{"BATCHD_DRAIN"},
 				Usage: "on SIGTERM, how long copies running on the local slots may go on to finish (0: kill them at once)"},
+			&cli.StringFlag{Name: "cpu-profile", EnvVars: []string{"BATCHD_CPU_PROFILE"}, Hidden: true,
+				Usage: "write a Go CPU profile of the server to `FILE` until it stops (for performance work)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 		},
 		Action: runServe,
@@ -85,6 +88,17 @@ func runServe(c *cli.Context) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: level}))
+	if p := c.String("cpu-profile"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	data := c.String("data")
 	srv, err := server.New(server.Config{
 		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), OutputCap: outCap,
