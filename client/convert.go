@@ -183,6 +183,10 @@ func billLineFromPB(l *batchv1.BillLine) sched.BillLine {
 		Amount:          l.GetAmount(),
 		Corrects:        l.GetCorrects(),
 		Note:            l.GetNote(),
+
+		ReportedSlotSeconds: l.GetReportedSlotSeconds(),
+		ReportedCPUSeconds:  l.GetReportedCpuSeconds(),
+		Clamped:             l.GetClamped(),
 	}
 }
 

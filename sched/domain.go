@@ -195,6 +195,11 @@ type BillLine struct {
 	Corrects int64
 	// Note says why a correction was written.
 	Note string
+	// ReportedSlotSeconds and ReportedCPUSeconds are what the worker
+	// reported; Clamped says SlotSeconds was cut to the run time the
+	// server observed (see README, Billing).
+	ReportedSlotSeconds, ReportedCPUSeconds float64
+	Clamped                                 bool
 }
 
 // Bill line kinds.

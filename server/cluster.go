@@ -109,6 +109,7 @@ type metrics struct {
 	executed           prometheus.Counter
 	waste              prometheus.Counter
 	specStarted        prometheus.Counter
+	clamps             *prometheus.CounterVec
 
 	mu                                   sync.Mutex
 	nFinished, nSpecStarted              int64
@@ -136,6 +137,8 @@ func newMetrics(s *Server) *metrics {
 		Help: "Slot-seconds of copies that won while their task was only disclosed (free unless requested later)."})
 	m.waste = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_speculative_waste_slot_seconds_total",
 		Help: "Slot-seconds of copies that lost a race, were killed or were lost."})
+	m.clamps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchd_bill_clamps_total",
+		Help: "Winning copies whose reported run time was cut to what the server observed, per worker."}, []string{"worker"})
 	m.specStarted = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_speculative_copies_started_total", Help: "Speculative copies started."})
 	stat := func(f func(sched.Stats) float64) func() float64 {
 		return func() float64 { return f(s.statsSnapshot()) }
@@ -143,7 +146,7 @@ func newMetrics(s *Server) *metrics {
 	gauge := func(name, help string, labels prometheus.Labels, f func(sched.Stats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, stat(f))
 	}
-	m.reg.MustRegister(m.response, m.slowdown, m.finished, m.billed, m.executed, m.waste, m.specStarted,
+	m.reg.MustRegister(m.response, m.slowdown, m.finished, m.billed, m.executed, m.waste, m.specStarted, m.clamps,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("batchd_slots", "Worker slots up.", nil, func(st sched.Stats) float64 { return float64(st.Slots) }),
 		gauge("batchd_busy_slots", "Slots running a copy.", nil, func(st sched.Stats) float64 { return float64(st.BusySlots) }),
@@ -212,6 +215,11 @@ func (m *metrics) addWaste(v float64) {
 	m.mu.Lock()
 	m.sumWaste += max(0, v)
 	m.mu.Unlock()
+}
+
+// billClamped counts a report of worker w whose run time was cut.
+func (m *metrics) billClamped(w sched.WorkerID) {
+	m.clamps.WithLabelValues(string(w)).Inc()
 }
 
 func (m *metrics) speculativeStarted() {

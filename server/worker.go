@@ -397,13 +397,18 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			}
 			s.apply(sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy})
 		}
+		if res.Clamped {
+			s.metrics.billClamped(c.in.Worker)
+			s.log.Warn("reported run time cut to what the server observed", "copy", c.in.Copy, "worker", c.in.Worker,
+				"reported", res.ReportedRunSeconds, "kept", res.RunSeconds)
+		}
 		switch {
 		case res.Won && res.Task.State == sched.TaskFinished:
 			s.metrics.observeFinished(res.Task)
 		case res.Won:
-			s.metrics.addExecuted(c.in.RunSeconds)
+			s.metrics.addExecuted(res.RunSeconds)
 		case res.Prior != sched.CopyLost: // lost copies counted when lost
-			s.metrics.addWaste(c.in.RunSeconds)
+			s.metrics.addWaste(res.RunSeconds)
 		}
 		if res.Bill != nil {
 			s.metrics.addBilled(res.Bill.SlotSeconds)

@@ -140,7 +140,8 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 		}
 		size := clampPage(in.PageSize, DefaultBillPage, MaxBillPage)
 		rows, err := tx.QueryContext(ctx, `SELECT id, owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
-			kind, price_slot_second, price_cpu_second, amount, corrects, note
+			kind, price_slot_second, price_cpu_second, amount, corrects, note,
+			COALESCE(reported_slot_seconds, slot_seconds), COALESCE(reported_cpu_seconds, cpu_seconds), clamped
 			FROM bill_lines WHERE `+ownerFilter+` AND billed_at >= ? AND billed_at < ?`+setFilter+` AND id > ? ORDER BY id LIMIT ?`,
 			append(args, after, size+1)...)
 		if err != nil {
@@ -153,7 +154,8 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 				at int64
 			)
 			if err := rows.Scan(&b.ID, &b.Owner, &b.Task.Set, &b.Task.Index, &b.SetName, &b.Copy, &b.SlotSeconds, &b.CPUSeconds, &at, &b.Reason,
-				&b.Kind, &b.PriceSlotSecond, &b.PriceCPUSecond, &b.Amount, &b.Corrects, &b.Note); err != nil {
+				&b.Kind, &b.PriceSlotSecond, &b.PriceCPUSecond, &b.Amount, &b.Corrects, &b.Note,
+				&b.ReportedSlotSeconds, &b.ReportedCPUSeconds, &b.Clamped); err != nil {
 				return err
 			}
 			b.BilledAt = fromNanos(at)

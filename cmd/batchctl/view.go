@@ -104,6 +104,11 @@ type billLineView struct {
 	Amount      float64   `json:"amount"`
 	Corrects    int64     `json:"corrects,omitempty"`
 	Note        string    `json:"note,omitempty"`
+	// What the worker reported, and whether slot_seconds was cut to the
+	// run time the server observed.
+	ReportedSlotSeconds float64 `json:"reported_slot_seconds"`
+	ReportedCPUSeconds  float64 `json:"reported_cpu_seconds"`
+	Clamped             bool    `json:"clamped"`
 }
 
 type billGroupView struct {
@@ -268,6 +273,7 @@ func viewBillLine(l sched.BillLine) billLineView {
 		Copy: int64(l.Copy), SlotSeconds: l.SlotSeconds, CPUSeconds: l.CPUSeconds,
 		BilledAt: l.BilledAt.UTC(), Reason: l.Reason,
 		Kind: l.Kind, PriceSlot: l.PriceSlotSecond, PriceCPU: l.PriceCPUSecond, Amount: l.Amount, Corrects: l.Corrects, Note: l.Note,
+		ReportedSlotSeconds: l.ReportedSlotSeconds, ReportedCPUSeconds: l.ReportedCPUSeconds, Clamped: l.Clamped,
 	}
 }
 

@@ -50,9 +50,16 @@ type BillLine struct {
 	// The line a correction amends (0 for charges).
 	Corrects int64 `protobuf:"varint,15,opt,name=corrects,proto3" json:"corrects,omitempty"`
 	// Why a correction was written.
-	Note          string `protobuf:"bytes,16,opt,name=note,proto3" json:"note,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Note string `protobuf:"bytes,16,opt,name=note,proto3" json:"note,omitempty"`
+	// What the worker reported; slot_seconds is at most the run time the
+	// server observed (from the decision that started the copy to its
+	// report, less the suspensions it ordered, plus max(1 s, 1%)), and
+	// clamped says the report was cut to it.
+	ReportedSlotSeconds float64 `protobuf:"fixed64,17,opt,name=reported_slot_seconds,json=reportedSlotSeconds,proto3" json:"reported_slot_seconds,omitempty"`
+	ReportedCpuSeconds  float64 `protobuf:"fixed64,18,opt,name=reported_cpu_seconds,json=reportedCpuSeconds,proto3" json:"reported_cpu_seconds,omitempty"`
+	Clamped             bool    `protobuf:"varint,19,opt,name=clamped,proto3" json:"clamped,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *BillLine) Reset() {
@@ -195,6 +202,27 @@ func (x *BillLine) GetNote() string {
 		return x.Note
 	}
 	return ""
+}
+
+func (x *BillLine) GetReportedSlotSeconds() float64 {
+	if x != nil {
+		return x.ReportedSlotSeconds
+	}
+	return 0
+}
+
+func (x *BillLine) GetReportedCpuSeconds() float64 {
+	if x != nil {
+		return x.ReportedCpuSeconds
+	}
+	return 0
+}
+
+func (x *BillLine) GetClamped() bool {
+	if x != nil {
+		return x.Clamped
+	}
+	return false
 }
 
 type GetBillRequest struct {
@@ -603,7 +631,7 @@ var File_batch_v1_billing_proto protoreflect.FileDescriptor
 
 const file_batch_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x03\n" +
+	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x04\n" +
 	"\bBillLine\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x15\n" +
@@ -622,7 +650,10 @@ const file_batch_v1_billing_proto_rawDesc = "" +
 	"\x10price_cpu_second\x18\r \x01(\x01R\x0epriceCpuSecond\x12\x16\n" +
 	"\x06amount\x18\x0e \x01(\x01R\x06amount\x12\x1a\n" +
 	"\bcorrects\x18\x0f \x01(\x03R\bcorrects\x12\x12\n" +
-	"\x04note\x18\x10 \x01(\tR\x04note\"\x82\x02\n" +
+	"\x04note\x18\x10 \x01(\tR\x04note\x122\n" +
+	"\x15reported_slot_seconds\x18\x11 \x01(\x01R\x13reportedSlotSeconds\x120\n" +
+	"\x14reported_cpu_seconds\x18\x12 \x01(\x01R\x12reportedCpuSeconds\x12\x18\n" +
+	"\aclamped\x18\x13 \x01(\bR\aclamped\"\x82\x02\n" +
 	"\x0eGetBillRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
