@@ -135,6 +135,11 @@ func billLineToProto(b sched.BillLine) *batchv1.BillLine {
 		ReportedSlotSeconds: b.ReportedSlotSeconds, ReportedCpuSeconds: b.ReportedCPUSeconds, Clamped: b.Clamped}
 }
 
+func freeWorkToProto(f sched.FreeWork) *batchv1.FreeWork {
+	return &batchv1.FreeWork{ExecutedUnrequestedSlotSeconds: f.ExecutedUnrequestedSlotSeconds, SpeculativeLostSlotSeconds: f.SpeculativeLostSlotSeconds,
+		CanceledSlotSeconds: f.CanceledSlotSeconds, LostWithWorkerSlotSeconds: f.LostWithWorkerSlotSeconds}
+}
+
 func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {
 	return &batchv1.BillGroup{Owner: g.Owner, SetId: int64(g.Set), SetName: g.SetName, Lines: g.Lines,
 		SlotSeconds: g.SlotSeconds, CpuSeconds: g.CPUSeconds, Amount: g.Amount}

@@ -615,8 +615,8 @@ func TestBillTotalsAndRanges(t *testing.T) {
 
 	at := func(d time.Duration) *timestamppb.Timestamp { return timestamppb.New(t0.Add(d)) }
 	type want struct {
-		lines                              int64
-		billed, executed, waste, requested float64
+		lines                             int64
+		billed, executed, lost, requested float64
 	}
 	for _, c := range []struct {
 		name string
@@ -634,8 +634,10 @@ func TestBillTotalsAndRanges(t *testing.T) {
 		c.req.IncludeLines = true
 		bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), c.req))
 		tot := bill.Totals
-		got := want{tot.Lines, tot.BilledSlotSeconds, tot.ExecutedUnrequestedSlotSeconds, tot.SpeculativeWasteSlotSeconds, tot.RequestedWorkSlotSeconds}
-		if got != c.want || int64(len(bill.Lines)) != c.want.lines || tot.FreeSlotSeconds != c.want.executed+c.want.waste || tot.Amount != c.want.billed {
+		f := tot.Free
+		got := want{tot.Lines, tot.BilledSlotSeconds, f.ExecutedUnrequestedSlotSeconds, f.LostWithWorkerSlotSeconds, tot.RequestedWorkSlotSeconds}
+		if got != c.want || int64(len(bill.Lines)) != c.want.lines || tot.FreeSlotSeconds != c.want.executed+c.want.lost || tot.Amount != c.want.billed ||
+			f.SpeculativeLostSlotSeconds != 0 || f.CanceledSlotSeconds != 0 {
 			t.Errorf("%s: totals %v (%d lines listed), want %+v", c.name, tot, len(bill.Lines), c.want)
 		}
 		if c.want.requested > 0 && tot.ScaledBilledResources != c.want.billed/c.want.requested {

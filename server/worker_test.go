@@ -243,8 +243,8 @@ func TestLeaseLapse(t *testing.T) {
 	if bill.Totals.Lines != 1 || bill.Lines[0].CopyId != c2.CopyId {
 		t.Fatalf("bill: %v", bill)
 	}
-	if bill.Totals.SpeculativeWasteSlotSeconds != 20 {
-		t.Fatalf("waste %v, want 20 (the lost copy's report)", bill.Totals.SpeculativeWasteSlotSeconds)
+	if f := bill.Totals.Free; f.LostWithWorkerSlotSeconds != 20 || f.SpeculativeLostSlotSeconds != 0 {
+		t.Fatalf("free %v, want 20 s lost with a worker (the lost copy's report), none speculative", f)
 	}
 }
 

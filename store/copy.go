@@ -106,6 +106,10 @@ type FinishResult struct {
 	// Clamped says it was cut from ReportedRunSeconds.
 	RunSeconds, ReportedRunSeconds float64
 	Clamped                        bool
+	// Free is the part of free work the copy's run time counts in, "" when
+	// none (it won a requested task, or was lost before the report and
+	// counted then).
+	Free sched.FreePart
 }
 
 // FinishCopy records a copy's end. A live copy that ran to its end wins
@@ -222,6 +226,13 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			if err := win(ctx, tx, c, state, owner, setName, in, &res); err != nil {
 				return err
 			}
+		}
+		if c.State != sched.CopyLost {
+			if res.Free, err = copyFreePart(ctx, tx, in.Copy); err != nil {
+				return err
+			}
+		}
+		if res.Won {
 			t := &res.Task
 			t.ExecutedAt, t.ServiceSeconds, t.ExitCode, t.TimedOut = tx.now, in.RunSeconds, in.ExitCode, in.TimedOut
 			if t.State == sched.TaskDisclosed {

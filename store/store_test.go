@@ -125,7 +125,7 @@ func TestBillingExactlyOnce(t *testing.T) {
 		t.Fatalf("replay: %+v %v", replay, err)
 	}
 	lines, tot, _, err := db.GetBill(ctx, store.BillInput{Owner: "u", IncludeLines: true})
-	if err != nil || len(lines) != 1 || tot.BilledSlotSeconds != 5 || tot.SpeculativeWasteSlotSeconds != 5 || !lines[0].BilledAt.Equal(t0.Add(5*time.Second)) {
+	if err != nil || len(lines) != 1 || tot.BilledSlotSeconds != 5 || tot.Free.SpeculativeLostSlotSeconds != 5 || !lines[0].BilledAt.Equal(t0.Add(5*time.Second)) {
 		t.Fatalf("bill %+v %+v %v", lines, tot, err)
 	}
 	out, err := db.GetOutput(ctx, "u", sched.TaskRef{Set: set}, 0, 0)

@@ -19,8 +19,8 @@ func billCommand() *cli.Command {
 		Name:  "bill",
 		Usage: "show what you pay for, and the work you got for free",
 		Description: `You pay for requested tasks only: the slot-seconds and CPU seconds of the
-copy that produced each result. Disclosed work you never requested, canceled
-work and losing speculative copies are free. The scaled billed resources are
+copy that produced each result. The rest is free, in four parts: executed but
+never requested; losing speculative copies; canceled; lost with a worker. The scaled billed resources are
 billed slot-seconds divided by the requested work (1.0 means you paid exactly
 for what you asked for).
 
@@ -108,13 +108,9 @@ func bill(c *cli.Context) error {
 	t := b.Totals
 	fmt.Fprintf(w, "prices: %g per slot-second, %g per CPU second; amount due: %s\n", b.PriceSlotSecond, b.PriceCPUSecond, money(t.Amount))
 	tb := newTable(w, "", "slot-seconds", "cpu-seconds", "lines")
-	rows := [][]any{
-		{"billed (requested work)", secs(t.BilledSlotSeconds), secs(t.BilledCPUSeconds), t.Lines},
-		{"free: executed, never requested", secs(t.ExecutedUnrequestedSlotSeconds), "", ""},
-		{"free: speculative waste", secs(t.SpeculativeWasteSlotSeconds), "", ""},
-		{"free: total", secs(t.FreeSlotSeconds), "", ""},
-		{"requested work", secs(t.RequestedWorkSlotSeconds), "", ""},
-	}
+	rows := [][]any{{"billed (requested work)", secs(t.BilledSlotSeconds), secs(t.BilledCPUSeconds), t.Lines}}
+	rows = append(rows, freeRows(t.Free, "", "")...)
+	rows = append(rows, []any{"requested work", secs(t.RequestedWorkSlotSeconds), "", ""})
 	for _, r := range rows {
 		if err := tb.Append(r...); err != nil {
 			return err
