@@ -8,7 +8,7 @@ import (
 )
 
 // freePartSQL classifies an ended copy c of task t into its part of free
-// work (sched.FreeParts), or ” when it is not free (a winner of a
+// work (sched.FreeParts), or the empty string when it is not free (a winner of a
 // requested task, the copy a canceled requested task is billed for, or a
 // copy still live). One expression serves the bill's totals and the live
 // metrics, so the two cannot disagree on a name.
