@@ -113,11 +113,11 @@ type metrics struct {
 	nFinished, nSpecStarted              int64
 	sumResponse, sumSlowdown, sumService float64
 	sumBilled                            float64
-	sumFree                              sched.FreeWork
 	// sumFree sums the free work by part; its executed_unrequested part
 	// counts every copy that won while its task was disclosed, and
 	// sumClaimed the part of it billed since, when its task was requested
 	// after it had executed: no longer free.
+	sumFree                      sched.FreeWork
 	sumClaimed                   float64
 	last                         time.Time
 	slotSeconds, busySlotSeconds float64
