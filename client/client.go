@@ -422,19 +422,19 @@ type Queues struct {
 
 // Metrics are the server's live metrics (DESIGN.md §Metrics).
 type Metrics struct {
-	FinishedTasks               int64
-	MeanVisibleResponseSeconds  float64
-	MeanVisibleSlowdown         float64
-	TasksPerHour                float64
-	Load                        float64
-	BilledSlotSeconds           float64
-	FreeSlotSeconds             float64
-	SpeculativeWasteSlotSeconds float64
-	SpeculativeCopiesStarted    int64
-	SpeculativeCopiesWon        int64
-	Beta                        float64
-	BetaSamples                 int64
-	ScaledBilledResources       float64
+	FinishedTasks              int64
+	MeanVisibleResponseSeconds float64
+	MeanVisibleSlowdown        float64
+	TasksPerHour               float64
+	Load                       float64
+	BilledSlotSeconds          float64
+	FreeSlotSeconds            float64
+	Free                       sched.FreeWork // FreeSlotSeconds in its four parts
+	SpeculativeCopiesStarted   int64
+	SpeculativeCopiesWon       int64
+	Beta                       float64
+	BetaSamples                int64
+	ScaledBilledResources      float64
 }
 
 // Cluster is the state of the whole service.
@@ -468,19 +468,19 @@ func (c *Client) GetCluster(ctx context.Context) (Cluster, error) {
 			SpeculativeCopies: q.GetSpeculativeCopies(),
 		},
 		Metrics: Metrics{
-			FinishedTasks:               m.GetFinishedTasks(),
-			MeanVisibleResponseSeconds:  m.GetMeanVisibleResponseSeconds(),
-			MeanVisibleSlowdown:         m.GetMeanVisibleSlowdown(),
-			TasksPerHour:                m.GetTasksPerHour(),
-			Load:                        m.GetLoad(),
-			BilledSlotSeconds:           m.GetBilledSlotSeconds(),
-			FreeSlotSeconds:             m.GetFreeSlotSeconds(),
-			SpeculativeWasteSlotSeconds: m.GetSpeculativeWasteSlotSeconds(),
-			SpeculativeCopiesStarted:    m.GetSpeculativeCopiesStarted(),
-			SpeculativeCopiesWon:        m.GetSpeculativeCopiesWon(),
-			Beta:                        m.GetBeta(),
-			BetaSamples:                 m.GetBetaSamples(),
-			ScaledBilledResources:       m.GetScaledBilledResources(),
+			FinishedTasks:              m.GetFinishedTasks(),
+			MeanVisibleResponseSeconds: m.GetMeanVisibleResponseSeconds(),
+			MeanVisibleSlowdown:        m.GetMeanVisibleSlowdown(),
+			TasksPerHour:               m.GetTasksPerHour(),
+			Load:                       m.GetLoad(),
+			BilledSlotSeconds:          m.GetBilledSlotSeconds(),
+			FreeSlotSeconds:            m.GetFreeSlotSeconds(),
+			Free:                       freeWorkFromPB(m.GetFree()),
+			SpeculativeCopiesStarted:   m.GetSpeculativeCopiesStarted(),
+			SpeculativeCopiesWon:       m.GetSpeculativeCopiesWon(),
+			Beta:                       m.GetBeta(),
+			BetaSamples:                m.GetBetaSamples(),
+			ScaledBilledResources:      m.GetScaledBilledResources(),
 		},
 		Policy:      res.GetPolicy(),
 		Speculation: res.GetSpeculation(),

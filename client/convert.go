@@ -183,6 +183,10 @@ func billLineFromPB(l *batchv1.BillLine) sched.BillLine {
 		Amount:          l.GetAmount(),
 		Corrects:        l.GetCorrects(),
 		Note:            l.GetNote(),
+
+		ReportedSlotSeconds: l.GetReportedSlotSeconds(),
+		ReportedCPUSeconds:  l.GetReportedCpuSeconds(),
+		Clamped:             l.GetClamped(),
 	}
 }
 
@@ -191,17 +195,21 @@ func billGroupFromPB(g *batchv1.BillGroup) BillGroup {
 		SlotSeconds: g.GetSlotSeconds(), CPUSeconds: g.GetCpuSeconds(), Amount: g.GetAmount()}
 }
 
+func freeWorkFromPB(f *batchv1.FreeWork) sched.FreeWork {
+	return sched.FreeWork{ExecutedUnrequestedSlotSeconds: f.GetExecutedUnrequestedSlotSeconds(), SpeculativeLostSlotSeconds: f.GetSpeculativeLostSlotSeconds(),
+		CanceledSlotSeconds: f.GetCanceledSlotSeconds(), LostWithWorkerSlotSeconds: f.GetLostWithWorkerSlotSeconds()}
+}
+
 func billTotalsFromPB(t *batchv1.BillTotals) sched.BillTotals {
 	return sched.BillTotals{
-		Lines:                          t.GetLines(),
-		BilledSlotSeconds:              t.GetBilledSlotSeconds(),
-		BilledCPUSeconds:               t.GetBilledCpuSeconds(),
-		FreeSlotSeconds:                t.GetFreeSlotSeconds(),
-		ExecutedUnrequestedSlotSeconds: t.GetExecutedUnrequestedSlotSeconds(),
-		SpeculativeWasteSlotSeconds:    t.GetSpeculativeWasteSlotSeconds(),
-		RequestedWorkSlotSeconds:       t.GetRequestedWorkSlotSeconds(),
-		ScaledBilledResources:          t.GetScaledBilledResources(),
-		Amount:                         t.GetAmount(),
+		Lines:                    t.GetLines(),
+		BilledSlotSeconds:        t.GetBilledSlotSeconds(),
+		BilledCPUSeconds:         t.GetBilledCpuSeconds(),
+		FreeSlotSeconds:          t.GetFreeSlotSeconds(),
+		Free:                     freeWorkFromPB(t.GetFree()),
+		RequestedWorkSlotSeconds: t.GetRequestedWorkSlotSeconds(),
+		ScaledBilledResources:    t.GetScaledBilledResources(),
+		Amount:                   t.GetAmount(),
 	}
 }
 

@@ -195,6 +195,11 @@ type BillLine struct {
 	Corrects int64
 	// Note says why a correction was written.
 	Note string
+	// ReportedSlotSeconds and ReportedCPUSeconds are what the worker
+	// reported; Clamped says SlotSeconds was cut to the run time the
+	// server observed (see README, Billing).
+	ReportedSlotSeconds, ReportedCPUSeconds float64
+	Clamped                                 bool
 }
 
 // Bill line kinds.
@@ -211,16 +216,98 @@ const (
 	BillCanceledAfterRequest = "canceled-after-request"
 )
 
+// FreePart names one of the four parts of free work (DESIGN.md, Metrics):
+// slot-seconds that ran and nobody pays for. The same identifiers name the
+// parts in the store, the API, /metrics, batchctl and the page.
+type FreePart string
+
+// The four parts of free work.
+const (
+	// FreeExecutedUnrequested: a winning copy of a task that was disclosed
+	// and never requested (or canceled after it executed).
+	FreeExecutedUnrequested FreePart = "executed_unrequested"
+	// FreeSpeculativeLost: a copy that lost to another copy of its task (a
+	// speculative race, or a copy the scheduler replaced or preempted by
+	// killing it).
+	FreeSpeculativeLost FreePart = "speculative_lost"
+	// FreeCanceled: a copy stopped because its task was canceled (except
+	// the one a canceled requested task is billed for).
+	FreeCanceled FreePart = "canceled"
+	// FreeLostWithWorker: a copy lost with its worker (lease lapsed, worker
+	// gone or restarted without it, or killed by the worker on its own).
+	FreeLostWithWorker FreePart = "lost_with_worker"
+)
+
+// FreeParts lists the parts of free work in the order they are shown.
+var FreeParts = []FreePart{FreeExecutedUnrequested, FreeSpeculativeLost, FreeCanceled, FreeLostWithWorker}
+
+// Label returns the part's name in DESIGN.md's words, for people.
+func (p FreePart) Label() string {
+	switch p {
+	case FreeExecutedUnrequested:
+		return "executed but never requested"
+	case FreeSpeculativeLost:
+		return "losing speculative copies"
+	case FreeCanceled:
+		return "canceled"
+	case FreeLostWithWorker:
+		return "lost with a worker"
+	}
+	return string(p)
+}
+
+// FreeWork is free work in slot-seconds, split into its four parts.
+type FreeWork struct {
+	ExecutedUnrequestedSlotSeconds float64
+	SpeculativeLostSlotSeconds     float64
+	CanceledSlotSeconds            float64
+	LostWithWorkerSlotSeconds      float64
+}
+
+// Part returns the slot-seconds of part p.
+func (f FreeWork) Part(p FreePart) float64 {
+	if v := f.field(p); v != nil {
+		return *v
+	}
+	return 0
+}
+
+// Add adds v slot-seconds to part p (an unknown part adds nothing).
+func (f *FreeWork) Add(p FreePart, v float64) {
+	if x := f.field(p); x != nil {
+		*x += v
+	}
+}
+
+// Total returns the four parts' sum.
+func (f FreeWork) Total() float64 {
+	return f.ExecutedUnrequestedSlotSeconds + f.SpeculativeLostSlotSeconds + f.CanceledSlotSeconds + f.LostWithWorkerSlotSeconds
+}
+
+func (f *FreeWork) field(p FreePart) *float64 {
+	switch p {
+	case FreeExecutedUnrequested:
+		return &f.ExecutedUnrequestedSlotSeconds
+	case FreeSpeculativeLost:
+		return &f.SpeculativeLostSlotSeconds
+	case FreeCanceled:
+		return &f.CanceledSlotSeconds
+	case FreeLostWithWorker:
+		return &f.LostWithWorkerSlotSeconds
+	}
+	return nil
+}
+
 // BillTotals sums a bill and sets it beside the work nobody pays for.
 type BillTotals struct {
-	Lines                          int64
-	BilledSlotSeconds              float64
-	BilledCPUSeconds               float64
-	FreeSlotSeconds                float64
-	ExecutedUnrequestedSlotSeconds float64
-	SpeculativeWasteSlotSeconds    float64
-	RequestedWorkSlotSeconds       float64
-	ScaledBilledResources          float64
+	Lines             int64
+	BilledSlotSeconds float64
+	BilledCPUSeconds  float64
+	// FreeSlotSeconds is Free.Total().
+	FreeSlotSeconds          float64
+	Free                     FreeWork
+	RequestedWorkSlotSeconds float64
+	ScaledBilledResources    float64
 	// Amount is the sum of the lines' amounts.
 	Amount float64
 }

@@ -55,8 +55,7 @@ func (h billingHandler) GetBill(ctx context.Context, req *batchv1.GetBillRequest
 	lines, tot, next := bill.Lines, bill.Totals, bill.Next
 	out := &batchv1.GetBillResponse{NextPageToken: next, PriceSlotSecond: s.cfg.Prices.SlotSecond, PriceCpuSecond: s.cfg.Prices.CPUSecond, Totals: &batchv1.BillTotals{Lines: tot.Lines,
 		BilledSlotSeconds: tot.BilledSlotSeconds, BilledCpuSeconds: tot.BilledCPUSeconds, FreeSlotSeconds: tot.FreeSlotSeconds,
-		ExecutedUnrequestedSlotSeconds: tot.ExecutedUnrequestedSlotSeconds, SpeculativeWasteSlotSeconds: tot.SpeculativeWasteSlotSeconds,
-		RequestedWorkSlotSeconds: tot.RequestedWorkSlotSeconds, ScaledBilledResources: tot.ScaledBilledResources, Amount: tot.Amount}}
+		Free: freeWorkToProto(tot.Free), RequestedWorkSlotSeconds: tot.RequestedWorkSlotSeconds, ScaledBilledResources: tot.ScaledBilledResources, Amount: tot.Amount}}
 	for _, g := range bill.BySet {
 		out.BySet = append(out.BySet, billGroupToProto(g))
 	}
@@ -106,16 +105,19 @@ type metrics struct {
 	response, slowdown prometheus.Histogram
 	finished           prometheus.Counter
 	billed             prometheus.Counter
-	executed           prometheus.Counter
-	waste              prometheus.Counter
+	free               *prometheus.CounterVec
 	specStarted        prometheus.Counter
+	clamps             *prometheus.CounterVec
 
 	mu                                   sync.Mutex
 	nFinished, nSpecStarted              int64
 	sumResponse, sumSlowdown, sumService float64
-	sumBilled, sumExecuted, sumWaste     float64
-	// sumClaimed is the part of sumExecuted billed since, when its task was
-	// requested after it had executed: no longer free.
+	sumBilled                            float64
+	// sumFree sums the free work by part; its executed_unrequested part
+	// counts every copy that won while its task was disclosed, and
+	// sumClaimed the part of it billed since, when its task was requested
+	// after it had executed: no longer free.
+	sumFree                      sched.FreeWork
 	sumClaimed                   float64
 	last                         time.Time
 	slotSeconds, busySlotSeconds float64
@@ -132,10 +134,15 @@ func newMetrics(s *Server) *metrics {
 		Buckets: []float64{0, 0.1, 0.5, 1, 2, 5, 10, 20, 50, 100}})
 	m.finished = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_finished_tasks_total", Help: "Requested tasks finished."})
 	m.billed = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_billed_slot_seconds_total", Help: "Slot-seconds written to the ledger."})
-	m.executed = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_executed_unrequested_slot_seconds_total",
-		Help: "Slot-seconds of copies that won while their task was only disclosed (free unless requested later)."})
-	m.waste = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_speculative_waste_slot_seconds_total",
-		Help: "Slot-seconds of copies that lost a race, were killed or were lost."})
+	m.free = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchd_free_slot_seconds_total",
+		Help: "Slot-seconds nobody pays for, per part: executed_unrequested (won while the task was only disclosed; " +
+			"batchd_billed_slot_seconds_total counts it again if the task is requested later), speculative_lost, canceled, lost_with_worker."},
+		[]string{"part"})
+	for _, p := range sched.FreeParts {
+		m.free.WithLabelValues(string(p)) // every part shows, from 0
+	}
+	m.clamps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchd_bill_clamps_total",
+		Help: "Winning copies whose reported run time was cut to what the server observed, per worker."}, []string{"worker"})
 	m.specStarted = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_speculative_copies_started_total", Help: "Speculative copies started."})
 	stat := func(f func(sched.Stats) float64) func() float64 {
 		return func() float64 { return f(s.statsSnapshot()) }
@@ -143,7 +150,7 @@ func newMetrics(s *Server) *metrics {
 	gauge := func(name, help string, labels prometheus.Labels, f func(sched.Stats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, stat(f))
 	}
-	m.reg.MustRegister(m.response, m.slowdown, m.finished, m.billed, m.executed, m.waste, m.specStarted,
+	m.reg.MustRegister(m.response, m.slowdown, m.finished, m.billed, m.free, m.specStarted, m.clamps,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("batchd_slots", "Worker slots up.", nil, func(st sched.Stats) float64 { return float64(st.Slots) }),
 		gauge("batchd_busy_slots", "Slots running a copy.", nil, func(st sched.Stats) float64 { return float64(st.BusySlots) }),
@@ -200,18 +207,18 @@ func (m *metrics) addBilledExecuted(v float64) {
 	m.mu.Unlock()
 }
 
-func (m *metrics) addExecuted(v float64) {
-	m.executed.Add(v)
+// addFree adds v slot-seconds to part p of the free work.
+func (m *metrics) addFree(p sched.FreePart, v float64) {
+	v = max(0, v)
+	m.free.WithLabelValues(string(p)).Add(v)
 	m.mu.Lock()
-	m.sumExecuted += v
+	m.sumFree.Add(p, v)
 	m.mu.Unlock()
 }
 
-func (m *metrics) addWaste(v float64) {
-	m.waste.Add(max(0, v))
-	m.mu.Lock()
-	m.sumWaste += max(0, v)
-	m.mu.Unlock()
+// billClamped counts a report of worker w whose run time was cut.
+func (m *metrics) billClamped(w sched.WorkerID) {
+	m.clamps.WithLabelValues(string(w)).Inc()
 }
 
 func (m *metrics) speculativeStarted() {
@@ -239,8 +246,10 @@ func (m *metrics) snapshot(st sched.Stats) *batchv1.Metrics {
 	now := m.s.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	free := m.sumFree
+	free.ExecutedUnrequestedSlotSeconds = max(0, free.ExecutedUnrequestedSlotSeconds-m.sumClaimed)
 	out := &batchv1.Metrics{FinishedTasks: m.nFinished, BilledSlotSeconds: m.sumBilled,
-		FreeSlotSeconds: m.sumWaste + max(0, m.sumExecuted-m.sumClaimed), SpeculativeWasteSlotSeconds: m.sumWaste,
+		FreeSlotSeconds: free.Total(), Free: freeWorkToProto(free),
 		SpeculativeCopiesStarted: m.nSpecStarted, SpeculativeCopiesWon: st.SpeculativeWon,
 		Beta: st.Beta, BetaSamples: int64(st.BetaSamples)}
 	if m.nFinished > 0 {

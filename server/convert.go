@@ -131,7 +131,13 @@ func tasksToProto(ts []sched.Task) []*batchv1.Task {
 func billLineToProto(b sched.BillLine) *batchv1.BillLine {
 	return &batchv1.BillLine{Id: b.ID, Owner: b.Owner, SetId: int64(b.Task.Set), Index: b.Task.Index, CopyId: int64(b.Copy),
 		SlotSeconds: b.SlotSeconds, CpuSeconds: b.CPUSeconds, BilledAt: ts(b.BilledAt), Reason: b.Reason, SetName: b.SetName,
-		Kind: b.Kind, PriceSlotSecond: b.PriceSlotSecond, PriceCpuSecond: b.PriceCPUSecond, Amount: b.Amount, Corrects: b.Corrects, Note: b.Note}
+		Kind: b.Kind, PriceSlotSecond: b.PriceSlotSecond, PriceCpuSecond: b.PriceCPUSecond, Amount: b.Amount, Corrects: b.Corrects, Note: b.Note,
+		ReportedSlotSeconds: b.ReportedSlotSeconds, ReportedCpuSeconds: b.ReportedCPUSeconds, Clamped: b.Clamped}
+}
+
+func freeWorkToProto(f sched.FreeWork) *batchv1.FreeWork {
+	return &batchv1.FreeWork{ExecutedUnrequestedSlotSeconds: f.ExecutedUnrequestedSlotSeconds, SpeculativeLostSlotSeconds: f.SpeculativeLostSlotSeconds,
+		CanceledSlotSeconds: f.CanceledSlotSeconds, LostWithWorkerSlotSeconds: f.LostWithWorkerSlotSeconds}
 }
 
 func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {

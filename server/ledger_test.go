@@ -167,6 +167,7 @@ func TestBreakReplayedAndForgedReports(t *testing.T) {
 	w2, _ := b.worker(t, "w2", 1)
 	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true}))
 	st := w.start()
+	b.clock.Advance(3 * time.Second) // the reports' 3 s
 	if w2.name == "" {
 		t.Fatal("no second worker")
 	}
@@ -228,8 +229,10 @@ func TestLedgerPrices(t *testing.T) {
 	alice := b.as(b.addUser(t, "alice", store.RoleUser))
 	s1 := must[*batchv1.DiscloseResponse](t)(alice.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "a", Tasks: echo(1), Request: true})).TaskSet
 	s2 := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "b", Tasks: echo(1), Request: true})).TaskSet
-	w.won(w.start().CopyId, "x") // 2 slot-seconds, 1 CPU second
-	w.won(w.start().CopyId, "y")
+	x, y := w.start(), w.start()
+	b.clock.Advance(2 * time.Second)
+	w.won(x.CopyId, "x") // 2 slot-seconds, 1 CPU second
+	w.won(y.CopyId, "y")
 	mine := must[*batchv1.GetBillResponse](t)(alice.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
 	if len(mine.Lines) != 1 || mine.Lines[0].SetId != s1.Id || mine.Lines[0].Amount != 2*2+1*10 || mine.Lines[0].PriceSlotSecond != 2 ||
 		mine.Lines[0].PriceCpuSecond != 10 || mine.Lines[0].Kind != "charge" || mine.Totals.Amount != 14 || mine.PriceSlotSecond != 2 {
@@ -355,6 +358,7 @@ func TestBreakTwoCopiesFinishTogether(t *testing.T) {
 		run  float64
 		won  bool
 	}
+	b.clock.Advance(15 * time.Second) // the reports' 10 and 11 s fit in what the server saw
 	results := make(chan result, 2*n)
 	var wg sync.WaitGroup
 	for _, cs := range copies {
@@ -526,6 +530,7 @@ func TestBreakForgedAndBadReports(t *testing.T) {
 		starts = append(starts, w.start())
 	}
 	theirs := thief.start()
+	b.clock.Advance(2 * time.Second) // the honest reports' 2 s
 	_, err := thief.finish(starts[0].CopyId, "forged", 0, 1000)
 	wantCode(t, err, connect.CodePermissionDenied)
 	var wg sync.WaitGroup
@@ -610,8 +615,8 @@ func TestBillTotalsAndRanges(t *testing.T) {
 
 	at := func(d time.Duration) *timestamppb.Timestamp { return timestamppb.New(t0.Add(d)) }
 	type want struct {
-		lines                              int64
-		billed, executed, waste, requested float64
+		lines                             int64
+		billed, executed, lost, requested float64
 	}
 	for _, c := range []struct {
 		name string
@@ -629,8 +634,10 @@ func TestBillTotalsAndRanges(t *testing.T) {
 		c.req.IncludeLines = true
 		bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), c.req))
 		tot := bill.Totals
-		got := want{tot.Lines, tot.BilledSlotSeconds, tot.ExecutedUnrequestedSlotSeconds, tot.SpeculativeWasteSlotSeconds, tot.RequestedWorkSlotSeconds}
-		if got != c.want || int64(len(bill.Lines)) != c.want.lines || tot.FreeSlotSeconds != c.want.executed+c.want.waste || tot.Amount != c.want.billed {
+		f := tot.Free
+		got := want{tot.Lines, tot.BilledSlotSeconds, f.ExecutedUnrequestedSlotSeconds, f.LostWithWorkerSlotSeconds, tot.RequestedWorkSlotSeconds}
+		if got != c.want || int64(len(bill.Lines)) != c.want.lines || tot.FreeSlotSeconds != c.want.executed+c.want.lost || tot.Amount != c.want.billed ||
+			f.SpeculativeLostSlotSeconds != 0 || f.CanceledSlotSeconds != 0 {
 			t.Errorf("%s: totals %v (%d lines listed), want %+v", c.name, tot, len(bill.Lines), c.want)
 		}
 		if c.want.requested > 0 && tot.ScaledBilledResources != c.want.billed/c.want.requested {

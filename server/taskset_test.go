@@ -282,7 +282,7 @@ func TestHealthReflectionMetrics(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	for _, want := range []string{"batchd_visible_response_seconds_bucket", "batchd_visible_slowdown_bucket", "batchd_load",
-		`batchd_queue_length{class="requested"}`, "batchd_billed_slot_seconds_total", "batchd_speculative_waste_slot_seconds_total", "batchd_beta"} {
+		`batchd_queue_length{class="requested"}`, "batchd_billed_slot_seconds_total", `batchd_free_slot_seconds_total{part="speculative_lost"}`, "batchd_beta"} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

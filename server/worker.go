@@ -78,7 +78,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		}
 	}
 	for _, c := range res.Lost {
-		s.metrics.addWaste(max(0, now.Sub(c.StartedAt).Seconds()))
+		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
 	}
 	s.log.Info("worker registered", "worker", id, "slots", req.Slots, "attached", len(res.Attached), "lost", len(res.Lost), "kill", len(kill))
@@ -283,7 +283,7 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 		for _, c := range lost {
 			s.log.Warn("copy not reported by its worker for a lease: lost", "copy", c.ID, "worker", id)
 			s.apply(sched.Event{Kind: sched.EventCopyLost, Time: seconds(now), Copy: c.ID})
-			s.metrics.addWaste(now.Sub(c.StartedAt).Seconds())
+			s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 			s.watch.publish(c.Task.Set, []int32{c.Task.Index})
 		}
 		s.decide(now)
@@ -444,13 +444,16 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			}
 			s.apply(sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy})
 		}
-		switch {
-		case res.Won && res.Task.State == sched.TaskFinished:
+		if res.Clamped {
+			s.metrics.billClamped(c.in.Worker)
+			s.log.Warn("reported run time cut to what the server observed", "copy", c.in.Copy, "worker", c.in.Worker,
+				"reported", res.ReportedRunSeconds, "kept", res.RunSeconds)
+		}
+		if res.Won && res.Task.State == sched.TaskFinished {
 			s.metrics.observeFinished(res.Task)
-		case res.Won:
-			s.metrics.addExecuted(c.in.RunSeconds)
-		case res.Prior != sched.CopyLost: // lost copies counted when lost
-			s.metrics.addWaste(c.in.RunSeconds)
+		}
+		if res.Free != "" { // lost copies were counted when lost
+			s.metrics.addFree(res.Free, res.RunSeconds)
 		}
 		if res.Bill != nil {
 			s.metrics.addBilled(res.Bill.SlotSeconds)

@@ -161,6 +161,7 @@ func TestWorkerProtocol(t *testing.T) {
 	})
 
 	// A disclosed task's copy wins: executed, output not readable yet.
+	b.clock.Advance(2 * time.Second) // the 2 s each won reports
 	w.won(st.CopyId, "out0\n")
 	_, err := b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 0})
 	wantCode(t, err, connect.CodeFailedPrecondition)
@@ -194,6 +195,7 @@ func TestWorkerProtocol(t *testing.T) {
 	if string(out.Stdout) != "out0\n" || out.CopyId != st.CopyId || out.Worker != "w1" || out.SlotSeconds != 2 {
 		t.Fatalf("output: %v", out)
 	}
+	b.clock.Advance(2 * time.Second)
 	w.won(st1.CopyId, "out1\n")
 	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
 	if bill.Totals.Lines != 2 || len(bill.Lines) != 2 || bill.Totals.BilledSlotSeconds != 4 || bill.Totals.BilledCpuSeconds != 2 {
@@ -241,8 +243,8 @@ func TestLeaseLapse(t *testing.T) {
 	if bill.Totals.Lines != 1 || bill.Lines[0].CopyId != c2.CopyId {
 		t.Fatalf("bill: %v", bill)
 	}
-	if bill.Totals.SpeculativeWasteSlotSeconds != 20 {
-		t.Fatalf("waste %v, want 20 (the lost copy's report)", bill.Totals.SpeculativeWasteSlotSeconds)
+	if f := bill.Totals.Free; f.LostWithWorkerSlotSeconds != 20 || f.SpeculativeLostSlotSeconds != 0 {
+		t.Fatalf("free %v, want 20 s lost with a worker (the lost copy's report), none speculative", f)
 	}
 }
 
@@ -332,10 +334,12 @@ func TestPreemptSuspend(t *testing.T) {
 		t.Fatalf("want suspend of %d, got %v", disc.CopyId, m)
 	}
 	req := w.start()
+	b.clock.Advance(2 * time.Second) // the 2 s each won reports
 	w.won(req.CopyId, "")
 	if m := w.next(); m.GetResume() != disc.CopyId {
 		t.Fatalf("want resume of %d, got %v", disc.CopyId, m)
 	}
+	b.clock.Advance(2 * time.Second)
 	w.won(disc.CopyId, "")
 	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
 	if cl.Metrics.FinishedTasks != 1 || cl.Metrics.BilledSlotSeconds != 2 || cl.Metrics.FreeSlotSeconds != 2 || cl.BusySlots != 0 {

@@ -24,7 +24,8 @@ type BillInput struct {
 
 // GetBill returns a page of bill lines (with IncludeLines), the totals of
 // the whole selection, and the next page's token. Free slot-seconds are the
-// copies of the owner's sets that ended in the range and were not billed.
+// copies of the owner's sets that ended in the range and were not billed,
+// in the four parts of sched.FreeParts.
 // Errors: EINVALID (bad page token).
 func (db *DB) GetBill(ctx context.Context, in BillInput) ([]sched.BillLine, sched.BillTotals, string, error) {
 	b, err := db.GetBillGroups(ctx, in)
@@ -120,18 +121,29 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 		if in.SetID != 0 {
 			copyFilter = " AND c.set_id = ?"
 		}
-		var all, waste, executed float64
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(c.run_seconds), 0),
-			COALESCE(SUM(CASE WHEN c.state IN ('killed', 'lost') THEN c.run_seconds ELSE 0 END), 0),
-			COALESCE(SUM(CASE WHEN c.state = 'won' AND t.state IN ('executed', 'canceled') THEN c.run_seconds ELSE 0 END), 0)
+		free, err := tx.QueryContext(ctx, `SELECT part, SUM(run) FROM (SELECT `+freePartSQL+` AS part, c.run_seconds AS run
 			FROM copies c JOIN task_sets s ON s.id = c.set_id JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx
-			WHERE (? = 1 OR s.owner = ?) AND c.ended_at >= ? AND c.ended_at < ? AND c.ended_at > 0`+copyFilter, args...).
-			Scan(&all, &waste, &executed); err != nil {
-			return fmt.Errorf("sum copies: %w", err)
+			WHERE (? = 1 OR s.owner = ?) AND c.ended_at >= ? AND c.ended_at < ? AND c.ended_at > 0`+copyFilter+`)
+			WHERE part != '' GROUP BY part`, args...)
+		if err != nil {
+			return fmt.Errorf("sum free work: %w", err)
 		}
-		tot.SpeculativeWasteSlotSeconds = waste
-		tot.ExecutedUnrequestedSlotSeconds = executed
-		tot.FreeSlotSeconds = waste + executed
+		for free.Next() {
+			var (
+				part string
+				v    float64
+			)
+			if err := free.Scan(&part, &v); err != nil {
+				free.Close()
+				return err
+			}
+			tot.Free.Add(sched.FreePart(part), v)
+		}
+		free.Close()
+		if err := free.Err(); err != nil {
+			return err
+		}
+		tot.FreeSlotSeconds = tot.Free.Total()
 		if tot.RequestedWorkSlotSeconds > 0 {
 			tot.ScaledBilledResources = tot.BilledSlotSeconds / tot.RequestedWorkSlotSeconds
 		}
@@ -140,7 +152,8 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 		}
 		size := clampPage(in.PageSize, DefaultBillPage, MaxBillPage)
 		rows, err := tx.QueryContext(ctx, `SELECT id, owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
-			kind, price_slot_second, price_cpu_second, amount, corrects, note
+			kind, price_slot_second, price_cpu_second, amount, corrects, note,
+			COALESCE(reported_slot_seconds, slot_seconds), COALESCE(reported_cpu_seconds, cpu_seconds), clamped
 			FROM bill_lines WHERE `+ownerFilter+` AND billed_at >= ? AND billed_at < ?`+setFilter+` AND id > ? ORDER BY id LIMIT ?`,
 			append(args, after, size+1)...)
 		if err != nil {
@@ -153,7 +166,8 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 				at int64
 			)
 			if err := rows.Scan(&b.ID, &b.Owner, &b.Task.Set, &b.Task.Index, &b.SetName, &b.Copy, &b.SlotSeconds, &b.CPUSeconds, &at, &b.Reason,
-				&b.Kind, &b.PriceSlotSecond, &b.PriceCPUSecond, &b.Amount, &b.Corrects, &b.Note); err != nil {
+				&b.Kind, &b.PriceSlotSecond, &b.PriceCPUSecond, &b.Amount, &b.Corrects, &b.Note,
+				&b.ReportedSlotSeconds, &b.ReportedCPUSeconds, &b.Clamped); err != nil {
 				return err
 			}
 			b.BilledAt = fromNanos(at)

@@ -23,7 +23,9 @@ type Started struct {
 // before the driver carries them out: a Start becomes a running copy row, a
 // Kill ends a live copy as killed (its run time so far, by the server's
 // clock, until the worker reports its own), a Suspend and a Resume change
-// its state. It returns the started copies with their specs.
+// its state (and its suspension clock, which the bill of its run leaves
+// out). It returns the started copies with their specs; a copy's
+// started_at is the time of the decision that started it.
 func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Started, error) {
 	if len(ds) == 0 {
 		return nil, nil
@@ -52,8 +54,14 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 					WHERE id = ? AND state IN ('running', 'suspended')`, now, now, d.Copy)
 			case sched.DecisionSuspend:
 				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'suspended' WHERE id = ? AND state = 'running'`, d.Copy)
+				if err == nil {
+					err = markSuspension(ctx, tx, d.Copy, true)
+				}
 			case sched.DecisionResume:
 				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'running' WHERE id = ? AND state = 'suspended'`, d.Copy)
+				if err == nil {
+					err = markSuspension(ctx, tx, d.Copy, false)
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("record decision %d on copy %d: %w", d.Kind, d.Copy, translate(err))
@@ -93,6 +101,15 @@ type FinishResult struct {
 	Task  sched.Task // the task after the report (without spec and copies)
 	Owner string
 	Bill  *sched.BillLine // the bill line written, if any
+	// RunSeconds is the run time recorded for the copy: a winner's
+	// reported time, at most what the server observed (see clampRun);
+	// Clamped says it was cut from ReportedRunSeconds.
+	RunSeconds, ReportedRunSeconds float64
+	Clamped                        bool
+	// Free is the part of free work the copy's run time counts in, "" when
+	// none (it won a requested task, or was lost before the report and
+	// counted then).
+	Free sched.FreePart
 }
 
 // FinishCopy records a copy's end. A live copy that ran to its end wins
@@ -187,9 +204,16 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			newCopy = string(sched.CopyKilled)
 		}
 		outcomeStr := "discarded"
+		res.ReportedRunSeconds = in.RunSeconds
 		if res.Won {
 			outcomeStr = "won"
+			observed, err := observedRunSeconds(ctx, tx, in.Copy)
+			if err != nil {
+				return err
+			}
+			in.RunSeconds, res.Clamped = clampRun(in.RunSeconds, observed)
 		}
+		res.RunSeconds = in.RunSeconds
 		endedAt := now
 		if !c.State.Live() && !c.EndedAt.IsZero() {
 			endedAt = nanos(c.EndedAt)
@@ -202,6 +226,13 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			if err := win(ctx, tx, c, state, owner, setName, in, &res); err != nil {
 				return err
 			}
+		}
+		if c.State != sched.CopyLost {
+			if res.Free, err = copyFreePart(ctx, tx, in.Copy); err != nil {
+				return err
+			}
+		}
+		if res.Won {
 			t := &res.Task
 			t.ExecutedAt, t.ServiceSeconds, t.ExitCode, t.TimedOut = tx.now, in.RunSeconds, in.ExitCode, in.TimedOut
 			if t.State == sched.TaskDisclosed {
@@ -226,9 +257,9 @@ func win(ctx context.Context, tx *Tx, c sched.Copy, state, owner, setName string
 	stdout, tOut := capBytes(stdout, in.StdoutTruncated, tx.cap)
 	stderr, tErr := capBytes(stderr, in.StderrTruncated, tx.cap)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
-		exit_code, timed_out, cpu_seconds, slot_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.Task.Set, c.Task.Index, c.ID, c.Slot.Worker, stdout, stderr, boolInt(tOut), boolInt(tErr),
-		in.ExitCode, boolInt(in.TimedOut), in.CPUSeconds, in.RunSeconds); err != nil {
+		in.ExitCode, boolInt(in.TimedOut), in.CPUSeconds, in.RunSeconds, res.ReportedRunSeconds); err != nil {
 		return fmt.Errorf("keep output of copy %d: %w", c.ID, translate(err))
 	}
 	if state == string(sched.TaskDisclosed) {
@@ -245,7 +276,8 @@ func win(ctx context.Context, tx *Tx, c sched.Copy, state, owner, setName string
 		return fmt.Errorf("finish task: %w", err)
 	}
 	bill, err := insertBill(ctx, tx, sched.BillLine{Owner: owner, Task: c.Task, SetName: setName, Copy: c.ID,
-		SlotSeconds: in.RunSeconds, CPUSeconds: in.CPUSeconds, BilledAt: tx.now, Reason: sched.BillFinished})
+		SlotSeconds: in.RunSeconds, CPUSeconds: in.CPUSeconds, BilledAt: tx.now, Reason: sched.BillFinished,
+		ReportedSlotSeconds: res.ReportedRunSeconds, ReportedCPUSeconds: in.CPUSeconds, Clamped: res.Clamped})
 	if err != nil {
 		return err
 	}
@@ -364,6 +396,9 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, progress = ?, cpu_seconds = ? WHERE id = ?`,
 				string(c.State), c.Progress, c.CPUSeconds, c.ID); err != nil {
 				return fmt.Errorf("attach copy: %w", err)
+			}
+			if err := markSuspension(ctx, tx, c.ID, h.Suspended); err != nil {
+				return err
 			}
 			res.Attached = append(res.Attached, c)
 		}

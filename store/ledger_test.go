@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"sync"
 	"testing"
+	"time"
 
 	"batchd/sched"
 	"batchd/store"
@@ -16,7 +17,7 @@ import (
 func TestTwoCopiesFinishSameInstant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := setup(t)
+	db, now := setup(t)
 	db.Prices = store.Prices{SlotSecond: 3, CPUSecond: 5}
 	const n = 20
 	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Name: "s", Tasks: echo(n), Request: true})
@@ -27,6 +28,7 @@ func TestTwoCopiesFinishSameInstant(t *testing.T) {
 		start(t, db, sched.CopyID(2*i+1), res.Set.ID, i, "a")
 		start(t, db, sched.CopyID(2*i+2), res.Set.ID, i, "b")
 	}
+	*now = now.Add(2 * time.Second) // the reports' 2 s, as the server sees them
 	wins := make([]int, n)
 	var (
 		mu sync.Mutex
@@ -77,9 +79,10 @@ func TestTwoCopiesFinishSameInstant(t *testing.T) {
 func TestLedgerCorrectionAndOneCharge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := setup(t)
+	db, now := setup(t)
 	res, _ := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Name: "s", Tasks: echo(1), Request: true})
 	start(t, db, 1, res.Set.ID, 0, "a")
+	*now = now.Add(4 * time.Second)
 	if _, err := db.FinishCopy(ctx, store.FinishInput{Worker: "a", Copy: 1, RunSeconds: 4}); err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestBillingExactlyOnce(t *testing.T) {
 		t.Fatalf("replay: %+v %v", replay, err)
 	}
 	lines, tot, _, err := db.GetBill(ctx, store.BillInput{Owner: "u", IncludeLines: true})
-	if err != nil || len(lines) != 1 || tot.BilledSlotSeconds != 5 || tot.SpeculativeWasteSlotSeconds != 5 || !lines[0].BilledAt.Equal(t0.Add(5*time.Second)) {
+	if err != nil || len(lines) != 1 || tot.BilledSlotSeconds != 5 || tot.Free.SpeculativeLostSlotSeconds != 5 || !lines[0].BilledAt.Equal(t0.Add(5*time.Second)) {
 		t.Fatalf("bill %+v %+v %v", lines, tot, err)
 	}
 	out, err := db.GetOutput(ctx, "u", sched.TaskRef{Set: set}, 0, 0)
@@ -176,7 +176,7 @@ func TestFinishErrors(t *testing.T) {
 func TestReopen(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := setup(t)
+	db, now := setup(t)
 	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "a", Slots: 2, CanSuspend: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +189,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, db, 40, set, 0, "a")
+	*now = now.Add(3 * time.Second)
 	if _, err := db.FinishCopy(ctx, store.FinishInput{Worker: "a", Copy: 40, RunSeconds: 3}); err != nil {
 		t.Fatal(err)
 	}

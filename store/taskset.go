@@ -247,24 +247,31 @@ func finishExecuted(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sc
 	}
 	bill := sched.BillLine{Owner: set.Owner, Task: sched.TaskRef{Set: set.ID, Index: i}, SetName: set.Name,
 		BilledAt: tx.now, Reason: sched.BillExecutedThenRequest}
-	if err := tx.QueryRowContext(ctx, `SELECT copy_id, slot_seconds, cpu_seconds FROM outputs WHERE set_id = ? AND idx = ?`, set.ID, i).
-		Scan(&bill.Copy, &bill.SlotSeconds, &bill.CPUSeconds); err != nil && err != sql.ErrNoRows {
+	if err := tx.QueryRowContext(ctx, `SELECT copy_id, slot_seconds, cpu_seconds, COALESCE(reported_slot_seconds, slot_seconds)
+		FROM outputs WHERE set_id = ? AND idx = ?`, set.ID, i).
+		Scan(&bill.Copy, &bill.SlotSeconds, &bill.CPUSeconds, &bill.ReportedSlotSeconds); err != nil && err != sql.ErrNoRows {
 		return bill, fmt.Errorf("read output of executed task: %w", err)
 	}
+	// The run time of the output was clamped when its copy won.
+	bill.ReportedCPUSeconds, bill.Clamped = bill.CPUSeconds, bill.ReportedSlotSeconds > bill.SlotSeconds
 	return insertBill(ctx, tx, bill)
 }
 
 // insertBill appends a charge line to the ledger at the transaction's
 // prices. The unique index on (set_id, idx) of charges makes a second
-// charge for one task fail, whatever the logic.
+// charge for one task fail, whatever the logic. Unless the line is
+// Clamped, what was reported is what is billed.
 func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, error) {
 	b.Kind = sched.BillKindCharge
+	if !b.Clamped {
+		b.ReportedSlotSeconds, b.ReportedCPUSeconds = b.SlotSeconds, b.CPUSeconds
+	}
 	b.PriceSlotSecond, b.PriceCPUSecond = tx.prices.SlotSecond, tx.prices.CPUSecond
 	b.Amount = tx.prices.Amount(b.SlotSeconds, b.CPUSeconds)
 	r, err := tx.ExecContext(ctx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
-		kind, price_slot_second, price_cpu_second, amount)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason,
-		b.Kind, b.PriceSlotSecond, b.PriceCPUSecond, b.Amount)
+		kind, price_slot_second, price_cpu_second, amount, reported_slot_seconds, reported_cpu_seconds, clamped)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason,
+		b.Kind, b.PriceSlotSecond, b.PriceCPUSecond, b.Amount, b.ReportedSlotSeconds, b.ReportedCPUSeconds, boolInt(b.Clamped))
 	if err != nil {
 		return b, fmt.Errorf("bill task %d/%d: %w", b.Task.Set, b.Task.Index, translate(err))
 	}
@@ -373,15 +380,17 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 func billStopped(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sched.BillLine, error) {
 	bill := sched.BillLine{Owner: set.Owner, Task: sched.TaskRef{Set: set.ID, Index: i}, SetName: set.Name,
 		BilledAt: tx.now, Reason: sched.BillCanceledAfterRequest}
-	var started int64
-	err := tx.QueryRowContext(ctx, `SELECT id, started_at, cpu_seconds FROM copies
+	err := tx.QueryRowContext(ctx, `SELECT id, cpu_seconds FROM copies
 		WHERE set_id = ? AND idx = ? AND state IN ('running', 'suspended') ORDER BY started_at, id LIMIT 1`, set.ID, i).
-		Scan(&bill.Copy, &started, &bill.CPUSeconds)
+		Scan(&bill.Copy, &bill.CPUSeconds)
 	if err != nil && err != sql.ErrNoRows {
 		return bill, fmt.Errorf("read copies of stopped task: %w", err)
 	}
 	if err == nil {
-		bill.SlotSeconds = max(0, tx.now.Sub(fromNanos(started)).Seconds())
+		// What the server saw it run, without the suspensions it ordered.
+		if bill.SlotSeconds, err = observedRunSeconds(ctx, tx, bill.Copy); err != nil {
+			return bill, err
+		}
 	}
 	return insertBill(ctx, tx, bill)
 }

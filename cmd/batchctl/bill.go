@@ -19,8 +19,8 @@ func billCommand() *cli.Command {
 		Name:  "bill",
 		Usage: "show what you pay for, and the work you got for free",
 		Description: `You pay for requested tasks only: the slot-seconds and CPU seconds of the
-copy that produced each result. Disclosed work you never requested, canceled
-work and losing speculative copies are free. The scaled billed resources are
+copy that produced each result. The rest is free, in four parts: executed but
+never requested; losing speculative copies; canceled; lost with a worker. The scaled billed resources are
 billed slot-seconds divided by the requested work (1.0 means you paid exactly
 for what you asked for).
 
@@ -39,7 +39,13 @@ Examples:
 Each line carries the prices it was written with (per slot-second and per
 CPU second, set by the server) and its amount. The ledger is never edited:
 a correction is a further line (kind "correction") naming the line it
-amends. Totals are also given per task set and per user.`,
+amends. Totals are also given per task set and per user.
+
+A line bills the run time its worker reported, but never more than the
+server saw the copy run (from the decision that started it to the report,
+less the suspensions the server ordered, plus max(1 s, 1%)). With --lines,
+the "reported" column shows a report that was cut to that; --json and --csv
+carry reported_slot_seconds, reported_cpu_seconds and clamped.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "since", Usage: "from this date, time or duration ago"},
 			&cli.StringFlag{Name: "until", Usage: "up to this date, time or duration ago"},
@@ -102,13 +108,9 @@ func bill(c *cli.Context) error {
 	t := b.Totals
 	fmt.Fprintf(w, "prices: %g per slot-second, %g per CPU second; amount due: %s\n", b.PriceSlotSecond, b.PriceCPUSecond, money(t.Amount))
 	tb := newTable(w, "", "slot-seconds", "cpu-seconds", "lines")
-	rows := [][]any{
-		{"billed (requested work)", secs(t.BilledSlotSeconds), secs(t.BilledCPUSeconds), t.Lines},
-		{"free: executed, never requested", secs(t.ExecutedUnrequestedSlotSeconds), "", ""},
-		{"free: speculative waste", secs(t.SpeculativeWasteSlotSeconds), "", ""},
-		{"free: total", secs(t.FreeSlotSeconds), "", ""},
-		{"requested work", secs(t.RequestedWorkSlotSeconds), "", ""},
-	}
+	rows := [][]any{{"billed (requested work)", secs(t.BilledSlotSeconds), secs(t.BilledCPUSeconds), t.Lines}}
+	rows = append(rows, freeRows(t.Free, "", "")...)
+	rows = append(rows, []any{"requested work", secs(t.RequestedWorkSlotSeconds), "", ""})
 	for _, r := range rows {
 		if err := tb.Append(r...); err != nil {
 			return err
@@ -143,14 +145,18 @@ func bill(c *cli.Context) error {
 	if !c.Bool("lines") {
 		return nil
 	}
-	lt := newTable(w, "line", "task", "set name", "copy", "slot-seconds", "cpu-seconds", "amount", "billed at", "reason")
+	lt := newTable(w, "line", "task", "set name", "copy", "slot-seconds", "reported", "cpu-seconds", "amount", "billed at", "reason")
 	for _, l := range b.Lines {
 		reason := l.Reason
 		if l.Kind == sched.BillKindCorrection {
 			reason = fmt.Sprintf("correction of line %d: %s", l.Corrects, l.Note)
 		}
+		reported := ""
+		if l.Clamped {
+			reported = secs(l.ReportedSlotSeconds) + " (cut)"
+		}
 		if err := lt.Append(l.ID, fmt.Sprintf("%d/%d", l.Task.Set, l.Task.Index), l.SetName, int64(l.Copy),
-			secs(l.SlotSeconds), secs(l.CPUSeconds), money(l.Amount), when(l.BilledAt), reason); err != nil {
+			secs(l.SlotSeconds), reported, secs(l.CPUSeconds), money(l.Amount), when(l.BilledAt), reason); err != nil {
 			return err
 		}
 	}
@@ -165,14 +171,15 @@ func writeBillCSV(w io.Writer, lines []sched.BillLine) error {
 	cw := csv.NewWriter(w)
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	if err := cw.Write([]string{"line", "owner", "set", "index", "set_name", "copy", "slot_seconds", "cpu_seconds",
-		"price_slot_second", "price_cpu_second", "amount", "billed_at", "reason", "kind", "corrects", "note"}); err != nil {
+		"price_slot_second", "price_cpu_second", "amount", "billed_at", "reason", "kind", "corrects", "note",
+		"reported_slot_seconds", "reported_cpu_seconds", "clamped"}); err != nil {
 		return err
 	}
 	for _, l := range lines {
 		if err := cw.Write([]string{strconv.FormatInt(l.ID, 10), l.Owner, strconv.FormatInt(int64(l.Task.Set), 10),
 			strconv.Itoa(int(l.Task.Index)), l.SetName, strconv.FormatInt(int64(l.Copy), 10), f(l.SlotSeconds), f(l.CPUSeconds),
 			f(l.PriceSlotSecond), f(l.PriceCPUSecond), f(l.Amount), l.BilledAt.UTC().Format(time.RFC3339Nano), l.Reason, l.Kind,
-			strconv.FormatInt(l.Corrects, 10), l.Note}); err != nil {
+			strconv.FormatInt(l.Corrects, 10), l.Note, f(l.ReportedSlotSeconds), f(l.ReportedCPUSeconds), strconv.FormatBool(l.Clamped)}); err != nil {
 			return err
 		}
 	}

@@ -55,12 +55,13 @@ func cluster(c *cli.Context) error {
 		{"mean visible slowdown", fmt.Sprintf("%.2f", m.MeanVisibleSlowdown)},
 		{"load", fmt.Sprintf("%.2f", m.Load)},
 		{"billed slot-seconds", secs(m.BilledSlotSeconds)},
-		{"free slot-seconds", secs(m.FreeSlotSeconds)},
-		{"speculative waste", secs(m.SpeculativeWasteSlotSeconds)},
+	}
+	rows = append(rows, freeRows(cl.Metrics.Free)...)
+	rows = append(rows, [][]any{
 		{"speculative copies started / won", fmt.Sprintf("%d / %d", m.SpeculativeCopiesStarted, m.SpeculativeCopiesWon)},
 		{"beta (samples)", fmt.Sprintf("%.2f (%d)", m.Beta, m.BetaSamples)},
 		{"scaled billed resources", fmt.Sprintf("%.2f", m.ScaledBilledResources)},
-	}
+	}...)
 	for _, r := range rows {
 		if err := mt.Append(r...); err != nil {
 			return err

@@ -104,6 +104,11 @@ type billLineView struct {
 	Amount      float64   `json:"amount"`
 	Corrects    int64     `json:"corrects,omitempty"`
 	Note        string    `json:"note,omitempty"`
+	// What the worker reported, and whether slot_seconds was cut to the
+	// run time the server observed.
+	ReportedSlotSeconds float64 `json:"reported_slot_seconds"`
+	ReportedCPUSeconds  float64 `json:"reported_cpu_seconds"`
+	Clamped             bool    `json:"clamped"`
 }
 
 type billGroupView struct {
@@ -126,15 +131,34 @@ func viewBillGroups(gs []client.BillGroup) []billGroupView {
 }
 
 type billTotalsView struct {
-	Lines                          int64   `json:"lines"`
-	BilledSlotSeconds              float64 `json:"billed_slot_seconds"`
-	BilledCPUSeconds               float64 `json:"billed_cpu_seconds"`
-	FreeSlotSeconds                float64 `json:"free_slot_seconds"`
+	Lines                    int64    `json:"lines"`
+	BilledSlotSeconds        float64  `json:"billed_slot_seconds"`
+	BilledCPUSeconds         float64  `json:"billed_cpu_seconds"`
+	FreeSlotSeconds          float64  `json:"free_slot_seconds"`
+	Free                     freeView `json:"free"`
+	RequestedWorkSlotSeconds float64  `json:"requested_work_slot_seconds"`
+	ScaledBilledResources    float64  `json:"scaled_billed_resources"`
+	Amount                   float64  `json:"amount"`
+}
+
+// freeView is free work in its four parts, named as in the API.
+type freeView struct {
 	ExecutedUnrequestedSlotSeconds float64 `json:"executed_unrequested_slot_seconds"`
-	SpeculativeWasteSlotSeconds    float64 `json:"speculative_waste_slot_seconds"`
-	RequestedWorkSlotSeconds       float64 `json:"requested_work_slot_seconds"`
-	ScaledBilledResources          float64 `json:"scaled_billed_resources"`
-	Amount                         float64 `json:"amount"`
+	SpeculativeLostSlotSeconds     float64 `json:"speculative_lost_slot_seconds"`
+	CanceledSlotSeconds            float64 `json:"canceled_slot_seconds"`
+	LostWithWorkerSlotSeconds      float64 `json:"lost_with_worker_slot_seconds"`
+}
+
+func viewFree(f sched.FreeWork) freeView { return freeView(f) }
+
+// freeRows are the table rows of free work: its four parts in DESIGN.md's
+// words, then the total.
+func freeRows(f sched.FreeWork, extra ...any) [][]any {
+	var rows [][]any
+	for _, p := range sched.FreeParts {
+		rows = append(rows, append([]any{"free: " + p.Label(), secs(f.Part(p))}, extra...))
+	}
+	return append(rows, append([]any{"free: total", secs(f.Total())}, extra...))
 }
 
 type workerView struct {
@@ -163,19 +187,19 @@ type clusterView struct {
 }
 
 type metricsView struct {
-	FinishedTasks               int64   `json:"finished_tasks"`
-	MeanVisibleResponseSeconds  float64 `json:"mean_visible_response_seconds"`
-	MeanVisibleSlowdown         float64 `json:"mean_visible_slowdown"`
-	TasksPerHour                float64 `json:"tasks_per_hour"`
-	Load                        float64 `json:"load"`
-	BilledSlotSeconds           float64 `json:"billed_slot_seconds"`
-	FreeSlotSeconds             float64 `json:"free_slot_seconds"`
-	SpeculativeWasteSlotSeconds float64 `json:"speculative_waste_slot_seconds"`
-	SpeculativeCopiesStarted    int64   `json:"speculative_copies_started"`
-	SpeculativeCopiesWon        int64   `json:"speculative_copies_won"`
-	Beta                        float64 `json:"beta"`
-	BetaSamples                 int64   `json:"beta_samples"`
-	ScaledBilledResources       float64 `json:"scaled_billed_resources"`
+	FinishedTasks              int64    `json:"finished_tasks"`
+	MeanVisibleResponseSeconds float64  `json:"mean_visible_response_seconds"`
+	MeanVisibleSlowdown        float64  `json:"mean_visible_slowdown"`
+	TasksPerHour               float64  `json:"tasks_per_hour"`
+	Load                       float64  `json:"load"`
+	BilledSlotSeconds          float64  `json:"billed_slot_seconds"`
+	FreeSlotSeconds            float64  `json:"free_slot_seconds"`
+	Free                       freeView `json:"free"`
+	SpeculativeCopiesStarted   int64    `json:"speculative_copies_started"`
+	SpeculativeCopiesWon       int64    `json:"speculative_copies_won"`
+	Beta                       float64  `json:"beta"`
+	BetaSamples                int64    `json:"beta_samples"`
+	ScaledBilledResources      float64  `json:"scaled_billed_resources"`
 }
 
 type queuesView struct {
@@ -268,17 +292,17 @@ func viewBillLine(l sched.BillLine) billLineView {
 		Copy: int64(l.Copy), SlotSeconds: l.SlotSeconds, CPUSeconds: l.CPUSeconds,
 		BilledAt: l.BilledAt.UTC(), Reason: l.Reason,
 		Kind: l.Kind, PriceSlot: l.PriceSlotSecond, PriceCPU: l.PriceCPUSecond, Amount: l.Amount, Corrects: l.Corrects, Note: l.Note,
+		ReportedSlotSeconds: l.ReportedSlotSeconds, ReportedCPUSeconds: l.ReportedCPUSeconds, Clamped: l.Clamped,
 	}
 }
 
 func viewBillTotals(t sched.BillTotals) billTotalsView {
 	return billTotalsView{
 		Lines: t.Lines, BilledSlotSeconds: t.BilledSlotSeconds, BilledCPUSeconds: t.BilledCPUSeconds,
-		FreeSlotSeconds: t.FreeSlotSeconds, ExecutedUnrequestedSlotSeconds: t.ExecutedUnrequestedSlotSeconds,
-		SpeculativeWasteSlotSeconds: t.SpeculativeWasteSlotSeconds,
-		RequestedWorkSlotSeconds:    t.RequestedWorkSlotSeconds,
-		ScaledBilledResources:       t.ScaledBilledResources,
-		Amount:                      t.Amount,
+		FreeSlotSeconds: t.FreeSlotSeconds, Free: viewFree(t.Free),
+		RequestedWorkSlotSeconds: t.RequestedWorkSlotSeconds,
+		ScaledBilledResources:    t.ScaledBilledResources,
+		Amount:                   t.Amount,
 	}
 }
 
@@ -296,8 +320,8 @@ func viewCluster(c client.Cluster) clusterView {
 			FinishedTasks: m.FinishedTasks, MeanVisibleResponseSeconds: m.MeanVisibleResponseSeconds,
 			MeanVisibleSlowdown: m.MeanVisibleSlowdown, TasksPerHour: m.TasksPerHour, Load: m.Load,
 			BilledSlotSeconds: m.BilledSlotSeconds, FreeSlotSeconds: m.FreeSlotSeconds,
-			SpeculativeWasteSlotSeconds: m.SpeculativeWasteSlotSeconds,
-			SpeculativeCopiesStarted:    m.SpeculativeCopiesStarted, SpeculativeCopiesWon: m.SpeculativeCopiesWon,
+			Free:                     viewFree(m.Free),
+			SpeculativeCopiesStarted: m.SpeculativeCopiesStarted, SpeculativeCopiesWon: m.SpeculativeCopiesWon,
 			Beta: m.Beta, BetaSamples: m.BetaSamples, ScaledBilledResources: m.ScaledBilledResources,
 		},
 	}

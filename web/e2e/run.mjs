@@ -532,12 +532,16 @@ try {
     ["copies", /^0 running$/],
     ["beta", /^\d+(\.\d+)?$/],
     ["spec", /^\d+ won \/ \d+$/],
-    ["waste", /^\d+(\.\d+)? slot-s$/],
+    ["free", /^\d+(\.\d+)? slot-s$/],
+    ["executed_unrequested", /^\d+(\.\d+)? slot-s$/],
+    ["speculative_lost", /^\d+(\.\d+)? slot-s$/],
+    ["canceled", /^\d+(\.\d+)? slot-s$/],
+    ["lost_with_worker", /^\d+(\.\d+)? slot-s$/],
     ["policy", /^srpt×fcfs$/],
   ]) {
     await text(page, `[data-stat="${k}"] .stat-value`, (t, src) => new RegExp(src).test(t), `the cluster's ${k}`, re.source);
   }
-  await text(page, "#cluster-since", (t) => t.startsWith("Load, β, finished tasks, speculative copies and waste are counted since the server started"), "what the counters count");
+  await text(page, "#cluster-since", (t) => t.startsWith("Load, β, finished tasks, speculative copies and free work are counted since the server started"), "what the counters count");
   await fits(page, "cluster");
   await a11y(page, "cluster");
   await shot("cluster");

@@ -17,7 +17,7 @@ import type { BillLine } from "../src/gen/batch/v1/billing_pb";
 import { ClusterService, MetricsSchema, QueueLengthsSchema, WorkerSchema } from "../src/gen/batch/v1/cluster_pb";
 import { TaskSetService, WatchTaskSetResponseSchema } from "../src/gen/batch/v1/taskset_pb";
 import type { WatchTaskSetResponse } from "../src/gen/batch/v1/taskset_pb";
-import { CopySchema, CopyState, TaskCountsSchema, TaskSchema, TaskSetSchema, TaskState } from "../src/gen/batch/v1/types_pb";
+import { CopySchema, CopyState, FreeWorkSchema, TaskCountsSchema, TaskSchema, TaskSetSchema, TaskState } from "../src/gen/batch/v1/types_pb";
 import type { Copy, Task, TaskSet } from "../src/gen/batch/v1/types_pb";
 
 declare const process: { env: Record<string, string | undefined>; argv: string[] };
@@ -36,7 +36,8 @@ const bill: BillLine[] = [];
 let running: Run[] = [];
 let nextSet = 1n;
 let nextCopy = 1n;
-let free = 0;
+let lostRace = 0;
+let canceled = 0;
 
 const now = () => Date.now();
 const ts = (ms: number) => timestampFromMs(ms);
@@ -97,7 +98,7 @@ function tick() {
     for (const o of running.filter((o) => o.task === t && o !== r)) {
       o.copy.state = CopyState.KILLED;
       o.copy.endedAt = ts(now());
-      free += (now() - o.t0) / 1000;
+      lostRace += (now() - o.t0) / 1000;
     }
     running = running.filter((o) => o.task !== t);
     t.serviceSeconds = el;
@@ -153,7 +154,7 @@ function kill(t: Task) {
   for (const r of running.filter((r) => r.task === t)) {
     r.copy.state = CopyState.KILLED;
     r.copy.endedAt = ts(now());
-    free += (now() - r.t0) / 1000;
+    canceled += (now() - r.t0) / 1000;
   }
   running = running.filter((r) => r.task !== t);
   t.progress = -1;
@@ -264,7 +265,8 @@ router.service(BillingService, {
       lines: bill,
       totals: create(BillTotalsSchema, {
         lines: BigInt(bill.length), billedSlotSeconds: billed, billedCpuSeconds: billed * 0.9,
-        freeSlotSeconds: free + executed, executedUnrequestedSlotSeconds: executed, speculativeWasteSlotSeconds: free,
+        freeSlotSeconds: lostRace + canceled + executed,
+        free: create(FreeWorkSchema, { executedUnrequestedSlotSeconds: executed, speculativeLostSlotSeconds: lostRace, canceledSlotSeconds: canceled }),
         requestedWorkSlotSeconds: billed, scaledBilledResources: billed > 0 ? 1 : 0,
       }),
     };

@@ -2,32 +2,47 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { create } from "@bufbuild/protobuf";
 import { billSegments, chartSummary } from "../src/chart";
+import { freeParts } from "../src/free";
 import { BillTotalsSchema } from "../src/gen/batch/v1/billing_pb";
+import { FreeWorkSchema } from "../src/gen/batch/v1/types_pb";
 
-test("billSegments splits free work and scales to the largest bar", () => {
-  const t = create(BillTotalsSchema, {
-    billedSlotSeconds: 10,
-    freeSlotSeconds: 20,
-    executedUnrequestedSlotSeconds: 5,
-    speculativeWasteSlotSeconds: 3,
-  });
-  const got = billSegments(t).map((s) => [s.key, s.slotSeconds, s.fraction]);
+const free = create(FreeWorkSchema, {
+  executedUnrequestedSlotSeconds: 5,
+  speculativeLostSlotSeconds: 3,
+  canceledSlotSeconds: 4,
+  lostWithWorkerSlotSeconds: 8,
+});
+
+test("billSegments shows billed work and the four parts of free work, scaled to the largest bar", () => {
+  const t = create(BillTotalsSchema, { billedSlotSeconds: 10, freeSlotSeconds: 20, free });
+  const got = billSegments(t).map((s) => [s.key, s.label, s.slotSeconds, s.fraction]);
   assert.deepEqual(got, [
-    ["billed", 10, 10 / 12],
-    ["executed", 5, 5 / 12],
-    ["waste", 3, 3 / 12],
-    ["otherFree", 12, 1],
+    ["billed", "Billed (requested work)", 10, 1],
+    ["executed_unrequested", "Free: executed but never requested", 5, 0.5],
+    ["speculative_lost", "Free: losing speculative copies", 3, 0.3],
+    ["canceled", "Free: canceled", 4, 0.4],
+    ["lost_with_worker", "Free: lost with a worker", 8, 0.8],
   ]);
 });
 
-test("billSegments never invents free work beyond the total", () => {
-  const t = create(BillTotalsSchema, { billedSlotSeconds: 0, freeSlotSeconds: 4, executedUnrequestedSlotSeconds: 3, speculativeWasteSlotSeconds: 3 });
-  const got = billSegments(t).map((s) => s.slotSeconds);
-  assert.deepEqual(got, [0, 3, 1, 0]);
+test("freeParts names the parts as the server does, each with its own seconds", () => {
+  // The same keys as batchd_free_slot_seconds_total{part} and batchctl.
+  assert.deepEqual(
+    freeParts(free).map((p) => [p.key, p.slotSeconds]),
+    [
+      ["executed_unrequested", 5],
+      ["speculative_lost", 3],
+      ["canceled", 4],
+      ["lost_with_worker", 8],
+    ],
+  );
+  // Canceled and lost work is never folded into the speculative part.
+  const onlyCanceledAndLost = create(FreeWorkSchema, { canceledSlotSeconds: 2, lostWithWorkerSlotSeconds: 1 });
+  assert.equal(freeParts(onlyCanceledAndLost).find((p) => p.key === "speculative_lost")?.slotSeconds, 0);
 });
 
 test("an empty bill draws no bars", () => {
-  assert.deepEqual(billSegments(undefined).map((s) => s.fraction), [0, 0, 0, 0]);
+  assert.deepEqual(billSegments(undefined).map((s) => s.fraction), [0, 0, 0, 0, 0]);
   assert.equal(chartSummary(undefined), "No work has run for you yet.");
 });
 

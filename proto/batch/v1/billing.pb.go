@@ -50,9 +50,16 @@ type BillLine struct {
 	// The line a correction amends (0 for charges).
 	Corrects int64 `protobuf:"varint,15,opt,name=corrects,proto3" json:"corrects,omitempty"`
 	// Why a correction was written.
-	Note          string `protobuf:"bytes,16,opt,name=note,proto3" json:"note,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Note string `protobuf:"bytes,16,opt,name=note,proto3" json:"note,omitempty"`
+	// What the worker reported; slot_seconds is at most the run time the
+	// server observed (from the decision that started the copy to its
+	// report, less the suspensions it ordered, plus max(1 s, 1%)), and
+	// clamped says the report was cut to it.
+	ReportedSlotSeconds float64 `protobuf:"fixed64,17,opt,name=reported_slot_seconds,json=reportedSlotSeconds,proto3" json:"reported_slot_seconds,omitempty"`
+	ReportedCpuSeconds  float64 `protobuf:"fixed64,18,opt,name=reported_cpu_seconds,json=reportedCpuSeconds,proto3" json:"reported_cpu_seconds,omitempty"`
+	Clamped             bool    `protobuf:"varint,19,opt,name=clamped,proto3" json:"clamped,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *BillLine) Reset() {
@@ -197,6 +204,27 @@ func (x *BillLine) GetNote() string {
 	return ""
 }
 
+func (x *BillLine) GetReportedSlotSeconds() float64 {
+	if x != nil {
+		return x.ReportedSlotSeconds
+	}
+	return 0
+}
+
+func (x *BillLine) GetReportedCpuSeconds() float64 {
+	if x != nil {
+		return x.ReportedCpuSeconds
+	}
+	return 0
+}
+
+func (x *BillLine) GetClamped() bool {
+	if x != nil {
+		return x.Clamped
+	}
+	return false
+}
+
 type GetBillRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Empty means the caller; an admin may name any user, or "*" for all.
@@ -298,14 +326,10 @@ type BillTotals struct {
 	Lines             int64                  `protobuf:"varint,1,opt,name=lines,proto3" json:"lines,omitempty"`
 	BilledSlotSeconds float64                `protobuf:"fixed64,2,opt,name=billed_slot_seconds,json=billedSlotSeconds,proto3" json:"billed_slot_seconds,omitempty"`
 	BilledCpuSeconds  float64                `protobuf:"fixed64,3,opt,name=billed_cpu_seconds,json=billedCpuSeconds,proto3" json:"billed_cpu_seconds,omitempty"`
-	// Slot-seconds of copies that ran for the owner but are not billed:
-	// disclosed work never requested, canceled disclosed work, lost and
-	// losing speculative copies.
-	FreeSlotSeconds float64 `protobuf:"fixed64,4,opt,name=free_slot_seconds,json=freeSlotSeconds,proto3" json:"free_slot_seconds,omitempty"`
-	// Of which executed tasks whose result was never requested.
-	ExecutedUnrequestedSlotSeconds float64 `protobuf:"fixed64,5,opt,name=executed_unrequested_slot_seconds,json=executedUnrequestedSlotSeconds,proto3" json:"executed_unrequested_slot_seconds,omitempty"`
-	// Of which copies that lost a race, were killed or lost.
-	SpeculativeWasteSlotSeconds float64 `protobuf:"fixed64,6,opt,name=speculative_waste_slot_seconds,json=speculativeWasteSlotSeconds,proto3" json:"speculative_waste_slot_seconds,omitempty"`
+	// Slot-seconds of copies that ran for the owner but are not billed: the
+	// sum of free's four parts.
+	FreeSlotSeconds float64   `protobuf:"fixed64,4,opt,name=free_slot_seconds,json=freeSlotSeconds,proto3" json:"free_slot_seconds,omitempty"`
+	Free            *FreeWork `protobuf:"bytes,10,opt,name=free,proto3" json:"free,omitempty"`
 	// Estimated work of the requested tasks in the range, slot-seconds
 	// (the service time of their winning copies).
 	RequestedWorkSlotSeconds float64 `protobuf:"fixed64,7,opt,name=requested_work_slot_seconds,json=requestedWorkSlotSeconds,proto3" json:"requested_work_slot_seconds,omitempty"`
@@ -375,18 +399,11 @@ func (x *BillTotals) GetFreeSlotSeconds() float64 {
 	return 0
 }
 
-func (x *BillTotals) GetExecutedUnrequestedSlotSeconds() float64 {
+func (x *BillTotals) GetFree() *FreeWork {
 	if x != nil {
-		return x.ExecutedUnrequestedSlotSeconds
+		return x.Free
 	}
-	return 0
-}
-
-func (x *BillTotals) GetSpeculativeWasteSlotSeconds() float64 {
-	if x != nil {
-		return x.SpeculativeWasteSlotSeconds
-	}
-	return 0
+	return nil
 }
 
 func (x *BillTotals) GetRequestedWorkSlotSeconds() float64 {
@@ -603,7 +620,7 @@ var File_batch_v1_billing_proto protoreflect.FileDescriptor
 
 const file_batch_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x03\n" +
+	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x04\n" +
 	"\bBillLine\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x15\n" +
@@ -622,7 +639,10 @@ const file_batch_v1_billing_proto_rawDesc = "" +
 	"\x10price_cpu_second\x18\r \x01(\x01R\x0epriceCpuSecond\x12\x16\n" +
 	"\x06amount\x18\x0e \x01(\x01R\x06amount\x12\x1a\n" +
 	"\bcorrects\x18\x0f \x01(\x03R\bcorrects\x12\x12\n" +
-	"\x04note\x18\x10 \x01(\tR\x04note\"\x82\x02\n" +
+	"\x04note\x18\x10 \x01(\tR\x04note\x122\n" +
+	"\x15reported_slot_seconds\x18\x11 \x01(\x01R\x13reportedSlotSeconds\x120\n" +
+	"\x14reported_cpu_seconds\x18\x12 \x01(\x01R\x12reportedCpuSeconds\x12\x18\n" +
+	"\aclamped\x18\x13 \x01(\bR\aclamped\"\x82\x02\n" +
 	"\x0eGetBillRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
@@ -631,18 +651,18 @@ const file_batch_v1_billing_proto_rawDesc = "" +
 	"\rinclude_lines\x18\x05 \x01(\bR\fincludeLines\x12\x1b\n" +
 	"\tpage_size\x18\x06 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\a \x01(\tR\tpageToken\"\xcb\x03\n" +
+	"page_token\x18\a \x01(\tR\tpageToken\"\xb2\x03\n" +
 	"\n" +
 	"BillTotals\x12\x14\n" +
 	"\x05lines\x18\x01 \x01(\x03R\x05lines\x12.\n" +
 	"\x13billed_slot_seconds\x18\x02 \x01(\x01R\x11billedSlotSeconds\x12,\n" +
 	"\x12billed_cpu_seconds\x18\x03 \x01(\x01R\x10billedCpuSeconds\x12*\n" +
-	"\x11free_slot_seconds\x18\x04 \x01(\x01R\x0ffreeSlotSeconds\x12I\n" +
-	"!executed_unrequested_slot_seconds\x18\x05 \x01(\x01R\x1eexecutedUnrequestedSlotSeconds\x12C\n" +
-	"\x1especulative_waste_slot_seconds\x18\x06 \x01(\x01R\x1bspeculativeWasteSlotSeconds\x12=\n" +
+	"\x11free_slot_seconds\x18\x04 \x01(\x01R\x0ffreeSlotSeconds\x12&\n" +
+	"\x04free\x18\n" +
+	" \x01(\v2\x12.batch.v1.FreeWorkR\x04free\x12=\n" +
 	"\x1brequested_work_slot_seconds\x18\a \x01(\x01R\x18requestedWorkSlotSeconds\x126\n" +
 	"\x17scaled_billed_resources\x18\b \x01(\x01R\x15scaledBilledResources\x12\x16\n" +
-	"\x06amount\x18\t \x01(\x01R\x06amount\"\xc5\x01\n" +
+	"\x06amount\x18\t \x01(\x01R\x06amountJ\x04\b\x05\x10\x06J\x04\b\x06\x10\aR!executed_unrequested_slot_secondsR\x1especulative_waste_slot_seconds\"\xc5\x01\n" +
 	"\tBillGroup\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x12\x15\n" +
 	"\x06set_id\x18\x02 \x01(\x03R\x05setId\x12\x19\n" +
@@ -683,22 +703,24 @@ var file_batch_v1_billing_proto_goTypes = []any{
 	(*BillGroup)(nil),             // 3: batch.v1.BillGroup
 	(*GetBillResponse)(nil),       // 4: batch.v1.GetBillResponse
 	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*FreeWork)(nil),              // 6: batch.v1.FreeWork
 }
 var file_batch_v1_billing_proto_depIdxs = []int32{
 	5, // 0: batch.v1.BillLine.billed_at:type_name -> google.protobuf.Timestamp
 	5, // 1: batch.v1.GetBillRequest.since:type_name -> google.protobuf.Timestamp
 	5, // 2: batch.v1.GetBillRequest.until:type_name -> google.protobuf.Timestamp
-	0, // 3: batch.v1.GetBillResponse.lines:type_name -> batch.v1.BillLine
-	2, // 4: batch.v1.GetBillResponse.totals:type_name -> batch.v1.BillTotals
-	3, // 5: batch.v1.GetBillResponse.by_set:type_name -> batch.v1.BillGroup
-	3, // 6: batch.v1.GetBillResponse.by_owner:type_name -> batch.v1.BillGroup
-	1, // 7: batch.v1.BillingService.GetBill:input_type -> batch.v1.GetBillRequest
-	4, // 8: batch.v1.BillingService.GetBill:output_type -> batch.v1.GetBillResponse
-	8, // [8:9] is the sub-list for method output_type
-	7, // [7:8] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	6, // 3: batch.v1.BillTotals.free:type_name -> batch.v1.FreeWork
+	0, // 4: batch.v1.GetBillResponse.lines:type_name -> batch.v1.BillLine
+	2, // 5: batch.v1.GetBillResponse.totals:type_name -> batch.v1.BillTotals
+	3, // 6: batch.v1.GetBillResponse.by_set:type_name -> batch.v1.BillGroup
+	3, // 7: batch.v1.GetBillResponse.by_owner:type_name -> batch.v1.BillGroup
+	1, // 8: batch.v1.BillingService.GetBill:input_type -> batch.v1.GetBillRequest
+	4, // 9: batch.v1.BillingService.GetBill:output_type -> batch.v1.GetBillResponse
+	9, // [9:10] is the sub-list for method output_type
+	8, // [8:9] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_billing_proto_init() }
@@ -706,6 +728,7 @@ func file_batch_v1_billing_proto_init() {
 	if File_batch_v1_billing_proto != nil {
 		return
 	}
+	file_batch_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

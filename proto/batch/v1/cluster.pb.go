@@ -216,12 +216,13 @@ type Metrics struct {
 	MeanVisibleSlowdown        float64                `protobuf:"fixed64,3,opt,name=mean_visible_slowdown,json=meanVisibleSlowdown,proto3" json:"mean_visible_slowdown,omitempty"`
 	TasksPerHour               float64                `protobuf:"fixed64,4,opt,name=tasks_per_hour,json=tasksPerHour,proto3" json:"tasks_per_hour,omitempty"`
 	// busy slot-seconds / slot-seconds.
-	Load                        float64 `protobuf:"fixed64,5,opt,name=load,proto3" json:"load,omitempty"`
-	BilledSlotSeconds           float64 `protobuf:"fixed64,6,opt,name=billed_slot_seconds,json=billedSlotSeconds,proto3" json:"billed_slot_seconds,omitempty"`
-	FreeSlotSeconds             float64 `protobuf:"fixed64,7,opt,name=free_slot_seconds,json=freeSlotSeconds,proto3" json:"free_slot_seconds,omitempty"`
-	SpeculativeWasteSlotSeconds float64 `protobuf:"fixed64,8,opt,name=speculative_waste_slot_seconds,json=speculativeWasteSlotSeconds,proto3" json:"speculative_waste_slot_seconds,omitempty"`
-	SpeculativeCopiesStarted    int64   `protobuf:"varint,9,opt,name=speculative_copies_started,json=speculativeCopiesStarted,proto3" json:"speculative_copies_started,omitempty"`
-	SpeculativeCopiesWon        int64   `protobuf:"varint,10,opt,name=speculative_copies_won,json=speculativeCopiesWon,proto3" json:"speculative_copies_won,omitempty"`
+	Load              float64 `protobuf:"fixed64,5,opt,name=load,proto3" json:"load,omitempty"`
+	BilledSlotSeconds float64 `protobuf:"fixed64,6,opt,name=billed_slot_seconds,json=billedSlotSeconds,proto3" json:"billed_slot_seconds,omitempty"`
+	// The sum of free's four parts.
+	FreeSlotSeconds          float64   `protobuf:"fixed64,7,opt,name=free_slot_seconds,json=freeSlotSeconds,proto3" json:"free_slot_seconds,omitempty"`
+	Free                     *FreeWork `protobuf:"bytes,14,opt,name=free,proto3" json:"free,omitempty"`
+	SpeculativeCopiesStarted int64     `protobuf:"varint,9,opt,name=speculative_copies_started,json=speculativeCopiesStarted,proto3" json:"speculative_copies_started,omitempty"`
+	SpeculativeCopiesWon     int64     `protobuf:"varint,10,opt,name=speculative_copies_won,json=speculativeCopiesWon,proto3" json:"speculative_copies_won,omitempty"`
 	// Hopper's Pareto shape, fitted online; beta_samples finished copies.
 	Beta                  float64 `protobuf:"fixed64,11,opt,name=beta,proto3" json:"beta,omitempty"`
 	BetaSamples           int64   `protobuf:"varint,12,opt,name=beta_samples,json=betaSamples,proto3" json:"beta_samples,omitempty"`
@@ -309,11 +310,11 @@ func (x *Metrics) GetFreeSlotSeconds() float64 {
 	return 0
 }
 
-func (x *Metrics) GetSpeculativeWasteSlotSeconds() float64 {
+func (x *Metrics) GetFree() *FreeWork {
 	if x != nil {
-		return x.SpeculativeWasteSlotSeconds
+		return x.Free
 	}
-	return 0
+	return nil
 }
 
 func (x *Metrics) GetSpeculativeCopiesStarted() int64 {
@@ -508,7 +509,7 @@ var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x02\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x02\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -526,7 +527,7 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\tdisclosed\x18\x02 \x01(\x03R\tdisclosed\x12)\n" +
 	"\x10suspended_copies\x18\x03 \x01(\x03R\x0fsuspendedCopies\x12%\n" +
 	"\x0erunning_copies\x18\x04 \x01(\x03R\rrunningCopies\x12-\n" +
-	"\x12speculative_copies\x18\x05 \x01(\x03R\x11speculativeCopies\"\xe5\x04\n" +
+	"\x12speculative_copies\x18\x05 \x01(\x03R\x11speculativeCopies\"\xee\x04\n" +
 	"\aMetrics\x12%\n" +
 	"\x0efinished_tasks\x18\x01 \x01(\x03R\rfinishedTasks\x12A\n" +
 	"\x1dmean_visible_response_seconds\x18\x02 \x01(\x01R\x1ameanVisibleResponseSeconds\x122\n" +
@@ -534,14 +535,14 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x0etasks_per_hour\x18\x04 \x01(\x01R\ftasksPerHour\x12\x12\n" +
 	"\x04load\x18\x05 \x01(\x01R\x04load\x12.\n" +
 	"\x13billed_slot_seconds\x18\x06 \x01(\x01R\x11billedSlotSeconds\x12*\n" +
-	"\x11free_slot_seconds\x18\a \x01(\x01R\x0ffreeSlotSeconds\x12C\n" +
-	"\x1especulative_waste_slot_seconds\x18\b \x01(\x01R\x1bspeculativeWasteSlotSeconds\x12<\n" +
+	"\x11free_slot_seconds\x18\a \x01(\x01R\x0ffreeSlotSeconds\x12&\n" +
+	"\x04free\x18\x0e \x01(\v2\x12.batch.v1.FreeWorkR\x04free\x12<\n" +
 	"\x1aspeculative_copies_started\x18\t \x01(\x03R\x18speculativeCopiesStarted\x124\n" +
 	"\x16speculative_copies_won\x18\n" +
 	" \x01(\x03R\x14speculativeCopiesWon\x12\x12\n" +
 	"\x04beta\x18\v \x01(\x01R\x04beta\x12!\n" +
 	"\fbeta_samples\x18\f \x01(\x03R\vbetaSamples\x126\n" +
-	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResources\"\x13\n" +
+	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResourcesJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"\x13\n" +
 	"\x11GetClusterRequest\"\x81\x03\n" +
 	"\x12GetClusterResponse\x12*\n" +
 	"\aworkers\x18\x01 \x03(\v2\x10.batch.v1.WorkerR\aworkers\x12\x14\n" +
@@ -583,21 +584,23 @@ var file_batch_v1_cluster_proto_goTypes = []any{
 	(*GetClusterRequest)(nil),     // 3: batch.v1.GetClusterRequest
 	(*GetClusterResponse)(nil),    // 4: batch.v1.GetClusterResponse
 	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*FreeWork)(nil),              // 6: batch.v1.FreeWork
 }
 var file_batch_v1_cluster_proto_depIdxs = []int32{
 	5, // 0: batch.v1.Worker.last_heartbeat:type_name -> google.protobuf.Timestamp
 	5, // 1: batch.v1.Worker.registered_at:type_name -> google.protobuf.Timestamp
-	0, // 2: batch.v1.GetClusterResponse.workers:type_name -> batch.v1.Worker
-	1, // 3: batch.v1.GetClusterResponse.queues:type_name -> batch.v1.QueueLengths
-	2, // 4: batch.v1.GetClusterResponse.metrics:type_name -> batch.v1.Metrics
-	5, // 5: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
-	3, // 6: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
-	4, // 7: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
-	7, // [7:8] is the sub-list for method output_type
-	6, // [6:7] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	6, // 2: batch.v1.Metrics.free:type_name -> batch.v1.FreeWork
+	0, // 3: batch.v1.GetClusterResponse.workers:type_name -> batch.v1.Worker
+	1, // 4: batch.v1.GetClusterResponse.queues:type_name -> batch.v1.QueueLengths
+	2, // 5: batch.v1.GetClusterResponse.metrics:type_name -> batch.v1.Metrics
+	5, // 6: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
+	3, // 7: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
+	4, // 8: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
+	8, // [8:9] is the sub-list for method output_type
+	7, // [7:8] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_cluster_proto_init() }
@@ -605,6 +608,7 @@ func file_batch_v1_cluster_proto_init() {
 	if File_batch_v1_cluster_proto != nil {
 		return
 	}
+	file_batch_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -710,6 +710,86 @@ func (x *Task) GetProgress() float64 {
 	return 0
 }
 
+// FreeWork is work that ran and nobody pays for, in slot-seconds, in
+// DESIGN.md's four parts. The bill, the cluster's live metrics, /metrics
+// (batchd_free_slot_seconds_total{part}), batchctl and the page use these
+// names and no others.
+type FreeWork struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Winning copies of tasks disclosed and never requested (or canceled
+	// after they executed).
+	ExecutedUnrequestedSlotSeconds float64 `protobuf:"fixed64,1,opt,name=executed_unrequested_slot_seconds,json=executedUnrequestedSlotSeconds,proto3" json:"executed_unrequested_slot_seconds,omitempty"`
+	// Copies that lost to another copy of their task: a speculative race,
+	// or a copy the scheduler replaced or preempted by killing it.
+	SpeculativeLostSlotSeconds float64 `protobuf:"fixed64,2,opt,name=speculative_lost_slot_seconds,json=speculativeLostSlotSeconds,proto3" json:"speculative_lost_slot_seconds,omitempty"`
+	// Copies stopped because their task was canceled (except the one a
+	// canceled requested task is billed for).
+	CanceledSlotSeconds float64 `protobuf:"fixed64,3,opt,name=canceled_slot_seconds,json=canceledSlotSeconds,proto3" json:"canceled_slot_seconds,omitempty"`
+	// Copies lost with their worker: lease lapsed, worker gone or back
+	// without them, or killed by the worker on its own.
+	LostWithWorkerSlotSeconds float64 `protobuf:"fixed64,4,opt,name=lost_with_worker_slot_seconds,json=lostWithWorkerSlotSeconds,proto3" json:"lost_with_worker_slot_seconds,omitempty"`
+	unknownFields             protoimpl.UnknownFields
+	sizeCache                 protoimpl.SizeCache
+}
+
+func (x *FreeWork) Reset() {
+	*x = FreeWork{}
+	mi := &file_batch_v1_types_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FreeWork) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FreeWork) ProtoMessage() {}
+
+func (x *FreeWork) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FreeWork.ProtoReflect.Descriptor instead.
+func (*FreeWork) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *FreeWork) GetExecutedUnrequestedSlotSeconds() float64 {
+	if x != nil {
+		return x.ExecutedUnrequestedSlotSeconds
+	}
+	return 0
+}
+
+func (x *FreeWork) GetSpeculativeLostSlotSeconds() float64 {
+	if x != nil {
+		return x.SpeculativeLostSlotSeconds
+	}
+	return 0
+}
+
+func (x *FreeWork) GetCanceledSlotSeconds() float64 {
+	if x != nil {
+		return x.CanceledSlotSeconds
+	}
+	return 0
+}
+
+func (x *FreeWork) GetLostWithWorkerSlotSeconds() float64 {
+	if x != nil {
+		return x.LostWithWorkerSlotSeconds
+	}
+	return 0
+}
+
 var File_batch_v1_types_proto protoreflect.FileDescriptor
 
 const file_batch_v1_types_proto_rawDesc = "" +
@@ -773,7 +853,12 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\texit_code\x18\f \x01(\x05R\bexitCode\x12\x1b\n" +
 	"\ttimed_out\x18\r \x01(\bR\btimedOut\x12&\n" +
 	"\x06copies\x18\x0e \x03(\v2\x0e.batch.v1.CopyR\x06copies\x12\x1a\n" +
-	"\bprogress\x18\x0f \x01(\x01R\bprogress*\xa6\x01\n" +
+	"\bprogress\x18\x0f \x01(\x01R\bprogress\"\x8e\x02\n" +
+	"\bFreeWork\x12I\n" +
+	"!executed_unrequested_slot_seconds\x18\x01 \x01(\x01R\x1eexecutedUnrequestedSlotSeconds\x12A\n" +
+	"\x1dspeculative_lost_slot_seconds\x18\x02 \x01(\x01R\x1aspeculativeLostSlotSeconds\x122\n" +
+	"\x15canceled_slot_seconds\x18\x03 \x01(\x01R\x13canceledSlotSeconds\x12@\n" +
+	"\x1dlost_with_worker_slot_seconds\x18\x04 \x01(\x01R\x19lostWithWorkerSlotSeconds*\xa6\x01\n" +
 	"\tTaskState\x12\x1a\n" +
 	"\x16TASK_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TASK_STATE_DISCLOSED\x10\x01\x12\x17\n" +
@@ -802,7 +887,7 @@ func file_batch_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_batch_v1_types_proto_goTypes = []any{
 	(TaskState)(0),                // 0: batch.v1.TaskState
 	(CopyState)(0),                // 1: batch.v1.CopyState
@@ -811,23 +896,24 @@ var file_batch_v1_types_proto_goTypes = []any{
 	(*TaskSet)(nil),               // 4: batch.v1.TaskSet
 	(*Copy)(nil),                  // 5: batch.v1.Copy
 	(*Task)(nil),                  // 6: batch.v1.Task
-	nil,                           // 7: batch.v1.TaskSpec.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*FreeWork)(nil),              // 7: batch.v1.FreeWork
+	nil,                           // 8: batch.v1.TaskSpec.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_batch_v1_types_proto_depIdxs = []int32{
-	7,  // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
-	8,  // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
+	9,  // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: batch.v1.TaskSet.counts:type_name -> batch.v1.TaskCounts
 	1,  // 3: batch.v1.Copy.state:type_name -> batch.v1.CopyState
-	8,  // 4: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
-	8,  // 5: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
+	9,  // 4: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
+	9,  // 5: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
 	2,  // 6: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
 	0,  // 7: batch.v1.Task.state:type_name -> batch.v1.TaskState
-	8,  // 8: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
-	8,  // 9: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
-	8,  // 10: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
-	8,  // 11: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	8,  // 12: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
+	9,  // 8: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
+	9,  // 9: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
+	9,  // 10: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
+	9,  // 11: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	9,  // 12: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
 	5,  // 13: batch.v1.Task.copies:type_name -> batch.v1.Copy
 	14, // [14:14] is the sub-list for method output_type
 	14, // [14:14] is the sub-list for method input_type
@@ -847,7 +933,7 @@ func file_batch_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_types_proto_rawDesc), len(file_batch_v1_types_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

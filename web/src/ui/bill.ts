@@ -1,6 +1,7 @@
 // The bill view: totals, a chart of billed against free work, and the ledger lines.
 
 import { billSegments, chartSummary } from "../chart";
+import { freeParts } from "../free";
 import { fmtClock, fmtNumber } from "../format";
 import type { BillLine, BillTotals } from "../gen/batch/v1/billing_pb";
 import type { Ctx } from "./context";
@@ -82,7 +83,12 @@ function lineRow(l: BillLine): HTMLTableRowElement {
     h("td", null, h("a", { href: `#/sets/${l.setId}` }, l.setName ? `${l.setName} #${l.setId}` : `#${l.setId}`)),
     h("td", { class: "num" }, l.index),
     h("td", { class: "num" }, `#${l.copyId}`),
-    h("td", { class: "num" }, fmtNumber(l.slotSeconds)),
+    h(
+      "td",
+      { class: "num" },
+      fmtNumber(l.slotSeconds),
+      l.clamped ? h("div", { class: "muted", title: "The worker reported more than the server saw the copy run; the bill keeps what the server saw." }, `reported ${fmtNumber(l.reportedSlotSeconds)}, cut`) : null,
+    ),
     h("td", { class: "num" }, fmtNumber(l.cpuSeconds)),
     h("td", { class: "num" }, fmtNumber(l.amount)),
     h("td", null, l.kind === "correction" ? `correction of line ${l.corrects}: ${l.note}` : l.reason),
@@ -98,8 +104,7 @@ function drawTotals(el: HTMLElement, t: BillTotals | undefined): void {
     ["requested-work", "Requested work, slot-seconds", fmtNumber(t?.requestedWorkSlotSeconds ?? 0)],
     ["scaled", "Scaled billed resources", fmtNumber(t?.scaledBilledResources ?? 0)],
     ["free", "Free slot-seconds", fmtNumber(t?.freeSlotSeconds ?? 0)],
-    ["executed", "…of which executed, never requested", fmtNumber(t?.executedUnrequestedSlotSeconds ?? 0)],
-    ["waste", "…of which losing, killed or lost copies", fmtNumber(t?.speculativeWasteSlotSeconds ?? 0)],
+    ...freeParts(t?.free).map((p): [string, string, string] => [p.key, `…of which ${p.label}`, fmtNumber(p.slotSeconds)]),
   ];
   replace(
     el,

@@ -1,6 +1,7 @@
-// The cluster view: workers and slots, queues, load, β, copies and waste.
+// The cluster view: workers and slots, queues, load, β, copies and free work.
 
 import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { freeParts } from "../free";
 import { fmtClock, fmtDuration, fmtNumber, fmtPercent } from "../format";
 import type { GetClusterResponse } from "../gen/batch/v1/cluster_pb";
 import type { Ctx } from "./context";
@@ -62,7 +63,7 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
   function draw(r: GetClusterResponse): void {
     const q = r.queues;
     const m = r.metrics;
-    since.textContent = `Load, β, finished tasks, speculative copies and waste are counted since the server started (${fmtClock(r.startedAt)}).`;
+    since.textContent = `Load, β, finished tasks, speculative copies and free work are counted since the server started (${fmtClock(r.startedAt)}).`;
     const stat = (k: string, label: string, value: string, note?: string) =>
       h("div", { class: "stat", "data-stat": k }, h("div", { class: "stat-label" }, label), h("div", { class: "stat-value" }, value), note ? h("div", { class: "muted" }, note) : null);
     replace(
@@ -74,7 +75,8 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
       stat("copies", "Copies", `${q?.runningCopies ?? 0n} running`, `${q?.speculativeCopies ?? 0n} speculative · ${q?.suspendedCopies ?? 0n} suspended`),
       stat("beta", "β (Pareto shape)", m ? fmtNumber(m.beta) : "—", `${m?.betaSamples ?? 0n} samples`),
       stat("spec", "Speculative copies", `${m?.speculativeCopiesWon ?? 0n} won / ${m?.speculativeCopiesStarted ?? 0n}`),
-      stat("waste", "Speculative waste", `${fmtNumber(m?.speculativeWasteSlotSeconds ?? 0)} slot-s`, `free ${fmtNumber(m?.freeSlotSeconds ?? 0)} · billed ${fmtNumber(m?.billedSlotSeconds ?? 0)}`),
+      stat("free", "Free work", `${fmtNumber(m?.freeSlotSeconds ?? 0)} slot-s`, `billed ${fmtNumber(m?.billedSlotSeconds ?? 0)} slot-s`),
+      freeParts(m?.free).map((p) => stat(p.key, `Free: ${p.label}`, `${fmtNumber(p.slotSeconds)} slot-s`)),
       stat("finished", "Finished tasks", String(m?.finishedTasks ?? 0n), `${fmtNumber(m?.tasksPerHour ?? 0, 1)} per hour`),
       stat("response", "Mean visible response", m && m.finishedTasks > 0n ? fmtDuration(m.meanVisibleResponseSeconds) : "—", `slowdown ${fmtNumber(m?.meanVisibleSlowdown ?? 0)}`),
       stat("policy", "Policy", r.policy || "—", [r.speculation, r.preemption ? `preemption ${r.preemption}` : ""].filter(Boolean).join(" · ")),

@@ -4,6 +4,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { FreeWork } from "./types_pb";
+import { file_batch_v1_types } from "./types_pb";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/billing.proto.
  */
 export const file_batch_v1_billing: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS9iaWxsaW5nLnByb3RvEghiYXRjaC52MSLEAgoIQmlsbExpbmUSCgoCaWQYASABKAMSDQoFb3duZXIYAiABKAkSDgoGc2V0X2lkGAMgASgDEg0KBWluZGV4GAQgASgFEg8KB2NvcHlfaWQYBSABKAMSFAoMc2xvdF9zZWNvbmRzGAYgASgBEhMKC2NwdV9zZWNvbmRzGAcgASgBEi0KCWJpbGxlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAkgASgJEhAKCHNldF9uYW1lGAogASgJEgwKBGtpbmQYCyABKAkSGQoRcHJpY2Vfc2xvdF9zZWNvbmQYDCABKAESGAoQcHJpY2VfY3B1X3NlY29uZBgNIAEoARIOCgZhbW91bnQYDiABKAESEAoIY29ycmVjdHMYDyABKAMSDAoEbm90ZRgQIAEoCSLDAQoOR2V0QmlsbFJlcXVlc3QSDQoFb3duZXIYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzZXRfaWQYBCABKAMSFQoNaW5jbHVkZV9saW5lcxgFIAEoCBIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSKYAgoKQmlsbFRvdGFscxINCgVsaW5lcxgBIAEoAxIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAIgASgBEhoKEmJpbGxlZF9jcHVfc2Vjb25kcxgDIAEoARIZChFmcmVlX3Nsb3Rfc2Vjb25kcxgEIAEoARIpCiFleGVjdXRlZF91bnJlcXVlc3RlZF9zbG90X3NlY29uZHMYBSABKAESJgoec3BlY3VsYXRpdmVfd2FzdGVfc2xvdF9zZWNvbmRzGAYgASgBEiMKG3JlcXVlc3RlZF93b3JrX3Nsb3Rfc2Vjb25kcxgHIAEoARIfChdzY2FsZWRfYmlsbGVkX3Jlc291cmNlcxgIIAEoARIOCgZhbW91bnQYCSABKAEihgEKCUJpbGxHcm91cBINCgVvd25lchgBIAEoCRIOCgZzZXRfaWQYAiABKAMSEAoIc2V0X25hbWUYAyABKAkSDQoFbGluZXMYBCABKAMSFAoMc2xvdF9zZWNvbmRzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBEg4KBmFtb3VudBgHIAEoASL0AQoPR2V0QmlsbFJlc3BvbnNlEiEKBWxpbmVzGAEgAygLMhIuYmF0Y2gudjEuQmlsbExpbmUSJAoGdG90YWxzGAIgASgLMhQuYmF0Y2gudjEuQmlsbFRvdGFscxIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSIwoGYnlfc2V0GAQgAygLMhMuYmF0Y2gudjEuQmlsbEdyb3VwEiUKCGJ5X293bmVyGAUgAygLMhMuYmF0Y2gudjEuQmlsbEdyb3VwEhkKEXByaWNlX3Nsb3Rfc2Vjb25kGAYgASgBEhgKEHByaWNlX2NwdV9zZWNvbmQYByABKAEyUgoOQmlsbGluZ1NlcnZpY2USQAoHR2V0QmlsbBIYLmJhdGNoLnYxLkdldEJpbGxSZXF1ZXN0GhkuYmF0Y2gudjEuR2V0QmlsbFJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChZiYXRjaC92MS9iaWxsaW5nLnByb3RvEghiYXRjaC52MSKSAwoIQmlsbExpbmUSCgoCaWQYASABKAMSDQoFb3duZXIYAiABKAkSDgoGc2V0X2lkGAMgASgDEg0KBWluZGV4GAQgASgFEg8KB2NvcHlfaWQYBSABKAMSFAoMc2xvdF9zZWNvbmRzGAYgASgBEhMKC2NwdV9zZWNvbmRzGAcgASgBEi0KCWJpbGxlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAkgASgJEhAKCHNldF9uYW1lGAogASgJEgwKBGtpbmQYCyABKAkSGQoRcHJpY2Vfc2xvdF9zZWNvbmQYDCABKAESGAoQcHJpY2VfY3B1X3NlY29uZBgNIAEoARIOCgZhbW91bnQYDiABKAESEAoIY29ycmVjdHMYDyABKAMSDAoEbm90ZRgQIAEoCRIdChVyZXBvcnRlZF9zbG90X3NlY29uZHMYESABKAESHAoUcmVwb3J0ZWRfY3B1X3NlY29uZHMYEiABKAESDwoHY2xhbXBlZBgTIAEoCCLDAQoOR2V0QmlsbFJlcXVlc3QSDQoFb3duZXIYASABKAkSKQoFc2luY2UYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzZXRfaWQYBCABKAMSFQoNaW5jbHVkZV9saW5lcxgFIAEoCBIRCglwYWdlX3NpemUYBiABKAUSEgoKcGFnZV90b2tlbhgHIAEoCSK2AgoKQmlsbFRvdGFscxINCgVsaW5lcxgBIAEoAxIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAIgASgBEhoKEmJpbGxlZF9jcHVfc2Vjb25kcxgDIAEoARIZChFmcmVlX3Nsb3Rfc2Vjb25kcxgEIAEoARIgCgRmcmVlGAogASgLMhIuYmF0Y2gudjEuRnJlZVdvcmsSIwobcmVxdWVzdGVkX3dvcmtfc2xvdF9zZWNvbmRzGAcgASgBEh8KF3NjYWxlZF9iaWxsZWRfcmVzb3VyY2VzGAggASgBEg4KBmFtb3VudBgJIAEoAUoECAUQBkoECAYQB1IhZXhlY3V0ZWRfdW5yZXF1ZXN0ZWRfc2xvdF9zZWNvbmRzUh5zcGVjdWxhdGl2ZV93YXN0ZV9zbG90X3NlY29uZHMihgEKCUJpbGxHcm91cBINCgVvd25lchgBIAEoCRIOCgZzZXRfaWQYAiABKAMSEAoIc2V0X25hbWUYAyABKAkSDQoFbGluZXMYBCABKAMSFAoMc2xvdF9zZWNvbmRzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBEg4KBmFtb3VudBgHIAEoASL0AQoPR2V0QmlsbFJlc3BvbnNlEiEKBWxpbmVzGAEgAygLMhIuYmF0Y2gudjEuQmlsbExpbmUSJAoGdG90YWxzGAIgASgLMhQuYmF0Y2gudjEuQmlsbFRvdGFscxIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSIwoGYnlfc2V0GAQgAygLMhMuYmF0Y2gudjEuQmlsbEdyb3VwEiUKCGJ5X293bmVyGAUgAygLMhMuYmF0Y2gudjEuQmlsbEdyb3VwEhkKEXByaWNlX3Nsb3Rfc2Vjb25kGAYgASgBEhgKEHByaWNlX2NwdV9zZWNvbmQYByABKAEyUgoOQmlsbGluZ1NlcnZpY2USQAoHR2V0QmlsbBIYLmJhdGNoLnYxLkdldEJpbGxSZXF1ZXN0GhkuYmF0Y2gudjEuR2V0QmlsbFJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_batch_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * BillLine is one entry of the ledger: the winning copy of one requested
@@ -115,6 +117,26 @@ export type BillLine = Message<"batch.v1.BillLine"> & {
    * @generated from field: string note = 16;
    */
   note: string;
+
+  /**
+   * What the worker reported; slot_seconds is at most the run time the
+   * server observed (from the decision that started the copy to its
+   * report, less the suspensions it ordered, plus max(1 s, 1%)), and
+   * clamped says the report was cut to it.
+   *
+   * @generated from field: double reported_slot_seconds = 17;
+   */
+  reportedSlotSeconds: number;
+
+  /**
+   * @generated from field: double reported_cpu_seconds = 18;
+   */
+  reportedCpuSeconds: number;
+
+  /**
+   * @generated from field: bool clamped = 19;
+   */
+  clamped: boolean;
 };
 
 /**
@@ -199,27 +221,17 @@ export type BillTotals = Message<"batch.v1.BillTotals"> & {
   billedCpuSeconds: number;
 
   /**
-   * Slot-seconds of copies that ran for the owner but are not billed:
-   * disclosed work never requested, canceled disclosed work, lost and
-   * losing speculative copies.
+   * Slot-seconds of copies that ran for the owner but are not billed: the
+   * sum of free's four parts.
    *
    * @generated from field: double free_slot_seconds = 4;
    */
   freeSlotSeconds: number;
 
   /**
-   * Of which executed tasks whose result was never requested.
-   *
-   * @generated from field: double executed_unrequested_slot_seconds = 5;
+   * @generated from field: batch.v1.FreeWork free = 10;
    */
-  executedUnrequestedSlotSeconds: number;
-
-  /**
-   * Of which copies that lost a race, were killed or lost.
-   *
-   * @generated from field: double speculative_waste_slot_seconds = 6;
-   */
-  speculativeWasteSlotSeconds: number;
+  free?: FreeWork | undefined;
 
   /**
    * Estimated work of the requested tasks in the range, slot-seconds

@@ -1,0 +1,33 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"batchd/sched"
+)
+
+// freePartSQL classifies an ended copy c of task t into its part of free
+// work (sched.FreeParts), or the empty string when it is not free (a winner of a
+// requested task, the copy a canceled requested task is billed for, or a
+// copy still live). One expression serves the bill's totals and the live
+// metrics, so the two cannot disagree on a name.
+const freePartSQL = `CASE
+	WHEN c.state = 'won' AND t.state IN ('executed', 'canceled') THEN 'executed_unrequested'
+	WHEN c.state = 'lost' THEN 'lost_with_worker'
+	WHEN c.state != 'killed' THEN ''
+	WHEN EXISTS (SELECT 1 FROM bill_lines b WHERE b.set_id = c.set_id AND b.idx = c.idx AND b.kind = 'charge' AND b.copy_id = c.id) THEN ''
+	WHEN t.win_copy NOT IN (0, c.id) THEN 'speculative_lost'
+	WHEN t.state = 'canceled' THEN 'canceled'
+	ELSE 'speculative_lost' END`
+
+// copyFreePart returns the part of free work copy id's run time counts in
+// now, "" when none.
+func copyFreePart(ctx context.Context, tx *Tx, id sched.CopyID) (sched.FreePart, error) {
+	var p string
+	if err := tx.QueryRowContext(ctx, `SELECT `+freePartSQL+` FROM copies c JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx
+		WHERE c.id = ?`, id).Scan(&p); err != nil {
+		return "", fmt.Errorf("classify copy %d: %w", id, err)
+	}
+	return sched.FreePart(p), nil
+}
