@@ -141,6 +141,23 @@ func (s *Server) decide(now time.Time) {
 	s.refreshStats()
 }
 
+// decideSoon runs the scheduler after an API write, outside the write:
+// the dispatch loop decides, once for however many writes came meanwhile,
+// so an API write holds mu for its own transaction only, not for the
+// decisions' transaction too. Without a dispatch loop (tests that call
+// DispatchOnce) it decides at once. Call with mu held.
+func (s *Server) decideSoon() {
+	if s.kick == nil {
+		s.decide(s.now())
+		return
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	s.refreshStats()
+}
+
 // DispatchOnce does what the dispatch loop does every tick: it lapses the
 // leases of silent workers (their copies are lost and their tasks queue
 // again) and runs the scheduler. Tests call it instead of waiting.

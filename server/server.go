@@ -149,6 +149,8 @@ type Server struct {
 	httpSrv  *http.Server
 	ln       net.Listener
 	loopDone chan struct{}
+	// kick asks the dispatch loop to run the scheduler now (decideSoon).
+	kick chan struct{}
 }
 
 // New opens the store in cfg.DataDir, rebuilds the scheduler from it and
@@ -336,12 +338,12 @@ func (s *Server) Start() error {
 	p.SetUnencryptedHTTP2(true) // h2c: gRPC clients without TLS
 	s.httpSrv = &http.Server{Handler: s.handler, Protocols: &p, ReadHeaderTimeout: 5 * time.Second,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.StartLoop() // before the first call: handlers read s.kick
 	go func() {
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve", "err", err.Error())
 		}
 	}()
-	s.StartLoop()
 	s.log.Info("listening", "url", s.URL())
 	return nil
 }
@@ -353,6 +355,7 @@ func (s *Server) StartLoop() {
 		return
 	}
 	s.loopDone = make(chan struct{})
+	s.kick = make(chan struct{}, 1)
 	go func() {
 		defer close(s.loopDone)
 		t := time.NewTicker(s.cfg.TickInterval)
@@ -363,6 +366,10 @@ func (s *Server) StartLoop() {
 				return
 			case <-t.C:
 				s.DispatchOnce()
+			case <-s.kick:
+				s.lockWorker()
+				s.decide(s.now())
+				s.mu.Unlock()
 			}
 		}
 	}()

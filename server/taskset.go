@@ -45,22 +45,26 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	s.lockAPI()
+	// The caps are checked in the API lane but before mu: only API writes
+	// add work, and they queue on apiMu, so two discloses cannot both pass
+	// a cap; what the worker lane does meanwhile only finishes work.
+	s.apiMu.Lock()
 	replay := false
 	if req.IdempotencyKey != "" {
 		known, err := s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey)
 		if err != nil {
-			s.unlockAPI()
+			s.apiMu.Unlock()
 			return nil, s.connectError(ctx, err)
 		}
 		replay = known
 	}
 	if !replay {
 		if err := s.checkLoad(ctx, owner, req.SetId == 0, len(specs)); err != nil {
-			s.unlockAPI()
+			s.apiMu.Unlock()
 			return nil, s.connectError(ctx, err)
 		}
 	}
+	s.mu.Lock()
 	res, err := s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
 		Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request})
 	if err == nil && !res.Replayed {
@@ -75,7 +79,7 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 		if req.Request {
 			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
 		}
-		s.decide(s.now())
+		s.decideSoon()
 		s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
 	}
 	s.unlockAPI()
@@ -86,8 +90,8 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 }
 
 // checkLoad applies the per-user caps on open sets and queued tasks before
-// a disclose of n tasks (a new set when newSet). Call with mu held, so that
-// two calls cannot both pass a cap. Errors: ERESOURCEEXHAUSTED naming the
+// a disclose of n tasks (a new set when newSet). Call with apiMu held, so
+// that two calls cannot both pass a cap. Errors: ERESOURCEEXHAUSTED naming the
 // cap.
 func (s *Server) checkLoad(ctx context.Context, owner string, newSet bool, n int) error {
 	if s.cfg.MaxOpenSets < 0 && s.cfg.MaxQueuedTasks < 0 {
@@ -148,7 +152,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 			// Request bills only tasks that had executed while disclosed.
 			s.metrics.addBilledExecuted(b.SlotSeconds)
 		}
-		s.decide(s.now())
+		s.decideSoon()
 		if req.All {
 			s.watch.publish(sched.SetID(req.SetId), nil)
 		} else {
@@ -188,7 +192,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		for _, b := range res.Bills {
 			s.metrics.addBilled(b.SlotSeconds)
 		}
-		s.decide(now)
+		s.decideSoon()
 		if len(req.Indexes) == 0 {
 			s.watch.publish(sched.SetID(req.SetId), nil)
 		} else {
