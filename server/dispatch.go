@@ -39,24 +39,64 @@ func newWorkerConn(id sched.WorkerID, hostname string, slots int32, canSuspend b
 // The server's state (store transactions that change it, the scheduler,
 // the worker queues) is guarded by Server.mu, taken in one of two lanes.
 // The worker lane (registrations, heartbeats, reports, assignments, the
-// dispatch tick) takes mu directly. The API lane (disclose, request,
-// cancel) first queues on apiMu, so that however many clients write at
-// once, at most one of them waits for mu beside the worker lane: dispatch
-// waits for at most one API write, never for a queue of them.
+// dispatch tick) takes mu directly, a batch of reports at a time (see
+// finish). The API lane (disclose, request, cancel) queues its writes and
+// a single goroutine carries out every write queued, up to maxAPIBatch,
+// under one hold of mu (apiWrite): however many clients write at once,
+// dispatch waits for at most one such batch, and a write waits for the
+// batches ahead of it, not for one hold of mu per write ahead of it.
+
+// maxAPIBatch bounds the API writes carried out under one hold of mu.
+const maxAPIBatch = 128
 
 // lockWorker takes mu for the worker lane; release with s.mu.Unlock().
 func (s *Server) lockWorker() { s.mu.Lock() }
 
-// lockAPI takes mu for the API lane; release with unlockAPI.
-func (s *Server) lockAPI() {
-	s.apiMu.Lock()
-	s.mu.Lock()
+// apiOp is one API write waiting for its turn.
+type apiOp struct {
+	run  func()
+	done chan struct{}
 }
 
-// unlockAPI releases what lockAPI took.
-func (s *Server) unlockAPI() {
-	s.mu.Unlock()
-	s.apiMu.Unlock()
+// apiWrite runs fn with mu held, in the API lane, and returns once it ran.
+// fn changes the store, then the scheduler and the watchers; the
+// scheduler runs afterwards, once for the whole batch.
+func (s *Server) apiWrite(fn func()) {
+	op := &apiOp{run: fn, done: make(chan struct{})}
+	s.apiQMu.Lock()
+	s.apiQ = append(s.apiQ, op)
+	if !s.apiLeading {
+		s.apiLeading = true
+		go s.apiLoop()
+	}
+	s.apiQMu.Unlock()
+	<-op.done
+}
+
+// apiLoop carries out queued API writes, a batch per hold of mu, until
+// none is left.
+func (s *Server) apiLoop() {
+	for {
+		s.apiQMu.Lock()
+		n := min(len(s.apiQ), maxAPIBatch)
+		if n == 0 {
+			s.apiLeading = false
+			s.apiQMu.Unlock()
+			return
+		}
+		batch := s.apiQ[:n:n]
+		s.apiQ = s.apiQ[n:]
+		s.apiQMu.Unlock()
+		s.mu.Lock()
+		for _, op := range batch {
+			op.run()
+		}
+		s.decideSoon()
+		s.mu.Unlock()
+		for _, op := range batch {
+			close(op.done)
+		}
+	}
 }
 
 func (w *workerConn) push(m *batchv1.AssignmentsResponse) {

@@ -110,10 +110,13 @@ type Server struct {
 
 	// mu serializes every state change: store transaction, scheduler
 	// event, Decide and the delivery of decisions to worker queues. It is
-	// taken through lockWorker or lockAPI (see dispatch.go); apiMu queues
-	// the API lane.
-	mu    sync.Mutex
-	apiMu sync.Mutex
+	// taken through lockWorker or apiWrite (see dispatch.go).
+	mu sync.Mutex
+	// apiQ is the API lane's queue of writes (apiWrite), guarded by
+	// apiQMu; apiLeading says a goroutine is carrying them out.
+	apiQMu     sync.Mutex
+	apiQ       []*apiOp
+	apiLeading bool
 	// draining is set by Drain: calls that add work are refused.
 	draining atomic.Bool
 	sched    *sched.Scheduler

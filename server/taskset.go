@@ -45,29 +45,24 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	// The caps are checked in the API lane but before mu: only API writes
-	// add work, and they queue on apiMu, so two discloses cannot both pass
-	// a cap; what the worker lane does meanwhile only finishes work.
-	s.apiMu.Lock()
-	replay := false
-	if req.IdempotencyKey != "" {
-		known, err := s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey)
-		if err != nil {
-			s.apiMu.Unlock()
-			return nil, s.connectError(ctx, err)
+	var res store.DiscloseResult
+	s.apiWrite(func() {
+		replay := false
+		if req.IdempotencyKey != "" {
+			if replay, err = s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey); err != nil {
+				return
+			}
 		}
-		replay = known
-	}
-	if !replay {
-		if err := s.checkLoad(ctx, owner, req.SetId == 0, len(specs)); err != nil {
-			s.apiMu.Unlock()
-			return nil, s.connectError(ctx, err)
+		if !replay {
+			if err = s.checkLoad(ctx, owner, req.SetId == 0, len(specs)); err != nil {
+				return
+			}
 		}
-	}
-	s.mu.Lock()
-	res, err := s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
-		Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request})
-	if err == nil && !res.Replayed {
+		res, err = s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
+			Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request})
+		if err != nil || res.Replayed {
+			return
+		}
 		infos := make([]sched.TaskInfo, len(specs))
 		idx := make([]int32, len(specs))
 		for i, sp := range specs {
@@ -79,10 +74,8 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 		if req.Request {
 			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
 		}
-		s.decideSoon()
 		s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
-	}
-	s.unlockAPI()
+	})
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -90,7 +83,7 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 }
 
 // checkLoad applies the per-user caps on open sets and queued tasks before
-// a disclose of n tasks (a new set when newSet). Call with apiMu held, so
+// a disclose of n tasks (a new set when newSet). Call within apiWrite, so
 // that two calls cannot both pass a cap. Errors: ERESOURCEEXHAUSTED naming the
 // cap.
 func (s *Server) checkLoad(ctx context.Context, owner string, newSet bool, n int) error {
@@ -128,9 +121,12 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	s.lockAPI()
-	res, err := s.db.Request(ctx, store.RequestInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
-	if err == nil {
+	var res store.RequestResult
+	s.apiWrite(func() {
+		res, err = s.db.Request(ctx, store.RequestInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
+		if err != nil {
+			return
+		}
 		at := seconds(res.RequestedAt)
 		if req.All {
 			if res.NumRequested > 0 || len(res.FinishedAtOnce) > 0 {
@@ -152,14 +148,12 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 			// Request bills only tasks that had executed while disclosed.
 			s.metrics.addBilledExecuted(b.SlotSeconds)
 		}
-		s.decideSoon()
 		if req.All {
 			s.watch.publish(sched.SetID(req.SetId), nil)
 		} else {
 			s.watch.publish(sched.SetID(req.SetId), req.Indexes)
 		}
-	}
-	s.unlockAPI()
+	})
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -178,9 +172,12 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	s.lockAPI()
-	res, err := s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
-	if err == nil {
+	var res store.CancelResult
+	s.apiWrite(func() {
+		res, err = s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
+		if err != nil {
+			return
+		}
 		now := s.now()
 		if len(req.Indexes) == 0 {
 			if res.Canceled > 0 {
@@ -192,14 +189,12 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		for _, b := range res.Bills {
 			s.metrics.addBilled(b.SlotSeconds)
 		}
-		s.decideSoon()
 		if len(req.Indexes) == 0 {
 			s.watch.publish(sched.SetID(req.SetId), nil)
 		} else {
 			s.watch.publish(sched.SetID(req.SetId), res.Indexes)
 		}
-	}
-	s.unlockAPI()
+	})
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}

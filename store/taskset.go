@@ -603,58 +603,28 @@ func clampPage(n int32, def, most int) int {
 // set of another owner is not found, so that nobody learns it exists).
 func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.TaskSet, error) {
 	set := sched.TaskSet{ID: id}
-	var created int64
-	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
-		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total)
+	var (
+		created     int64
+		sumResponse float64
+	)
+	// The counts, the billed sum and the response sum are kept on the set's
+	// row by triggers (migration 0006): one row read, whatever the set's size.
+	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
+		billed_slot_seconds, sum_visible_response FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
+		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
+			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse)
 	if err == sql.ErrNoRows {
 		return set, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
 	} else if err != nil {
 		return set, fmt.Errorf("read set %d: %w", id, err)
 	}
 	set.CreatedAt = fromNanos(created)
-	rows, err := tx.QueryContext(ctx, `SELECT state, COUNT(*) FROM tasks WHERE set_id = ? GROUP BY state`, id)
-	if err != nil {
-		return set, fmt.Errorf("count tasks: %w", err)
-	}
-	for rows.Next() {
-		var (
-			s string
-			n int64
-		)
-		if err := rows.Scan(&s, &n); err != nil {
-			rows.Close()
-			return set, err
-		}
-		switch sched.TaskState(s) {
-		case sched.TaskDisclosed:
-			set.Counts.Disclosed = n
-		case sched.TaskExecuted:
-			set.Counts.Executed = n
-		case sched.TaskRequested:
-			set.Counts.Requested = n
-		case sched.TaskFinished:
-			set.Counts.Finished = n
-		case sched.TaskCanceled:
-			set.Counts.Canceled = n
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return set, err
-	}
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = ? AND state IN ('running', 'suspended')`, id).
 		Scan(&set.Counts.Running); err != nil {
 		return set, fmt.Errorf("count running: %w", err)
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(slot_seconds), 0) FROM bill_lines WHERE set_id = ?`, id).
-		Scan(&set.BilledSlotSeconds); err != nil {
-		return set, fmt.Errorf("sum bill: %w", err)
-	}
 	if set.Counts.Finished > 0 {
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(AVG(visible_response), 0) FROM tasks WHERE set_id = ? AND state = 'finished'`, id).
-			Scan(&set.MeanVisibleResponseSeconds); err != nil {
-			return set, fmt.Errorf("mean response: %w", err)
-		}
+		set.MeanVisibleResponseSeconds = sumResponse / float64(set.Counts.Finished)
 	}
 	return set, nil
 }

@@ -264,8 +264,9 @@ type UserLoad struct {
 func (db *DB) GetUserLoad(ctx context.Context, owner string) (UserLoad, error) {
 	var l UserLoad
 	err := db.read(ctx, func(tx *Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT t.set_id), COUNT(*) FROM tasks t JOIN task_sets s ON s.id = t.set_id
-			WHERE s.owner = ? AND t.state IN ('disclosed', 'requested')`, owner).Scan(&l.OpenSets, &l.QueuedTasks)
+		// The per-set counts (migration 0006): the owner's sets, not their tasks.
+		return tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(n_disclosed + n_requested), 0) FROM task_sets
+			WHERE owner = ? AND n_disclosed + n_requested > 0`, owner).Scan(&l.OpenSets, &l.QueuedTasks)
 	})
 	return l, err
 }
