@@ -24,62 +24,138 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if len(req.Tasks) > store.MaxTasksPerCall {
 		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall))
 	}
-	if len(req.Name) > store.MaxNameBytes || len(req.IdempotencyKey) > store.MaxIdempotencyKeyBytes {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes))
+	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request}
+	if err := hd.check(); err != nil {
+		return nil, s.connectError(ctx, err)
 	}
-	if req.SetId < 0 {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "set_id must not be negative"))
-	}
-	specs := make([]sched.TaskSpec, len(req.Tasks))
-	for i, t := range req.Tasks {
-		spec, err := specFromProto(i, t)
-		if err != nil {
-			return nil, s.connectError(ctx, err)
-		}
-		specs[i] = spec
-	}
-	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	specs, err := appendSpecs(make([]sched.TaskSpec, 0, len(req.Tasks)), req.Tasks)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	s.mu.Lock()
-	replay := false
-	if req.IdempotencyKey != "" {
-		known, err := s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey)
-		if err != nil {
-			s.mu.Unlock()
-			return nil, s.connectError(ctx, err)
-		}
-		replay = known
-	}
-	if !replay {
-		if err := s.checkLoad(ctx, owner, req.SetId == 0, len(specs)); err != nil {
-			s.mu.Unlock()
-			return nil, s.connectError(ctx, err)
-		}
-	}
-	res, err := s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
-		Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request})
-	if err == nil && !res.Replayed {
-		infos := make([]sched.TaskInfo, len(specs))
-		idx := make([]int32, len(specs))
-		for i, sp := range specs {
-			idx[i] = res.FirstIndex + int32(i)
-			infos[i] = sched.TaskInfo{Index: idx[i], EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds}
-		}
-		at := seconds(res.DisclosedAt)
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos})
-		if req.Request {
-			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
-		}
-		s.decide(s.now())
-		s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
-	}
-	s.mu.Unlock()
+	res, err := s.disclose(ctx, hd, specs)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
 	return &batchv1.DiscloseResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
+}
+
+// DiscloseStream is Disclose for big sets: it converts each chunk to specs
+// as it arrives (dropping the message), so the set is never in memory twice,
+// and stores them in one transaction once the client has closed its side.
+// A stream that breaks before then stores nothing, and the store's write
+// lock is not held while the client uploads.
+func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.ClientStream[batchv1.DiscloseStreamRequest]) (*batchv1.DiscloseStreamResponse, error) {
+	s := h.s
+	var (
+		hd    discloseHeader
+		specs []sched.TaskSpec
+	)
+	for first := true; stream.Receive(); first = false {
+		m := stream.Msg()
+		if first {
+			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request}
+			if err := hd.check(); err != nil {
+				return nil, s.connectError(ctx, err)
+			}
+		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key and request"))
+		}
+		if len(specs)+len(m.Tasks) > store.MaxTasksPerCall {
+			return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "more than %d tasks in one disclose: disclose in several calls (append with set_id)", store.MaxTasksPerCall))
+		}
+		var err error
+		if specs, err = appendSpecs(specs, m.Tasks); err != nil {
+			return nil, s.connectError(ctx, err)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	if len(specs) == 0 {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
+	}
+	res, err := s.disclose(ctx, hd, specs)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	return &batchv1.DiscloseStreamResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
+}
+
+// discloseHeader is what a disclose says besides its tasks.
+type discloseHeader struct {
+	setID   int64
+	name    string
+	key     string
+	request bool
+}
+
+// check bounds the name and the key and refuses a negative set id
+// (EINVALID).
+func (hd discloseHeader) check() error {
+	if len(hd.name) > store.MaxNameBytes || len(hd.key) > store.MaxIdempotencyKeyBytes {
+		return sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes)
+	}
+	if hd.setID < 0 {
+		return sched.Errorf(sched.EINVALID, "set_id must not be negative")
+	}
+	return nil
+}
+
+// appendSpecs converts tasks to specs and appends them to specs (tasks are
+// numbered from len(specs) in errors).
+func appendSpecs(specs []sched.TaskSpec, tasks []*batchv1.TaskSpec) ([]sched.TaskSpec, error) {
+	for _, t := range tasks {
+		spec, err := specFromProto(len(specs), t)
+		if err != nil {
+			return specs, err
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+// disclose stores specs (or replays the idempotency key's first answer),
+// tells the scheduler and runs it: the part Disclose and DiscloseStream
+// share.
+func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.TaskSpec) (store.DiscloseResult, error) {
+	owner, err := s.ownerFor(ctx, sched.SetID(hd.setID))
+	if err != nil {
+		return store.DiscloseResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	replay := false
+	if hd.key != "" {
+		known, err := s.db.IdempotencyKeyKnown(ctx, owner, hd.key)
+		if err != nil {
+			return store.DiscloseResult{}, err
+		}
+		replay = known
+	}
+	if !replay {
+		if err := s.checkLoad(ctx, owner, hd.setID == 0, len(specs)); err != nil {
+			return store.DiscloseResult{}, err
+		}
+	}
+	res, err := s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
+		Tasks: specs, IdempotencyKey: hd.key, Request: hd.request})
+	if err != nil || res.Replayed {
+		return res, err
+	}
+	infos := make([]sched.TaskInfo, len(specs))
+	idx := make([]int32, len(specs))
+	for i, sp := range specs {
+		idx[i] = res.FirstIndex + int32(i)
+		infos[i] = sched.TaskInfo{Index: idx[i], EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds}
+	}
+	at := seconds(res.DisclosedAt)
+	s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos})
+	if hd.request {
+		s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
+	}
+	s.decide(s.now())
+	s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
+	return res, nil
 }
 
 // checkLoad applies the per-user caps on open sets and queued tasks before
