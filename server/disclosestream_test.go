@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
@@ -27,6 +28,22 @@ func TestDiscloseStream(t *testing.T) {
 		t.Fatalf("first stream: %v", res)
 	}
 	id := res.TaskSet.Id
+	t.Run("Specs", func(t *testing.T) {
+		mixed := []*batchv1.TaskSpec{{Argv: []string{"a"}, Dir: "/d1"}, {Argv: []string{"", "x"}[1:], Env: map[string]string{"K": "v"}},
+			{Argv: []string{"sh", "-c", "echo hi"}, Dir: "/d3", EstimateSeconds: 3}, {Argv: []string{"z", ""}}}
+		r := must[*batchv1.DiscloseStreamResponse](t)(discloseStream(ctx(t), b.tasks, &batchv1.DiscloseStreamRequest{Tasks: mixed[:2]},
+			&batchv1.DiscloseStreamRequest{Tasks: mixed[2:]}))
+		got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: r.TaskSet.Id}))
+		if len(got.Tasks) != len(mixed) {
+			t.Fatalf("%d tasks, want %d", len(got.Tasks), len(mixed))
+		}
+		for i, task := range got.Tasks {
+			if !proto.Equal(task.Spec, mixed[i]) {
+				t.Errorf("task %d: spec %v, want %v", i, task.Spec, mixed[i])
+			}
+		}
+		must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: r.TaskSet.Id}))
+	})
 	t.Run("ReplayStream", func(t *testing.T) {
 		again := must[*batchv1.DiscloseStreamResponse](t)(discloseStream(ctx(t), b.tasks, first, chunk(4), chunk(5)))
 		if !again.Replayed || again.TaskSet.Id != id || again.Count != 12 || again.TaskSet.Counts.Total != 12 {
@@ -64,8 +81,8 @@ func TestDiscloseStream(t *testing.T) {
 		})
 	}
 	list := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
-	if len(list.TaskSets) != 1 || list.TaskSets[0].Counts.Total != 15 {
-		t.Fatalf("after the refused streams: %v, want the one set of 15 tasks", list.TaskSets)
+	if len(list.TaskSets) != 2 || list.TaskSets[1].Id != id || list.TaskSets[1].Counts.Total != 15 {
+		t.Fatalf("after the refused streams: %v, want set %d of 15 tasks and the specs' set", list.TaskSets, id)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestTightenGC(t *testing.T) {
 	if got := gcPercent(); got != 100 {
 		t.Fatalf("GOGC %d after the calls, want 100 back", got)
 	}
-	for _, low := range []int{-1, 10} {
+	for _, low := range []int{-1, tightGCPercent / 2} {
 		debug.SetGCPercent(low)
 		restore := tightenGC()
 		if got := gcPercent(); got != low {
