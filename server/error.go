@@ -194,10 +194,11 @@ func (s *Server) ownerFor(ctx context.Context, id sched.SetID) (string, error) {
 // an in-process transport did); the interceptor identifies the others.
 type interceptor struct{ s *Server }
 
-// identify identifies the caller unless the context has one already.
+// identify identifies the caller unless the context has one already, whose
+// role it checks again for the procedure.
 func (i interceptor) identify(ctx context.Context, procedure string, h http.Header) (context.Context, error) {
-	if CallerFrom(ctx).Name != "" {
-		return ctx, nil
+	if c := CallerFrom(ctx); c.Name != "" {
+		return ctx, allowed(c, procedure)
 	}
 	return i.s.identify(ctx, procedure, h)
 }
