@@ -156,14 +156,28 @@ type DiscloseResult struct {
 	Replayed bool
 }
 
-// Disclose creates a task set or appends tasks to one. Errors: EINVALID for
-// an empty set or argv, ENOTFOUND for an unknown set, EFAILEDPRECONDITION
-// for a canceled set, ERESOURCEEXHAUSTED past the server's limits,
-// EUNAVAILABLE when the server cannot be reached within RetryFor.
+// Disclose creates a task set or appends tasks to one. A big set (over
+// discloseUnaryBytes) goes through the server's DiscloseStream in chunks,
+// so that neither side holds it twice; the idempotency key covers the
+// whole stream, so a retry after a broken stream discloses once. Errors:
+// EINVALID for an empty set or argv, ENOTFOUND for an unknown set,
+// EFAILEDPRECONDITION for a canceled set, ERESOURCEEXHAUSTED past the
+// server's limits, EUNAVAILABLE when the server cannot be reached within
+// RetryFor.
 func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, error) {
 	key := in.IdempotencyKey
 	if key == "" {
 		key = NewIdempotencyKey()
+	}
+	if specBytes(in.Tasks) > discloseUnaryBytes {
+		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.DiscloseStreamResponse, error) {
+			return c.discloseStream(ctx, in, key)
+		})
+		if err != nil {
+			return DiscloseResult{}, err
+		}
+		return DiscloseResult{Set: setFromPB(res.GetTaskSet()), FirstIndex: res.GetFirstIndex(), Count: res.GetCount(),
+			Replayed: res.GetReplayed()}, nil
 	}
 	req := &batchv1.DiscloseRequest{
 		SetId:          int64(in.Set),
@@ -186,6 +200,57 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 		Count:      res.GetCount(),
 		Replayed:   res.GetReplayed(),
 	}, nil
+}
+
+// Disclose's sizes: a set whose specs take more than discloseUnaryBytes
+// goes in a stream of messages of about discloseChunkBytes (the server
+// takes at most 16 MiB in one Disclose and 8 MiB in one message of a
+// stream).
+const (
+	discloseUnaryBytes = 4 << 20
+	discloseChunkBytes = 1 << 20
+)
+
+// specBytes is about how many bytes specs take on the wire.
+func specBytes(specs []sched.TaskSpec) int {
+	n := 0
+	for _, s := range specs {
+		n += 32 + len(s.Dir)
+		for _, a := range s.Argv {
+			n += len(a) + 2
+		}
+		for k, v := range s.Env {
+			n += len(k) + len(v) + 6
+		}
+	}
+	return n
+}
+
+// discloseStream sends in's tasks, converted chunk by chunk, in one
+// DiscloseStream. The first message carries the set, name, key and
+// request flag. A stream that fails is cut (ctx), so the server stores
+// nothing of it.
+func (c *Client) discloseStream(ctx context.Context, in DiscloseInput, key string) (*batchv1.DiscloseStreamResponse, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := c.sets.DiscloseStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request}
+	size := 0
+	for i, t := range in.Tasks {
+		msg.Tasks = append(msg.Tasks, specToPB(t))
+		size += specBytes(in.Tasks[i : i+1])
+		if size < discloseChunkBytes && i < len(in.Tasks)-1 {
+			continue
+		}
+		if err := st.Send(msg); err != nil {
+			break // the server has answered already: CloseAndReceive says what
+		}
+		msg, size = &batchv1.DiscloseStreamRequest{}, 0
+	}
+	return st.CloseAndReceive()
 }
 
 // RequestResult is the server's answer to Request.

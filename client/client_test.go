@@ -383,3 +383,47 @@ func TestWatchRidesOutDrop(t *testing.T) {
 		t.Fatalf("watch ended with %v, want context.Canceled", err)
 	}
 }
+
+// TestDiscloseBigSetStreams: a set bigger than the server's unary Disclose
+// limit goes through DiscloseStream; a retry after a lost answer replays
+// the first stream's answer (one set), and appending works on this path
+// as on the unary one.
+func TestDiscloseBigSetStreams(t *testing.T) {
+	t.Parallel()
+	url := startServer(t, 0)
+	lossy := &lossyTransport{}
+	lossy.drop.Store(1)
+	c := client.New(client.Config{
+		Server: url, HTTPClient: authed(&http.Client{Transport: lossy}, url), RetryFor: time.Minute,
+		SleepFunc: func(context.Context, time.Duration) error { return nil },
+	})
+	big := strings.Repeat("x", 100<<10)
+	tasks := make([]sched.TaskSpec, (server.DiscloseRequestBytes+4<<20)/len(big))
+	for i := range tasks {
+		tasks[i] = sched.TaskSpec{Argv: []string{"echo", big}}
+	}
+	ctx := context.Background()
+	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "big", Tasks: tasks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Replayed || lossy.calls.Load() != 2 || res.Count != int32(len(tasks)) {
+		t.Errorf("replayed = %v, count %d after %d calls, want a replay of %d tasks on the second call",
+			res.Replayed, res.Count, lossy.calls.Load(), len(tasks))
+	}
+	more, err := c.Disclose(ctx, client.DiscloseInput{Set: res.Set.ID, Tasks: tasks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if more.Set.ID != res.Set.ID || more.FirstIndex != int32(len(tasks)) || more.Set.Counts.Total != int64(2*len(tasks)) {
+		t.Errorf("append: set %d first index %d total %d, want set %d from %d, %d in all",
+			more.Set.ID, more.FirstIndex, more.Set.Counts.Total, res.Set.ID, len(tasks), 2*len(tasks))
+	}
+	list, err := c.ListTaskSets(ctx, 100, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sets) != 1 {
+		t.Errorf("sets = %+v, want the one set %d", list.Sets, res.Set.ID)
+	}
+}

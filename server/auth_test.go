@@ -113,6 +113,14 @@ func TestIsolation(t *testing.T) {
 			_, err := c.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})
 			return err
 		}, [4]connect.Code{ok, ok, ok, denied}},
+		{"DiscloseStream(append)", func(c clients, who string) error {
+			_, err := discloseStream(ctx(t), c.tasks, &batchv1.DiscloseStreamRequest{SetId: set.Id, Tasks: echo(1)})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"DiscloseStream(new)", func(c clients, who string) error {
+			_, err := discloseStream(ctx(t), c.tasks, &batchv1.DiscloseStreamRequest{Tasks: echo(1)})
+			return err
+		}, [4]connect.Code{ok, ok, ok, denied}},
 		{"Request", func(c clients, who string) error {
 			_, err := c.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{nextIndex()}})
 			return err

@@ -88,7 +88,8 @@ func bearer(h http.Header) (string, bool) {
 	return token, token != ""
 }
 
-// identify is the one function that decides who calls: it authenticates
+// identify is the one function that decides who calls (authenticate calls
+// it before the request's body is read): it authenticates
 // the bearer token (Unauthenticated when missing, unknown or revoked),
 // checks that the caller's role may call the procedure (PermissionDenied),
 // applies the caller's request rate limit (ResourceExhausted) and puts the
@@ -188,14 +189,25 @@ func (s *Server) ownerFor(ctx context.Context, id sched.SetID) (string, error) {
 	return s.db.SetOwner(ctx, id)
 }
 
-// interceptor identifies callers and logs every call with log/slog.
+// interceptor logs every call with log/slog. The caller is normally in the
+// context already (authenticate put it there before the body was read, or
+// an in-process transport did); the interceptor identifies the others.
 type interceptor struct{ s *Server }
 
-// WrapUnary identifies the caller and logs the call.
+// identify identifies the caller unless the context has one already, whose
+// role it checks again for the procedure.
+func (i interceptor) identify(ctx context.Context, procedure string, h http.Header) (context.Context, error) {
+	if c := CallerFrom(ctx); c.Name != "" {
+		return ctx, allowed(c, procedure)
+	}
+	return i.s.identify(ctx, procedure, h)
+}
+
+// WrapUnary identifies the caller if need be and logs the call.
 func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		start := time.Now()
-		ctx, err := i.s.identify(ctx, req.Spec().Procedure, req.Header())
+		ctx, err := i.identify(ctx, req.Spec().Procedure, req.Header())
 		if err != nil {
 			i.logCall(ctx, req.Spec().Procedure, start, err)
 			return nil, err
@@ -211,11 +223,12 @@ func (i interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conne
 	return next
 }
 
-// WrapStreamingHandler identifies the caller and logs the stream when it ends.
+// WrapStreamingHandler identifies the caller if need be and logs the
+// stream when it ends.
 func (i interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		start := time.Now()
-		ctx, err := i.s.identify(ctx, conn.Spec().Procedure, conn.RequestHeader())
+		ctx, err := i.identify(ctx, conn.Spec().Procedure, conn.RequestHeader())
 		if err != nil {
 			i.logCall(ctx, conn.Spec().Procedure, start, err)
 			return err

@@ -35,6 +35,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -292,21 +293,53 @@ func (s *Server) rebuild(ctx context.Context) error {
 }
 
 // routes builds the HTTP handler: the four services, health, reflection,
-// metrics and the web page.
+// metrics and the web page. The services sit behind authenticate, which
+// checks the caller and the request's size before anything reads its body;
+// each procedure's messages are read up to its own limit (readLimitTable).
 func (s *Server) routes() http.Handler {
-	opts := []connect.HandlerOption{
-		connect.WithInterceptors(interceptor{s: s}),
-		connect.WithRecover(s.recoverPanic),
-		// Larger requests are refused with ResourceExhausted before they
-		// are read; a worker's report carries two capped output streams.
-		connect.WithReadMaxBytes(int(max(store.MaxRequestBytes, 2*s.cfg.OutputCap+8<<20))),
+	limits := s.readLimitTable()
+	services := func(readMax int64) map[string]http.Handler {
+		opts := []connect.HandlerOption{
+			connect.WithInterceptors(interceptor{s: s}),
+			connect.WithRecover(s.recoverPanic),
+			connect.WithReadMaxBytes(int(readMax)),
+		}
+		hs := map[string]http.Handler{}
+		for _, mount := range []func() (string, http.Handler){
+			func() (string, http.Handler) {
+				return batchv1connect.NewTaskSetServiceHandler(taskSetHandler{s}, opts...)
+			},
+			func() (string, http.Handler) {
+				return batchv1connect.NewWorkerServiceHandler(workerHandler{s}, opts...)
+			},
+			func() (string, http.Handler) {
+				return batchv1connect.NewBillingServiceHandler(billingHandler{s}, opts...)
+			},
+			func() (string, http.Handler) {
+				return batchv1connect.NewClusterServiceHandler(clusterHandler{s}, opts...)
+			},
+			func() (string, http.Handler) { return batchv1connect.NewUserServiceHandler(userHandler{s}, opts...) },
+		} {
+			path, h := mount()
+			hs[path] = h
+		}
+		return hs
+	}
+	api := http.NewServeMux()
+	for path, h := range services(SmallRequestBytes) {
+		api.Handle(path, h)
+	}
+	// A procedure with a bigger limit gets handlers of its own, which the
+	// mux prefers to its service's (a longer pattern wins).
+	byLimit := map[int64]map[string]http.Handler{}
+	for proc, l := range limits {
+		if byLimit[l.msg] == nil {
+			byLimit[l.msg] = services(l.msg)
+		}
+		service, _, _ := strings.Cut(strings.TrimPrefix(proc, "/"), "/")
+		api.Handle(proc, byLimit[l.msg]["/"+service+"/"])
 	}
 	mux := http.NewServeMux()
-	mux.Handle(batchv1connect.NewTaskSetServiceHandler(taskSetHandler{s}, opts...))
-	mux.Handle(batchv1connect.NewWorkerServiceHandler(workerHandler{s}, opts...))
-	mux.Handle(batchv1connect.NewBillingServiceHandler(billingHandler{s}, opts...))
-	mux.Handle(batchv1connect.NewClusterServiceHandler(clusterHandler{s}, opts...))
-	mux.Handle(batchv1connect.NewUserServiceHandler(userHandler{s}, opts...))
 	// Health, reflection, /metrics and the page's static assets are open:
 	// they tell nothing about anyone's work (the metrics are cluster-wide
 	// sums). Every service call needs a token.
@@ -314,6 +347,9 @@ func (s *Server) routes() http.Handler {
 		batchv1connect.TaskSetServiceName, batchv1connect.WorkerServiceName,
 		batchv1connect.BillingServiceName, batchv1connect.ClusterServiceName,
 		batchv1connect.UserServiceName,
+	}
+	for _, name := range names {
+		mux.Handle("/"+name+"/", s.authenticate(api, limits))
 	}
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
 	r := grpcreflect.NewStaticReflector(append(names, grpchealth.HealthV1ServiceName)...)

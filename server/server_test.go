@@ -180,3 +180,17 @@ var _ = http.StatusOK
 func newTaskClient(hc *http.Client, url, token string) batchv1connect.TaskSetServiceClient {
 	return batchv1connect.NewTaskSetServiceClient(hc, url, withToken(token))
 }
+
+// discloseStream sends first, then each of more, as one DiscloseStream.
+func discloseStream(ctx context.Context, c batchv1connect.TaskSetServiceClient, first *batchv1.DiscloseStreamRequest, more ...*batchv1.DiscloseStreamRequest) (*batchv1.DiscloseStreamResponse, error) {
+	st, err := c.DiscloseStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range append([]*batchv1.DiscloseStreamRequest{first}, more...) {
+		if err := st.Send(m); err != nil {
+			break // the server has answered: CloseAndReceive says what
+		}
+	}
+	return st.CloseAndReceive()
+}

@@ -171,6 +171,154 @@ func (x *DiscloseResponse) GetReplayed() bool {
 	return false
 }
 
+// DiscloseStreamRequest is one chunk of a DiscloseStream. The first chunk
+// carries set_id, name, idempotency_key and request (as in DiscloseRequest);
+// later chunks carry only tasks.
+type DiscloseStreamRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SetId          int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	Name           string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Tasks          []*TaskSpec            `protobuf:"bytes,3,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	IdempotencyKey string                 `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	Request        bool                   `protobuf:"varint,5,opt,name=request,proto3" json:"request,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DiscloseStreamRequest) Reset() {
+	*x = DiscloseStreamRequest{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscloseStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscloseStreamRequest) ProtoMessage() {}
+
+func (x *DiscloseStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscloseStreamRequest.ProtoReflect.Descriptor instead.
+func (*DiscloseStreamRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DiscloseStreamRequest) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *DiscloseStreamRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DiscloseStreamRequest) GetTasks() []*TaskSpec {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *DiscloseStreamRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *DiscloseStreamRequest) GetRequest() bool {
+	if x != nil {
+		return x.Request
+	}
+	return false
+}
+
+// DiscloseStreamResponse is DiscloseResponse for the whole stream.
+type DiscloseStreamResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskSet       *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
+	FirstIndex    int32                  `protobuf:"varint,2,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
+	Count         int32                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	Replayed      bool                   `protobuf:"varint,4,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscloseStreamResponse) Reset() {
+	*x = DiscloseStreamResponse{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscloseStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscloseStreamResponse) ProtoMessage() {}
+
+func (x *DiscloseStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscloseStreamResponse.ProtoReflect.Descriptor instead.
+func (*DiscloseStreamResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *DiscloseStreamResponse) GetTaskSet() *TaskSet {
+	if x != nil {
+		return x.TaskSet
+	}
+	return nil
+}
+
+func (x *DiscloseStreamResponse) GetFirstIndex() int32 {
+	if x != nil {
+		return x.FirstIndex
+	}
+	return 0
+}
+
+func (x *DiscloseStreamResponse) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *DiscloseStreamResponse) GetReplayed() bool {
+	if x != nil {
+		return x.Replayed
+	}
+	return false
+}
+
 type RequestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
@@ -184,7 +332,7 @@ type RequestRequest struct {
 
 func (x *RequestRequest) Reset() {
 	*x = RequestRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[2]
+	mi := &file_batch_v1_taskset_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -196,7 +344,7 @@ func (x *RequestRequest) String() string {
 func (*RequestRequest) ProtoMessage() {}
 
 func (x *RequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[2]
+	mi := &file_batch_v1_taskset_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -209,7 +357,7 @@ func (x *RequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestRequest.ProtoReflect.Descriptor instead.
 func (*RequestRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{2}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RequestRequest) GetSetId() int64 {
@@ -250,7 +398,7 @@ type RequestResponse struct {
 
 func (x *RequestResponse) Reset() {
 	*x = RequestResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[3]
+	mi := &file_batch_v1_taskset_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -262,7 +410,7 @@ func (x *RequestResponse) String() string {
 func (*RequestResponse) ProtoMessage() {}
 
 func (x *RequestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[3]
+	mi := &file_batch_v1_taskset_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -275,7 +423,7 @@ func (x *RequestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResponse.ProtoReflect.Descriptor instead.
 func (*RequestResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{3}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RequestResponse) GetTaskSet() *TaskSet {
@@ -324,7 +472,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[4]
+	mi := &file_batch_v1_taskset_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -336,7 +484,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[4]
+	mi := &file_batch_v1_taskset_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -349,7 +497,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{4}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CancelRequest) GetSetId() int64 {
@@ -385,7 +533,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[5]
+	mi := &file_batch_v1_taskset_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +545,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[5]
+	mi := &file_batch_v1_taskset_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +558,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CancelResponse) GetTaskSet() *TaskSet {
@@ -463,7 +611,7 @@ type GetTaskSetRequest struct {
 
 func (x *GetTaskSetRequest) Reset() {
 	*x = GetTaskSetRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[6]
+	mi := &file_batch_v1_taskset_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +623,7 @@ func (x *GetTaskSetRequest) String() string {
 func (*GetTaskSetRequest) ProtoMessage() {}
 
 func (x *GetTaskSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[6]
+	mi := &file_batch_v1_taskset_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +636,7 @@ func (x *GetTaskSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskSetRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskSetRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{6}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetTaskSetRequest) GetSetId() int64 {
@@ -530,7 +678,7 @@ type GetTaskSetResponse struct {
 
 func (x *GetTaskSetResponse) Reset() {
 	*x = GetTaskSetResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[7]
+	mi := &file_batch_v1_taskset_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -542,7 +690,7 @@ func (x *GetTaskSetResponse) String() string {
 func (*GetTaskSetResponse) ProtoMessage() {}
 
 func (x *GetTaskSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[7]
+	mi := &file_batch_v1_taskset_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -555,7 +703,7 @@ func (x *GetTaskSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskSetResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskSetResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{7}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetTaskSetResponse) GetTaskSet() *TaskSet {
@@ -592,7 +740,7 @@ type ListTaskSetsRequest struct {
 
 func (x *ListTaskSetsRequest) Reset() {
 	*x = ListTaskSetsRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[8]
+	mi := &file_batch_v1_taskset_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +752,7 @@ func (x *ListTaskSetsRequest) String() string {
 func (*ListTaskSetsRequest) ProtoMessage() {}
 
 func (x *ListTaskSetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[8]
+	mi := &file_batch_v1_taskset_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +765,7 @@ func (x *ListTaskSetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTaskSetsRequest.ProtoReflect.Descriptor instead.
 func (*ListTaskSetsRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{8}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListTaskSetsRequest) GetPageSize() int32 {
@@ -651,7 +799,7 @@ type ListTaskSetsResponse struct {
 
 func (x *ListTaskSetsResponse) Reset() {
 	*x = ListTaskSetsResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[9]
+	mi := &file_batch_v1_taskset_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -663,7 +811,7 @@ func (x *ListTaskSetsResponse) String() string {
 func (*ListTaskSetsResponse) ProtoMessage() {}
 
 func (x *ListTaskSetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[9]
+	mi := &file_batch_v1_taskset_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -676,7 +824,7 @@ func (x *ListTaskSetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTaskSetsResponse.ProtoReflect.Descriptor instead.
 func (*ListTaskSetsResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{9}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTaskSetsResponse) GetTaskSets() []*TaskSet {
@@ -702,7 +850,7 @@ type WatchTaskSetRequest struct {
 
 func (x *WatchTaskSetRequest) Reset() {
 	*x = WatchTaskSetRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[10]
+	mi := &file_batch_v1_taskset_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +862,7 @@ func (x *WatchTaskSetRequest) String() string {
 func (*WatchTaskSetRequest) ProtoMessage() {}
 
 func (x *WatchTaskSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[10]
+	mi := &file_batch_v1_taskset_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +875,7 @@ func (x *WatchTaskSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTaskSetRequest.ProtoReflect.Descriptor instead.
 func (*WatchTaskSetRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{10}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WatchTaskSetRequest) GetSetId() int64 {
@@ -753,7 +901,7 @@ type WatchTaskSetResponse struct {
 
 func (x *WatchTaskSetResponse) Reset() {
 	*x = WatchTaskSetResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[11]
+	mi := &file_batch_v1_taskset_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -765,7 +913,7 @@ func (x *WatchTaskSetResponse) String() string {
 func (*WatchTaskSetResponse) ProtoMessage() {}
 
 func (x *WatchTaskSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[11]
+	mi := &file_batch_v1_taskset_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -778,7 +926,7 @@ func (x *WatchTaskSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTaskSetResponse.ProtoReflect.Descriptor instead.
 func (*WatchTaskSetResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{11}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchTaskSetResponse) GetTaskSet() *TaskSet {
@@ -815,7 +963,7 @@ type GetOutputRequest struct {
 
 func (x *GetOutputRequest) Reset() {
 	*x = GetOutputRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[12]
+	mi := &file_batch_v1_taskset_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +975,7 @@ func (x *GetOutputRequest) String() string {
 func (*GetOutputRequest) ProtoMessage() {}
 
 func (x *GetOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[12]
+	mi := &file_batch_v1_taskset_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +988,7 @@ func (x *GetOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOutputRequest.ProtoReflect.Descriptor instead.
 func (*GetOutputRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{12}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetOutputRequest) GetSetId() int64 {
@@ -894,7 +1042,7 @@ type GetOutputResponse struct {
 
 func (x *GetOutputResponse) Reset() {
 	*x = GetOutputResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[13]
+	mi := &file_batch_v1_taskset_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +1054,7 @@ func (x *GetOutputResponse) String() string {
 func (*GetOutputResponse) ProtoMessage() {}
 
 func (x *GetOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[13]
+	mi := &file_batch_v1_taskset_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +1067,7 @@ func (x *GetOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOutputResponse.ProtoReflect.Descriptor instead.
 func (*GetOutputResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{13}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetOutputResponse) GetStdout() []byte {
@@ -1029,6 +1177,18 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xaf\x01\n" +
+	"\x15DiscloseStreamRequest\x12\x15\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
+	"\x05tasks\x18\x03 \x03(\v2\x12.batch.v1.TaskSpecR\x05tasks\x12'\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
+	"\arequest\x18\x05 \x01(\bR\arequest\"\x99\x01\n" +
+	"\x16DiscloseStreamResponse\x12,\n" +
+	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
+	"\vfirst_index\x18\x02 \x01(\x05R\n" +
+	"firstIndex\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
 	"\breplayed\x18\x04 \x01(\bR\breplayed\"S\n" +
 	"\x0eRequestRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
@@ -1096,9 +1256,10 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	" \x01(\x01R\vslotSeconds\x12\x17\n" +
 	"\acopy_id\x18\v \x01(\x03R\x06copyId\x12\x16\n" +
 	"\x06worker\x18\f \x01(\tR\x06worker\x12)\n" +
-	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state2\x8d\x04\n" +
+	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state2\xe6\x04\n" +
 	"\x0eTaskSetService\x12C\n" +
-	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12@\n" +
+	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
+	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
 	"\aRequest\x12\x18.batch.v1.RequestRequest\x1a\x19.batch.v1.RequestResponse\"\x00\x12=\n" +
 	"\x06Cancel\x12\x17.batch.v1.CancelRequest\x1a\x18.batch.v1.CancelResponse\"\x00\x12I\n" +
 	"\n" +
@@ -1119,59 +1280,65 @@ func file_batch_v1_taskset_proto_rawDescGZIP() []byte {
 	return file_batch_v1_taskset_proto_rawDescData
 }
 
-var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_batch_v1_taskset_proto_goTypes = []any{
-	(*DiscloseRequest)(nil),      // 0: batch.v1.DiscloseRequest
-	(*DiscloseResponse)(nil),     // 1: batch.v1.DiscloseResponse
-	(*RequestRequest)(nil),       // 2: batch.v1.RequestRequest
-	(*RequestResponse)(nil),      // 3: batch.v1.RequestResponse
-	(*CancelRequest)(nil),        // 4: batch.v1.CancelRequest
-	(*CancelResponse)(nil),       // 5: batch.v1.CancelResponse
-	(*GetTaskSetRequest)(nil),    // 6: batch.v1.GetTaskSetRequest
-	(*GetTaskSetResponse)(nil),   // 7: batch.v1.GetTaskSetResponse
-	(*ListTaskSetsRequest)(nil),  // 8: batch.v1.ListTaskSetsRequest
-	(*ListTaskSetsResponse)(nil), // 9: batch.v1.ListTaskSetsResponse
-	(*WatchTaskSetRequest)(nil),  // 10: batch.v1.WatchTaskSetRequest
-	(*WatchTaskSetResponse)(nil), // 11: batch.v1.WatchTaskSetResponse
-	(*GetOutputRequest)(nil),     // 12: batch.v1.GetOutputRequest
-	(*GetOutputResponse)(nil),    // 13: batch.v1.GetOutputResponse
-	(*TaskSpec)(nil),             // 14: batch.v1.TaskSpec
-	(*TaskSet)(nil),              // 15: batch.v1.TaskSet
-	(*Task)(nil),                 // 16: batch.v1.Task
-	(TaskState)(0),               // 17: batch.v1.TaskState
+	(*DiscloseRequest)(nil),        // 0: batch.v1.DiscloseRequest
+	(*DiscloseResponse)(nil),       // 1: batch.v1.DiscloseResponse
+	(*DiscloseStreamRequest)(nil),  // 2: batch.v1.DiscloseStreamRequest
+	(*DiscloseStreamResponse)(nil), // 3: batch.v1.DiscloseStreamResponse
+	(*RequestRequest)(nil),         // 4: batch.v1.RequestRequest
+	(*RequestResponse)(nil),        // 5: batch.v1.RequestResponse
+	(*CancelRequest)(nil),          // 6: batch.v1.CancelRequest
+	(*CancelResponse)(nil),         // 7: batch.v1.CancelResponse
+	(*GetTaskSetRequest)(nil),      // 8: batch.v1.GetTaskSetRequest
+	(*GetTaskSetResponse)(nil),     // 9: batch.v1.GetTaskSetResponse
+	(*ListTaskSetsRequest)(nil),    // 10: batch.v1.ListTaskSetsRequest
+	(*ListTaskSetsResponse)(nil),   // 11: batch.v1.ListTaskSetsResponse
+	(*WatchTaskSetRequest)(nil),    // 12: batch.v1.WatchTaskSetRequest
+	(*WatchTaskSetResponse)(nil),   // 13: batch.v1.WatchTaskSetResponse
+	(*GetOutputRequest)(nil),       // 14: batch.v1.GetOutputRequest
+	(*GetOutputResponse)(nil),      // 15: batch.v1.GetOutputResponse
+	(*TaskSpec)(nil),               // 16: batch.v1.TaskSpec
+	(*TaskSet)(nil),                // 17: batch.v1.TaskSet
+	(*Task)(nil),                   // 18: batch.v1.Task
+	(TaskState)(0),                 // 19: batch.v1.TaskState
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
-	14, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
-	15, // 1: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
-	15, // 2: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
-	16, // 3: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
-	15, // 4: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
-	17, // 5: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
-	15, // 6: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	16, // 7: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
-	15, // 8: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
-	15, // 9: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	16, // 10: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
-	17, // 11: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
-	0,  // 12: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
-	2,  // 13: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
-	4,  // 14: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
-	6,  // 15: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
-	8,  // 16: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
-	10, // 17: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
-	12, // 18: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
-	1,  // 19: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	3,  // 20: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	5,  // 21: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	7,  // 22: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	9,  // 23: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	11, // 24: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	13, // 25: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	19, // [19:26] is the sub-list for method output_type
-	12, // [12:19] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	16, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
+	17, // 1: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
+	16, // 2: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
+	17, // 3: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
+	17, // 4: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
+	18, // 5: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
+	17, // 6: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
+	19, // 7: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
+	17, // 8: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	18, // 9: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
+	17, // 10: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
+	17, // 11: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	18, // 12: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
+	19, // 13: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
+	0,  // 14: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
+	2,  // 15: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
+	4,  // 16: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
+	6,  // 17: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
+	8,  // 18: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
+	10, // 19: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
+	12, // 20: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
+	14, // 21: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
+	1,  // 22: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	3,  // 23: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	5,  // 24: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	7,  // 25: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	9,  // 26: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	11, // 27: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	13, // 28: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	15, // 29: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	22, // [22:30] is the sub-list for method output_type
+	14, // [14:22] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_taskset_proto_init() }
@@ -1186,7 +1353,7 @@ func file_batch_v1_taskset_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_taskset_proto_rawDesc), len(file_batch_v1_taskset_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,9 @@ const (
 const (
 	// TaskSetServiceDiscloseProcedure is the fully-qualified name of the TaskSetService's Disclose RPC.
 	TaskSetServiceDiscloseProcedure = "/batch.v1.TaskSetService/Disclose"
+	// TaskSetServiceDiscloseStreamProcedure is the fully-qualified name of the TaskSetService's
+	// DiscloseStream RPC.
+	TaskSetServiceDiscloseStreamProcedure = "/batch.v1.TaskSetService/DiscloseStream"
 	// TaskSetServiceRequestProcedure is the fully-qualified name of the TaskSetService's Request RPC.
 	TaskSetServiceRequestProcedure = "/batch.v1.TaskSetService/Request"
 	// TaskSetServiceCancelProcedure is the fully-qualified name of the TaskSetService's Cancel RPC.
@@ -59,6 +62,13 @@ type TaskSetServiceClient interface {
 	// call with the same idempotency_key returns the first call's answer and
 	// creates nothing.
 	Disclose(context.Context, *v1.DiscloseRequest) (*v1.DiscloseResponse, error)
+	// DiscloseStream is Disclose for big sets, which do not fit the unary
+	// call's 16 MiB: the client sends the tasks in chunks (at most 8 MiB each)
+	// and closes its side; the server then stores them all in one transaction
+	// and answers once. A stream that breaks before the client closes it
+	// stores nothing. Idempotency keys and appending (set_id) work as in
+	// Disclose.
+	DiscloseStream(context.Context) (*connect.ClientStreamForClientSimple[v1.DiscloseStreamRequest, v1.DiscloseStreamResponse], error)
 	// Request marks tasks requested. A task that already executed while
 	// disclosed finishes at once with visible response time 0. Requesting a
 	// requested or finished task is a no-op; a canceled one is
@@ -94,6 +104,12 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			httpClient,
 			baseURL+TaskSetServiceDiscloseProcedure,
 			connect.WithSchema(taskSetServiceMethods.ByName("Disclose")),
+			connect.WithClientOptions(opts...),
+		),
+		discloseStream: connect.NewClient[v1.DiscloseStreamRequest, v1.DiscloseStreamResponse](
+			httpClient,
+			baseURL+TaskSetServiceDiscloseStreamProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("DiscloseStream")),
 			connect.WithClientOptions(opts...),
 		),
 		request: connect.NewClient[v1.RequestRequest, v1.RequestResponse](
@@ -137,13 +153,14 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 
 // taskSetServiceClient implements TaskSetServiceClient.
 type taskSetServiceClient struct {
-	disclose     *connect.Client[v1.DiscloseRequest, v1.DiscloseResponse]
-	request      *connect.Client[v1.RequestRequest, v1.RequestResponse]
-	cancel       *connect.Client[v1.CancelRequest, v1.CancelResponse]
-	getTaskSet   *connect.Client[v1.GetTaskSetRequest, v1.GetTaskSetResponse]
-	listTaskSets *connect.Client[v1.ListTaskSetsRequest, v1.ListTaskSetsResponse]
-	watchTaskSet *connect.Client[v1.WatchTaskSetRequest, v1.WatchTaskSetResponse]
-	getOutput    *connect.Client[v1.GetOutputRequest, v1.GetOutputResponse]
+	disclose       *connect.Client[v1.DiscloseRequest, v1.DiscloseResponse]
+	discloseStream *connect.Client[v1.DiscloseStreamRequest, v1.DiscloseStreamResponse]
+	request        *connect.Client[v1.RequestRequest, v1.RequestResponse]
+	cancel         *connect.Client[v1.CancelRequest, v1.CancelResponse]
+	getTaskSet     *connect.Client[v1.GetTaskSetRequest, v1.GetTaskSetResponse]
+	listTaskSets   *connect.Client[v1.ListTaskSetsRequest, v1.ListTaskSetsResponse]
+	watchTaskSet   *connect.Client[v1.WatchTaskSetRequest, v1.WatchTaskSetResponse]
+	getOutput      *connect.Client[v1.GetOutputRequest, v1.GetOutputResponse]
 }
 
 // Disclose calls batch.v1.TaskSetService.Disclose.
@@ -153,6 +170,11 @@ func (c *taskSetServiceClient) Disclose(ctx context.Context, req *v1.DiscloseReq
 		return response.Msg, err
 	}
 	return nil, err
+}
+
+// DiscloseStream calls batch.v1.TaskSetService.DiscloseStream.
+func (c *taskSetServiceClient) DiscloseStream(ctx context.Context) (*connect.ClientStreamForClientSimple[v1.DiscloseStreamRequest, v1.DiscloseStreamResponse], error) {
+	return c.discloseStream.CallClientStreamSimple(ctx)
 }
 
 // Request calls batch.v1.TaskSetService.Request.
@@ -211,6 +233,13 @@ type TaskSetServiceHandler interface {
 	// call with the same idempotency_key returns the first call's answer and
 	// creates nothing.
 	Disclose(context.Context, *v1.DiscloseRequest) (*v1.DiscloseResponse, error)
+	// DiscloseStream is Disclose for big sets, which do not fit the unary
+	// call's 16 MiB: the client sends the tasks in chunks (at most 8 MiB each)
+	// and closes its side; the server then stores them all in one transaction
+	// and answers once. A stream that breaks before the client closes it
+	// stores nothing. Idempotency keys and appending (set_id) work as in
+	// Disclose.
+	DiscloseStream(context.Context, *connect.ClientStream[v1.DiscloseStreamRequest]) (*v1.DiscloseStreamResponse, error)
 	// Request marks tasks requested. A task that already executed while
 	// disclosed finishes at once with visible response time 0. Requesting a
 	// requested or finished task is a no-op; a canceled one is
@@ -242,6 +271,12 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		TaskSetServiceDiscloseProcedure,
 		svc.Disclose,
 		connect.WithSchema(taskSetServiceMethods.ByName("Disclose")),
+		connect.WithHandlerOptions(opts...),
+	)
+	taskSetServiceDiscloseStreamHandler := connect.NewClientStreamHandlerSimple(
+		TaskSetServiceDiscloseStreamProcedure,
+		svc.DiscloseStream,
+		connect.WithSchema(taskSetServiceMethods.ByName("DiscloseStream")),
 		connect.WithHandlerOptions(opts...),
 	)
 	taskSetServiceRequestHandler := connect.NewUnaryHandlerSimple(
@@ -284,6 +319,8 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		switch r.URL.Path {
 		case TaskSetServiceDiscloseProcedure:
 			taskSetServiceDiscloseHandler.ServeHTTP(w, r)
+		case TaskSetServiceDiscloseStreamProcedure:
+			taskSetServiceDiscloseStreamHandler.ServeHTTP(w, r)
 		case TaskSetServiceRequestProcedure:
 			taskSetServiceRequestHandler.ServeHTTP(w, r)
 		case TaskSetServiceCancelProcedure:
@@ -307,6 +344,10 @@ type UnimplementedTaskSetServiceHandler struct{}
 
 func (UnimplementedTaskSetServiceHandler) Disclose(context.Context, *v1.DiscloseRequest) (*v1.DiscloseResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.Disclose is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) DiscloseStream(context.Context, *connect.ClientStream[v1.DiscloseStreamRequest]) (*v1.DiscloseStreamResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.DiscloseStream is not implemented"))
 }
 
 func (UnimplementedTaskSetServiceHandler) Request(context.Context, *v1.RequestRequest) (*v1.RequestResponse, error) {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/taskset.proto.
  */
 export const file_batch_v1_taskset: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSJ8Cg9EaXNjbG9zZVJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEgwKBG5hbWUYAiABKAkSIQoFdGFza3MYAyADKAsyEi5iYXRjaC52MS5UYXNrU3BlYxIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkSDwoHcmVxdWVzdBgFIAEoCCJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCI+Cg5SZXF1ZXN0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBRILCgNhbGwYAyABKAgilQEKD1JlcXVlc3RSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEQoJcmVxdWVzdGVkGAIgASgFEhgKEGZpbmlzaGVkX2F0X29uY2UYAyABKAUSEQoJdW5jaGFuZ2VkGAQgASgFEh0KBXRhc2tzGAUgAygLMg4uYmF0Y2gudjEuVGFzayIwCg1DYW5jZWxSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIoUBCg5DYW5jZWxSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEAoIY2FuY2VsZWQYAiABKAUSDwoHc3RvcHBlZBgDIAEoBRIYChBhbHJlYWR5X2NhbmNlbGVkGAQgASgFEhEKCXVuY2hhbmdlZBgFIAEoBSJvChFHZXRUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSIwoGc3RhdGVzGAQgAygOMhMuYmF0Y2gudjEuVGFza1N0YXRlInEKEkdldFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCSJQChNMaXN0VGFza1NldHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEhIKCmFsbF9vd25lcnMYAyABKAgiVQoUTGlzdFRhc2tTZXRzUmVzcG9uc2USJAoJdGFza19zZXRzGAEgAygLMhEuYmF0Y2gudjEuVGFza1NldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJQoTV2F0Y2hUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMibAoUV2F0Y2hUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIQCghzbmFwc2hvdBgDIAEoCCJQChBHZXRPdXRwdXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIOCgZvZmZzZXQYAyABKAMSDQoFbGltaXQYBCABKAMipwIKEUdldE91dHB1dFJlc3BvbnNlEg4KBnN0ZG91dBgBIAEoDBIOCgZzdGRlcnIYAiABKAwSEwoLc3Rkb3V0X3NpemUYAyABKAMSEwoLc3RkZXJyX3NpemUYBCABKAMSGAoQc3Rkb3V0X3RydW5jYXRlZBgFIAEoCBIYChBzdGRlcnJfdHJ1bmNhdGVkGAYgASgIEhEKCWV4aXRfY29kZRgHIAEoBRIRCgl0aW1lZF9vdXQYCCABKAgSEwoLY3B1X3NlY29uZHMYCSABKAESFAoMc2xvdF9zZWNvbmRzGAogASgBEg8KB2NvcHlfaWQYCyABKAMSDgoGd29ya2VyGAwgASgJEiIKBXN0YXRlGA0gASgOMhMuYmF0Y2gudjEuVGFza1N0YXRlMo0ECg5UYXNrU2V0U2VydmljZRJDCghEaXNjbG9zZRIZLmJhdGNoLnYxLkRpc2Nsb3NlUmVxdWVzdBoaLmJhdGNoLnYxLkRpc2Nsb3NlUmVzcG9uc2UiABJACgdSZXF1ZXN0EhguYmF0Y2gudjEuUmVxdWVzdFJlcXVlc3QaGS5iYXRjaC52MS5SZXF1ZXN0UmVzcG9uc2UiABI9CgZDYW5jZWwSFy5iYXRjaC52MS5DYW5jZWxSZXF1ZXN0GhguYmF0Y2gudjEuQ2FuY2VsUmVzcG9uc2UiABJJCgpHZXRUYXNrU2V0EhsuYmF0Y2gudjEuR2V0VGFza1NldFJlcXVlc3QaHC5iYXRjaC52MS5HZXRUYXNrU2V0UmVzcG9uc2UiABJPCgxMaXN0VGFza1NldHMSHS5iYXRjaC52MS5MaXN0VGFza1NldHNSZXF1ZXN0Gh4uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVzcG9uc2UiABJRCgxXYXRjaFRhc2tTZXQSHS5iYXRjaC52MS5XYXRjaFRhc2tTZXRSZXF1ZXN0Gh4uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVzcG9uc2UiADABEkYKCUdldE91dHB1dBIaLmJhdGNoLnYxLkdldE91dHB1dFJlcXVlc3QaGy5iYXRjaC52MS5HZXRPdXRwdXRSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types]);
+  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSJ8Cg9EaXNjbG9zZVJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEgwKBG5hbWUYAiABKAkSIQoFdGFza3MYAyADKAsyEi5iYXRjaC52MS5UYXNrU3BlYxIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkSDwoHcmVxdWVzdBgFIAEoCCJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCKCAQoVRGlzY2xvc2VTdHJlYW1SZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgicwoWRGlzY2xvc2VTdHJlYW1SZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEwoLZmlyc3RfaW5kZXgYAiABKAUSDQoFY291bnQYAyABKAUSEAoIcmVwbGF5ZWQYBCABKAgiPgoOUmVxdWVzdFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUSCwoDYWxsGAMgASgIIpUBCg9SZXF1ZXN0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhEKCXJlcXVlc3RlZBgCIAEoBRIYChBmaW5pc2hlZF9hdF9vbmNlGAMgASgFEhEKCXVuY2hhbmdlZBgEIAEoBRIdCgV0YXNrcxgFIAMoCzIOLmJhdGNoLnYxLlRhc2siMAoNQ2FuY2VsUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBSKFAQoOQ2FuY2VsUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhAKCGNhbmNlbGVkGAIgASgFEg8KB3N0b3BwZWQYAyABKAUSGAoQYWxyZWFkeV9jYW5jZWxlZBgEIAEoBRIRCgl1bmNoYW5nZWQYBSABKAUibwoRR2V0VGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiMKBnN0YXRlcxgEIAMoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZSJxChJHZXRUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiUAoTTGlzdFRhc2tTZXRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRISCgphbGxfb3duZXJzGAMgASgIIlUKFExpc3RUYXNrU2V0c1Jlc3BvbnNlEiQKCXRhc2tfc2V0cxgBIAMoCzIRLmJhdGNoLnYxLlRhc2tTZXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiUKE1dhdGNoVGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDImwKFFdhdGNoVGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSEAoIc25hcHNob3QYAyABKAgiUAoQR2V0T3V0cHV0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDQoFaW5kZXgYAiABKAUSDgoGb2Zmc2V0GAMgASgDEg0KBWxpbWl0GAQgASgDIqcCChFHZXRPdXRwdXRSZXNwb25zZRIOCgZzdGRvdXQYASABKAwSDgoGc3RkZXJyGAIgASgMEhMKC3N0ZG91dF9zaXplGAMgASgDEhMKC3N0ZGVycl9zaXplGAQgASgDEhgKEHN0ZG91dF90cnVuY2F0ZWQYBSABKAgSGAoQc3RkZXJyX3RydW5jYXRlZBgGIAEoCBIRCglleGl0X2NvZGUYByABKAUSEQoJdGltZWRfb3V0GAggASgIEhMKC2NwdV9zZWNvbmRzGAkgASgBEhQKDHNsb3Rfc2Vjb25kcxgKIAEoARIPCgdjb3B5X2lkGAsgASgDEg4KBndvcmtlchgMIAEoCRIiCgVzdGF0ZRgNIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZTLmBAoOVGFza1NldFNlcnZpY2USQwoIRGlzY2xvc2USGS5iYXRjaC52MS5EaXNjbG9zZVJlcXVlc3QaGi5iYXRjaC52MS5EaXNjbG9zZVJlc3BvbnNlIgASVwoORGlzY2xvc2VTdHJlYW0SHy5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlcXVlc3QaIC5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlc3BvbnNlIgAoARJACgdSZXF1ZXN0EhguYmF0Y2gudjEuUmVxdWVzdFJlcXVlc3QaGS5iYXRjaC52MS5SZXF1ZXN0UmVzcG9uc2UiABI9CgZDYW5jZWwSFy5iYXRjaC52MS5DYW5jZWxSZXF1ZXN0GhguYmF0Y2gudjEuQ2FuY2VsUmVzcG9uc2UiABJJCgpHZXRUYXNrU2V0EhsuYmF0Y2gudjEuR2V0VGFza1NldFJlcXVlc3QaHC5iYXRjaC52MS5HZXRUYXNrU2V0UmVzcG9uc2UiABJPCgxMaXN0VGFza1NldHMSHS5iYXRjaC52MS5MaXN0VGFza1NldHNSZXF1ZXN0Gh4uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVzcG9uc2UiABJRCgxXYXRjaFRhc2tTZXQSHS5iYXRjaC52MS5XYXRjaFRhc2tTZXRSZXF1ZXN0Gh4uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVzcG9uc2UiADABEkYKCUdldE91dHB1dBIaLmJhdGNoLnYxLkdldE91dHB1dFJlcXVlc3QaGy5iYXRjaC52MS5HZXRPdXRwdXRSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types]);
 
 /**
  * @generated from message batch.v1.DiscloseRequest
@@ -96,6 +96,81 @@ export const DiscloseResponseSchema: GenMessage<DiscloseResponse> = /*@__PURE__*
   messageDesc(file_batch_v1_taskset, 1);
 
 /**
+ * DiscloseStreamRequest is one chunk of a DiscloseStream. The first chunk
+ * carries set_id, name, idempotency_key and request (as in DiscloseRequest);
+ * later chunks carry only tasks.
+ *
+ * @generated from message batch.v1.DiscloseStreamRequest
+ */
+export type DiscloseStreamRequest = Message<"batch.v1.DiscloseStreamRequest"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: repeated batch.v1.TaskSpec tasks = 3;
+   */
+  tasks: TaskSpec[];
+
+  /**
+   * @generated from field: string idempotency_key = 4;
+   */
+  idempotencyKey: string;
+
+  /**
+   * @generated from field: bool request = 5;
+   */
+  request: boolean;
+};
+
+/**
+ * Describes the message batch.v1.DiscloseStreamRequest.
+ * Use `create(DiscloseStreamRequestSchema)` to create a new message.
+ */
+export const DiscloseStreamRequestSchema: GenMessage<DiscloseStreamRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 2);
+
+/**
+ * DiscloseStreamResponse is DiscloseResponse for the whole stream.
+ *
+ * @generated from message batch.v1.DiscloseStreamResponse
+ */
+export type DiscloseStreamResponse = Message<"batch.v1.DiscloseStreamResponse"> & {
+  /**
+   * @generated from field: batch.v1.TaskSet task_set = 1;
+   */
+  taskSet?: TaskSet | undefined;
+
+  /**
+   * @generated from field: int32 first_index = 2;
+   */
+  firstIndex: number;
+
+  /**
+   * @generated from field: int32 count = 3;
+   */
+  count: number;
+
+  /**
+   * @generated from field: bool replayed = 4;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message batch.v1.DiscloseStreamResponse.
+ * Use `create(DiscloseStreamResponseSchema)` to create a new message.
+ */
+export const DiscloseStreamResponseSchema: GenMessage<DiscloseStreamResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 3);
+
+/**
  * @generated from message batch.v1.RequestRequest
  */
 export type RequestRequest = Message<"batch.v1.RequestRequest"> & {
@@ -123,7 +198,7 @@ export type RequestRequest = Message<"batch.v1.RequestRequest"> & {
  * Use `create(RequestRequestSchema)` to create a new message.
  */
 export const RequestRequestSchema: GenMessage<RequestRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 2);
+  messageDesc(file_batch_v1_taskset, 4);
 
 /**
  * @generated from message batch.v1.RequestResponse
@@ -168,7 +243,7 @@ export type RequestResponse = Message<"batch.v1.RequestResponse"> & {
  * Use `create(RequestResponseSchema)` to create a new message.
  */
 export const RequestResponseSchema: GenMessage<RequestResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 3);
+  messageDesc(file_batch_v1_taskset, 5);
 
 /**
  * @generated from message batch.v1.CancelRequest
@@ -192,7 +267,7 @@ export type CancelRequest = Message<"batch.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 4);
+  messageDesc(file_batch_v1_taskset, 6);
 
 /**
  * @generated from message batch.v1.CancelResponse
@@ -239,7 +314,7 @@ export type CancelResponse = Message<"batch.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 5);
+  messageDesc(file_batch_v1_taskset, 7);
 
 /**
  * @generated from message batch.v1.GetTaskSetRequest
@@ -276,7 +351,7 @@ export type GetTaskSetRequest = Message<"batch.v1.GetTaskSetRequest"> & {
  * Use `create(GetTaskSetRequestSchema)` to create a new message.
  */
 export const GetTaskSetRequestSchema: GenMessage<GetTaskSetRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 6);
+  messageDesc(file_batch_v1_taskset, 8);
 
 /**
  * @generated from message batch.v1.GetTaskSetResponse
@@ -303,7 +378,7 @@ export type GetTaskSetResponse = Message<"batch.v1.GetTaskSetResponse"> & {
  * Use `create(GetTaskSetResponseSchema)` to create a new message.
  */
 export const GetTaskSetResponseSchema: GenMessage<GetTaskSetResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 7);
+  messageDesc(file_batch_v1_taskset, 9);
 
 /**
  * @generated from message batch.v1.ListTaskSetsRequest
@@ -334,7 +409,7 @@ export type ListTaskSetsRequest = Message<"batch.v1.ListTaskSetsRequest"> & {
  * Use `create(ListTaskSetsRequestSchema)` to create a new message.
  */
 export const ListTaskSetsRequestSchema: GenMessage<ListTaskSetsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 8);
+  messageDesc(file_batch_v1_taskset, 10);
 
 /**
  * @generated from message batch.v1.ListTaskSetsResponse
@@ -356,7 +431,7 @@ export type ListTaskSetsResponse = Message<"batch.v1.ListTaskSetsResponse"> & {
  * Use `create(ListTaskSetsResponseSchema)` to create a new message.
  */
 export const ListTaskSetsResponseSchema: GenMessage<ListTaskSetsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 9);
+  messageDesc(file_batch_v1_taskset, 11);
 
 /**
  * @generated from message batch.v1.WatchTaskSetRequest
@@ -373,7 +448,7 @@ export type WatchTaskSetRequest = Message<"batch.v1.WatchTaskSetRequest"> & {
  * Use `create(WatchTaskSetRequestSchema)` to create a new message.
  */
 export const WatchTaskSetRequestSchema: GenMessage<WatchTaskSetRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 10);
+  messageDesc(file_batch_v1_taskset, 12);
 
 /**
  * @generated from message batch.v1.WatchTaskSetResponse
@@ -406,7 +481,7 @@ export type WatchTaskSetResponse = Message<"batch.v1.WatchTaskSetResponse"> & {
  * Use `create(WatchTaskSetResponseSchema)` to create a new message.
  */
 export const WatchTaskSetResponseSchema: GenMessage<WatchTaskSetResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 11);
+  messageDesc(file_batch_v1_taskset, 13);
 
 /**
  * @generated from message batch.v1.GetOutputRequest
@@ -440,7 +515,7 @@ export type GetOutputRequest = Message<"batch.v1.GetOutputRequest"> & {
  * Use `create(GetOutputRequestSchema)` to create a new message.
  */
 export const GetOutputRequestSchema: GenMessage<GetOutputRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 12);
+  messageDesc(file_batch_v1_taskset, 14);
 
 /**
  * @generated from message batch.v1.GetOutputResponse
@@ -521,7 +596,7 @@ export type GetOutputResponse = Message<"batch.v1.GetOutputResponse"> & {
  * Use `create(GetOutputResponseSchema)` to create a new message.
  */
 export const GetOutputResponseSchema: GenMessage<GetOutputResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 13);
+  messageDesc(file_batch_v1_taskset, 15);
 
 /**
  * TaskSetService is how users disclose, request and cancel work and read
@@ -541,6 +616,21 @@ export const TaskSetService: GenService<{
     methodKind: "unary";
     input: typeof DiscloseRequestSchema;
     output: typeof DiscloseResponseSchema;
+  },
+  /**
+   * DiscloseStream is Disclose for big sets, which do not fit the unary
+   * call's 16 MiB: the client sends the tasks in chunks (at most 8 MiB each)
+   * and closes its side; the server then stores them all in one transaction
+   * and answers once. A stream that breaks before the client closes it
+   * stores nothing. Idempotency keys and appending (set_id) work as in
+   * Disclose.
+   *
+   * @generated from rpc batch.v1.TaskSetService.DiscloseStream
+   */
+  discloseStream: {
+    methodKind: "client_streaming";
+    input: typeof DiscloseStreamRequestSchema;
+    output: typeof DiscloseStreamResponseSchema;
   },
   /**
    * Request marks tasks requested. A task that already executed while
