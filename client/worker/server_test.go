@@ -23,19 +23,19 @@ import (
 // startReal starts a real server on listen with its data in data.
 func startReal(t *testing.T, data, listen string) *server.Server {
 	t.Helper()
-	s, err := server.New(server.Config{Listen: listen, DataDir: data, Lease: 3 * time.Second, TickInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lerr error
+	var s *server.Server
+	var err error
 	for i := 0; i < 100; i++ { // the old listener's port may linger briefly
-		if lerr = s.Start(); lerr == nil {
+		if s, err = server.New(server.Config{Listen: listen, DataDir: data, Lease: 3 * time.Second, TickInterval: 50 * time.Millisecond}); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if lerr != nil {
-		t.Fatal(lerr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
