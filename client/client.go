@@ -63,6 +63,7 @@ type Client struct {
 	sets    batchv1connect.TaskSetServiceClient
 	billing batchv1connect.BillingServiceClient
 	cluster batchv1connect.ClusterServiceClient
+	users   batchv1connect.UserServiceClient
 }
 
 // New returns a client for cfg.Server. It does not dial; the first call does.
@@ -87,6 +88,7 @@ func New(cfg Config) *Client {
 		sets:    batchv1connect.NewTaskSetServiceClient(hc, base),
 		billing: batchv1connect.NewBillingServiceClient(hc, base),
 		cluster: batchv1connect.NewClusterServiceClient(hc, base),
+		users:   batchv1connect.NewUserServiceClient(hc, base),
 	}
 }
 
