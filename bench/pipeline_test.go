@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -83,17 +82,13 @@ func server(b *testing.B) *client.Client {
 }
 
 func startServer(bin string) (*client.Client, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
 	data, err := os.MkdirTemp("", "batchd-bench-data-")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", data, "--slots", strconv.Itoa(slots))
+	// Port 0: the server picks a free port and prints it (no port closed
+	// and then reused by guess).
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data, "--slots", strconv.Itoa(slots))
 	out := &strings.Builder{}
 	var outMu sync.Mutex
 	w := writerFunc(func(p []byte) (int, error) { outMu.Lock(); defer outMu.Unlock(); return out.Write(p) })
@@ -114,7 +109,17 @@ func startServer(bin string) (*client.Client, error) {
 		os.RemoveAll(data)
 	}
 	deadline := time.Now().Add(time.Minute)
+	addr := ""
 	for {
+		if addr == "" {
+			outMu.Lock()
+			for _, line := range strings.Split(out.String(), "\n") {
+				if rest, ok := strings.CutPrefix(line, "batchd serving on http://"); ok {
+					addr = strings.Fields(rest)[0]
+				}
+			}
+			outMu.Unlock()
+		}
 		// The server writes its admin token on first start.
 		token, _, err := client.ResolveToken(client.TokenSource{DataDir: data, ConfigFile: filepath.Join(data, "no-config"),
 			Env: func(string) (string, bool) { return "", false }})
