@@ -7,7 +7,15 @@ NPM       ?= npm
 BIN       := bin
 GOFLAGS_TEST ?= -race -count=1 -timeout 30m
 
-.PHONY: all build generate checkgenerate web checkweb lint deps-direction test test-go test-web e2e-web bench sim-results clean
+# Node 22 from .ci/setup when the machine's node is older (protoc-gen-es
+# 2.17 requires 22), and go-installed tools (grpcurl), first on PATH.
+NODE_LOCAL := $(firstword $(wildcard $(CURDIR)/.cache/node/node_modules/node-linux-*/bin))
+export PATH := $(if $(NODE_LOCAL),$(NODE_LOCAL):)$(shell $(GO) env GOPATH)/bin:$(PATH)
+
+# The suites `make test` runs, each to the end, in this order.
+SUITES := lint checkgenerate checkweb test-go test-web e2e-web fuzz
+
+.PHONY: all build setup generate checkgenerate web checkweb lint deps-direction test test-go test-web e2e-web fuzz bench sim-results clean
 
 all: build
 
@@ -39,10 +47,15 @@ checkweb: web
 	git diff --exit-code -- web/dist
 	@test -z "$$(git status --porcelain -- web/dist)" || { git status --porcelain -- web/dist; echo "web/dist is stale: run make web"; exit 1; }
 
-## lint: formatting, vet, and the package dependency direction
+## setup: install what a fresh machine lacks (chromium, make, gcc, Node 22, grpcurl, node modules); seconds when all is there
+setup:
+	@bash .ci/setup
+
+## lint: formatting, vet, go.mod/go.sum tidy, and the package dependency direction
 lint: deps-direction
 	@out="$$(gofmt -l $$(git ls-files '*.go'))"; test -z "$$out" || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff >/dev/null || { $(GO) mod tidy -diff; echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 
 ## deps-direction: sched imports nothing of ours; store/client never import server
 deps-direction:
@@ -51,8 +64,18 @@ deps-direction:
 	@bad="$$($(GO) list -deps ./store/... ./client/... | grep -E '^batchd/(server|cmd|store/..*server)')"; \
 	  test -z "$$bad" || { echo "store and client must not import server: $$bad"; exit 1; }
 
-## test: everything CI runs (lint, generated code and page up to date, Go tests with -race, page tests, browser test)
-test: lint checkgenerate checkweb test-go test-web e2e-web
+## test: everything CI runs, after setup: lint, generated code and page up to date, Go tests with -race,
+## page tests, browser test, fuzz. Every suite runs even when one fails; the failures are listed at the end.
+test: setup
+	@passed=0; failed=0; names=""; \
+	for s in $(SUITES); do \
+	  printf '\n==> make %s (%s)\n' "$$s" "$$(date -u +%H:%M:%S)"; \
+	  if $(MAKE) --no-print-directory $$s; then passed=$$((passed+1)); else failed=$$((failed+1)); names="$$names $$s"; fi; \
+	done; \
+	echo; \
+	if [ $$failed -gt 0 ]; then echo "make test: these suites failed:$$names"; fi; \
+	echo "suites: $$passed passed, $$failed failed"; \
+	test $$failed -eq 0
 
 test-go:
 	$(GO) test $(GOFLAGS_TEST) ./...
@@ -63,6 +86,10 @@ test-web: web/node_modules
 ## e2e-web: the page driven in Debian's chromium against a real batchd
 e2e-web: build web/node_modules
 	cd web && BATCHD_BIN=$(CURDIR)/$(BIN)/batchd $(NPM) run e2e
+
+## fuzz: short fuzz runs (a placeholder until the fuzz targets land)
+fuzz:
+	@echo "fuzz: no fuzz targets yet"
 
 ## bench: the scheduler and pipeline benchmarks
 bench:

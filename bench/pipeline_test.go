@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -100,17 +99,13 @@ func serverWith(b *testing.B, n int) *benchServer {
 }
 
 func startServer(bin string, n int) (*benchServer, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
 	data, err := os.MkdirTemp("", "batchd-bench-data-")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", data, "--slots", strconv.Itoa(n), "--drain", "0s")
+	// Port 0: the server picks a free port and prints it (no port closed
+	// and then reused by guess).
+	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data, "--slots", strconv.Itoa(n), "--drain", "0s")
 	if p := os.Getenv("BATCHD_BENCH_CPU_PROFILE"); p != "" {
 		// BATCHD_BENCH_CPU_PROFILE=/tmp/srv go test -bench ...: a CPU
 		// profile of each server, /tmp/srv-SLOTS.pprof.
@@ -137,7 +132,17 @@ func startServer(bin string, n int) (*benchServer, error) {
 		os.RemoveAll(data)
 	}
 	deadline := time.Now().Add(time.Minute)
+	addr := ""
 	for {
+		if addr == "" {
+			outMu.Lock()
+			for _, line := range strings.Split(out.String(), "\n") {
+				if rest, ok := strings.CutPrefix(line, "batchd serving on http://"); ok {
+					addr = strings.Fields(rest)[0]
+				}
+			}
+			outMu.Unlock()
+		}
 		// The server writes its admin token on first start.
 		token, _, err := client.ResolveToken(client.TokenSource{DataDir: data, ConfigFile: filepath.Join(data, "no-config"),
 			Env: func(string) (string, bool) { return "", false }})

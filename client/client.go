@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"batchd/client/jitter"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/sched"
@@ -62,6 +63,7 @@ type Client struct {
 	sets    batchv1connect.TaskSetServiceClient
 	billing batchv1connect.BillingServiceClient
 	cluster batchv1connect.ClusterServiceClient
+	users   batchv1connect.UserServiceClient
 }
 
 // New returns a client for cfg.Server. It does not dial; the first call does.
@@ -86,6 +88,7 @@ func New(cfg Config) *Client {
 		sets:    batchv1connect.NewTaskSetServiceClient(hc, base),
 		billing: batchv1connect.NewBillingServiceClient(hc, base),
 		cluster: batchv1connect.NewClusterServiceClient(hc, base),
+		users:   batchv1connect.NewUserServiceClient(hc, base),
 	}
 }
 
@@ -103,7 +106,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Backoff bounds between retries.
+// Backoff bounds between retries (jitter.Backoff adds jitter below them).
 const (
 	minBackoff = 200 * time.Millisecond
 	maxBackoff = 5 * time.Second
@@ -113,7 +116,8 @@ const (
 // the retry budget is spent. Errors come back as *sched.Error.
 func retry[T any](ctx context.Context, c *Client, call func(context.Context) (T, error)) (T, error) {
 	deadline := time.Now().Add(c.cfg.RetryFor)
-	wait := minBackoff
+	b := jitter.Backoff{Min: minBackoff, Max: maxBackoff}
+	wait := b.Next()
 	for {
 		v, err := call(ctx)
 		err = fromConnect(err)
@@ -123,7 +127,7 @@ func retry[T any](ctx context.Context, c *Client, call func(context.Context) (T,
 		if serr := c.cfg.SleepFunc(ctx, wait); serr != nil {
 			return v, err
 		}
-		wait = min(2*wait, maxBackoff)
+		wait = b.Next()
 	}
 }
 
@@ -576,7 +580,8 @@ var ErrStopWatch = errors.New("stop watch")
 // snapshot) and gives up after WatchRetryFor without a server. Errors: ENOTFOUND,
 // EUNAVAILABLE, ctx.Err(), or fn's error.
 func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) error {
-	wait := minBackoff
+	b := jitter.Backoff{Min: minBackoff, Max: maxBackoff}
+	wait := b.Next()
 	down := time.Time{} // when the server was first found missing
 	for {
 		gotAny, err := c.watchOnce(ctx, set, fn)
@@ -590,7 +595,8 @@ func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate
 			return err
 		}
 		if gotAny {
-			down, wait = time.Time{}, minBackoff
+			b.Reset()
+			down, wait = time.Time{}, b.Next()
 		}
 		if down.IsZero() {
 			down = time.Now()
@@ -604,7 +610,7 @@ func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate
 		if serr := c.cfg.SleepFunc(ctx, wait); serr != nil {
 			return serr
 		}
-		wait = min(2*wait, maxBackoff)
+		wait = b.Next()
 	}
 }
 

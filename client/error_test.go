@@ -54,11 +54,13 @@ func TestFromConnect(t *testing.T) {
 func TestRetryUnreachable(t *testing.T) {
 	t.Parallel()
 	sleeps := 0
+	var waits []time.Duration
 	c := New(Config{
 		Server:   "127.0.0.1:1", // nothing listens on port 1
 		RetryFor: 1 << 40,       // long; the sleep hook ends it
 		SleepFunc: func(ctx context.Context, d time.Duration) error {
 			sleeps++
+			waits = append(waits, d)
 			if sleeps == 3 {
 				return errors.New("enough")
 			}
@@ -71,5 +73,20 @@ func TestRetryUnreachable(t *testing.T) {
 	}
 	if got, want := sleeps, 3; got != want {
 		t.Errorf("sleeps = %d, want %d", got, want)
+	}
+	// The waits double and are jittered below each ceiling: between half
+	// the ceiling and the ceiling, and not all exactly the ceiling.
+	ceil, exact := minBackoff, 0
+	for i, d := range waits {
+		if d < ceil/2 || d > ceil {
+			t.Errorf("wait %d = %v, want in [%v, %v]", i, d, ceil/2, ceil)
+		}
+		if d == ceil {
+			exact++
+		}
+		ceil *= 2
+	}
+	if exact == len(waits) {
+		t.Errorf("waits %v: no jitter", waits)
 	}
 }

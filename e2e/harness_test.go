@@ -7,8 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,18 +59,10 @@ func binaries(t *testing.T) (batchd, batchctl string) {
 	return filepath.Join(binDir, "batchd"), filepath.Join(binDir, "batchctl")
 }
 
-// freeAddr returns a loopback address with a port that was free a moment
-// ago: listen on port 0, note the port, close.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
+// patience bounds a wait for something that must happen, so that a hang
+// fails with a message before go test's -timeout; it is no measurement,
+// and a machine at load 30 stays far inside it.
+const patience = 3 * time.Minute
 
 // syncBuffer is a bytes.Buffer safe for a child's output and the test.
 type syncBuffer struct {
@@ -106,6 +96,9 @@ func startProc(t *testing.T, name, bin string, args ...string) *proc {
 	t.Helper()
 	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	// The child dies with the test binary, however that ends (a -timeout
+	// panic, a SIGKILL): no server or worker outlives a test run.
+	p.cmd.SysProcAttr = childAttr()
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
@@ -138,7 +131,8 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// stop sends SIGTERM, and SIGKILL if the process is still up 5 s later.
+// stop sends SIGTERM, and SIGKILL if the process is still up a minute
+// later (a graceful stop takes well under a second on an idle machine).
 func (p *proc) stop() {
 	if p.exited() {
 		return
@@ -146,7 +140,7 @@ func (p *proc) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		p.kill()
 	}
 }
@@ -190,41 +184,48 @@ func (c *cluster) workerToken() string {
 func startServer(t *testing.T, args ...string) *cluster {
 	t.Helper()
 	batchd, batchctl := binaries(t)
-	c := &cluster{t: t, batchd: batchd, batchctl: batchctl, addr: freeAddr(t), data: filepath.Join(t.TempDir(), "data")}
+	c := &cluster{t: t, batchd: batchd, batchctl: batchctl, data: filepath.Join(t.TempDir(), "data")}
 	c.start(args...)
 	return c
 }
 
-// start (re)starts the server on c's address and data directory.
+// start (re)starts the server on c's data directory. The first start binds
+// a port the kernel picks (127.0.0.1:0) and learns it from the server's
+// "serving on" line, so no port is closed and then reused by guess; a
+// restart binds the same address again, as an operator's restart does.
 func (c *cluster) start(args ...string) {
 	c.t.Helper()
-	all := append([]string{"serve", "--listen", c.addr, "--data", c.data}, args...)
+	listen := c.addr
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	all := append([]string{"serve", "--listen", listen, "--data", c.data}, args...)
 	c.server = startProc(c.t, "batchd serve", c.batchd, all...)
-	c.waitReady(c.server)
+	c.addr = c.waitServing(c.server)
 }
 
 func (c *cluster) url() string { return "http://" + c.addr }
 
-// waitReady polls ClusterService.GetCluster over the Connect protocol until
-// the server answers 200, the process exits, or a minute passes.
-func (c *cluster) waitReady(p *proc) {
+// waitServing waits until the server prints the line `batchd serve` prints
+// once it listens ("batchd serving on URL ..."), and returns its address.
+// It fails when the process exits first. The line is in another process's
+// output, so it polls: there is no clock to inject.
+func (c *cluster) waitServing(p *proc) string {
 	c.t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(patience)
 	for time.Now().Before(deadline) {
-		if p.exited() {
-			c.t.Fatalf("%s exited before it was ready:\n%s", p.name, p.out.String())
-		}
-		res, err := http.Post(c.url()+"/batch.v1.ClusterService/GetCluster", "application/json", strings.NewReader("{}"))
-		if err == nil {
-			res.Body.Close()
-			// Without a token the server answers 401: it is up.
-			if res.StatusCode == http.StatusOK || res.StatusCode == http.StatusUnauthorized {
-				return
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "batchd serving on http://"); ok {
+				return strings.Fields(rest)[0]
 			}
 		}
-		time.Sleep(50 * time.Millisecond) // another process: no clock to inject
+		if p.exited() {
+			c.t.Fatalf("%s exited before it was serving:\n%s", p.name, p.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	c.t.Fatalf("%s not ready after a minute:\n%s", p.name, p.out.String())
+	c.t.Fatalf("%s not serving after %v:\n%s", p.name, patience, p.out.String())
+	return ""
 }
 
 // startWorker starts `batchd worker` against the server.
@@ -240,15 +241,15 @@ type result struct {
 	code           int
 }
 
-// ctl runs batchctl with args against the server. It retries for up to 30 s
-// while the server is unreachable (so it rides out a restart).
+// ctl runs batchctl with args against the server. It retries while the
+// server is unreachable (so it rides out a restart, however slow).
 func (c *cluster) ctl(args ...string) result {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithCancel(c.t.Context())
 	defer cancel()
 	// batchctl finds the admin token in the data directory, as on the
 	// server's own machine.
-	all := append([]string{"--server", c.url(), "--retry", "30s", "--data", c.data, "--config", filepath.Join(c.data, "no-config")}, args...)
+	all := append([]string{"--server", c.url(), "--retry", patience.String(), "--data", c.data, "--config", filepath.Join(c.data, "no-config")}, args...)
 	cmd := exec.CommandContext(ctx, c.batchctl, all...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

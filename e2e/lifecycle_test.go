@@ -23,7 +23,7 @@ func writeFile(t *testing.T, name string, lines ...string) string {
 // the real batchctl against a real batchd, and the bad inputs a person
 // meets on the way.
 func TestLifecycle(t *testing.T) {
-	c := startServer(t, "--slots", "4", "--lease", "2s")
+	c := startServer(t, "--slots", "4")
 
 	// One task from argv; a waited request prints its output and exits
 	// with its status.

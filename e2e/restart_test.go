@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServerKillRestart SIGKILLs the server in the middle of a workload and
@@ -16,7 +15,7 @@ import (
 // finishes and is billed exactly once, a disclose sent while the server was
 // down lands exactly once, and a waiting `batchctl request` rides it out.
 func TestServerKillRestart(t *testing.T) {
-	args := []string{"--slots", "4", "--lease", "2s"}
+	args := []string{"--slots", "4", "--lease", "10s"} // the killed server's copies are lost a lease after the restart
 	c := startServer(t, args...)
 
 	lines := make([]string, 12)
@@ -36,7 +35,7 @@ func TestServerKillRestart(t *testing.T) {
 	}
 
 	// A waiting request for all of set a, started before the kill.
-	waiter := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", "60s", "--json", "request", fmt.Sprint(a.Set.ID))
+	waiter := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", patience.String(), "--json", "request", fmt.Sprint(a.Set.ID))
 	var waitOut, waitErr bytes.Buffer
 	waiter.Stdout, waiter.Stderr = &waitOut, &waitErr
 	if err := waiter.Start(); err != nil {
@@ -46,7 +45,7 @@ func TestServerKillRestart(t *testing.T) {
 
 	// Let part of the work finish and be billed, then kill the server.
 	var before jsonBill
-	waitFor(t, time.Minute, "two bill lines", func() bool {
+	waitFor(t, patience, "two bill lines", func() bool {
 		before = jsonBill{}
 		c.ctlJSON(&before, "bill")
 		return len(before.Lines) >= 2
@@ -55,7 +54,7 @@ func TestServerKillRestart(t *testing.T) {
 
 	// A disclose while the server is down: batchctl retries with the same
 	// idempotency key until the server is back.
-	late := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", "60s", "--json", "disclose", "--name", "late", "--request", "--", "echo", "late")
+	late := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", patience.String(), "--json", "disclose", "--name", "late", "--request", "--", "echo", "late")
 	var lateOut, lateErr bytes.Buffer
 	late.Stdout, late.Stderr = &lateOut, &lateErr
 	if err := late.Start(); err != nil {

@@ -4,19 +4,18 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestWorkerKill kills a `batchd worker` process in the middle of a copy:
 // the server sees its lease lapse, marks the copy lost, and the task runs
 // again on the other worker and is billed once, for the winning copy.
 func TestWorkerKill(t *testing.T) {
-	c := startServer(t, "--slots", "0", "--lease", "2s")
+	c := startServer(t, "--slots", "0", "--lease", "10s") // the killed worker's copy is lost a lease later
 	workers := map[string]*proc{
 		"wa": c.startWorker("wa", 1),
 		"wb": c.startWorker("wb", 1),
 	}
-	waitFor(t, time.Minute, "two workers up", func() bool {
+	waitFor(t, patience, "two workers up", func() bool {
 		var cl struct {
 			Workers []struct {
 				ID    string `json:"id"`
@@ -38,7 +37,7 @@ func TestWorkerKill(t *testing.T) {
 	task := fmt.Sprintf("%d/0", d.Set.ID)
 
 	var first jsonCopy
-	waitFor(t, time.Minute, "a running copy", func() bool {
+	waitFor(t, patience, "a running copy", func() bool {
 		var st jsonStatus
 		c.ctlJSON(&st, "status", fmt.Sprint(d.Set.ID))
 		for _, cp := range st.Tasks[0].Copies {
@@ -90,14 +89,14 @@ func TestWorkerKill(t *testing.T) {
 // restarted server, and hands over the result, so the task is neither run
 // twice nor billed twice.
 func TestServerRestartKeepsRemoteWork(t *testing.T) {
-	args := []string{"--slots", "0", "--lease", "5s"}
+	args := []string{"--slots", "0", "--lease", "60s"} // the worker has a lease to register again after the restart
 	c := startServer(t, args...)
 	c.startWorker("remote", 1)
 
 	var d jsonDisclose
 	c.ctlJSON(&d, "disclose", "--request", "--no-speculation", "--", "sh", "-c", `sleep 3; echo "copy $BATCH_COPY_ID"`)
 	var first jsonCopy
-	waitFor(t, time.Minute, "a running copy", func() bool {
+	waitFor(t, patience, "a running copy", func() bool {
 		var st jsonStatus
 		c.ctlJSON(&st, "status", fmt.Sprint(d.Set.ID))
 		for _, cp := range st.Tasks[0].Copies {

@@ -53,10 +53,15 @@ import (
 
 // Config configures a Server. Zero values mean the defaults.
 type Config struct {
-	// Listen is the address Start listens on (default "localhost:8080";
-	// "127.0.0.1:0" picks a free port).
+	// Listen is the address to listen on ("127.0.0.1:0" picks a free
+	// port). New opens it before it touches the data directory, so a busy
+	// port creates nothing. Empty: New does not listen, and Start listens
+	// on "localhost:8080".
 	Listen string
+	// Listener, when set, is used instead of Listen (the server closes it).
+	Listener net.Listener
 	// DataDir holds the SQLite database batchd.db (created 0700). Required.
+	// The server holds it locked (LockFile) from New to Close.
 	DataDir string
 	// Lease is how long a worker may stay silent before its copies are
 	// lost (default 15 s); workers heartbeat every Lease/3.
@@ -155,17 +160,19 @@ type Server struct {
 	loopDone chan struct{}
 	// kick asks the dispatch loop to run the scheduler now (decideSoon).
 	kick chan struct{}
+	// lock is the open, flocked LockFile (see New); Close releases it.
+	lock *os.File
 }
 
-// New opens the store in cfg.DataDir, rebuilds the scheduler from it and
-// builds the handlers. Call Start to listen, or serve Handler yourself and
-// call DispatchOnce; Close releases everything.
-func New(cfg Config) (*Server, error) {
+// New listens on cfg.Listen (when set), locks cfg.DataDir, opens the store
+// in it, rebuilds the scheduler from it and builds the handlers, in that
+// order: a busy port, or a data directory that another server holds
+// (ErrDataDirInUse), fails before anything is created. Call Start to serve,
+// or serve Handler yourself and call DispatchOnce; Close releases
+// everything.
+func New(cfg Config) (srv *Server, err error) {
 	if cfg.DataDir == "" {
 		return nil, sched.Errorf(sched.EINVALID, "no data directory")
-	}
-	if cfg.Listen == "" {
-		cfg.Listen = "localhost:8080"
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 15 * time.Second
@@ -207,9 +214,34 @@ func New(cfg Config) (*Server, error) {
 				cfg.Prices.SlotSecond, cfg.Prices.CPUSecond)
 		}
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data directory: %w", err)
+	ln := cfg.Listener
+	if ln == nil && cfg.Listen != "" {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		}
 	}
+	lock, cleanup, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	// From here on a failure closes what it opened, in reverse.
+	var db *store.DB
+	defer func() {
+		if err == nil {
+			return
+		}
+		if db != nil {
+			db.Close()
+		}
+		lock.Close()
+		cleanup()
+		if ln != nil {
+			ln.Close()
+		}
+	}()
 	if fi, err := os.Stat(cfg.DataDir); err == nil && fi.Mode().Perm()&0o077 != 0 {
 		cfg.Logger.Warn("the data directory is open to other local users; it holds everyone's task specs and outputs (chmod 700 it)",
 			"dir", cfg.DataDir, "mode", fi.Mode().Perm().String())
@@ -223,26 +255,24 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("create database file: %w", err)
 	}
 	f.Close()
-	db := store.NewDB(dbPath)
+	db = store.NewDB(dbPath)
 	db.Now, db.OutputCap, db.Prices = cfg.Now, cfg.OutputCap, cfg.Prices
 	if err := db.Open(); err != nil {
+		db = nil
 		return nil, err
 	}
 	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{},
 		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now(),
-		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst)}
+		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock}
 	tok, err := store.NewToken()
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	s.localWorkerToken, s.localWorkerHash = tok, store.HashToken(tok)
 	if err := s.firstAdmin(context.Background()); err != nil {
-		db.Close()
 		return nil, err
 	}
 	if err := s.rebuild(context.Background()); err != nil {
-		db.Close()
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
@@ -364,14 +394,18 @@ func (s *Server) routes() http.Handler {
 // the page), for tests that serve it with httptest.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Start listens on cfg.Listen (Connect, gRPC and gRPC-Web over HTTP/1.1 and
-// h2c) and starts the dispatch loop. It returns once the port is open.
+// Start serves on the listener New opened (Connect, gRPC and gRPC-Web over
+// HTTP/1.1 and h2c), or listens on localhost:8080 when Config.Listen was
+// empty, and starts the dispatch loop. It returns once the port is open.
 func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	if s.ln == nil {
+		ln, err := net.Listen("tcp", "localhost:8080")
+		if err != nil {
+			return fmt.Errorf("listen on localhost:8080: %w", err)
+		}
+		s.ln = ln
 	}
-	s.ln = ln
+	ln := s.ln
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true) // h2c: gRPC clients without TLS
@@ -414,7 +448,7 @@ func (s *Server) StartLoop() {
 	}()
 }
 
-// URL is the base URL the server listens on after Start ("" before).
+// URL is the base URL the server listens on ("" before it listens).
 func (s *Server) URL() string {
 	if s.ln == nil {
 		return ""
@@ -422,7 +456,7 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String()
 }
 
-// Addr is the address the server listens on after Start.
+// Addr is the address the server listens on (nil before it listens).
 func (s *Server) Addr() net.Addr {
 	if s.ln == nil {
 		return nil
@@ -431,7 +465,8 @@ func (s *Server) Addr() net.Addr {
 }
 
 // Close ends streams, stops the listener (waiting up to 5 s for calls in
-// flight), stops the dispatch loop and closes the store.
+// flight), stops the dispatch loop, closes the store and releases the data
+// directory.
 func (s *Server) Close() error {
 	s.closeMu.Lock()
 	if s.closed {
@@ -449,13 +484,21 @@ func (s *Server) Close() error {
 		if err != nil {
 			s.httpSrv.Close()
 		}
+	} else if s.ln != nil {
+		s.ln.Close() // New listened, Start never served
 	}
 	if s.loopDone != nil {
 		<-s.loopDone
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return errors.Join(err, s.db.Close())
+	err = errors.Join(err, s.db.Close())
+	// The lock goes last, after the database is closed, so the next server
+	// on this directory finds it quiet.
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return err
 }
 
 // DB returns the server's store (for tests and tools in this module).

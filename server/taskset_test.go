@@ -227,15 +227,15 @@ func TestOutputCap(t *testing.T) {
 	}
 }
 
-// A set of 100,000 tasks discloses, pages, requests and cancels in one call
-// each.
+// A set of 20,000 tasks discloses, pages, requests and cancels in one call
+// each. BenchmarkBigSet times 100,000; a test asserts no time.
 func TestBigSet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("big set")
 	}
 	t.Parallel()
 	b := setup(t, options{})
-	const n = 100_000
+	const n = 20_000
 	tasks := make([]*batchv1.TaskSpec, n)
 	for i := range tasks {
 		tasks[i] = &batchv1.TaskSpec{Argv: []string{"true"}}
@@ -246,7 +246,7 @@ func TestBigSet(t *testing.T) {
 	}
 	seen, token := 0, ""
 	for {
-		page := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id, PageSize: 10000, PageToken: token}))
+		page := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id, PageSize: 2000, PageToken: token}))
 		for _, task := range page.Tasks {
 			if int(task.Index) != seen {
 				t.Fatalf("task %d at position %d", task.Index, seen)

@@ -58,15 +58,15 @@ func (w *fakeWorker) open() {
 }
 
 // next returns the next assignment that changes something, failing after
-// 10 s.
+// patience (a bound on a hang, not a measurement).
 func (w *fakeWorker) next() *batchv1.AssignmentsResponse {
 	w.t.Helper()
 	for {
 		var m *batchv1.AssignmentsResponse
 		select {
 		case m = <-w.got:
-		case <-time.After(10 * time.Second):
-			w.t.Fatalf("worker %s: no assignment", w.name)
+		case <-time.After(patience):
+			w.t.Fatalf("worker %s: no assignment in %v", w.name, patience)
 		}
 		switch a := m.Action.(type) {
 		case *batchv1.AssignmentsResponse_Start:

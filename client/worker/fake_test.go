@@ -130,7 +130,7 @@ func (f *fakeServer) bump() {
 // waitFor waits until cond (called with f.mu held) holds, or fails.
 func (f *fakeServer) waitFor(what string, cond func() bool) {
 	f.t.Helper()
-	deadline := time.NewTimer(20 * time.Second)
+	deadline := time.NewTimer(patience)
 	defer deadline.Stop()
 	for {
 		f.mu.Lock()

@@ -23,19 +23,19 @@ import (
 // startReal starts a real server on listen with its data in data.
 func startReal(t *testing.T, data, listen string) *server.Server {
 	t.Helper()
-	s, err := server.New(server.Config{Listen: listen, DataDir: data, Lease: 3 * time.Second, TickInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lerr error
+	var s *server.Server
+	var err error
 	for i := 0; i < 100; i++ { // the old listener's port may linger briefly
-		if lerr = s.Start(); lerr == nil {
+		if s, err = server.New(server.Config{Listen: listen, DataDir: data, Lease: 3 * time.Second, TickInterval: 50 * time.Millisecond}); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if lerr != nil {
-		t.Fatal(lerr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -44,7 +44,7 @@ func startReal(t *testing.T, data, listen string) *server.Server {
 // waitFile polls for path to exist with a complete line and returns it.
 func waitFile(t *testing.T, path string) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a bound on a hang, not a measurement
 	for {
 		b, err := os.ReadFile(path)
 		if err == nil && strings.HasSuffix(string(b), "\n") {
@@ -69,7 +69,7 @@ func TestRealServerRestart(t *testing.T) {
 	addr := s1.Addr().String()
 	url := "http://" + addr
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	// A stored worker token outlives the server process (the embedded
 	// slots' in-memory one would not).
@@ -103,7 +103,7 @@ func TestRealServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The copy ends while no server listens; the agent holds its result.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // a bound on a hang, not a measurement
 	for {
 		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); os.IsNotExist(err) {
 			break
@@ -155,7 +155,7 @@ func TestRealServerRestart(t *testing.T) {
 func TestRealServerRefusesWorker(t *testing.T) {
 	t.Parallel()
 	s := startReal(t, t.TempDir(), "127.0.0.1:0")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, userTok, err := s.DB().AddUser(ctx, store.AddUserInput{Name: "alice", Role: store.RoleUser})
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"batchd/client/jitter"
 	batchv1 "batchd/proto/batch/v1"
 
 	"connectrpc.com/connect"
@@ -884,19 +885,17 @@ func (a *agent) deliver(c *copyRun) {
 	}
 }
 
-// backoff yields 0.2 s, 0.4 s, ... up to 5 s.
-type backoff struct{ d time.Duration }
+// backoff yields waits of about 0.2 s, 0.4 s, ... up to 5 s, jittered.
+type backoff struct{ b jitter.Backoff }
 
+// next is the wait before the next try: jittered, doubling from backoffMin
+// to backoffMax.
 func (b *backoff) next() time.Duration {
-	if b.d == 0 {
-		b.d = backoffMin
-	} else if b.d *= 2; b.d > backoffMax {
-		b.d = backoffMax
-	}
-	return b.d
+	b.b.Min, b.b.Max = backoffMin, backoffMax
+	return b.b.Next()
 }
 
-func (b *backoff) reset() { b.d = 0 }
+func (b *backoff) reset() { b.b.Reset() }
 
 // secretEnv names the variables that hold tokens (client.WorkerTokenEnv
 // and client.TokenEnv), which copies never inherit: with the worker token

@@ -4,11 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +19,11 @@ import (
 
 	"connectrpc.com/connect"
 )
+
+// patience bounds a wait for something that must happen, so that a hang
+// fails with a message before go test's -timeout; it is no measurement,
+// and a machine at load 30 stays far inside it.
+const patience = 3 * time.Minute
 
 // bundle is one agent running against one fake server.
 type bundle struct {
@@ -37,6 +44,13 @@ func setup(t *testing.T, tweak func(*fakeServer)) *bundle {
 
 // setupWith is setup with a hook to adjust the agent's Config.
 func setupWith(t *testing.T, tweak func(*fakeServer), tweakCfg func(*Config)) *bundle {
+	t.Helper()
+	return setupAgent(t, tweak, tweakCfg, nil)
+}
+
+// setupAgent is setupWith with a hook to adjust the agent before it runs
+// (its clock, say).
+func setupAgent(t *testing.T, tweak func(*fakeServer), tweakCfg func(*Config), tweakAgent func(*agent)) *bundle {
 	t.Helper()
 	srv := newFakeServer(t)
 	if tweak != nil {
@@ -59,6 +73,9 @@ func setupWith(t *testing.T, tweak func(*fakeServer), tweakCfg func(*Config)) *b
 	if err != nil {
 		t.Fatal(err)
 	}
+	if tweakAgent != nil {
+		tweakAgent(a)
+	}
 	b.a = a
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel
@@ -67,7 +84,7 @@ func setupWith(t *testing.T, tweak func(*fakeServer), tweakCfg func(*Config)) *b
 		cancel()
 		select {
 		case <-b.done:
-		case <-time.After(30 * time.Second):
+		case <-time.After(patience):
 			t.Error("agent did not stop")
 		}
 		reapState(t, a.stateDir)
@@ -84,7 +101,7 @@ func (b *bundle) stop() error {
 	case err := <-b.done:
 		b.done <- err // for Cleanup
 		return err
-	case <-time.After(30 * time.Second):
+	case <-time.After(patience):
 		b.t.Fatal("agent did not stop")
 		return nil
 	}
@@ -103,7 +120,7 @@ func reapState(t *testing.T, state string) {
 // eventually polls cond (for state outside the fake server: /proc, files).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(patience)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -408,35 +425,59 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// testClock is a clock that moves only when the test says.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestTimeoutExcludesSuspension: the timeout counts run time only. A copy
+// suspended for an hour past its 0.5 s timeout does not time out; resumed,
+// it times out once its run time passes 0.5 s, and reports that run time.
+// The agent's clock is the test's, so the machine's load changes nothing.
 func TestTimeoutExcludesSuspension(t *testing.T) {
 	t.Parallel()
-	b := setup(t, nil)
+	clk := &testClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	b := setupAgent(t, func(f *fakeServer) { f.hb = 0.05 }, nil, func(a *agent) { a.now = clk.Now })
 	pidFile := filepath.Join(b.dir, "pid")
 	spec := sh(`echo $$ > ` + pidFile + `; exec sleep 1000`)
 	spec.TimeoutSeconds = 0.5
-	t0 := time.Now()
 	b.srv.startCopy(1, 0, spec)
 	pid := readPIDs(t, pidFile, 1)[0]
+	clk.Advance(200 * time.Millisecond) // run time 0.2 s
 	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: 1}})
 	eventually(t, "state T", func() bool { st, _ := readProcStat(pid); return st.State == 'T' })
-	stoppedAt := time.Now()
-	// Suspended for twice the timeout: it must not time out meanwhile.
-	time.Sleep(time.Second)
+	clk.Advance(time.Hour)
+	// Give the agent's monitor (20 ms polls) time to look at the new clock:
+	// a few heartbeats go by meanwhile.
+	b.srv.mu.Lock()
+	n := len(b.srv.heartbeats)
+	b.srv.mu.Unlock()
+	b.srv.waitFor("heartbeats while suspended", func() bool { return len(b.srv.heartbeats) >= n+3 })
 	if n := b.srv.reportCount(1); n != 0 {
 		t.Fatalf("copy reported while suspended (%d reports)", n)
 	}
-	resumedAt := time.Now()
 	b.srv.send(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: 1}})
+	eventually(t, "running again", func() bool { st, _ := readProcStat(pid); return st.State != 'T' })
+	clk.Advance(time.Second) // run time 1.2 s: past the timeout
 	r := b.srv.report(1)
-	wall := time.Since(t0)
 	if !r.TimedOut || r.ExitCode != 124 {
 		t.Errorf("timed_out = %v, exit_code = %d; want true, 124", r.TimedOut, r.ExitCode)
 	}
-	// The agent stopped the copy before stoppedAt and resumed it after
-	// resumedAt, so its run time, suspension excluded, is at most the wall
-	// time minus that interval, whatever the machine's load.
-	if max := (wall - resumedAt.Sub(stoppedAt)).Seconds(); r.RunSeconds < 0.5 || r.RunSeconds > max {
-		t.Errorf("run_seconds = %v, want in [0.5, %v] (wall %v minus the suspended second)", r.RunSeconds, max, wall)
+	if got, want := r.RunSeconds, 1.2; math.Abs(got-want) > 1e-6 {
+		t.Errorf("run_seconds = %v, want %v (0.2 s before the suspension, 1 s after)", got, want)
 	}
 }
 

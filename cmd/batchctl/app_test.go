@@ -38,7 +38,7 @@ type env struct {
 func newEnv(t *testing.T, slots int) *env {
 	t.Helper()
 	data := t.TempDir()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: data, Lease: 2 * time.Second})
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: data})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func newEnv(t *testing.T, slots int) *env {
 // run runs batchctl with args; it returns stdout, stderr and the exit status.
 func (e *env) run(args ...string) (string, string, int) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(e.t.Context())
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	pre := []string{"batchctl", "--server", e.url, "--data", e.data, "--config", filepath.Join(e.data, "no-config")}

@@ -5,21 +5,10 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-
-	"batchd/client"
-	batchv1 "batchd/proto/batch/v1"
-	"batchd/proto/batch/v1/batchv1connect"
 )
 
 // usersCommand is `batchctl users`: the admin RPCs of UserService.
 func usersCommand() *cli.Command {
-	call := func(c *cli.Context) batchv1connect.UserServiceClient {
-		token, _, err := client.ResolveToken(client.TokenSource{Flag: c.String("token"), ConfigFile: c.String("config"), DataDir: c.String("data")})
-		if err != nil {
-			fmt.Fprintf(c.App.ErrWriter, "batchctl: warning: %v (calling without a token)\n", err)
-		}
-		return batchv1connect.NewUserServiceClient(client.WithToken(nil, token), newClient(c).Server())
-	}
 	one := func(c *cli.Context, usage string) (string, error) {
 		if c.NArg() != 1 {
 			return "", usageErr("usage: %s", usage)
@@ -40,20 +29,20 @@ func usersCommand() *cli.Command {
    batchctl users revoke alice         # her tokens fail from the next call`,
 		Subcommands: []*cli.Command{
 			{Name: "whoami", Usage: "show the user and role of your token", Flags: []cli.Flag{jsonFlag()}, Action: func(c *cli.Context) error {
-				res, err := call(c).WhoAmI(c.Context, &batchv1.WhoAmIRequest{})
+				name, role, err := newClient(c).WhoAmI(c.Context)
 				if err != nil {
-					return client.FromConnect(err)
+					return err
 				}
 				if asJSON(c) {
-					return writeJSON(c.App.Writer, map[string]string{"name": res.Name, "role": res.Role})
+					return writeJSON(c.App.Writer, map[string]string{"name": name, "role": role})
 				}
-				fmt.Fprintf(c.App.Writer, "%s (%s)\n", res.Name, res.Role)
+				fmt.Fprintf(c.App.Writer, "%s (%s)\n", name, role)
 				return nil
 			}},
 			{Name: "list", Usage: "list users", Flags: []cli.Flag{jsonFlag()}, Action: func(c *cli.Context) error {
-				res, err := call(c).ListUsers(c.Context, &batchv1.ListUsersRequest{})
+				users, err := newClient(c).ListUsers(c.Context)
 				if err != nil {
-					return client.FromConnect(err)
+					return err
 				}
 				type userView struct {
 					Name      string     `json:"name"`
@@ -63,10 +52,10 @@ func usersCommand() *cli.Command {
 					RevokedAt *time.Time `json:"revoked_at,omitempty"`
 				}
 				var vs []userView
-				for _, u := range res.Users {
-					v := userView{Name: u.Name, Role: u.Role, Tokens: u.Tokens, CreatedAt: u.CreatedAt.AsTime()}
-					if u.RevokedAt != nil {
-						r := u.RevokedAt.AsTime()
+				for _, u := range users {
+					v := userView{Name: u.Name, Role: u.Role, Tokens: u.Tokens, CreatedAt: u.CreatedAt}
+					if !u.RevokedAt.IsZero() {
+						r := u.RevokedAt
 						v.RevokedAt = &r
 					}
 					vs = append(vs, v)
@@ -96,12 +85,12 @@ func usersCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					res, err := call(c).AddUser(c.Context, &batchv1.AddUserRequest{Name: name, Role: c.String("role")})
+					u, token, err := newClient(c).AddUser(c.Context, name, c.String("role"))
 					if err != nil {
-						return client.FromConnect(err)
+						return err
 					}
-					fmt.Fprintf(c.App.ErrWriter, "created %s %q; its token (shown only now):\n", res.User.Role, res.User.Name)
-					fmt.Fprintln(c.App.Writer, res.Token)
+					fmt.Fprintf(c.App.ErrWriter, "created %s %q; its token (shown only now):\n", u.Role, u.Name)
+					fmt.Fprintln(c.App.Writer, token)
 					return nil
 				}},
 			{Name: "token", Usage: "mint another token for a user (shown only now)", ArgsUsage: "NAME", Action: func(c *cli.Context) error {
@@ -109,11 +98,11 @@ func usersCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				res, err := call(c).NewToken(c.Context, &batchv1.NewTokenRequest{Name: name})
+				token, err := newClient(c).NewToken(c.Context, name)
 				if err != nil {
-					return client.FromConnect(err)
+					return err
 				}
-				fmt.Fprintln(c.App.Writer, res.Token)
+				fmt.Fprintln(c.App.Writer, token)
 				return nil
 			}},
 			{Name: "revoke", Usage: "revoke a user and all its tokens", ArgsUsage: "NAME", Action: func(c *cli.Context) error {
@@ -121,8 +110,8 @@ func usersCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				if _, err := call(c).RevokeUser(c.Context, &batchv1.RevokeUserRequest{Name: name}); err != nil {
-					return client.FromConnect(err)
+				if err := newClient(c).RevokeUser(c.Context, name); err != nil {
+					return err
 				}
 				fmt.Fprintf(c.App.Writer, "revoked %q\n", name)
 				return nil

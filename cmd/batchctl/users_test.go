@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/csv"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,5 +59,36 @@ func TestUsersAndBill(t *testing.T) {
 	e.ok("users", "revoke", "alice")
 	if _, _, code := alice.run("status"); code != exitAuth {
 		t.Fatalf("revoked alice: exit %d, want %d", code, exitAuth)
+	}
+}
+
+// batchctl users goes through the typed client like every other command:
+// with an unreadable token file it warns once (not once per client it
+// builds) and exits with the auth status; a listing shows the users'
+// domain fields.
+func TestUsersThroughClient(t *testing.T) {
+	e := newEnv(t, 0)
+	nobody := &env{t: t, url: e.url, data: t.TempDir(), srv: e.srv}
+	// The config file batchctl reads is a directory: a token source that
+	// fails.
+	if err := os.Mkdir(filepath.Join(nobody.data, "no-config"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := nobody.run("users", "whoami")
+	if code != exitAuth {
+		t.Fatalf("users whoami without a token: exit %d, want %d", code, exitAuth)
+	}
+	if n := strings.Count(errOut, "warning:"); n != 1 {
+		t.Errorf("users whoami without a token warned %d times, want once:\n%s", n, errOut)
+	}
+	e.ok("users", "add", "--role", "worker", "box")
+	var list []struct {
+		Name   string `json:"name"`
+		Role   string `json:"role"`
+		Tokens int32  `json:"tokens"`
+	}
+	e.json(&list, "users", "list")
+	if len(list) != 2 || list[1].Name != "box" || list[1].Role != "worker" || list[1].Tokens != 1 {
+		t.Fatalf("users list = %+v, want admin and the worker box with one token", list)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -24,14 +23,14 @@ import (
 // NotifyContext cancels the context): the command returns nil.
 func TestServe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	sctx, stop := context.WithCancel(ctx)
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
 		done <- newApp(outW, io.Discard).RunContext(sctx, []string{"batchd", "serve",
-			"--listen", "127.0.0.1:0", "--data", dir, "--slots", "1", "--output-cap", "1KiB", "--lease", "5s"})
+			"--listen", "127.0.0.1:0", "--data", dir, "--slots", "1", "--output-cap", "1KiB", "--lease", "30s"})
 		outW.Close()
 	}()
 	urls := make(chan string, 1)

@@ -49,7 +49,7 @@ func TestWorkerCommandStop(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, wtok, err := srv.DB().AddUser(ctx, store.AddUserInput{Name: "wk", Role: store.RoleWorker})
 	if err != nil {
