@@ -212,10 +212,32 @@ func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			i.logCall(ctx, req.Spec().Procedure, start, err)
 			return nil, err
 		}
+		if CallerFrom(ctx).Role != store.RoleWorker && !apiWriteProcedures[req.Spec().Procedure] {
+			// API calls take turns (apiSlots): however many clients call
+			// at once, they use at most that many threads, and the
+			// dispatch path never waits for a processor behind them.
+			select {
+			case i.s.apiSlots <- struct{}{}:
+			case <-ctx.Done():
+				err := connect.NewError(connect.CodeCanceled, ctx.Err())
+				i.logCall(ctx, req.Spec().Procedure, start, err)
+				return nil, err
+			}
+			defer func() { <-i.s.apiSlots }()
+		}
 		res, err := next(ctx, req)
 		i.logCall(ctx, req.Spec().Procedure, start, err)
 		return res, err
 	}
+}
+
+// apiWriteProcedures are the API calls that do not take an apiSlots
+// turn: they queue in the API lane (apiWrite), which carries them out in
+// batches, and would otherwise hold a turn while they wait for it.
+var apiWriteProcedures = map[string]bool{
+	batchv1connect.TaskSetServiceDiscloseProcedure: true,
+	batchv1connect.TaskSetServiceRequestProcedure:  true,
+	batchv1connect.TaskSetServiceCancelProcedure:   true,
 }
 
 // WrapStreamingClient leaves client streams alone (server-side interceptor).

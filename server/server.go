@@ -35,6 +35,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,6 +106,12 @@ type Config struct {
 	// rate: no cap). Worker tokens are not limited.
 	RequestRate  float64
 	RequestBurst int
+	// APIConcurrency is how many unary API calls (all but the worker
+	// protocol and streams) run at once; more wait their turn (default:
+	// half the processors, at least 1). It keeps CPU for dispatch: the
+	// local slots, worker reports and the scheduler never wait behind
+	// API traffic for a processor.
+	APIConcurrency int
 }
 
 // Server is one batchd server: store, scheduler, handlers and listener.
@@ -138,6 +145,9 @@ type Server struct {
 
 	watch   *broker
 	metrics *metrics
+	// apiSlots bounds the API calls (not the worker protocol) running at
+	// once (Config.APIConcurrency).
+	apiSlots chan struct{}
 	dm      dispatchMetrics
 	limits  *rateLimiter
 
@@ -205,6 +215,9 @@ func New(cfg Config) (srv *Server, err error) {
 	if cfg.RequestRate == 0 {
 		cfg.RequestRate = DefaultRequestRate
 	}
+	if cfg.APIConcurrency <= 0 {
+		cfg.APIConcurrency = max(1, runtime.GOMAXPROCS(0)/2)
+	}
 	if cfg.RequestBurst <= 0 {
 		cfg.RequestBurst = DefaultRequestBurst
 	}
@@ -263,7 +276,8 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{},
 		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now(),
-		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock}
+		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
+		apiSlots: make(chan struct{}, cfg.APIConcurrency)}
 	tok, err := store.NewToken()
 	if err != nil {
 		return nil, err
