@@ -15,7 +15,8 @@ import (
 type taskSetHandler struct{ s *Server }
 
 // Disclose validates the specs, stores them (or replays the idempotency
-// key's first answer), tells the scheduler and runs it.
+// key's first answer; the same key with other content is AlreadyExists),
+// tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
 	if len(req.Tasks) == 0 {
@@ -42,10 +43,15 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
+	in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
+		Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request}
+	if in.IdempotencyKey != "" {
+		in.RequestHash = in.Hash()
+	}
 	s.mu.Lock()
 	replay := false
 	if req.IdempotencyKey != "" {
-		known, err := s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey)
+		known, err := s.db.IdempotencyKeyKnown(ctx, owner, req.IdempotencyKey, in.RequestHash)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, s.connectError(ctx, err)
@@ -58,8 +64,7 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 			return nil, s.connectError(ctx, err)
 		}
 	}
-	res, err := s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(req.SetId), Name: req.Name,
-		Tasks: specs, IdempotencyKey: req.IdempotencyKey, Request: req.Request})
+	res, err := s.db.Disclose(ctx, in)
 	if err == nil && !res.Replayed {
 		infos := make([]sched.TaskInfo, len(specs))
 		idx := make([]int32, len(specs))
