@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"connectrpc.com/connect"
@@ -28,8 +29,8 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if len(req.Name) > store.MaxNameBytes || len(req.IdempotencyKey) > store.MaxIdempotencyKeyBytes {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes))
 	}
-	if req.SetId < 0 {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "set_id must not be negative"))
+	if err := checkSetID("set_id", req.SetId); err != nil {
+		return nil, s.connectError(ctx, err)
 	}
 	specs := make([]sched.TaskSpec, len(req.Tasks))
 	for i, t := range req.Tasks {
@@ -119,6 +120,9 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if len(req.Indexes) > 0 && req.All {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name tasks or set all, not both"))
 	}
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -169,6 +173,9 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
 	}
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -205,6 +212,9 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 // GetTaskSet returns the set and a page of its tasks.
 func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetRequest) (*batchv1.GetTaskSetResponse, error) {
 	s := h.s
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkPageSize(req.PageSize)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	var states []sched.TaskState
 	for _, p := range req.States {
 		st, ok := taskStateFromProto(p)
@@ -228,6 +238,9 @@ func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetR
 // ListTaskSets returns a page of the caller's sets, newest first.
 func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskSetsRequest) (*batchv1.ListTaskSetsResponse, error) {
 	s := h.s
+	if err := checkPageSize(req.PageSize); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner := callerFrom(ctx)
 	if req.AllOwners {
 		if !isAdmin(ctx) {
@@ -250,6 +263,9 @@ func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskS
 // the others, saying why).
 func (h taskSetHandler) GetOutput(ctx context.Context, req *batchv1.GetOutputRequest) (*batchv1.GetOutputResponse, error) {
 	s := h.s
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndex("index", req.Index), checkOutputRange(req.Offset, req.Limit)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -284,6 +300,9 @@ const DefaultWatchKeepalive = 15 * time.Second
 // set's summary with no tasks (a keepalive).
 func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTaskSetRequest, stream *connect.ServerStream[batchv1.WatchTaskSetResponse]) error {
 	s := h.s
+	if err := checkSetID("set_id", req.SetId); err != nil {
+		return s.connectError(ctx, err)
+	}
 	id := sched.SetID(req.SetId)
 	owner, err := s.ownerFor(ctx, id)
 	if err != nil {

@@ -748,12 +748,14 @@ func scanCopy(r scanner) (sched.Copy, error) {
 
 // GetOutput returns the output of a requested task: finished, or canceled
 // after its request with a kept result. offset and limit select a byte range
-// of each stream (limit 0 = DefaultOutputRead). Errors: ENOTFOUND,
+// of each stream (limit 0 = DefaultOutputRead). Errors: EINVALID (offset
+// or limit negative or beyond MaxOutputOffset), ENOTFOUND,
 // EFAILEDPRECONDITION (the task is not requested or has no result yet).
 func (db *DB) GetOutput(ctx context.Context, owner string, ref sched.TaskRef, offset, limit int64) (sched.Output, error) {
 	var out sched.Output
-	if offset < 0 || limit < 0 {
-		return out, sched.Errorf(sched.EINVALID, "offset and limit must not be negative")
+	if offset < 0 || limit < 0 || offset > MaxOutputOffset || limit > MaxOutputOffset {
+		// Bounded so that offset+1 and offset+limit never overflow in SQL.
+		return out, sched.Errorf(sched.EINVALID, "offset %d and limit %d must be between 0 and %d bytes", offset, limit, int64(MaxOutputOffset))
 	}
 	if limit == 0 {
 		limit = DefaultOutputRead
