@@ -7,7 +7,7 @@ NPM       ?= npm
 BIN       := bin
 GOFLAGS_TEST ?= -race -count=1 -timeout 30m
 
-.PHONY: all build generate checkgenerate web checkweb lint deps-direction test test-go test-web e2e-web bench sim-results clean
+.PHONY: all build generate checkgenerate web checkweb lint deps-direction test test-go test-web e2e-web fuzz bench sim-results clean
 
 all: build
 
@@ -63,6 +63,18 @@ test-web: web/node_modules
 ## e2e-web: the page driven in Debian's chromium against a real batchd
 e2e-web: build web/node_modules
 	cd web && BATCHD_BIN=$(CURDIR)/$(BIN)/batchd $(NPM) run e2e
+
+## fuzz: each fuzz target for FUZZTIME (seed corpora in */testdata/fuzz; failures are written there)
+FUZZTIME    ?= 10s
+FUZZFLAGS   ?=
+FUZZTARGETS := ./server:FuzzDisclose ./server:FuzzRequest ./server:FuzzCancel ./server:FuzzGetTaskSet \
+	./server:FuzzListTaskSets ./server:FuzzGetOutput ./server:FuzzGetBill ./server:FuzzRegister \
+	./server:FuzzHeartbeat ./server:FuzzReportFinished ./server:FuzzEnvelope ./store:FuzzDiscloseHash
+fuzz:
+	@set -e; for t in $(FUZZTARGETS); do \
+	  pkg=$${t%%:*}; name=$${t#*:}; echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$pkg; \
+	done
 
 ## bench: the scheduler and pipeline benchmarks
 bench:
