@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,6 +23,17 @@ type billingHandler struct{ s *Server }
 // PermissionDenied.
 func (h billingHandler) GetBill(ctx context.Context, req *batchv1.GetBillRequest) (*batchv1.GetBillResponse, error) {
 	s := h.s
+	since, err := timeArg("since", req.Since)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	until, err := timeArg("until", req.Until)
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkPageSize(req.PageSize)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner := callerFrom(ctx)
 	if req.Owner != "" && req.Owner != owner {
 		if !isAdmin(ctx) {
@@ -43,7 +55,6 @@ func (h billingHandler) GetBill(ctx context.Context, req *batchv1.GetBillRequest
 			return nil, s.connectError(ctx, err)
 		}
 	}
-	since, until := fromTS(req.Since), fromTS(req.Until)
 	if !since.IsZero() && !until.IsZero() && until.Before(since) {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "until is before since"))
 	}

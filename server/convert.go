@@ -20,13 +20,6 @@ func ts(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
-func fromTS(t *timestamppb.Timestamp) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.AsTime()
-}
-
 var taskStateToProto = map[sched.TaskState]batchv1.TaskState{
 	sched.TaskDisclosed: batchv1.TaskState_TASK_STATE_DISCLOSED,
 	sched.TaskExecuted:  batchv1.TaskState_TASK_STATE_EXECUTED,
@@ -82,9 +75,12 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 	if size > store.MaxSpecBytes {
 		return sched.TaskSpec{}, sched.Errorf(sched.ERESOURCEEXHAUSTED, "task %d: argv, env and dir take %d bytes; the limit is %d: pass large inputs in a file", i, size, store.MaxSpecBytes)
 	}
-	for _, v := range []float64{p.EstimateSeconds, p.TimeoutSeconds, p.DeadlineSeconds} {
-		if v < 0 || v != v || v > 1e12 {
-			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: estimate, timeout and deadline must be seconds >= 0", i)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"estimate_seconds", p.EstimateSeconds}, {"timeout_seconds", p.TimeoutSeconds}, {"deadline_seconds", p.DeadlineSeconds}} {
+		if !validSeconds(f.v) {
+			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: %s = %g must be seconds from 0 to %g", i, f.name, f.v, float64(store.MaxSeconds))
 		}
 	}
 	return sched.TaskSpec{Argv: p.Argv, Env: p.Env, Dir: p.Dir, EstimateSeconds: p.EstimateSeconds,

@@ -267,6 +267,8 @@ func (i interceptor) logCall(ctx context.Context, proc string, start time.Time, 
 		level = slog.LevelInfo
 		if c := connect.CodeOf(err); c == connect.CodeInternal || c == connect.CodeUnknown {
 			level = slog.LevelError
+		} else if errors.Is(err, errMalformed) {
+			level = slog.LevelDebug // guardEnvelopes warns once per peer
 		}
 	}
 	attrs := []any{"procedure", proc, "user", callerFrom(ctx), "duration", time.Since(start)}

@@ -401,7 +401,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(r))
 	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}))
 	mux.Handle("/", web.Handler())
-	return mux
+	return s.guardEnvelopes(mux)
 }
 
 // Handler returns the server's HTTP handler (every service, /metrics and

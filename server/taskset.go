@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -19,7 +20,8 @@ import (
 type taskSetHandler struct{ s *Server }
 
 // Disclose validates the specs, stores them (or replays the idempotency
-// key's first answer), tells the scheduler and runs it.
+// key's first answer; the same key with other content is AlreadyExists),
+// tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
 	if err := s.stopping(); err != nil {
@@ -152,10 +154,7 @@ func (hd discloseHeader) check() error {
 	if len(hd.name) > store.MaxNameBytes || len(hd.key) > store.MaxIdempotencyKeyBytes {
 		return sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes)
 	}
-	if hd.setID < 0 {
-		return sched.Errorf(sched.EINVALID, "set_id must not be negative")
-	}
-	return nil
+	return checkSetID("set_id", hd.setID)
 }
 
 // appendSpecs converts tasks to specs and appends them to specs (tasks are
@@ -221,9 +220,13 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	}
 	var res store.DiscloseResult
 	s.apiWrite(func() {
+		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
+			Tasks: specs, IdempotencyKey: hd.key, Request: hd.request}
 		replay := false
 		if hd.key != "" {
-			if replay, err = s.db.IdempotencyKeyKnown(ctx, owner, hd.key); err != nil {
+			// The key with other content is AlreadyExists, not a replay.
+			in.RequestHash = in.Hash()
+			if replay, err = s.db.IdempotencyKeyKnown(ctx, owner, hd.key, in.RequestHash); err != nil {
 				return
 			}
 		}
@@ -238,9 +241,8 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		for i, sp := range specs {
 			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds}
 		}
-		res, err = s.db.Disclose(ctx, store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
-			Tasks: specs, IdempotencyKey: hd.key, Request: hd.request})
-		specs = nil
+		res, err = s.db.Disclose(ctx, in)
+		specs, in.Tasks = nil, nil
 		if err != nil || res.Replayed {
 			return
 		}
@@ -294,6 +296,9 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if len(req.Indexes) > 0 && req.All {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name tasks or set all, not both"))
 	}
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -345,6 +350,9 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
 	}
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -382,6 +390,9 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 // GetTaskSet returns the set and a page of its tasks.
 func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetRequest) (*batchv1.GetTaskSetResponse, error) {
 	s := h.s
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkPageSize(req.PageSize)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	var states []sched.TaskState
 	for _, p := range req.States {
 		st, ok := taskStateFromProto(p)
@@ -405,6 +416,9 @@ func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetR
 // ListTaskSets returns a page of the caller's sets, newest first.
 func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskSetsRequest) (*batchv1.ListTaskSetsResponse, error) {
 	s := h.s
+	if err := checkPageSize(req.PageSize); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner := callerFrom(ctx)
 	if req.AllOwners {
 		if !isAdmin(ctx) {
@@ -427,6 +441,9 @@ func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskS
 // the others, saying why).
 func (h taskSetHandler) GetOutput(ctx context.Context, req *batchv1.GetOutputRequest) (*batchv1.GetOutputResponse, error) {
 	s := h.s
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndex("index", req.Index), checkOutputRange(req.Offset, req.Limit)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -461,6 +478,9 @@ const DefaultWatchKeepalive = 15 * time.Second
 // set's summary with no tasks (a keepalive).
 func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTaskSetRequest, stream *connect.ServerStream[batchv1.WatchTaskSetResponse]) error {
 	s := h.s
+	if err := checkSetID("set_id", req.SetId); err != nil {
+		return s.connectError(ctx, err)
+	}
 	id := sched.SetID(req.SetId)
 	owner, err := s.ownerFor(ctx, id)
 	if err != nil {

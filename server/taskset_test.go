@@ -87,8 +87,11 @@ func TestRequestCancel(t *testing.T) {
 	t.Run("ErrIndexOutOfRange", func(t *testing.T) {
 		_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{5}})
 		wantCode(t, err, connect.CodeNotFound)
-		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{-1}})
+		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{5}})
 		wantCode(t, err, connect.CodeNotFound)
+		// No set holds a negative index: that is invalid, not missing.
+		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{-1}})
+		wantCode(t, err, connect.CodeInvalidArgument)
 		_, err = b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 7})
 		wantCode(t, err, connect.CodeNotFound)
 	})

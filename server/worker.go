@@ -38,7 +38,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite and not negative, progress finite", c.CopyId))
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds)))
 		}
 		in.Running = append(in.Running, store.HeldCopy{Copy: sched.CopyID(c.CopyId), Slot: c.Slot, Suspended: c.Suspended,
 			Progress: c.Progress, CPUSeconds: c.CpuSeconds})
@@ -240,7 +240,7 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 	var in []store.CopyProgress
 	for _, c := range req.Copies {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite and not negative, progress finite", c.CopyId))
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds)))
 		}
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
@@ -307,7 +307,7 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	}
 	if !seconds0(req.CpuSeconds) || !seconds0(req.RunSeconds) {
 		// They are billed: a NaN would also fail the whole group commit.
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must be finite and not negative"))
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must be finite, not negative and at most %g", float64(store.MaxSeconds)))
 	}
 	exit := req.ExitCode
 	if req.StartError != "" && exit == 0 {
@@ -328,9 +328,9 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	return &batchv1.ReportFinishedResponse{Outcome: outcome}, nil
 }
 
-// seconds0 says whether a worker-reported number of seconds is finite and
-// not negative (what the ledger may bill).
-func seconds0(v float64) bool { return v >= 0 && !math.IsInf(v, 1) }
+// seconds0 says whether a worker-reported number of seconds is finite, not
+// negative and at most store.MaxSeconds (what the ledger may bill).
+func seconds0(v float64) bool { return validSeconds(v) }
 
 // claimWorker binds a worker name to the calling worker user on its first
 // registration, and refuses another worker user's name (EPERMISSION).

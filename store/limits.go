@@ -33,4 +33,11 @@ const (
 	// DefaultOutputRead is the most bytes per stream GetOutput returns when
 	// no limit is given.
 	DefaultOutputRead = 4 << 20
+	// MaxOutputOffset bounds GetOutput's offset and limit (InvalidArgument
+	// beyond): 1 TiB, far past any kept stream, and far from int64 overflow.
+	MaxOutputOffset = 1 << 40
+	// MaxSeconds bounds every number of seconds a request carries (a task's
+	// estimate, timeout and deadline, a worker's CPU and run seconds):
+	// about 31 years, well inside a time.Duration (InvalidArgument beyond).
+	MaxSeconds = 1e9
 )

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -260,13 +261,24 @@ func translate(err error) error {
 	return err
 }
 
-// nanos converts a time to the stored form (0 for the zero time).
+// nanos converts a time to the stored form (0 for the zero time). A time
+// before 1678 or after 2262, which Unix nanoseconds cannot hold, becomes
+// the smallest or largest int64 (UnixNano would overflow and wrap), so
+// that a range bound far away still includes everything on its side.
 func nanos(t time.Time) int64 {
-	if t.IsZero() {
+	switch {
+	case t.IsZero():
 		return 0
+	case t.Before(minNanos):
+		return math.MinInt64
+	case t.After(maxNanos):
+		return math.MaxInt64
 	}
 	return t.UnixNano()
 }
+
+// minNanos and maxNanos are the times Unix nanoseconds can hold.
+var minNanos, maxNanos = time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
 
 // fromNanos converts the stored form back (the zero time for 0).
 func fromNanos(n int64) time.Time {

@@ -19,6 +19,10 @@ type DiscloseInput struct {
 	Tasks          []sched.TaskSpec
 	IdempotencyKey string // "" = none
 	Request        bool   // request the new tasks at once
+	// RequestHash is the content hash recorded with IdempotencyKey ("":
+	// Hash computes it from the fields above; a streamed disclose passes
+	// the hash of the whole stream, see DiscloseHasher).
+	RequestHash string
 }
 
 // DiscloseResult is what a Disclose did.
@@ -33,8 +37,9 @@ type DiscloseResult struct {
 
 // Disclose creates a set or appends tasks to one, records the idempotency
 // key in the same transaction, and with in.Request requests the new tasks.
-// A replayed key returns the first call's answer and writes nothing.
-// Errors: EINVALID (no tasks), ENOTFOUND (no such set of the owner),
+// A replayed key (same content hash, see DiscloseHasher) returns the first
+// call's answer and writes nothing. Errors: EINVALID (no tasks), ECONFLICT
+// (the key was used with other content), ENOTFOUND (no such set of the owner),
 // EFAILEDPRECONDITION (the set was canceled as a whole, or every task of
 // it is canceled),
 // ERESOURCEEXHAUSTED (the set would exceed MaxTasksPerSet).
@@ -43,18 +48,20 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 	if len(in.Tasks) == 0 {
 		return res, sched.Errorf(sched.EINVALID, "no tasks to disclose: give at least one task")
 	}
+	hash := ""
+	if in.IdempotencyKey != "" {
+		hash = in.Hash() // outside the write lock: 200,000 specs take a while
+	}
 	err := db.write(ctx, func(tx *Tx) error {
 		if in.IdempotencyKey != "" {
-			var setID sched.SetID
-			err := tx.QueryRowContext(ctx, `SELECT set_id, first_index, count FROM idempotency_keys WHERE owner = ? AND key = ?`,
-				in.Owner, in.IdempotencyKey).Scan(&setID, &res.FirstIndex, &res.Count)
-			if err == nil {
-				res.Replayed = true
-				set, err := getSet(ctx, tx, in.Owner, setID)
-				res.Set = set
+			known, a, err := idempotencyKey(ctx, tx, in.Owner, in.IdempotencyKey, hash)
+			if err != nil {
 				return err
-			} else if err != sql.ErrNoRows {
-				return fmt.Errorf("look up idempotency key: %w", err)
+			}
+			if known {
+				res.Replayed, res.FirstIndex, res.Count = true, a.first, a.count
+				res.Set, err = getSet(ctx, tx, in.Owner, a.set)
+				return err
 			}
 		}
 		setID := in.SetID
@@ -121,8 +128,8 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		}
 		res.FirstIndex, res.Count = int32(ntasks), int32(len(in.Tasks))
 		if in.IdempotencyKey != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (owner, key, set_id, first_index, count, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-				in.Owner, in.IdempotencyKey, setID, res.FirstIndex, res.Count, now); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (owner, key, set_id, first_index, count, created_at, request_hash) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				in.Owner, in.IdempotencyKey, setID, res.FirstIndex, res.Count, now, hash); err != nil {
 				return fmt.Errorf("record idempotency key: %w", err)
 			}
 		}
@@ -720,12 +727,14 @@ func scanCopy(r scanner) (sched.Copy, error) {
 
 // GetOutput returns the output of a requested task: finished, or canceled
 // after its request with a kept result. offset and limit select a byte range
-// of each stream (limit 0 = DefaultOutputRead). Errors: ENOTFOUND,
+// of each stream (limit 0 = DefaultOutputRead). Errors: EINVALID (offset
+// or limit negative or beyond MaxOutputOffset), ENOTFOUND,
 // EFAILEDPRECONDITION (the task is not requested or has no result yet).
 func (db *DB) GetOutput(ctx context.Context, owner string, ref sched.TaskRef, offset, limit int64) (sched.Output, error) {
 	var out sched.Output
-	if offset < 0 || limit < 0 {
-		return out, sched.Errorf(sched.EINVALID, "offset and limit must not be negative")
+	if offset < 0 || limit < 0 || offset > MaxOutputOffset || limit > MaxOutputOffset {
+		// Bounded so that offset+1 and offset+limit never overflow in SQL.
+		return out, sched.Errorf(sched.EINVALID, "offset %d and limit %d must be between 0 and %d bytes", offset, limit, int64(MaxOutputOffset))
 	}
 	if limit == 0 {
 		limit = DefaultOutputRead

@@ -270,14 +270,3 @@ func (db *DB) GetUserLoad(ctx context.Context, owner string) (UserLoad, error) {
 	})
 	return l, err
 }
-
-// IdempotencyKeyKnown says whether the owner's Disclose with this key was
-// already stored (its retry is then a replay, which the caps must not
-// refuse).
-func (db *DB) IdempotencyKeyKnown(ctx context.Context, owner, key string) (bool, error) {
-	var n int
-	err := db.read(ctx, func(tx *Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys WHERE owner = ? AND key = ?`, owner, key).Scan(&n)
-	})
-	return n > 0, err
-}
