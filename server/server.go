@@ -148,8 +148,8 @@ type Server struct {
 	// apiSlots bounds the API calls (not the worker protocol) running at
 	// once (Config.APIConcurrency).
 	apiSlots chan struct{}
-	dm      dispatchMetrics
-	limits  *rateLimiter
+	dm       dispatchMetrics
+	limits   *rateLimiter
 
 	// localWorkerHash is the hash of the embedded worker's token, which
 	// lives only in this process (see LocalWorkerToken).
