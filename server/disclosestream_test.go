@@ -51,10 +51,15 @@ func TestDiscloseStream(t *testing.T) {
 		}
 	})
 	t.Run("ReplayUnary", func(t *testing.T) {
-		again := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "streamed", IdempotencyKey: "k1", Tasks: echo(12)}))
+		// The same content in one message is the same disclose.
+		same := append(append(echo(3), chunk(4).Tasks...), chunk(5).Tasks...)
+		again := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "streamed", IdempotencyKey: "k1", Tasks: same}))
 		if !again.Replayed || again.TaskSet.Id != id {
 			t.Fatalf("unary replay of a streamed key: %v", again)
 		}
+		// Other tasks under the same key are not a replay.
+		_, err := b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "streamed", IdempotencyKey: "k1", Tasks: echo(12)})
+		wantCode(t, err, connect.CodeAlreadyExists)
 	})
 	t.Run("AppendRequested", func(t *testing.T) {
 		more := must[*batchv1.DiscloseStreamResponse](t)(discloseStream(ctx(t), b.tasks,
