@@ -196,10 +196,23 @@ func waitSet(b *testing.B, c *client.Client, set sched.SetID) {
 	}
 }
 
+// selfCPU is this process's CPU time (user + system), its children
+// excluded.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
 // forkExecRate runs n copies of `true` on par goroutines and returns
-// tasks per second: the baseline for the pipeline.
-func forkExecRate(b *testing.B, n, par int) float64 {
+// tasks per second, the baseline for the pipeline, and the CPU seconds
+// this process spent per copy (the parent's side of fork, exec and wait,
+// which a server that runs copies pays too).
+func forkExecRate(b *testing.B, n, par int) (rate, parentCPU float64) {
 	b.Helper()
+	cpu0 := selfCPU()
 	start := time.Now()
 	work := make(chan struct{}, n)
 	for range n {
@@ -220,7 +233,7 @@ func forkExecRate(b *testing.B, n, par int) float64 {
 		}()
 	}
 	wg.Wait()
-	return float64(n) / time.Since(start).Seconds()
+	return float64(n) / time.Since(start).Seconds(), (selfCPU() - cpu0) / float64(n)
 }
 
 // BenchmarkPipeline measures tasks per second through disclose → dispatch →
@@ -229,8 +242,10 @@ func forkExecRate(b *testing.B, n, par int) float64 {
 // requested) in one call, the benchmark waits until all are finished and
 // checks that each has exactly one bill line. It reports tasks/s, the same
 // rate for plain fork/exec of `true` on as many goroutines as slots
-// (baseline-tasks/s), their ratio, and the server's CPU time per task with
-// the tasks' own CPU excluded (server-cpu-ms/task, from /proc/PID/stat).
+// (baseline-tasks/s), their ratio, the server's CPU time per task with the
+// tasks' own CPU excluded (server-cpu-ms/task, from /proc/PID/stat), the
+// CPU the baseline's own process spent per fork/exec/wait
+// (fork-parent-cpu-ms/task) and the difference (bookkeeping-cpu-ms/task).
 func BenchmarkPipeline(b *testing.B) {
 	for _, n := range []int{slots, 2} {
 		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) { benchPipeline(b, n) })
@@ -264,11 +279,15 @@ func benchPipeline(b *testing.B, n int) {
 		b.Fatalf("bill has %d lines for %d tasks", got, want)
 	}
 	rate := float64(b.N) / elapsed.Seconds()
-	base := forkExecRate(b, min(b.N, 2000), n)
+	base, parent := forkExecRate(b, min(b.N, 2000), n)
 	b.ReportMetric(rate, "tasks/s")
 	b.ReportMetric(base, "baseline-tasks/s")
 	b.ReportMetric(rate/base, "ratio")
 	b.ReportMetric(cpu*1000/float64(b.N), "server-cpu-ms/task")
+	// The part of it that is not the parent's side of the fork: what
+	// batchd's own bookkeeping costs per task.
+	b.ReportMetric(parent*1000, "fork-parent-cpu-ms/task")
+	b.ReportMetric((cpu/float64(b.N)-parent)*1000, "bookkeeping-cpu-ms/task")
 }
 
 // BenchmarkRequestToStart measures, on the server with 64 slots, the time

@@ -682,7 +682,9 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 		}
 		ws.Close()
 		rows, err := tx.QueryContext(ctx, `SELECT t.set_id, s.owner, s.created_at, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at
-			FROM tasks t JOIN task_sets s ON s.id = t.set_id WHERE t.state IN ('disclosed', 'executed', 'requested') ORDER BY t.set_id, t.idx`)
+			FROM task_sets s CROSS JOIN tasks t ON t.set_id = s.id -- CROSS: the open sets outside, their tasks by primary key inside
+			WHERE s.n_disclosed + s.n_executed + s.n_requested > 0 AND t.state IN ('disclosed', 'executed', 'requested')
+			ORDER BY t.set_id, t.idx`)
 		if err != nil {
 			return fmt.Errorf("read open tasks: %w", err)
 		}

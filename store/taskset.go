@@ -77,8 +77,9 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 			res.Created = true
 		} else {
 			var canceledAt int64
-			if err := tx.QueryRowContext(ctx, `SELECT ntasks, canceled_at FROM task_sets WHERE id = ? AND owner = ?`, setID, in.Owner).
-				Scan(&ntasks, &canceledAt); err == sql.ErrNoRows {
+			var canceled int64
+			if err := tx.QueryRowContext(ctx, `SELECT ntasks, canceled_at, n_canceled FROM task_sets WHERE id = ? AND owner = ?`, setID, in.Owner).
+				Scan(&ntasks, &canceledAt, &canceled); err == sql.ErrNoRows {
 				return sched.Errorf(sched.ENOTFOUND, "task set %d not found", setID)
 			} else if err != nil {
 				return fmt.Errorf("read set: %w", err)
@@ -86,10 +87,6 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 			if canceledAt != 0 {
 				return sched.Errorf(sched.EFAILEDPRECONDITION, "task set %d was canceled at %s (its unrequested tasks were dropped): disclose a new set instead",
 					setID, fromNanos(canceledAt).Format(time.DateTime+" MST"))
-			}
-			var canceled int64
-			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks WHERE set_id = ? AND state = 'canceled'`, setID).Scan(&canceled); err != nil {
-				return fmt.Errorf("count canceled: %w", err)
 			}
 			if ntasks > 0 && canceled == ntasks {
 				return sched.Errorf(sched.EFAILEDPRECONDITION, "task set %d is canceled (all its %d tasks are): disclose a new set instead", setID, ntasks)

@@ -51,6 +51,8 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-queued-tasks", Value: server.DefaultMaxQueuedTasks, EnvVars: []string{"BATCHD_MAX_QUEUED_TASKS"}, Usage: "per-user cap on unfinished tasks (-1: none)"},
 			&cli.Float64Flag{Name: "rate", Value: server.DefaultRequestRate, EnvVars: []string{"BATCHD_RATE"}, Usage: "per-user calls a second, token bucket (-1: none)"},
 			&cli.IntFlag{Name: "burst", Value: server.DefaultRequestBurst, EnvVars: []string{"BATCHD_BURST"}, Usage: "per-user calls at once (token bucket size)"},
+			&cli.IntFlag{Name: "api-concurrency", EnvVars: []string{"BATCHD_API_CONCURRENCY"},
+				Usage: "unary API calls that run at once; more wait their turn, so that API traffic cannot take the CPU that dispatch needs (default: half the CPUs, at least 1)"},
 			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share"},
 			&cli.DurationFlag{Name: "drain", Value: 30 * time.Second, EnvVars: []string{"BATCHD_DRAIN"},
 				Usage: "on SIGTERM, how long copies running on the local slots may go on to finish (0: kill them at once)"},
@@ -107,7 +109,7 @@ func runServe(c *cli.Context) error {
 		Logger:               log, Version: version,
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},
 		MaxOpenSets: c.Int("max-open-sets"), MaxQueuedTasks: c.Int("max-queued-tasks"),
-		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"),
+		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: c.Int("api-concurrency"),
 	})
 	if err != nil {
 		return err
