@@ -1,15 +1,25 @@
-// Package bench holds batchd's pipeline benchmarks: tasks per second
-// through disclose → dispatch → run `true` → finish → bill with 64 slots over
-// loopback, and the time from request to copy start on an idle server, each
-// beside a baseline measured in the same run (fork/exec of the same command
-// without batchd). Run them with one command:
+// Package bench holds batchd's end-to-end benchmarks, each beside a
+// baseline measured in the same run:
 //
-//	go test -run '^$' -bench . -benchtime 2000x ./bench/
+//   - BenchmarkPipeline: tasks per second through disclose → dispatch → run
+//     `true` → finish → bill with 64 slots and with 2, against fork/exec of
+//     `true` on as many goroutines; the server's CPU per task (its children
+//     excluded), the parent's side of a fork, and the difference.
+//   - BenchmarkRequestToStart: request → copy start, idle and with every
+//     slot busy with disclosed work (the suspend path), against a local
+//     fork/exec of `date`.
+//   - BenchmarkDispatchUnderLoad: 2,000 requested tasks alone and under 200
+//     API clients; the API's latencies and lapsed leases.
+//
+//	go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/
+//	go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
 //
 // (one op of BenchmarkPipeline is one task, of BenchmarkRequestToStart one
-// request; 2000x gives a stable rate and a meaningful p99)
+// request, of BenchmarkDispatchUnderLoad one pair of 2,000-task runs)
 //
-// The benchmarks build the real batchd binary and start `batchd serve` as a
-// child process on a loopback port with a temporary data directory.
-// (bench/sim* belongs to the simulator and is not part of this package.)
+// The benchmarks build the real batchd binary and start `batchd serve` as
+// child processes on loopback ports with temporary data directories; with
+// BATCHD_BENCH_CPU_PROFILE=PREFIX each server writes a CPU profile to
+// PREFIX-SLOTS.pprof. bench/authmem measures the memory and time of hostile
+// request sizes. (bench/sim* belongs to the simulator.)
 package bench
