@@ -5,14 +5,16 @@
 //     `true` → finish → bill with 64 slots and with 2, against fork/exec of
 //     `true` on as many goroutines; the server's CPU per task (its children
 //     excluded), the parent's side of a fork, and the difference.
+//
 //   - BenchmarkRequestToStart: request → copy start, idle and with every
 //     slot busy with disclosed work (the suspend path), against a local
 //     fork/exec of `date`.
+//
 //   - BenchmarkDispatchUnderLoad: 2,000 requested tasks alone and under 200
 //     API clients; the API's latencies and lapsed leases.
 //
-//	go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/
-//	go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
+//     go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/
+//     go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
 //
 // (one op of BenchmarkPipeline is one task, of BenchmarkRequestToStart one
 // request, of BenchmarkDispatchUnderLoad one pair of 2,000-task runs)
