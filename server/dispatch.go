@@ -63,39 +63,20 @@ type apiOp struct {
 // scheduler runs afterwards, once for the whole batch.
 func (s *Server) apiWrite(fn func()) {
 	op := &apiOp{run: fn, done: make(chan struct{})}
-	s.apiQMu.Lock()
-	s.apiQ = append(s.apiQ, op)
-	if !s.apiLeading {
-		s.apiLeading = true
-		go s.apiLoop()
-	}
-	s.apiQMu.Unlock()
+	s.apiQ.add(op, s.apiBatch)
 	<-op.done
 }
 
-// apiLoop carries out queued API writes, a batch per hold of mu, until
-// none is left.
-func (s *Server) apiLoop() {
-	for {
-		s.apiQMu.Lock()
-		n := min(len(s.apiQ), maxAPIBatch)
-		if n == 0 {
-			s.apiLeading = false
-			s.apiQMu.Unlock()
-			return
-		}
-		batch := s.apiQ[:n:n]
-		s.apiQ = s.apiQ[n:]
-		s.apiQMu.Unlock()
-		s.mu.Lock()
-		for _, op := range batch {
-			op.run()
-		}
-		s.decideSoon()
-		s.mu.Unlock()
-		for _, op := range batch {
-			close(op.done)
-		}
+// apiBatch carries out a batch of API writes under one hold of mu.
+func (s *Server) apiBatch(batch []*apiOp) {
+	s.mu.Lock()
+	for _, op := range batch {
+		op.run()
+	}
+	s.decideSoon()
+	s.mu.Unlock()
+	for _, op := range batch {
+		close(op.done)
 	}
 }
 

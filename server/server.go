@@ -125,20 +125,15 @@ type Server struct {
 	// event, Decide and the delivery of decisions to worker queues. It is
 	// taken through lockWorker or apiWrite (see dispatch.go).
 	mu sync.Mutex
-	// apiQ is the API lane's queue of writes (apiWrite), guarded by
-	// apiQMu; apiLeading says a goroutine is carrying them out.
-	apiQMu     sync.Mutex
-	apiQ       []*apiOp
-	apiLeading bool
+	// apiQ is the API lane's queue of writes (apiWrite).
+	apiQ group[*apiOp]
 	// draining is set by Drain: calls that add work are refused.
 	draining atomic.Bool
 	sched    *sched.Scheduler
 	workers  map[sched.WorkerID]*workerConn
 
-	// finishMu guards the group commit of ReportFinished (see finish).
-	finishMu      sync.Mutex
-	finishQueue   []*finishCall
-	finishLeading bool
+	// finishQ is the group commit of ReportFinished (see finish).
+	finishQ group[*finishCall]
 
 	statsMu sync.RWMutex
 	stats   sched.Stats // a copy of sched.Stats() after the last change
@@ -274,7 +269,7 @@ func New(cfg Config) (srv *Server, err error) {
 		db = nil
 		return nil, err
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{},
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch},
 		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		apiSlots: make(chan struct{}, cfg.APIConcurrency)}

@@ -380,30 +380,9 @@ type finishCall struct {
 // answer.
 func (s *Server) finish(in store.FinishInput) (store.FinishResult, error) {
 	call := &finishCall{in: in, done: make(chan struct{})}
-	s.finishMu.Lock()
-	s.finishQueue = append(s.finishQueue, call)
-	if !s.finishLeading {
-		s.finishLeading = true
-		go s.finishLoop()
-	}
-	s.finishMu.Unlock()
+	s.finishQ.add(call, s.finishBatch)
 	<-call.done
 	return call.res, call.err
-}
-
-func (s *Server) finishLoop() {
-	for {
-		s.finishMu.Lock()
-		batch := s.finishQueue
-		s.finishQueue = nil
-		if len(batch) == 0 {
-			s.finishLeading = false
-			s.finishMu.Unlock()
-			return
-		}
-		s.finishMu.Unlock()
-		s.finishBatch(batch)
-	}
 }
 
 // finishBatch commits a batch of reports, tells the scheduler, decides
