@@ -158,7 +158,7 @@ type agent struct {
 	drain      time.Duration
 	grace      time.Duration
 	hurry      <-chan struct{}
-	ended      chan struct{} // a copy's process ended (buffered 1)
+	ended      chan struct{} // a copy ended, or its result was delivered (buffered 1)
 	scratch    *scratchDirs
 	now        func() time.Time
 
@@ -394,9 +394,9 @@ func (a *agent) run(ctx context.Context) error {
 }
 
 // finishRunning, once the worker is stopping, waits for the copies that
-// run to end by themselves, for at most the grace (or until Hurry is
-// closed). It takes no new copy meanwhile; suspended copies cannot end and
-// are not waited for.
+// run to end by themselves and for their results to be delivered, for at
+// most the grace (or until Hurry is closed). It takes no new copy
+// meanwhile; suspended copies cannot end and are not waited for.
 func (a *agent) finishRunning() {
 	a.mu.Lock()
 	a.stopping = true
@@ -405,9 +405,13 @@ func (a *agent) finishRunning() {
 	defer t.Stop()
 	for {
 		a.mu.Lock()
+		// A copy that ended is waited for until its result is delivered:
+		// the goodbye registration that follows would otherwise list it as
+		// held, and the server, giving this worker no slots, would kill
+		// it and drop its result.
 		n := 0
 		for _, c := range a.copies {
-			if (c.state == copyStarting || c.state == copyRunning) && !c.killed {
+			if (c.state == copyStarting || c.state == copyRunning) && !c.killed || c.state == copyEnded {
 				n++
 			}
 		}
@@ -829,6 +833,10 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	a.mu.Lock()
 	delete(a.copies, c.id)
 	a.mu.Unlock()
+	select {
+	case a.ended <- struct{}{}:
+	default:
+	}
 	if c.scratch != "" {
 		if err := a.scratch.give(c.scratch); err != nil {
 			a.log.Warn("removing scratch dir", "copy", c.id, "err", err)
