@@ -27,8 +27,6 @@ type workerConn struct {
 	// missingSince notes when each live copy was first left out of the
 	// worker's heartbeats.
 	missingSince map[sched.CopyID]time.Time
-	// draining: Drain took the worker's slots away in the scheduler.
-	draining bool
 }
 
 func newWorkerConn(id sched.WorkerID, hostname string, slots int32, canSuspend bool, now time.Time) *workerConn {
@@ -54,24 +52,33 @@ func (s *Server) lockWorker() { s.mu.Lock() }
 
 // apiOp is one API write waiting for its turn.
 type apiOp struct {
-	run  func()
-	done chan struct{}
+	run      func()
+	done     chan struct{}
+	panicked any // what run panicked with, raised again in the caller
 }
 
 // apiWrite runs fn with mu held, in the API lane, and returns once it ran.
 // fn changes the store, then the scheduler and the watchers; the
-// scheduler runs afterwards, once for the whole batch.
+// scheduler runs afterwards, once for the whole batch. A panic in fn is
+// raised again here, in the handler's goroutine, where connect's recover
+// turns it into Internal; the batch and mu are unharmed.
 func (s *Server) apiWrite(fn func()) {
 	op := &apiOp{run: fn, done: make(chan struct{})}
 	s.apiQ.add(op, s.apiBatch)
 	<-op.done
+	if op.panicked != nil {
+		panic(op.panicked)
+	}
 }
 
 // apiBatch carries out a batch of API writes under one hold of mu.
 func (s *Server) apiBatch(batch []*apiOp) {
 	s.mu.Lock()
 	for _, op := range batch {
-		op.run()
+		func() {
+			defer func() { op.panicked = recover() }()
+			op.run()
+		}()
 	}
 	s.decideSoon()
 	s.mu.Unlock()
@@ -235,7 +242,6 @@ func (s *Server) Drain(workers ...sched.WorkerID) {
 		if w == nil {
 			continue
 		}
-		w.draining = true
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: now, Worker: id, Slots: 0, CanSuspend: w.canSuspend})
 	}
 	s.refreshStats()
