@@ -1,0 +1,59 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+
+	"batchd/sched"
+	"batchd/store"
+)
+
+// BenchmarkFinishRequested records the ends of b.N requested tasks' copies
+// (winners, with their bill lines) in batches of 30, as the server's group
+// commit does; one op is one finish. The set's b.N tasks are disclosed and
+// their copies started before the timer.
+//
+//	go test -run '^$' -bench FinishRequested -benchtime 3000x -count 3 ./store/
+func BenchmarkFinishRequested(b *testing.B) {
+	db := store.NewDB(b.TempDir() + "/batchd.db")
+	if err := db.Open(); err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	specs := make([]sched.TaskSpec, b.N)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
+		b.Fatal(err)
+	}
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: specs, Request: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := make([]sched.Decision, b.N)
+	for i := range ds {
+		ds[i] = sched.Decision{Kind: sched.DecisionStart, Copy: sched.CopyID(i + 1), Task: sched.TaskRef{Set: res.Set.ID, Index: int32(i)},
+			Slot: sched.SlotRef{Worker: "w", Slot: int32(i % 64)}}
+	}
+	if _, err := db.ApplyDecisions(ctx, ds); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 30 {
+		var ins []store.FinishInput
+		for j := i; j < min(i+30, b.N); j++ {
+			ins = append(ins, store.FinishInput{Worker: "w", Copy: sched.CopyID(j + 1), RunSeconds: 0.001})
+		}
+		outs, err := db.FinishCopies(ctx, ins)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range outs {
+			if o.Err != nil || !o.Result.Won || o.Result.Bill == nil {
+				b.Fatalf("finish: %+v", o)
+			}
+		}
+	}
+}
