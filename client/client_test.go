@@ -76,6 +76,18 @@ func newTestClient(t *testing.T, slots int) *client.Client {
 // lossyTransport forwards requests but, while drop > 0, throws the answer
 // away and reports a network error, as when a connection breaks after the
 // server committed.
+// lossyClient is a client of the server at url whose first answer is
+// lost on the way back (the call itself went through), retrying without
+// waiting, and its transport, which counts the calls.
+func lossyClient(url string) (*client.Client, *lossyTransport) {
+	lossy := &lossyTransport{}
+	lossy.drop.Store(1)
+	return client.New(client.Config{
+		Server: url, HTTPClient: authed(&http.Client{Transport: lossy}, url), RetryFor: time.Minute,
+		SleepFunc: func(context.Context, time.Duration) error { return nil },
+	}), lossy
+}
+
 type lossyTransport struct {
 	drop  atomic.Int32
 	calls atomic.Int32
@@ -97,12 +109,7 @@ func (l *lossyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestDiscloseRetryLostAnswer(t *testing.T) {
 	t.Parallel()
 	url := startServer(t, 0)
-	lossy := &lossyTransport{}
-	lossy.drop.Store(1)
-	c := client.New(client.Config{
-		Server: url, HTTPClient: authed(&http.Client{Transport: lossy}, url), RetryFor: time.Minute,
-		SleepFunc: func(context.Context, time.Duration) error { return nil },
-	})
+	c, lossy := lossyClient(url)
 	ctx := context.Background()
 	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "retried", Tasks: []sched.TaskSpec{{Argv: []string{"true"}}}})
 	if err != nil {
@@ -391,12 +398,7 @@ func TestWatchRidesOutDrop(t *testing.T) {
 func TestDiscloseBigSetStreams(t *testing.T) {
 	t.Parallel()
 	url := startServer(t, 0)
-	lossy := &lossyTransport{}
-	lossy.drop.Store(1)
-	c := client.New(client.Config{
-		Server: url, HTTPClient: authed(&http.Client{Transport: lossy}, url), RetryFor: time.Minute,
-		SleepFunc: func(context.Context, time.Duration) error { return nil },
-	})
+	c, lossy := lossyClient(url)
 	big := strings.Repeat("x", 100<<10)
 	tasks := make([]sched.TaskSpec, (server.DiscloseRequestBytes+4<<20)/len(big))
 	for i := range tasks {

@@ -24,9 +24,6 @@ type taskSetHandler struct{ s *Server }
 // tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
-	if err := s.stopping(); err != nil {
-		return nil, s.connectError(ctx, err)
-	}
 	if len(req.Tasks) == 0 {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
 	}
