@@ -227,7 +227,20 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 				return err
 			}
 		}
-		if c.State != sched.CopyLost {
+		switch {
+		case c.State == sched.CopyLost:
+			// Counted as lost with its worker when it was lost.
+		case res.Won && state == string(sched.TaskDisclosed):
+			// freePartSQL's first case, without a query: the task is
+			// executed now and nobody asked for its result.
+			res.Free = sched.FreeExecutedUnrequested
+		case res.Won:
+			// A requested task's winner is billed, not free.
+		case newCopy == string(sched.CopyLost):
+			res.Free = sched.FreeLostWithWorker
+		default:
+			// A killed copy: which part depends on the ledger and the
+			// task's winner, so ask the one classifier.
 			if res.Free, err = copyFreePart(ctx, tx, in.Copy); err != nil {
 				return err
 			}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -148,7 +147,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	a.mu.Unlock()
 	progressPath := filepath.Join(c.scratch, "progress")
 
-	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
+	cmd := a.paths.command(a.now(), spec.Argv)
 	cmd.Dir = c.scratch
 	if spec.GetDir() != "" {
 		cmd.Dir = spec.GetDir()

@@ -160,6 +160,7 @@ type agent struct {
 	hurry      <-chan struct{}
 	ended      chan struct{} // a copy ended, or its result was delivered (buffered 1)
 	scratch    *scratchDirs
+	paths      pathCache
 	now        func() time.Time
 
 	// comm lives until the drain ends: registration, heartbeats and reports
