@@ -20,7 +20,9 @@ func BenchmarkFinishRequested(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	ctx := context.Background()
+	// A request's context, as the server passes: cancellable.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	specs := make([]sched.TaskSpec, b.N)
 	for i := range specs {
 		specs[i] = sched.TaskSpec{Argv: []string{"true"}}

@@ -197,6 +197,26 @@ type Tx struct {
 	prices Prices // DB.Prices
 }
 
+// ExecContext, QueryContext and QueryRowContext run one statement of the
+// transaction. The statement itself is not cancelled with ctx (the
+// transaction still is, and a cancelled one is rolled back): with a
+// cancellable context go-sqlite3 starts a goroutine for every statement
+// and every row it steps, to interrupt it, and those goroutines' wake-ups
+// were a large part of what a finished copy cost.
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.Tx.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
+// QueryContext: see ExecContext.
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return tx.Tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+}
+
+// QueryRowContext: see ExecContext.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return tx.Tx.QueryRowContext(context.WithoutCancel(ctx), query, args...)
+}
+
 // begin starts a write transaction (immediate, see Open) with the time.
 func (db *DB) begin(ctx context.Context) (*Tx, error) {
 	tx, err := db.db.BeginTx(ctx, nil)
@@ -308,8 +328,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// rowCtx is ctx for the statements a loop runs once per row (a disclose of
-// 100,000 tasks, a request or cancel naming as many): mattn/go-sqlite3
+// rowCtx is ctx for the prepared statements a loop runs once per row (a
+// disclose of 100,000 tasks, a request or cancel naming as many; Tx's own
+// methods do the same for every statement): mattn/go-sqlite3
 // runs each statement whose context can be canceled on a goroutine of its
 // own and waits on a channel for it, which was most of such a call's
 // time. The loop checks ctx itself between rows (canceled).
