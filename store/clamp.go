@@ -29,24 +29,15 @@ func clampRun(reported, observed float64) (float64, bool) {
 	return reported, false
 }
 
-// observedRunSeconds returns how long, by the server's clock, copy id has
-// been running since the decision that started it: now less started_at,
-// less the suspensions the server ordered (finished ones and one still
-// under way).
-func observedRunSeconds(ctx context.Context, tx *Tx, id sched.CopyID) (float64, error) {
-	var (
-		started, suspendedAt int64
-		suspended            float64
-	)
-	if err := tx.QueryRowContext(ctx, `SELECT started_at, suspended_seconds, suspended_at FROM copies WHERE id = ?`, id).
-		Scan(&started, &suspended, &suspendedAt); err != nil {
-		return 0, fmt.Errorf("read run of copy %d: %w", id, err)
-	}
-	now := nanos(tx.now)
+// observedRun is how long, by the server's clock, a copy has been running
+// at now since the decision that started it (started_at): less the
+// suspensions the server ordered, finished ones (suspended seconds) and
+// one still under way (since suspendedAt, 0 for none). Times in ns.
+func observedRun(now, started int64, suspended float64, suspendedAt int64) float64 {
 	if suspendedAt > 0 {
 		suspended += max(0, float64(now-suspendedAt)/1e9)
 	}
-	return max(0, float64(now-started)/1e9-suspended), nil
+	return max(0, float64(now-started)/1e9-suspended)
 }
 
 // markSuspension starts (suspended) or ends the suspension clock of copy id

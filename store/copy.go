@@ -163,12 +163,33 @@ func (db *DB) FinishCopies(ctx context.Context, ins []FinishInput) ([]FinishOutc
 func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, error) {
 	var res FinishResult
 	err := func() error {
-		c, outcome, err := getCopy(ctx, tx, in.Copy)
+		// One read for everything the finish needs: the copy, its run as
+		// the server saw it, its task and the task's set.
+		var (
+			c              sched.Copy
+			outcome        string
+			spec           int
+			cstate         string
+			started, ended int64
+			suspended      float64
+			suspendedAt    int64
+			owner, setName string
+			state          string
+			requestedAt    int64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
+			c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at, s.owner, s.name, t.state, t.requested_at
+			FROM copies c JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx JOIN task_sets s ON s.id = c.set_id WHERE c.id = ?`, in.Copy).
+			Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &cstate, &started, &ended,
+				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &outcome, &suspended, &suspendedAt, &owner, &setName, &state, &requestedAt)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.EFAILEDPRECONDITION, "copy %d is not held by worker %s: the server never started it", in.Copy, in.Worker)
 		} else if err != nil {
 			return fmt.Errorf("read copy %d: %w", in.Copy, err)
 		}
+		c.Speculative = spec != 0
+		c.State = sched.CopyState(cstate)
+		c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
 		if c.Slot.Worker != in.Worker {
 			return sched.Errorf(sched.EPERMISSION, "copy %d belongs to another worker", in.Copy)
 		}
@@ -176,20 +197,8 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			res.Replayed, res.Won = true, outcome == "won"
 			return nil
 		}
-		var owner, setName string
-		if err := tx.QueryRowContext(ctx, `SELECT owner, name FROM task_sets WHERE id = ?`, c.Task.Set).Scan(&owner, &setName); err != nil {
-			return fmt.Errorf("read set of copy: %w", err)
-		}
 		res.Owner = owner
 		now := nanos(tx.now)
-		var (
-			state       string
-			requestedAt int64
-		)
-		if err := tx.QueryRowContext(ctx, `SELECT state, requested_at FROM tasks WHERE set_id = ? AND idx = ?`, c.Task.Set, c.Task.Index).
-			Scan(&state, &requestedAt); err != nil {
-			return fmt.Errorf("read task of copy: %w", err)
-		}
 		res.Task = sched.Task{Set: c.Task.Set, Index: c.Task.Index, State: sched.TaskState(state), RequestedAt: fromNanos(requestedAt), Progress: -1}
 		res.WasLive, res.Prior = c.State.Live(), c.State
 		newCopy := string(c.State)
@@ -207,11 +216,7 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 		res.ReportedRunSeconds = in.RunSeconds
 		if res.Won {
 			outcomeStr = "won"
-			observed, err := observedRunSeconds(ctx, tx, in.Copy)
-			if err != nil {
-				return err
-			}
-			in.RunSeconds, res.Clamped = clampRun(in.RunSeconds, observed)
+			in.RunSeconds, res.Clamped = clampRun(in.RunSeconds, observedRun(now, started, suspended, suspendedAt))
 		}
 		res.RunSeconds = in.RunSeconds
 		endedAt := now

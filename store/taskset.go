@@ -384,17 +384,19 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 func billStopped(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sched.BillLine, error) {
 	bill := sched.BillLine{Owner: set.Owner, Task: sched.TaskRef{Set: set.ID, Index: i}, SetName: set.Name,
 		BilledAt: tx.now, Reason: sched.BillCanceledAfterRequest}
-	err := tx.QueryRowContext(ctx, `SELECT id, cpu_seconds FROM copies
+	var (
+		started, suspendedAt int64
+		suspended            float64
+	)
+	err := tx.QueryRowContext(ctx, `SELECT id, cpu_seconds, started_at, suspended_seconds, suspended_at FROM copies
 		WHERE set_id = ? AND idx = ? AND state IN ('running', 'suspended') ORDER BY started_at, id LIMIT 1`, set.ID, i).
-		Scan(&bill.Copy, &bill.CPUSeconds)
+		Scan(&bill.Copy, &bill.CPUSeconds, &started, &suspended, &suspendedAt)
 	if err != nil && err != sql.ErrNoRows {
 		return bill, fmt.Errorf("read copies of stopped task: %w", err)
 	}
 	if err == nil {
 		// What the server saw it run, without the suspensions it ordered.
-		if bill.SlotSeconds, err = observedRunSeconds(ctx, tx, bill.Copy); err != nil {
-			return bill, err
-		}
+		bill.SlotSeconds = observedRun(nanos(tx.now), started, suspended, suspendedAt)
 	}
 	return insertBill(ctx, tx, bill)
 }
