@@ -13,6 +13,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -40,6 +42,11 @@ type DB struct {
 	db   *sql.DB // writes (and migrations): BEGIN IMMEDIATE
 	ro   *sql.DB // reads: BEGIN DEFERRED, query_only
 	Path string  // file path of the database
+
+	// wmu makes write transactions take turns on wconn, db's one
+	// connection, taken from the pool at the first write and kept.
+	wmu   sync.Mutex
+	wconn *sql.Conn
 
 	// Now returns the current time; it is read once per transaction so that
 	// every row a transaction writes carries the same time. Tests pin it.
@@ -142,6 +149,12 @@ func (db *DB) Close() error {
 	if db.ro != nil {
 		err = db.ro.Close()
 	}
+	db.wmu.Lock()
+	if db.wconn != nil {
+		err = errors.Join(err, db.wconn.Close())
+		db.wconn = nil
+	}
+	db.wmu.Unlock()
 	return errors.Join(err, db.db.Close())
 }
 
@@ -190,64 +203,123 @@ func (db *DB) migrateFile(ctx context.Context, name string) error {
 }
 
 // Tx is a transaction with the time it was begun at.
+//
+// Transactions are BEGIN ... COMMIT on a *sql.Conn rather than sql.Tx:
+// database/sql starts a goroutine for every sql.Tx and for every query
+// run in one (to roll back or close it when a context is cancelled), and
+// mattn/go-sqlite3 one for every statement and every row stepped with a
+// cancellable context (to interrupt it). Their wake-ups, two or three
+// thread switches per statement, cost more than SQLite did on a copy's
+// finish. Statements here run to their end; a write whose context is
+// cancelled before it begins does not begin, and loops over many rows
+// check the context between rows (canceled).
 type Tx struct {
-	*sql.Tx
+	q      querier
 	now    time.Time
 	cap    int64  // DB.OutputCap
 	prices Prices // DB.Prices
 }
 
-// ExecContext, QueryContext and QueryRowContext run one statement of the
-// transaction. The statement itself is not cancelled with ctx (the
-// transaction still is, and a cancelled one is rolled back): with a
-// cancellable context go-sqlite3 starts a goroutine for every statement
-// and every row it steps, to interrupt it, and those goroutines' wake-ups
-// were a large part of what a finished copy cost.
+// querier is what a transaction runs its statements on (*sql.Conn).
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// ExecContext runs one statement of the transaction (see Tx).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.Tx.ExecContext(context.WithoutCancel(ctx), query, args...)
+	return tx.q.ExecContext(context.WithoutCancel(ctx), query, args...)
 }
 
-// QueryContext: see ExecContext.
+// QueryContext runs one query of the transaction (see Tx).
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.Tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+	return tx.q.QueryContext(context.WithoutCancel(ctx), query, args...)
 }
 
-// QueryRowContext: see ExecContext.
+// QueryRowContext runs one query of the transaction (see Tx).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.Tx.QueryRowContext(context.WithoutCancel(ctx), query, args...)
+	return tx.q.QueryRowContext(context.WithoutCancel(ctx), query, args...)
 }
 
-// begin starts a write transaction (immediate, see Open) with the time.
-func (db *DB) begin(ctx context.Context) (*Tx, error) {
-	tx, err := db.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, translate(err)
-	}
-	return &Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}, nil
+// PrepareContext prepares a statement for the transaction's rows (see Tx;
+// run it with rowCtx).
+func (tx *Tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return tx.q.PrepareContext(context.WithoutCancel(ctx), query)
 }
 
 // read runs fn in a read-only transaction (on the reading pool, see Open)
 // so that it sees one snapshot without waiting for writers.
 func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
-	tx, err := db.ro.BeginTx(ctx, nil)
+	c, err := db.ro.Conn(ctx)
 	if err != nil {
 		return translate(err)
 	}
-	defer tx.Rollback()
-	return translate(fn(&Tx{Tx: tx, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}))
+	defer c.Close()
+	bg := context.WithoutCancel(ctx)
+	if _, err := c.ExecContext(bg, "BEGIN"); err != nil {
+		discard(c)
+		return translate(err)
+	}
+	defer func() {
+		if _, err := c.ExecContext(bg, "ROLLBACK"); err != nil {
+			discard(c) // still in a transaction, or broken: not back to the pool
+		}
+	}()
+	return translate(fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}))
 }
 
-// write runs fn in a write transaction and commits it when fn succeeds.
-func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) error {
-	tx, err := db.begin(ctx)
-	if err != nil {
+// write runs fn in a write transaction (BEGIN IMMEDIATE, one at a time)
+// and commits it when fn succeeds; otherwise, or if fn panics, it rolls
+// back.
+func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if db.wconn == nil {
+		if db.wconn, err = db.db.Conn(ctx); err != nil {
+			db.wconn = nil
+			return translate(err)
+		}
+	}
+	c, bg := db.wconn, context.WithoutCancel(ctx)
+	if _, err := c.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
+		db.dropWriteConn()
 		return translate(err)
 	}
-	return translate(tx.Commit())
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if _, rerr := c.ExecContext(bg, "ROLLBACK"); rerr != nil {
+			db.dropWriteConn()
+		}
+	}()
+	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}); err != nil {
+		return translate(err)
+	}
+	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {
+		return translate(err) // rolled back above
+	}
+	done = true
+	return nil
+}
+
+// dropWriteConn closes a write connection that may be left in a
+// transaction; the next write takes a fresh one. Requires wmu.
+func (db *DB) dropWriteConn() {
+	discard(db.wconn)
+	db.wconn.Close()
+	db.wconn = nil
+}
+
+// discard makes c's connection leave the pool when c is closed.
+func discard(c *sql.Conn) {
+	_ = c.Raw(func(any) error { return driver.ErrBadConn })
 }
 
 // translate turns driver errors into coded errors where a person can act on

@@ -169,6 +169,9 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	)
 	cmd.Env = env // exec keeps the last value of a repeated key
 	cmd.SysProcAttr = sysProcAttr()
+	if f := devNull(); f != nil {
+		cmd.Stdin = f
+	}
 
 	outR, outW, err := os.Pipe()
 	if err != nil {

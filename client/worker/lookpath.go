@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -59,3 +60,13 @@ func (pc *pathCache) command(now time.Time, argv []string) *exec.Cmd {
 	cmd.Args[0] = name
 	return cmd
 }
+
+// devNull is /dev/null, opened once for the process: every copy's standard
+// input. Left nil, exec would open and close it for each copy.
+var devNull = sync.OnceValue(func() *os.File {
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil // exec opens it per copy, and reports why it cannot
+	}
+	return f
+})
