@@ -48,6 +48,8 @@ type DB struct {
 	wmu   sync.Mutex
 	wconn *sql.Conn
 
+	auth authCache // tokens found valid lately (see Authenticate)
+
 	// Now returns the current time; it is read once per transaction so that
 	// every row a transaction writes carries the same time. Tests pin it.
 	Now func() time.Time

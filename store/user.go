@@ -140,7 +140,7 @@ func insertToken(ctx context.Context, tx *Tx, user, token string) error {
 // RevokeUser revokes a user and all its tokens; their next call fails.
 // Errors: ENOTFOUND (no such user, or already revoked).
 func (db *DB) RevokeUser(ctx context.Context, name string) error {
-	return db.write(ctx, func(tx *Tx) error {
+	return db.revoked(db.write(ctx, func(tx *Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE users SET revoked_at = ? WHERE name = ? AND revoked_at = 0`, nanos(tx.now), name)
 		if err != nil {
 			return fmt.Errorf("revoke user: %w", err)
@@ -152,7 +152,7 @@ func (db *DB) RevokeUser(ctx context.Context, name string) error {
 			return fmt.Errorf("revoke tokens: %w", err)
 		}
 		return nil
-	})
+	}))
 }
 
 // ListUsers returns every user, revoked ones too, by name.
@@ -190,15 +190,14 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// Authenticate returns the live user a token belongs to. It reads the
-// store on every call so that a revoke takes effect on the next call.
+// authenticate reads the live user a token (by its hash) belongs to.
 // Errors: EUNAUTHENTICATED (unknown or revoked token, or revoked user).
-func (db *DB) Authenticate(ctx context.Context, token string) (User, error) {
+func (db *DB) authenticate(ctx context.Context, hash string) (User, error) {
 	var u User
 	err := db.read(ctx, func(tx *Tx) error {
 		var at int64
 		err := tx.QueryRowContext(ctx, `SELECT u.name, u.role, u.created_at FROM tokens t JOIN users u ON u.name = t.user
-			WHERE t.hash = ? AND t.revoked_at = 0 AND u.revoked_at = 0`, HashToken(token)).Scan(&u.Name, &u.Role, &at)
+			WHERE t.hash = ? AND t.revoked_at = 0 AND u.revoked_at = 0`, hash).Scan(&u.Name, &u.Role, &at)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.EUNAUTHENTICATED, "unknown or revoked token")
 		}
