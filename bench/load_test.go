@@ -31,14 +31,33 @@ const (
 
 // BenchmarkDispatchUnderLoad runs loadTasks requested `true` tasks on the
 // 64-slot server twice in each op: alone, then while loadClients API
-// clients (each its own connection, a closed loop with no think time) call
-// the mix above as loadUsers users. It reports both rates and their ratio
-// (the dispatch path must not starve), the API's p99 for reads and writes
-// while the tasks ran, how many calls were refused and why, and the
-// worker leases that lapsed (from /metrics). One op is one such pair:
+// clients (each its own connection) call the mix above as loadUsers users.
+// It reports both rates and their ratio (the dispatch path must not
+// starve), the API's p50 and p99 for reads and writes while the tasks ran,
+// the calls answered per second, how many calls were refused and why, and
+// the worker leases that lapsed (from /metrics). One op is one such pair.
+// Two kinds of client:
 //
-//	go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
+//   - users: each client waits a think time between its calls, drawn
+//     from an exponential distribution with mean loadThink (people and
+//     dashboards refreshing about once a second: about 200 calls a second
+//     in all). The latencies are what such a client sees.
+//
+//   - saturating: no think time, each client calls again as soon as it
+//     has its answer. This measures the most calls a second the server
+//     answers beside the dispatch path; its latencies are set by Little's
+//     law (clients / calls a second), not by the server's speed.
+//
+//     go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
 func BenchmarkDispatchUnderLoad(b *testing.B) {
+	b.Run("users", func(b *testing.B) { benchUnderLoad(b, loadThink) })
+	b.Run("saturating", func(b *testing.B) { benchUnderLoad(b, 0) })
+}
+
+// loadThink is the mean think time of BenchmarkDispatchUnderLoad/users.
+const loadThink = time.Second
+
+func benchUnderLoad(b *testing.B, think time.Duration) {
 	bs := serverWith(b, slots)
 	ctx := context.Background()
 	users := loadUsersFor(b, bs)
@@ -49,7 +68,7 @@ func BenchmarkDispatchUnderLoad(b *testing.B) {
 	for b.Loop() {
 		alone += runTasks(b, bs.c, loadTasks)
 		lctx, stop := context.WithCancel(ctx)
-		ld := startLoad(lctx, bs, users)
+		ld := startLoad(lctx, bs, users, think)
 		loaded += runTasks(b, bs.c, loadTasks)
 		stop()
 		r, w, ref := ld.wait()
@@ -136,8 +155,9 @@ type load struct {
 }
 
 // startLoad starts loadClients clients, each with its own connection,
-// until ctx is done.
-func startLoad(ctx context.Context, bs *benchServer, users []loadUser) *load {
+// until ctx is done; each waits an exponential think time with mean think
+// between calls (none when think is 0).
+func startLoad(ctx context.Context, bs *benchServer, users []loadUser, think time.Duration) *load {
 	ld := &load{refused: map[connect.Code]int{}}
 	for i := range loadClients {
 		u := users[i%len(users)]
@@ -148,6 +168,15 @@ func startLoad(ctx context.Context, bs *benchServer, users []loadUser) *load {
 		go func() {
 			defer ld.wg.Done()
 			for ctx.Err() == nil {
+				if think > 0 {
+					t := time.NewTimer(time.Duration(rng.ExpFloat64() * float64(think)))
+					select {
+					case <-ctx.Done():
+						t.Stop()
+						return
+					case <-t.C:
+					}
+				}
 				p := rng.IntN(10)
 				t0 := time.Now()
 				var err error

@@ -111,6 +111,9 @@ func startServer(bin string, n int) (*benchServer, error) {
 		// profile of each server, /tmp/srv-SLOTS.pprof.
 		cmd.Args = append(cmd.Args, "--cpu-profile", fmt.Sprintf("%s-%d.pprof", p, n))
 	}
+	// BATCHD_BENCH_SERVE_ARGS="--api-concurrency 4": more flags for the
+	// servers, to compare settings.
+	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("BATCHD_BENCH_SERVE_ARGS"))...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the server dies with the benchmark
 	out := &strings.Builder{}
 	var outMu sync.Mutex
