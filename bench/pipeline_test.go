@@ -55,6 +55,7 @@ type benchServer struct {
 	token string // the admin's
 	pid   int
 	stop  func()
+	kill  func() // SIGKILL, and wait for the process to end
 }
 
 // The servers are shared by the benchmarks (the framework calls each one
@@ -103,6 +104,19 @@ func startServer(bin string, n int) (*benchServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := startServerIn(bin, n, data)
+	if err != nil {
+		os.RemoveAll(data)
+		return nil, err
+	}
+	stop := s.stop
+	s.stop = func() { stop(); os.RemoveAll(data) }
+	return s, nil
+}
+
+// startServerIn starts `batchd serve` with n slots on the data directory
+// data (kept when it stops) and waits until it answers with its slots.
+func startServerIn(bin string, n int, data string) (*benchServer, error) {
 	// Port 0: the server picks a free port and prints it (no port closed
 	// and then reused by guess).
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--data", data, "--slots", strconv.Itoa(n), "--drain", "0s")
@@ -132,7 +146,6 @@ func startServer(bin string, n int) (*benchServer, error) {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-		os.RemoveAll(data)
 	}
 	deadline := time.Now().Add(time.Minute)
 	addr := ""
@@ -155,7 +168,8 @@ func startServer(bin string, n int) (*benchServer, error) {
 			err = err2
 		}
 		if err == nil && cl.Slots >= int32(n) {
-			return &benchServer{c: c, url: "http://" + addr, token: token, pid: cmd.Process.Pid, stop: stop}, nil
+			kill := func() { _ = cmd.Process.Kill(); <-done }
+			return &benchServer{c: c, url: "http://" + addr, token: token, pid: cmd.Process.Pid, stop: stop, kill: kill}, nil
 		}
 		if time.Now().After(deadline) {
 			stop()

@@ -37,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -297,6 +298,12 @@ func New(cfg Config) (srv *Server, err error) {
 // the run times of the latest winning copies and of the copies that lost
 // their races (for β and t_new) and live copies.
 func (s *Server) rebuild(ctx context.Context) error {
+	// With 10⁶ queued tasks the snapshot is a hundred megabytes read once
+	// and dropped: collect less often while it is built and applied, then
+	// give the garbage back to the system right after (beside serving),
+	// so that a restarted server is not left twice the size it needs.
+	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	defer func() { go debug.FreeOSMemory() }()
 	snap, err := s.db.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("load state: %w", err)

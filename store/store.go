@@ -17,6 +17,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -249,6 +250,71 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // run it with rowCtx).
 func (tx *Tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
 	return tx.q.PrepareContext(context.WithoutCancel(ctx), query)
+}
+
+// rawRows runs a query of the transaction and calls fn with each row's
+// values as the driver gives them (int64, float64, string or []byte; see
+// asInt, asFloat, asString), valid only during the call. It skips
+// database/sql's conversions, for queries of very many rows.
+func (tx *Tx) rawRows(ctx context.Context, query string, fn func([]driver.Value) error) error {
+	c, ok := tx.q.(*sql.Conn)
+	if !ok {
+		return fmt.Errorf("rawRows needs a connection, not %T", tx.q)
+	}
+	return c.Raw(func(dc any) error {
+		qc, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot query", dc)
+		}
+		rows, err := qc.QueryContext(context.WithoutCancel(ctx), query, nil)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		v := make([]driver.Value, len(rows.Columns()))
+		for {
+			if err := rows.Next(v); err == io.EOF {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+// asInt, asFloat and asString read a driver value of an INTEGER, REAL or
+// TEXT column (SQLite may hand back either number type for a number).
+func asInt(v driver.Value) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+func asFloat(v driver.Value) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case int64:
+		return float64(x)
+	}
+	return 0
+}
+
+func asString(v driver.Value) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return ""
 }
 
 // read runs fn in a read-only transaction (on the reading pool, see Open)
