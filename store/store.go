@@ -73,16 +73,22 @@ func (p Prices) Amount(slotSeconds, cpuSeconds float64) float64 {
 	return slotSeconds*p.SlotSecond + cpuSeconds*p.CPUSecond
 }
 
-// driverName is go-sqlite3 with every connection memory-mapping the
-// database (read-only mappings; writes still go through the WAL): a page
-// that is not in a connection's cache is then a memory read, not a pread
-// system call. Readers' caches go stale whenever the writer commits, so
-// this is most of what a read costs.
+// driverName is go-sqlite3 with every connection memory-mapping the first
+// mmapBytes of the database (read-only mappings; writes still go through
+// the WAL): a page there that is not in a connection's cache is then a
+// memory read, not a pread system call. Readers' caches go stale whenever
+// the writer commits, so this is most of what a read costs.
 const driverName = "sqlite3_batchd"
+
+// mmapBytes bounds the mapping. Mapped pages a process has read count in
+// its resident size: with the whole file mapped, a restart that reads 10⁶
+// queued tasks left 221 MB of the database's pages in the server's RSS
+// beside its 99 MB of heap.
+const mmapBytes = 64 << 20
 
 func init() {
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		_, err := c.Exec("PRAGMA mmap_size = 1073741824", nil)
+		_, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", mmapBytes), nil)
 		return err
 	}})
 }
