@@ -31,14 +31,16 @@ const (
 //     again on the same data directory until it answers with its state
 //     loaded;
 //   - restart-rss-bytes/task: the restarted server's resident memory per
-//     queued task, over an empty server's.
+//     queued task, over an empty server's, and restart-anon-bytes/task the
+//     same for its anonymous memory alone (heap and stacks; the rest is
+//     pages of the binary and of the database it has mapped).
 //
 // One op is one such cycle on a fresh data directory:
 //
 //	go test -run '^$' -bench MillionQueued -benchtime 1x -count 3 ./bench/
 func BenchmarkMillionQueued(b *testing.B) {
 	bin := batchd(b)
-	var perTask, restart, restartPerTask []float64
+	var perTask, restart, restartPerTask, restartAnon []float64
 	for b.Loop() {
 		data := b.TempDir()
 		s, err := startServerIn(bin, 0, data)
@@ -46,6 +48,7 @@ func BenchmarkMillionQueued(b *testing.B) {
 			b.Fatal(err)
 		}
 		empty := settledRSS(b, s.pid)
+		emptyAnon := procStatus(b, s.pid, "RssAnon")
 		total := 0
 		for i := range millionSets {
 			specs := make([]sched.TaskSpec, millionPerSet)
@@ -78,11 +81,13 @@ func BenchmarkMillionQueued(b *testing.B) {
 			b.Fatalf("after the restart: queues %+v (%v), want %d tasks queued", cl.Queues, err, total)
 		}
 		restartPerTask = append(restartPerTask, float64(settledRSS(b, s2.pid)-empty)/float64(total))
+		restartAnon = append(restartAnon, float64(procStatus(b, s2.pid, "RssAnon")-emptyAnon)/float64(total))
 		s2.stop()
 	}
 	b.ReportMetric(quantile(perTask, 0.5), "rss-bytes/task")
 	b.ReportMetric(quantile(restart, 0.5), "restart-s")
 	b.ReportMetric(quantile(restartPerTask, 0.5), "restart-rss-bytes/task")
+	b.ReportMetric(quantile(restartAnon, 0.5), "restart-anon-bytes/task")
 }
 
 // settledRSS returns process pid's resident set size in bytes once it has
@@ -102,14 +107,17 @@ func settledRSS(b *testing.B, pid int) int64 {
 }
 
 // rss is VmRSS of /proc/PID/status in bytes.
-func rss(b *testing.B, pid int) int64 {
+func rss(b *testing.B, pid int) int64 { return procStatus(b, pid, "VmRSS") }
+
+// procStatus is a field of /proc/PID/status given in kB, in bytes.
+func procStatus(b *testing.B, pid int, field string) int64 {
 	b.Helper()
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
 				b.Fatal(err)
@@ -117,6 +125,6 @@ func rss(b *testing.B, pid int) int64 {
 			return kb << 10
 		}
 	}
-	b.Fatal("no VmRSS")
+	b.Fatalf("no %s", field)
 	return 0
 }
