@@ -1,0 +1,36 @@
+#!/bin/sh
+# bench/dispatch.sh: the dispatch path's figures (README, Benchmark), each
+# run three times and summed up as min / median / max per metric, with the
+# load average before and after.
+#
+#   bench/dispatch.sh          # everything, about 15 minutes on 2 cores
+#   bench/dispatch.sh quick    # pipeline and request -> start only
+#
+# Run it on a quiet machine: every figure is a ratio against a baseline
+# measured in the same run, or a time and a size of batchd's own.
+set -eu
+cd "$(dirname "$0")/.."
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/ | tee -a "$out"
+if [ "${1:-}" != quick ]; then
+	go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 -timeout 60m ./bench/ | tee -a "$out"
+	go test -run '^$' -bench MillionQueued -benchtime 1x -count 3 -timeout 60m ./bench/ | tee -a "$out"
+	go test -run '^$' -bench BigSet -benchtime 1x -count 3 ./server/ | tee -a "$out"
+fi
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "benchmark / metric: min / median / max over the runs"
+# Each result line: name, iterations, then value-unit pairs.
+awk '$1 ~ /^Benchmark/ && NF > 3 {
+	name = $1; sub(/-[0-9]+$/, "", name)
+	for (i = 3; i < NF; i += 2) { key = name " " $(i+1); v[key] = v[key] " " $i; if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
+}
+END {
+	for (k = 1; k <= n; k++) {
+		key = order[k]; m = split(substr(v[key], 2), xs, " ")
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (xs[j] + 0 < xs[i] + 0) { t = xs[i]; xs[i] = xs[j]; xs[j] = t }
+		printf "%-70s %s / %s / %s\n", key, xs[1], xs[int((m + 1) / 2)], xs[m]
+	}
+}' "$out"
