@@ -123,7 +123,7 @@ func startServerIn(bin string, n int, data string) (*benchServer, error) {
 	if p := os.Getenv("BATCHD_BENCH_CPU_PROFILE"); p != "" {
 		// BATCHD_BENCH_CPU_PROFILE=/tmp/srv go test -bench ...: a CPU
 		// profile of each server, /tmp/srv-SLOTS.pprof.
-		cmd.Args = append(cmd.Args, "--cpu-profile", fmt.Sprintf("%s-%d.pprof", p, n))
+		cmd.Args = append(cmd.Args, "--cpu-profile", fmt.Sprintf("%s-%d.pprof", p, n), "--alloc-profile", fmt.Sprintf("%s-%d.allocs", p, n))
 	}
 	// BATCHD_BENCH_SERVE_ARGS="--api-concurrency 4": more flags for the
 	// servers, to compare settings.
@@ -278,6 +278,7 @@ func benchPipeline(b *testing.B, n int) {
 		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
 	}
 	b.ResetTimer()
+	mallocs0, bytes0 := scrape(b, bs, "go_memstats_mallocs_total"), scrape(b, bs, "go_memstats_alloc_bytes_total")
 	cpu0 := cpuSeconds(b, bs.pid)
 	start := time.Now()
 	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "bench", Tasks: specs, Request: true})
@@ -289,6 +290,11 @@ func benchPipeline(b *testing.B, n int) {
 	elapsed := time.Since(start)
 	cpu := cpuSeconds(b, bs.pid) - cpu0
 	b.StopTimer()
+	// What the server allocated per task (the watch above included): the
+	// garbage its collector has to deal with, counted exactly whatever the
+	// machine's load.
+	mallocs := scrape(b, bs, "go_memstats_mallocs_total") - mallocs0
+	allocBytes := scrape(b, bs, "go_memstats_alloc_bytes_total") - bytes0
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -305,6 +311,8 @@ func benchPipeline(b *testing.B, n int) {
 	// batchd's own bookkeeping costs per task.
 	b.ReportMetric(parent*1000, "fork-parent-cpu-ms/task")
 	b.ReportMetric((cpu/float64(b.N)-parent)*1000, "bookkeeping-cpu-ms/task")
+	b.ReportMetric(mallocs/float64(b.N), "server-allocs/task")
+	b.ReportMetric(allocBytes/float64(b.N), "server-alloc-bytes/task")
 }
 
 // BenchmarkRequestToStart measures, on the server with 64 slots, the time

@@ -58,6 +58,8 @@ func serveCommand() *cli.Command {
 				Usage: "on SIGTERM, how long copies running on the local slots may go on to finish (0: kill them at once)"},
 			&cli.StringFlag{Name: "cpu-profile", EnvVars: []string{"BATCHD_CPU_PROFILE"}, Hidden: true,
 				Usage: "write a Go CPU profile of the server to `FILE` until it stops (for performance work)"},
+			&cli.StringFlag{Name: "alloc-profile", EnvVars: []string{"BATCHD_ALLOC_PROFILE"}, Hidden: true,
+				Usage: "write a Go allocation profile of the server to `FILE` when it stops (for performance work)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 		},
 		Action: runServe,
@@ -100,6 +102,19 @@ func runServe(c *cli.Context) error {
 			return fmt.Errorf("--cpu-profile: %w", err)
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if p := c.String("alloc-profile"); p != "" {
+		defer func() {
+			f, err := os.Create(p)
+			if err != nil {
+				log.Error("--alloc-profile", "err", err.Error())
+				return
+			}
+			defer f.Close()
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				log.Error("--alloc-profile", "err", err.Error())
+			}
+		}()
 	}
 	data := c.String("data")
 	srv, err := server.New(server.Config{
