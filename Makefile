@@ -99,7 +99,7 @@ FUZZMINIMIZETIME ?= 1s
 FUZZFLAGS        ?=
 FUZZTARGETS      := ./server:FuzzDisclose ./server:FuzzRequest ./server:FuzzCancel ./server:FuzzGetTaskSet \
 	./server:FuzzListTaskSets ./server:FuzzGetOutput ./server:FuzzGetBill ./server:FuzzRegister \
-	./server:FuzzHeartbeat ./server:FuzzReportFinished ./server:FuzzEnvelope ./store:FuzzDiscloseHash
+	./server:FuzzHeartbeat ./server:FuzzReportFinished ./server:FuzzEnvelope ./store:FuzzDiscloseHash ./store:FuzzDecodeSpec
 fuzz:
 	@log=$$(mktemp); trap 'rm -f $$log' EXIT; for t in $(FUZZTARGETS); do \
 	  pkg=$${t%%:*}; name=$${t#*:}; echo "fuzz $$pkg $$name ($(FUZZTIME))"; \

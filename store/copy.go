@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -46,7 +45,7 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 					err = tx.QueryRowContext(ctx, `SELECT t.spec, s.owner FROM tasks t JOIN task_sets s ON s.id = t.set_id WHERE t.set_id = ? AND t.idx = ?`,
 						d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner)
 					if err == nil {
-						err = json.Unmarshal([]byte(spec), &st.Spec)
+						err = decodeSpec(spec, &st.Spec)
 					}
 					started = append(started, st)
 				}
@@ -495,7 +494,7 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 			}
 			c.Speculative, c.State = isSpec != 0, sched.CopyState(state)
 			c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
-			if err := json.Unmarshal([]byte(spec), &lc.Spec); err != nil {
+			if err := decodeSpec(spec, &lc.Spec); err != nil {
 				return fmt.Errorf("decode spec: %w", err)
 			}
 			out = append(out, lc)

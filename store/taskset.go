@@ -656,7 +656,7 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(spec), &t.Spec); err != nil {
+		if err := decodeSpec(spec, &t.Spec); err != nil {
 			return nil, fmt.Errorf("decode spec of task %d/%d: %w", t.Set, t.Index, err)
 		}
 		t.State = sched.TaskState(state)
