@@ -969,7 +969,11 @@ func (s *Scheduler) finished(ev Event) (ApplyResult, error) {
 		s.endCopy(c)
 		return ApplyResult{}, nil
 	}
-	s.observe(t.set, t.set.owner, c.runTime(ev.Time), t.est == 0)
+	dur := c.runTime(ev.Time)
+	if ev.Duration > 0 && !math.IsInf(ev.Duration, 0) {
+		dur = ev.Duration
+	}
+	s.observe(t.set, t.set.owner, dur, t.est == 0)
 	if c.spec {
 		s.specWon++
 	}
