@@ -42,6 +42,8 @@ func simRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "queue policies (repeat or comma-separate); default: every policy"},
 			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, grass (GRASS without Hopper), best-effort-late, budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
 			&cli.StringFlag{Name: "preemption", Value: "suspend", Usage: "suspend, kill or off"},
+			&cli.BoolFlag{Name: "preempt-requested", Usage: "preemptive SRPT in the requested class: shorter requested work suspends the requested copy with the most work left"},
+			&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "draw tasks (jobs) per set once per user (user) or for every new set (set)"},
 			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job (hopper+grass, grass): switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
@@ -141,6 +143,13 @@ func setSimParams(c *cli.Context, p *sim.Params) error {
 			*dst = c.Float64(name)
 		}
 	}
+	switch c.String("set-size-per") {
+	case "user", "":
+	case "set":
+		p.SetSizePerSet = true
+	default:
+		return fmt.Errorf("--set-size-per %q: want user or set", c.String("set-size-per"))
+	}
 	p.ProgressNoise = c.Float64("progress-noise")
 	p.BatchCancels = c.Bool("batch-cancels")
 	p.WorkerMTBF, p.WorkerRepair = c.Duration("worker-mtbf").Seconds(), c.Duration("worker-repair").Seconds()
@@ -220,7 +229,7 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 				gs = []sched.GrassMode{sched.GrassSwitch} // GRASS's rule matters only where GRASS runs
 			}
 			for _, g := range gs {
-				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g})
+				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g, PreemptRequested: c.Bool("preempt-requested")})
 			}
 		}
 	}
