@@ -311,8 +311,11 @@ func toAny(xs []string) []any {
 func experimentFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per parameter point (95% CI over them)"},
-		&cli.IntFlag{Name: "sweep-seeds", Value: 1, Usage: "seeds per point of the 3,168-point Petrou sweep"},
-		&cli.IntFlag{Name: "sweep-stride", Value: 1, Usage: "run every N-th point of the Petrou sweep only (7 keeps every value of every parameter)"},
+		&cli.IntFlag{Name: "sweep-seeds", Value: 5, Usage: "seeds per point of the Petrou sweep (each point and seed has its own random numbers)"},
+		&cli.IntFlag{Name: "sweep-stride", Value: 13, Usage: "run every N-th of the 3,168 points of the Petrou sweep only (1 = all; 7 and 13 keep every value of every parameter)"},
+		&cli.BoolFlag{Name: "preempt-requested", Usage: "every run: preemptive SRPT in the requested class"},
+		&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "every run: draw tasks (jobs) per set once per user (user) or for every set (set)"},
+		&cli.BoolFlag{Name: "batch-cancels", Usage: "every run: batch users may cancel the rest of a set"},
 		&cli.BoolFlag{Name: "quick", Usage: "small grids and short runs (a smoke test; not comparable to the papers)"},
 		&cli.IntFlag{Name: "workers", Usage: "goroutines (default: all cores)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
@@ -320,7 +323,8 @@ func experimentFlags() []cli.Flag {
 }
 
 func experimentOptions(c *cli.Context) sim.Options {
-	o := sim.Options{Seeds: c.Int("seeds"), SweepSeeds: c.Int("sweep-seeds"), SweepStride: c.Int("sweep-stride"), Quick: c.Bool("quick"), Workers: c.Int("workers")}
+	o := sim.Options{Seeds: c.Int("seeds"), SweepSeeds: c.Int("sweep-seeds"), SweepStride: c.Int("sweep-stride"), Quick: c.Bool("quick"), Workers: c.Int("workers"),
+		PreemptRequested: c.Bool("preempt-requested"), SetSizePerSet: c.String("set-size-per") == "set", BatchCancels: c.Bool("batch-cancels")}
 	if !c.Bool("quiet") {
 		last := time.Time{}
 		o.Progress = func(name string, done, total int) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,55 @@ func TestSimReportWritesFiguresAndMarkdown(t *testing.T) {
 	md2, err := os.ReadFile(filepath.Join(dir, "results.md"))
 	if err != nil || !bytes.Equal(md, md2) {
 		t.Errorf("report from cache differs (err %v)", err)
+	}
+}
+
+// The report's prose quotes results only through claims: every {{field}}
+// of the notes names a claim reference, every reference is used, and the
+// only percentages and factors written into the text are the papers' and
+// the workloads' parameters. A quick sweep fills the Petrou fields.
+func TestSimReportNotesFromClaims(t *testing.T) {
+	fields := regexp.MustCompile(`\{\{(\w+)\}\}`).FindAllStringSubmatch(notesTemplate, -1)
+	used := map[string]bool{}
+	for _, f := range fields {
+		if _, ok := notesRefs[f[1]]; !ok {
+			t.Errorf("notes field {{%s}} names no claim", f[1])
+		}
+		used[f[1]] = true
+	}
+	for name := range notesRefs {
+		if !used[name] {
+			t.Errorf("claim reference %q is not used in the notes", name)
+		}
+	}
+	// Papers' numbers, loads, thresholds and parameters only.
+	allowed := map[string]bool{"50%": true, "14%": true, "34%": true, "4%": true, "40%": true, "20%": true, "10%": true, "5%": true, "30%": true, "60%": true, "80%": true, "90%": true, "4×": true, "1.537": true, "95%": true, "1.259": true}
+	for _, n := range regexp.MustCompile(`\d+(\.\d+)?[%×]|\d+\.\d{3}`).FindAllString(notesTemplate, -1) {
+		if !allowed[n] {
+			t.Errorf("notes hold the fixed number %q: quote a claim instead", n)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := runSimApp(t, "report", "--quick", "-q", "--only", "petrou-sweep", "--sweep-seeds", "2", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := string(md[bytes.Index(md, []byte("## How the simulator reads")):])
+	if strings.Contains(notes, "{{") {
+		t.Errorf("notes left fields unfilled")
+	}
+	// The sweep's claims (by key) are filled; the other experiments' read
+	// "(not run)".
+	notRun := 0
+	for _, f := range fields {
+		if strings.Contains(notesRefs[f[1]], "|") {
+			notRun++
+		}
+	}
+	if got := strings.Count(notes, "(not run)"); got != notRun {
+		t.Errorf("notes: %d fields not run, want %d (the other experiments')", got, notRun)
 	}
 }

@@ -35,6 +35,9 @@ type Figure struct {
 
 // Claim sets one of the papers' numbers beside ours.
 type Claim struct {
+	// Key names the claim for the report's prose, which quotes claims by
+	// key instead of fixed numbers (see cmd/batchd's simreport.go).
+	Key    string
 	Source string // "Petrou Fig. 4"
 	Metric string
 	Paper  string // the paper's number, as text
