@@ -940,6 +940,7 @@ func hopperFig3(o Options) ([]Params, func([]Result) Report) {
 			knee := slices.Index(fs, 2/beta)
 			one, last := slices.Index(fs, 1), len(fs)-1
 			f := Figure{ID: fmt.Sprintf("hopper-fig3-beta%g", beta), Kind: FigureLines, Title: fmt.Sprintf("One job of %d tasks, β = %g: JCT against slots per task (knee expected at 2/β = %.2f)", T, beta, 2/beta), XLabel: "slots / tasks", YLabel: "job completion time (s)"}
+			f.Marks = []Mark{{X: 2 / beta, Label: fmt.Sprintf("where Hopper §4.1 expects the knee: 2/β = %.2f", 2/beta)}}
 			tab := Table{Title: fmt.Sprintf("Job completion time (s, mean ± 95%% CI over %d seeds), one job of %d tasks, β = %g", seeds, T, beta), Header: []string{"slots / tasks"}}
 			for _, m := range modes {
 				tab.Header = append(tab.Header, m.name)
