@@ -988,14 +988,18 @@ var mixedVariants = []struct {
 	name string
 	pol  sched.Policy
 	spec sched.Speculation
+	pre  bool // Config.PreemptRequested
 }{
-	{"srpt×fcfs + hopper+grass (all three)", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS},
-	{"srpt×fcfs + best-effort LATE", sched.PolicySRPTxFCFS, sched.SpecBestEffortLATE},
-	{"srpt×fcfs, no speculation", sched.PolicySRPTxFCFS, sched.SpecNone},
-	{"interactive-srpt + hopper+grass", sched.PolicyInteractiveSRPT, sched.SpecHopperGRASS},
-	{"batch-srpt + hopper+grass", sched.PolicyBatchSRPT, sched.SpecHopperGRASS},
-	{"fcfs×fcfs + hopper+grass", sched.PolicyFCFSxFCFS, sched.SpecHopperGRASS},
-	{"interactive-srpt + best-effort LATE (no batchactive, no Hopper)", sched.PolicyInteractiveSRPT, sched.SpecBestEffortLATE},
+	{"srpt×fcfs + hopper+grass (all three)", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, false},
+	{"srpt×fcfs + best-effort LATE", sched.PolicySRPTxFCFS, sched.SpecBestEffortLATE, false},
+	{"srpt×fcfs, no speculation", sched.PolicySRPTxFCFS, sched.SpecNone, false},
+	{"interactive-srpt + hopper+grass", sched.PolicyInteractiveSRPT, sched.SpecHopperGRASS, false},
+	{"batch-srpt + hopper+grass", sched.PolicyBatchSRPT, sched.SpecHopperGRASS, false},
+	{"fcfs×fcfs + hopper+grass", sched.PolicyFCFSxFCFS, sched.SpecHopperGRASS, false},
+	{"interactive-srpt + best-effort LATE (no batchactive, no Hopper)", sched.PolicyInteractiveSRPT, sched.SpecBestEffortLATE, false},
+	{"srpt×fcfs + hopper+grass, preemptive SRPT", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, true},
+	{"batch-srpt-task + hopper+grass", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, false},
+	{"batch-srpt-task + hopper+grass, preemptive SRPT", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, true},
 }
 
 func mixedExp(o Options) ([]Params, func([]Result) Report) {
@@ -1011,6 +1015,7 @@ func mixedExp(o Options) ([]Params, func([]Result) Report) {
 			p := base
 			p.Seed = int64(seed + 1)
 			p.Sched = cfg(v.pol, v.spec)
+			p.Sched.PreemptRequested = v.pre
 			ps = append(ps, p)
 		}
 	}
@@ -1034,7 +1039,11 @@ func mixedExp(o Options) ([]Params, func([]Result) Report) {
 				full, fullV = su, rv
 			}
 			t.Rows = append(t.Rows, []string{v.name, fmt.Sprintf("%s ± %s", sig(su.Mean), sig(su.HalfWidth)), f3(mean(sl)), f1(mean(rq)), f3(mean(ld)), f1(mean(ws)), f1(mean(sp))})
-			f.Categories = append(f.Categories, shortName(v.pol, v.spec))
+			cat := shortName(v.pol, v.spec)
+			if v.pre {
+				cat += " (pre.)"
+			}
+			f.Categories = append(f.Categories, cat)
 			s.X, s.Y = append(s.X, float64(vi)), append(s.Y, su.Mean)
 			s.YLo, s.YHi = append(s.YLo, su.Mean-su.HalfWidth), append(s.YHi, su.Mean+su.HalfWidth)
 			if vi > 0 {
