@@ -131,3 +131,27 @@ func TestSimReportNotesFromClaims(t *testing.T) {
 		t.Errorf("notes: %d fields not run, want %d (the other experiments')", got, notRun)
 	}
 }
+
+// Axis ticks fall on round values labelled with the decimals they need:
+// not 125.00 and −25.00, nor 17500.0.
+func TestRoundTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{-30, 130, "-20 0 20 40 60 80 100 120"},
+		{0, 18000, "0 2500 5000 7500 10000 12500 15000 17500"},
+		{0, 1, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{0.95, 2.6, "1.00 1.25 1.50 1.75 2.00 2.25 2.50"},
+	} {
+		var got []string
+		for _, tk := range (roundTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("ticks on [%g, %g] = %q, want %q", c.lo, c.hi, g, c.want)
+		}
+	}
+}

@@ -32,11 +32,11 @@ func plotFigure(f sim.Figure, dir string) ([]string, error) {
 	p.Y.Tick.Marker = roundTicks{}
 	if f.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logRoundTicks{}
 	}
 	if f.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = logRoundTicks{}
 	}
 	switch f.Kind {
 	case sim.FigureBars:
@@ -114,6 +114,34 @@ func abs(x int) int {
 	return x
 }
 
+// logRoundTicks labels a log axis at 1, 2 and 5 × 10^k (only 10^k when
+// that would be more than ten labels), with unlabelled minor ticks at the
+// other integers × 10^k.
+type logRoundTicks struct{}
+
+func (logRoundTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	e0, e1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	onlyDecades := 3*(e1-e0) > 10
+	var ts []plot.Tick
+	for e := e0; e <= e1; e++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow(10, float64(e))
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (!onlyDecades && (m == 2 || m == 5)) {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
 // roundTicks puts 4–8 major ticks on a linear axis at multiples of 1, 2,
 // 2.5 or 5 × 10^k, labelled with as many decimals as the step needs.
 type roundTicks struct{}
@@ -131,10 +159,12 @@ func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
-	dec = max(0, -int(math.Floor(math.Log10(step)+1e-9)))
-	if math.Abs(step/math.Pow(10, math.Floor(math.Log10(step)+1e-9))-2.5) < 1e-9 {
-		dec++
+	e := math.Floor(math.Log10(step) + 1e-9)
+	dec = -int(e)
+	if math.Abs(step/math.Pow(10, e)-2.5) < 1e-9 {
+		dec++ // 0.25, 2.5: one more decimal than the power of ten
 	}
+	dec = max(0, dec)
 	var ts []plot.Tick
 	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
 		v := k * step
@@ -238,6 +268,9 @@ func addBars(p *plot.Plot, f sim.Figure) error {
 	p.X.Tick.Label.Rotation = 0
 	if len(f.Categories) > 4 && len(f.Categories[0]) > 6 {
 		p.X.Tick.Label.Rotation = math.Pi / 8
+		if len(f.Categories) > 8 {
+			p.X.Tick.Label.Rotation = math.Pi / 5
+		}
 		p.X.Tick.Label.XAlign = draw.XRight
 	}
 	return nil
