@@ -11,16 +11,20 @@ import (
 type Policy string
 
 const (
-	PolicySRPTxFCFS       Policy = "srpt×fcfs" // default
-	PolicyFCFSxFCFS       Policy = "fcfs×fcfs"
-	PolicyBatchSRPT       Policy = "batch-srpt" // one queue, disclosure = request
+	PolicySRPTxFCFS Policy = "srpt×fcfs" // default
+	PolicyFCFSxFCFS Policy = "fcfs×fcfs"
+	PolicyBatchSRPT Policy = "batch-srpt" // one queue, disclosure = request
+	// PolicyBatchSRPTTask is batch-srpt by task: one queue, the queued task
+	// with the smallest estimate first across every set (batch-srpt orders
+	// whole sets by their total work).
+	PolicyBatchSRPTTask   Policy = "batch-srpt-task"
 	PolicyBatchFCFS       Policy = "batch-fcfs"
 	PolicyInteractiveSRPT Policy = "interactive-srpt" // disclosed work never runs
 	PolicyInteractiveFCFS Policy = "interactive-fcfs"
 )
 
 // Policies lists every policy, default first.
-var Policies = []Policy{PolicySRPTxFCFS, PolicyFCFSxFCFS, PolicyBatchSRPT, PolicyBatchFCFS, PolicyInteractiveSRPT, PolicyInteractiveFCFS}
+var Policies = []Policy{PolicySRPTxFCFS, PolicyFCFSxFCFS, PolicyBatchSRPT, PolicyBatchFCFS, PolicyInteractiveSRPT, PolicyInteractiveFCFS, PolicyBatchSRPTTask}
 
 // ParsePolicy accepts a policy's name or its ASCII spelling ("srpt-x-fcfs",
 // "srpt_x_fcfs", "srptxfcfs", any case).
@@ -41,7 +45,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return p, nil
 		}
 	}
-	return "", Errorf(EINVALID, "unknown policy %q (want one of srpt×fcfs, fcfs×fcfs, batch-srpt, batch-fcfs, interactive-srpt, interactive-fcfs; ASCII: srpt-x-fcfs)", s)
+	return "", Errorf(EINVALID, "unknown policy %q (want one of srpt×fcfs, fcfs×fcfs, batch-srpt, batch-fcfs, interactive-srpt, interactive-fcfs, batch-srpt-task; ASCII: srpt-x-fcfs)", s)
 }
 
 // Speculation names how stragglers get speculative copies.
@@ -111,6 +115,14 @@ type Config struct {
 	Speculation Speculation // default hopper+grass
 	Budget      int         // slots reserved for copies with SpecBudgeted
 	Preemption  Preemption  // default suspend
+	// PreemptRequested makes the SRPT policies preemptive inside the
+	// requested class (Petrou §3.3: shortest remaining time): a queued
+	// requested task that needs less than a running requested copy of a
+	// later job has left suspends that copy (the one with the most work
+	// left) when no slot is free; the copy resumes on its own worker once
+	// no queued requested task would preempt it. Only with Preemption
+	// suspend and workers that can suspend; ignored by the FCFS policies.
+	PreemptRequested bool
 
 	// Epsilon is Hopper's fairness knob: every job with unfinished requested
 	// work gets at least (1-Epsilon)·S/N slots. Default 0.1; a negative
@@ -155,7 +167,11 @@ func (c Config) String() string {
 	if c.Grass == GrassGS || c.Grass == GrassRAS {
 		spec += " (" + string(c.Grass) + " only)"
 	}
-	return fmt.Sprintf("%s / %s / %s", c.Policy, spec, c.Preemption)
+	pre := string(c.Preemption)
+	if c.PreemptRequested {
+		pre += "+requested"
+	}
+	return fmt.Sprintf("%s / %s / %s", c.Policy, spec, pre)
 }
 
 // Stats is a snapshot of the scheduler's state for metrics.

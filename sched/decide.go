@@ -23,11 +23,13 @@ import (
 func (s *Scheduler) Decide(now Time) []Decision {
 	out := s.pending
 	s.pending = nil
+	s.flushKeys()
 	canPreempt := s.cfg.Preemption != PreemptOff && len(s.preempt.items) > 0
-	if s.freeN == 0 && (!canPreempt || s.jobs.n == 0) {
+	if s.freeN == 0 && (!canPreempt || s.jobs.n == 0) && !s.preemptsRequested() {
 		return out
 	}
 	s.reserve = 0
+	out = s.resumeRequested(now, out)
 	out = s.decideRequested(now, out)
 	if s.cfg.Speculation == SpecBudgeted {
 		// Budgeted speculation keeps its slots for copies, whoever is
@@ -35,6 +37,7 @@ func (s *Scheduler) Decide(now Time) []Decision {
 		s.reserve = max(0, s.cfg.Budget-s.specLive)
 	}
 	out = s.backfillRequested(now, out)
+	out = s.preemptRequested(now, out)
 	if s.cfg.Speculation == SpecHopperGRASS && s.queuedReq == 0 {
 		// No requested task waits: lend the slots Hopper keeps for
 		// speculation to disclosed work rather than leave them idle. A
@@ -506,6 +509,9 @@ func (s *Scheduler) decideRequested(now Time, out []Decision) []Decision {
 func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 	spec := s.cfg.Speculation == SpecBestEffortLATE || s.cfg.Speculation == SpecBudgeted
 	budget := s.cfg.Speculation == SpecBudgeted
+	if s.taskKeys {
+		out = s.startTasksInOrder(now, out)
+	}
 	it := &s.jit
 	it.start(s.jobs.root)
 	if s.cfg.Speculation == SpecGRASS {

@@ -51,7 +51,11 @@ const (
 	EventCopyProgress
 	// EventCopyFinished: a copy ran to its end (any exit status). The first
 	// finish of a live task wins; the task's other copies get Kill decisions.
-	// Fields: Copy.
+	// Fields: Copy, and Duration when the driver knows how long the copy
+	// ran (suspension excluded): the run time the worker reported and the
+	// store kept, which is what β and t_new learn from. Without it (0) the
+	// scheduler uses the time from its start decision to the event, which
+	// on a live server includes the fork and the report's trip.
 	EventCopyFinished
 	// EventCopyLost: a copy died without a result (not by the scheduler's
 	// order); the task queues again. Fields: Copy.
@@ -101,7 +105,7 @@ type Event struct {
 	Suspended   bool
 	Progress    float64
 
-	Duration float64 // EventDurationObserved
+	Duration float64 // EventDurationObserved, EventCopyFinished
 	// Censored marks an EventDurationObserved of a copy that lost a race:
 	// killed after running Duration, so its duration is at least that. It
 	// feeds β only (the censored Hill estimator), not t_new. Replay such

@@ -132,6 +132,8 @@ type set struct {
 	// StragglerAfter (see holdShare).
 	lastStart Time
 
+	keyDirty bool // PolicyBatchSRPTTask: in Scheduler.dirtyKeys
+
 	upos    int  // position in Scheduler.under; -1 when not there
 	visited bool // scratch flag for one pass of Decide
 
@@ -165,6 +167,8 @@ type Scheduler struct {
 	oneQueue  bool // batch-*: disclosure counts as request
 	noDisc    bool // interactive-*: disclosed work never runs
 	srpt      bool
+	taskKeys  bool   // batch-srpt-task: a job's key is its smallest queued task
+	dirtyKeys []*set // jobs whose task key may have changed (flushKeys)
 	epsilon   float64
 	sets      map[SetID]*set
 	workers   map[WorkerID]*worker
@@ -270,9 +274,10 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	s := &Scheduler{
 		cfg:      cfg,
-		oneQueue: cfg.Policy == PolicyBatchSRPT || cfg.Policy == PolicyBatchFCFS,
+		oneQueue: cfg.Policy == PolicyBatchSRPT || cfg.Policy == PolicyBatchFCFS || cfg.Policy == PolicyBatchSRPTTask,
+		taskKeys: cfg.Policy == PolicyBatchSRPTTask,
 		noDisc:   cfg.Policy == PolicyInteractiveSRPT || cfg.Policy == PolicyInteractiveFCFS,
-		srpt:     cfg.Policy == PolicySRPTxFCFS || cfg.Policy == PolicyBatchSRPT || cfg.Policy == PolicyInteractiveSRPT,
+		srpt:     cfg.Policy == PolicySRPTxFCFS || cfg.Policy == PolicyBatchSRPT || cfg.Policy == PolicyInteractiveSRPT || cfg.Policy == PolicyBatchSRPTTask,
 		epsilon:  eps,
 		sets:     make(map[SetID]*set),
 		workers:  make(map[WorkerID]*worker),
@@ -343,6 +348,9 @@ func taskWork(t *task) float64 {
 
 // jobKey is the order of jobs in the requested class.
 func (s *Scheduler) jobKey(st *set) float64 {
+	if s.taskKeys {
+		return taskKey(st)
+	}
 	if s.srpt {
 		return st.work
 	}
@@ -443,6 +451,7 @@ func (s *Scheduler) enqueue(t *task) {
 		st.rq.push(t)
 		s.queuedReq++
 		s.updateUnder(st)
+		s.markKey(st)
 		return
 	}
 	st.dq.push(t)
@@ -463,6 +472,7 @@ func (s *Scheduler) dequeue(t *task) {
 		st.rq.remove(t)
 		s.queuedReq--
 		s.updateUnder(st)
+		s.markKey(st)
 		return
 	}
 	st.dq.remove(t)
@@ -982,7 +992,11 @@ func (s *Scheduler) finished(ev Event) (ApplyResult, error) {
 		s.endCopy(c)
 		return ApplyResult{}, nil
 	}
-	s.observe(t.set, t.set.owner, c.runTime(ev.Time), t.est == 0)
+	dur := c.runTime(ev.Time)
+	if ev.Duration > 0 && !math.IsInf(ev.Duration, 0) {
+		dur = ev.Duration
+	}
+	s.observe(t.set, t.set.owner, dur, t.est == 0)
 	if c.spec {
 		s.specWon++
 	}

@@ -421,7 +421,9 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			if res.Lost {
 				kind = sched.EventCopyLost
 			}
-			s.apply(sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy})
+			// The run time the store kept, not the time since the start
+			// decision (which adds the fork and the report's trip).
+			s.apply(sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy, Duration: res.RunSeconds})
 		}
 		if res.Clamped {
 			s.metrics.billClamped(c.in.Worker)

@@ -42,6 +42,8 @@ func simRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "queue policies (repeat or comma-separate); default: every policy"},
 			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, grass (GRASS without Hopper), best-effort-late, budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
 			&cli.StringFlag{Name: "preemption", Value: "suspend", Usage: "suspend, kill or off"},
+			&cli.BoolFlag{Name: "preempt-requested", Usage: "preemptive SRPT in the requested class: shorter requested work suspends the requested copy with the most work left"},
+			&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "draw tasks (jobs) per set once per user (user) or for every new set (set)"},
 			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job (hopper+grass, grass): switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
@@ -141,6 +143,13 @@ func setSimParams(c *cli.Context, p *sim.Params) error {
 			*dst = c.Float64(name)
 		}
 	}
+	switch c.String("set-size-per") {
+	case "user", "":
+	case "set":
+		p.SetSizePerSet = true
+	default:
+		return fmt.Errorf("--set-size-per %q: want user or set", c.String("set-size-per"))
+	}
 	p.ProgressNoise = c.Float64("progress-noise")
 	p.BatchCancels = c.Bool("batch-cancels")
 	p.WorkerMTBF, p.WorkerRepair = c.Duration("worker-mtbf").Seconds(), c.Duration("worker-repair").Seconds()
@@ -220,7 +229,7 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 				gs = []sched.GrassMode{sched.GrassSwitch} // GRASS's rule matters only where GRASS runs
 			}
 			for _, g := range gs {
-				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g})
+				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g, PreemptRequested: c.Bool("preempt-requested")})
 			}
 		}
 	}
@@ -302,8 +311,11 @@ func toAny(xs []string) []any {
 func experimentFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per parameter point (95% CI over them)"},
-		&cli.IntFlag{Name: "sweep-seeds", Value: 1, Usage: "seeds per point of the 3,168-point Petrou sweep"},
-		&cli.IntFlag{Name: "sweep-stride", Value: 1, Usage: "run every N-th point of the Petrou sweep only (7 keeps every value of every parameter)"},
+		&cli.IntFlag{Name: "sweep-seeds", Value: 5, Usage: "seeds per point of the Petrou sweep (each point and seed has its own random numbers)"},
+		&cli.IntFlag{Name: "sweep-stride", Value: 13, Usage: "run every N-th of the 3,168 points of the Petrou sweep only (1 = all; 7 and 13 keep every value of every parameter)"},
+		&cli.BoolFlag{Name: "preempt-requested", Usage: "every run: preemptive SRPT in the requested class"},
+		&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "every run: draw tasks (jobs) per set once per user (user) or for every set (set)"},
+		&cli.BoolFlag{Name: "batch-cancels", Usage: "every run: batch users may cancel the rest of a set"},
 		&cli.BoolFlag{Name: "quick", Usage: "small grids and short runs (a smoke test; not comparable to the papers)"},
 		&cli.IntFlag{Name: "workers", Usage: "goroutines (default: all cores)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
@@ -311,7 +323,8 @@ func experimentFlags() []cli.Flag {
 }
 
 func experimentOptions(c *cli.Context) sim.Options {
-	o := sim.Options{Seeds: c.Int("seeds"), SweepSeeds: c.Int("sweep-seeds"), SweepStride: c.Int("sweep-stride"), Quick: c.Bool("quick"), Workers: c.Int("workers")}
+	o := sim.Options{Seeds: c.Int("seeds"), SweepSeeds: c.Int("sweep-seeds"), SweepStride: c.Int("sweep-stride"), Quick: c.Bool("quick"), Workers: c.Int("workers"),
+		PreemptRequested: c.Bool("preempt-requested"), SetSizePerSet: c.String("set-size-per") == "set", BatchCancels: c.Bool("batch-cancels")}
 	if !c.Bool("quiet") {
 		last := time.Time{}
 		o.Progress = func(name string, done, total int) {

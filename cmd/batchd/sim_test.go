@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,79 @@ func TestSimReportWritesFiguresAndMarkdown(t *testing.T) {
 	md2, err := os.ReadFile(filepath.Join(dir, "results.md"))
 	if err != nil || !bytes.Equal(md, md2) {
 		t.Errorf("report from cache differs (err %v)", err)
+	}
+}
+
+// The report's prose quotes results only through claims: every {{field}}
+// of the notes names a claim reference, every reference is used, and the
+// only percentages and factors written into the text are the papers' and
+// the workloads' parameters. A quick sweep fills the Petrou fields.
+func TestSimReportNotesFromClaims(t *testing.T) {
+	fields := regexp.MustCompile(`\{\{(\w+)\}\}`).FindAllStringSubmatch(notesTemplate, -1)
+	used := map[string]bool{}
+	for _, f := range fields {
+		if _, ok := notesRefs[f[1]]; !ok {
+			t.Errorf("notes field {{%s}} names no claim", f[1])
+		}
+		used[f[1]] = true
+	}
+	for name := range notesRefs {
+		if !used[name] {
+			t.Errorf("claim reference %q is not used in the notes", name)
+		}
+	}
+	// Papers' numbers, loads, thresholds and parameters only.
+	allowed := map[string]bool{"50%": true, "14%": true, "34%": true, "4%": true, "40%": true, "20%": true, "10%": true, "5%": true, "30%": true, "60%": true, "80%": true, "90%": true, "4×": true, "1.537": true, "1.595": true, "95%": true, "1.259": true}
+	for _, n := range regexp.MustCompile(`\d+(\.\d+)?[%×]|\d+\.\d{3}`).FindAllString(notesTemplate, -1) {
+		if !allowed[n] {
+			t.Errorf("notes hold the fixed number %q: quote a claim instead", n)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := runSimApp(t, "report", "--quick", "-q", "--only", "petrou-sweep", "--sweep-seeds", "2", "--out", dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := string(md[bytes.Index(md, []byte("## How the simulator reads")):])
+	if strings.Contains(notes, "{{") {
+		t.Errorf("notes left fields unfilled")
+	}
+	// The sweep's claims (by key) are filled; the other experiments' read
+	// "(not run)".
+	notRun := 0
+	for _, f := range fields {
+		if strings.Contains(notesRefs[f[1]], "|") {
+			notRun++
+		}
+	}
+	if got := strings.Count(notes, "(not run)"); got != notRun {
+		t.Errorf("notes: %d fields not run, want %d (the other experiments')", got, notRun)
+	}
+}
+
+// Axis ticks fall on round values labelled with the decimals they need:
+// not 125.00 and −25.00, nor 17500.0.
+func TestRoundTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{
+		{-30, 130, "-20 0 20 40 60 80 100 120"},
+		{0, 18000, "0 2500 5000 7500 10000 12500 15000 17500"},
+		{0, 1, "0.0 0.2 0.4 0.6 0.8 1.0"},
+		{0.95, 2.6, "1.00 1.25 1.50 1.75 2.00 2.25 2.50"},
+	} {
+		var got []string
+		for _, tk := range (roundTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("ticks on [%g, %g] = %q, want %q", c.lo, c.hi, g, c.want)
+		}
 	}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,22 +18,25 @@ import (
 )
 
 // plotFigure draws f with gonum/plot and writes dir/ID.svg and dir/ID.png;
-// it returns the file names written.
+// it returns the file names written. The legend goes in a strip under the
+// axes, never over the data; a long title is wrapped; linear axes tick at
+// round values with only the decimals the step needs.
 func plotFigure(f sim.Figure, dir string) ([]string, error) {
 	p := plot.New()
-	p.Title.Text = f.Title
+	p.Title.Text = wrapTitle(f.Title, 78)
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = f.XLabel
 	p.Y.Label.Text = f.YLabel
-	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker = roundTicks{}
+	p.Y.Tick.Marker = roundTicks{}
 	if f.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logRoundTicks{}
 	}
 	if f.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = logRoundTicks{}
 	}
 	switch f.Kind {
 	case sim.FigureBars:
@@ -43,32 +48,135 @@ func plotFigure(f sim.Figure, dir string) ([]string, error) {
 			return nil, err
 		}
 	}
-	if !f.LogY {
-		// Headroom for the legend, which sits at the top.
-		top := math.Inf(-1)
-		for _, s := range f.Series {
-			for j, y := range s.Y {
-				if s.YHi != nil && !math.IsNaN(s.YHi[j]) {
-					y = math.Max(y, s.YHi[j])
-				}
-				if !math.IsNaN(y) && !math.IsInf(y, 0) {
-					top = math.Max(top, y)
-				}
-			}
-		}
-		if top > 0 {
-			p.Y.Max = math.Max(p.Y.Max, top*(1+0.09*float64(len(f.Series)+1)))
-		}
+	if f.Kind == sim.FigureCumulative {
+		p.Y.Min, p.Y.Max = 0, 1
 	}
+	entries := len(f.Series)
+	for _, m := range f.Marks {
+		l, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: p.Y.Min}, {X: m.X, Y: p.Y.Max}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.Gray{Y: 90}
+		l.Width = vg.Points(1)
+		l.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add(m.Label, l)
+		entries++
+	}
+	leg := p.Legend
+	leg.TextStyle.Font.Size = vg.Points(10)
+	leg.Top, leg.Left = true, true
+	p.Legend = plot.NewLegend() // drawn below, not over the data
+	const width, height = 7 * vg.Inch, 4.2 * vg.Inch
+	legH := vg.Points(14)*vg.Length(entries) + vg.Points(8)
 	var out []string
 	for _, ext := range []string{"svg", "png"} {
 		name := filepath.Join(dir, f.ID+"."+ext)
-		if err := p.Save(7*vg.Inch, 4.2*vg.Inch, name); err != nil {
+		c, err := draw.NewFormattedCanvas(width, height+legH, ext)
+		if err != nil {
+			return nil, err
+		}
+		dc := draw.New(c)
+		p.Draw(draw.Crop(dc, 0, 0, legH, 0))
+		leg.Draw(draw.Crop(dc, vg.Points(48), 0, vg.Points(2), -(height + vg.Points(4))))
+		if err := writeFile(name, func(w io.Writer) error { _, err := c.WriteTo(w); return err }); err != nil {
 			return nil, fmt.Errorf("save %s: %w", name, err)
 		}
 		out = append(out, name)
 	}
 	return out, nil
+}
+
+// wrapTitle breaks a title longer than n runes at the space nearest its
+// middle, so that it fits the figure.
+func wrapTitle(t string, n int) string {
+	r := []rune(t)
+	if len(r) <= n {
+		return t
+	}
+	mid, best := len(r)/2, -1
+	for i, c := range r {
+		if c == ' ' && (best < 0 || abs(i-mid) < abs(best-mid)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return t
+	}
+	return string(r[:best]) + "\n" + string(r[best+1:])
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// logRoundTicks labels a log axis at 1, 2 and 5 × 10^k (only 10^k when
+// that would be more than ten labels), with unlabelled minor ticks at the
+// other integers × 10^k.
+type logRoundTicks struct{}
+
+func (logRoundTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	e0, e1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	onlyDecades := 3*(e1-e0) > 10
+	var ts []plot.Tick
+	for e := e0; e <= e1; e++ {
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * math.Pow(10, float64(e))
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || (!onlyDecades && (m == 2 || m == 5)) {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// roundTicks puts 4–8 major ticks on a linear axis at multiples of 1, 2,
+// 2.5 or 5 × 10^k, labelled with as many decimals as the step needs.
+type roundTicks struct{}
+
+func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return nil
+	}
+	span := hi - lo
+	mag := math.Pow(10, math.Floor(math.Log10(span/6)))
+	step, dec := mag, 0
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		step = m * mag
+		if span/step <= 8 {
+			break
+		}
+	}
+	e := math.Floor(math.Log10(step) + 1e-9)
+	dec = -int(e)
+	if math.Abs(step/math.Pow(10, e)-2.5) < 1e-9 {
+		dec++ // 0.25, 2.5: one more decimal than the power of ten
+	}
+	dec = max(0, dec)
+	var ts []plot.Tick
+	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
+		v := k * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', dec, 64)})
+		if h := v + step/2; h <= hi {
+			ts = append(ts, plot.Tick{Value: h})
+		}
+	}
+	return ts
 }
 
 func seriesColor(i int) color.Color { return plotutil.Color(i) }
@@ -160,6 +268,9 @@ func addBars(p *plot.Plot, f sim.Figure) error {
 	p.X.Tick.Label.Rotation = 0
 	if len(f.Categories) > 4 && len(f.Categories[0]) > 6 {
 		p.X.Tick.Label.Rotation = math.Pi / 8
+		if len(f.Categories) > 8 {
+			p.X.Tick.Label.Rotation = math.Pi / 5
+		}
 		p.X.Tick.Label.XAlign = draw.XRight
 	}
 	return nil

@@ -77,8 +77,16 @@ func simReportCommand() *cli.Command {
 			if c.IsSet("sweep-seeds") {
 				cmd += fmt.Sprintf(" --sweep-seeds %d", c.Int("sweep-seeds"))
 			}
-			if c.Int("sweep-stride") > 1 {
+			if c.IsSet("sweep-stride") {
 				cmd += fmt.Sprintf(" --sweep-stride %d", c.Int("sweep-stride"))
+			}
+			for _, f := range []string{"preempt-requested", "batch-cancels"} {
+				if c.Bool(f) {
+					cmd += " --" + f
+				}
+			}
+			if c.String("set-size-per") == "set" {
+				cmd += " --set-size-per set"
 			}
 			if c.Bool("quick") {
 				cmd += " --quick"
@@ -109,7 +117,7 @@ func writeResults(w io.Writer, reps []sim.Report, cmd string) error {
 	for _, r := range reps {
 		fmt.Fprintf(w, "## %s\n\n", r.Title)
 		fmt.Fprintf(w, "%s\n\n", r.Setup)
-		fmt.Fprintf(w, "%d runs, %d simulator events, %.1f s of wall time on the machine that generated this page (shared with other work; see bench/sim.sh for speed).\n\n", r.Runs, r.Events, r.WallSeconds)
+		fmt.Fprintf(w, "%d runs, %d simulator events (bench/sim.sh times them; wall time is not on this page, which the same command reproduces byte for byte).\n\n", r.Runs, r.Events)
 		for _, f := range r.Figures {
 			fmt.Fprintf(w, "![%s](fig/%s.svg)\n\n", f.Title, f.ID)
 		}
@@ -119,14 +127,85 @@ func writeResults(w io.Writer, reps []sim.Report, cmd string) error {
 			}
 		}
 	}
-	_, err := io.WriteString(w, readingNotes)
+	_, err := io.WriteString(w, readingNotes(all))
 	return err
 }
 
-// readingNotes records where the papers are ambiguous and which reading the
-// simulator takes, and what it models differently.
-var readingNotes = strings.TrimLeft(`
+// notesRefs names the claims the notes quote: a claim's Key, or "source|metric"
+// (the claim whose Source is source and whose Metric starts with metric).
+// Every number of a result in the notes comes from here; the notes
+// themselves hold only the papers' numbers and the models' parameters.
+var notesRefs = map[string]string{
+	"hopper60":        "Hopper §7.4|reduction in mean JCT vs SRPT + best-effort LATE at 60%",
+	"hopper30":        "Hopper §7.2|reduction in mean JCT vs SRPT + LATE at 30%",
+	"hopper80":        "Hopper §7.2|reduction in mean JCT vs SRPT + LATE at 80%",
+	"hopper90":        "Hopper §7.2|reduction in mean JCT vs SRPT + LATE at 90%",
+	"grass60":         "GRASS §6.2.2|exact jobs faster with GRASS",
+	"hopperVsGrass60": "Hopper §7.2, Fig. 9|reduction in mean JCT of hopper+grass vs SRPT with GRASS",
+	"noisy60":         "Hopper §7.2 (noisy progress)|reduction in mean JCT vs SRPT + LATE at 60%",
+	"switchRAS60":     "GRASS §6.3|reduction in mean JCT of RAS→GS switching over RAS alone (srpt + GRASS) at 60%",
+	"switchRAS80":     "GRASS §6.3|reduction in mean JCT of RAS→GS switching over RAS alone (srpt + GRASS) at 80%",
+	"switchGS60":      "GRASS §6.3|reduction in mean JCT of RAS→GS switching over GS alone (srpt + GRASS) at 60%",
+	"eps60":           "Hopper §7.3|jobs more than 5% slower with ε=0.1 than with ε=0, at 60%",
+	"eps80":           "Hopper §7.3|jobs more than 5% slower with ε=0.1 than with ε=0, at 80%",
+	"knee":            "Hopper §4.1, Fig. 3|share of the JCT gain from 0.25·T to 3·T slots already had at T slots, one 200-task job, β = 1.259, LATE",
+	"mixedNoSpec":     "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over srpt×fcfs, no speculation",
+	"mixedPre":        "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over srpt×fcfs + hopper+grass, preemptive SRPT",
+	"mixedTask":       "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt-task + hopper+grass, preemptive SRPT",
+	"fig4batch":       "fig4-batch-mean",
+	"fig4worse":       "v-batch-srpt-worse",
+	"fig5batch":       "fig5-batch-mean",
+	"taskMean":        "v-batch-srpt-task-mean",
+	"taskWorse":       "v-batch-srpt-task-worse",
+	"preBatch":        "v-pre-batch-srpt-mean",
+	"preBatchWorse":   "v-pre-batch-srpt-worse",
+	"preTask":         "v-pre-batch-srpt-task-mean",
+	"perSetBatch":     "v-perset-batch-srpt-mean",
+	"perSetWorse":     "v-perset-batch-srpt-worse",
+	"all3Task":        "v-all3-batch-srpt-task-mean",
+	"all3Inter":       "v-all3-interactive-srpt-mean",
+	"preGain":         "v-preempt-gain-mean",
+	"preGainWorse":    "v-preempt-gain-worse",
+	"cancelsFig4":     "v-cancels-batch-srpt-mean",
+	"cancelsFig6":     "v-cancels-fig6-mean",
+}
+
+// findClaim looks a notesRefs reference up in cs.
+func findClaim(cs []sim.Claim, ref string) (sim.Claim, bool) {
+	src, metric, byMetric := strings.Cut(ref, "|")
+	for _, c := range cs {
+		if byMetric && c.Source == src && strings.HasPrefix(c.Metric, metric) {
+			return c, true
+		}
+		if !byMetric && c.Key == ref {
+			return c, true
+		}
+	}
+	return sim.Claim{}, false
+}
+
+// readingNotes fills notesTemplate's {{name}} fields with the claims of the
+// report (claimValue: the mean and its interval); a claim the report did
+// not run reads "(not run)".
+func readingNotes(cs []sim.Claim) string {
+	var kv []string
+	for name, ref := range notesRefs {
+		v := "(not run)"
+		if c, ok := findClaim(cs, ref); ok {
+			v = claimValue(c)
+		}
+		kv = append(kv, "{{"+name+"}}", v)
+	}
+	return strings.NewReplacer(kv...).Replace(notesTemplate)
+}
+
+// notesTemplate records where the papers are ambiguous and which reading
+// the simulator takes, and what it models differently.
+var notesTemplate = strings.TrimLeft(`
 ## How the simulator reads the papers
+
+Every result quoted in this section is one of the claim rows above (mean ±
+95% interval), filled in when the page is generated.
 
 **Petrou §2 and §4 (the user model).**
 
@@ -143,7 +222,9 @@ var readingNotes = strings.TrimLeft(`
 - *Ambiguity:* "the number of tasks per task set ... is also drawn from a
   uniform random variable for each user". We read "also" as for the change
   probability: each user draws their set size once, uniformly from 1 to the
-  upper bound, and keeps it (as they keep their change probability).
+  upper bound, and keeps it (as they keep their change probability). The
+  other reading, a size drawn for every set, is the sweep's "per-set sizes"
+  configurations ("batchd sim run --set-size-per set").
 - Service and think times are exponential with the given means, drawn per
   task and per think. Every copy of a task takes the task's service time (one
   server has no stragglers); speculation is off in the Petrou experiments.
@@ -153,7 +234,7 @@ var readingNotes = strings.TrimLeft(`
   tasks-per-set upper bound {1, 7, 13, 19} × mean service time 20–3,620 s in
   360 s steps (11 values; Fig. 14 varies service time "in six minute
   increments") × mean think time 20–18,020 s in 3,600 s steps (6 values):
-  4·3·4·11·6 = 3,168.
+  4·3·4·11·6 = 3,168. The section above states how many of them ran.
 - Interactive users are modelled as the same users under the interactive
   policies, which never run disclosed work: each user then has exactly one
   task (the requested one) in the system, as in the paper. Batch users are
@@ -164,14 +245,24 @@ var readingNotes = strings.TrimLeft(`
   unrequested tasks", and a batch user submitted every task as requested, so
   we take it that nothing is withdrawn: an abandoned set still runs to its
   end (ahead of the user's next set under batch-fcfs) and is billed. With
-  cancels allowed ("batchd sim run --batch-cancels") a first run of the
-  sweep gave 1.18 for Fig. 4's batch improvement and 1.10 for Fig. 6;
-  without them Fig. 5's batch improvement comes close to the paper's.
-  Scaled billed resources = billed ÷ the service time of the requested tasks
-  delivered.
-- Measurements: 2 warm-up days dropped, 14 days measured; a task counts when
-  its result is delivered inside the measured window (visible response time
-  max(0, t_executed − t_requested), slowdown = that ÷ service time).
+  cancels allowed (the sweep's "(cancels)" configurations, "batchd sim run
+  --batch-cancels") srpt×fcfs improves on batch-srpt by {{cancelsFig4}} in
+  visible response and on batch-fcfs by {{cancelsFig6}} in scaled billed
+  resources. Scaled billed resources = billed ÷ the service time of the
+  requested tasks delivered.
+- *SRPT (issue 12).* By default the requested class is SRPT over jobs
+  without preemption of requested copies: jobs (a set's requested tasks) are
+  ordered by their estimated remaining work, and a running requested copy
+  keeps its slot. Petrou §3.3 schedules by shortest remaining time;
+  "preemptive" configurations (Config.PreemptRequested, "batchd sim run
+  --preempt-requested") suspend the requested copy with the most work left
+  when shorter requested work finds no free slot, and resume it on its own
+  worker. batch-srpt orders whole sets by their total work; batch-srpt-task
+  is the per-task reading (the smallest queued task of any set first).
+- Measurements: the section above gives the warm-up dropped and the time
+  measured; a task counts when its result is delivered inside the measured
+  window (visible response time max(0, t_executed − t_requested), slowdown =
+  that ÷ service time).
 - *Figures 7–13* use Table 3's point and the SRPT variants (batch-srpt,
   interactive-srpt, srpt×fcfs). Fig. 12 varies the set-size upper bound over
   1..1024 with the change probability 0 to 0.1, as §4.2 says. The ranges of
@@ -212,58 +303,82 @@ task.
   the grid is PetrouGrid's reconstruction from the text). Only overload,
   where requested work waits behind abandoned work, pushes single points
   higher. We did not tune toward the paper's number.
-- *Petrou Fig. 4 against batch-srpt.* Our batch-srpt is a stronger baseline
-  than the paper's: it sees true service times of disclosed tasks too, so it
-  runs the short ones of abandoned sets first. Against batch-fcfs (Fig. 5)
-  the improvement is close to the paper's. This gap is not resolved.
-- *Hopper and GRASS against SRPT + best-effort LATE.* hopper+grass is
-  36% faster than the baseline at 60% utilisation (the paper: about 50%),
-  28% at 80% and 23% at 90% (the paper: under 20%), and GRASS alone (srpt +
-  GRASS, the same SRPT job order as the baseline) is 44% faster at 60%
-  (the paper: 34% for exact jobs). By job size the gains rise from about
-  20% for small jobs to 55–66% for medium and large ones, the shape of
-  Hopper's Fig. 7. Two scheduler faults, found with this simulator, kept
-  earlier versions of this page level with the baseline: β was fitted on
-  winning copies only (speculation kills the long copies, so the tail
-  looked light; race losers now enter the Hill fit as right-censored
-  samples), and when the slots exceeded ΣV each job got only ⌈V⌉ with the
-  spare slots going to copies bounded by two per task, where Pseudocode 1
-  (line 7) shares every slot in proportion to V. Two gaps remain. (1) At
-  30% our gain is 43%, against the paper's "no more than 14%". LATE as
-  modelled keeps at most one copy per task besides the original (LATE
-  speculates only tasks "not currently being speculated"), so at low load
-  it leaves slots idle that GRASS spends on more copies of a job's last
-  stragglers; every copy here is an independent Pareto draw, so each
-  extra copy keeps paying. In the papers' clusters a straggler's copies
-  share its input and often its cause, which we do not model. (2) Hopper's
-  allocation loses to SRPT + GRASS (−3% at 30% to −24% at 80%; Hopper
-  Fig. 9 says its gains hold whatever the mitigation). The Fig. 3 section
-  shows why in this model: one job's completion time stops improving at
-  one slot per task, not at 2/β slots per task, because the job's early
-  finishers free slots by the time its stragglers are seen; Hopper's
-  virtual sizes 2/β·T then buy nothing for large jobs, while ⌈2/β·T⌉ caps
-  a small job (two slots for a one-task job) whose last straggler would
-  gain from a third and fourth copy, which SRPT + GRASS gives it. With
-  ε = 1 (no fairness floor) hopper+grass is unchanged at 80% (31.7 s
-  against 31.7 s), so the floor is not the cause. Hopper's knee at 2/β
-  comes from its analytical model; our reading is that it holds where
-  copies start with the task (cloning), not where they start when a task
-  is seen to straggle. We keep Hopper's rule, as DESIGN.md specifies,
-  and report the gap rather than tune virtual sizes toward our model.
-  Noisy progress (σ = 0.5 lognormal on every report, for both schedulers)
-  changes little; speculation as such cuts mean JCT by about 90% against
-  none.
-- *GRASS's RAS→GS switching (§6.3).* Switching beats RAS alone by 14% at
-  60% and 9% at 80%, and is level with GS alone (within 1%). Most jobs
-  here fit in one or two waves of the slots they get, where switching is
-  GS; GRASS's "switching beats both" is measured on deadline- and
-  error-bound jobs, which we do not simulate.
-- *Hopper's ε-fairness (Fig. 10b).* About 9% of jobs are more than 5%
-  slower with ε = 0.1 than with ε = 0 (strict fair share) at 60% and 80%,
-  against the paper's 4%, and the worst job can be much slower: with
-  Pareto copies one unlucky straggler moves one job a lot, and jobs are
-  matched by arrival, not by the copies they drew. We have not separated
-  scheduling from draw noise there.
+- *Petrou Fig. 4 against batch-srpt.* srpt×fcfs improves on batch-srpt by
+  {{fig4batch}} (the paper: 1.537) and is more than 10% worse than it at
+  {{fig4worse}} of the points. Our batch-srpt is a stronger baseline than
+  the paper's: it sees true service times of disclosed tasks too and orders
+  whole sets by their total work, so it runs the short sets of abandoned
+  work first and a set's tasks together. By task (batch-srpt-task), the
+  per-task reading of Petrou's batch SRPT, the improvement is {{taskMean}}
+  and batchactive is more than 10% worse at {{taskWorse}} of the points.
+  With preemptive SRPT on both sides the improvement over batch-srpt is
+  {{preBatch}} (more than 10% worse at {{preBatchWorse}}) and over
+  batch-srpt-task {{preTask}}; with set sizes drawn per set it is
+  {{perSetBatch}} over batch-srpt (more than 10% worse at {{perSetWorse}});
+  with all three of issue 12's choices switched (preemptive, per task, per
+  set) {{all3Task}} over batch-srpt-task and {{all3Inter}} over
+  interactive-srpt. Against batch-fcfs, fcfs×fcfs improves by
+  {{fig5batch}} (Fig. 5; the paper: 1.595).
+- *Preemptive SRPT as the default.* Within batchactive, preemptive SRPT
+  improves mean visible response over the non-preemptive default by
+  {{preGain}} across the sweep, and is more than 10% worse at
+  {{preGainWorse}} of the points. On the mixed workload the default
+  (non-preemptive) srpt×fcfs + hopper+grass over the same with preemptive
+  SRPT is {{mixedPre}} (below 1: preemptive is better), and over
+  batch-srpt-task + hopper+grass with preemptive SRPT {{mixedTask}}. The
+  cluster experiments have not been run with it. The default stays
+  non-preemptive unless both intervals say preemptive wins: a live server
+  that suspends requested copies keeps their memory and their workers'
+  slots tied up, which the simulator does not charge.
+- *Hopper and GRASS against SRPT + best-effort LATE.* hopper+grass cuts
+  mean JCT against the baseline by {{hopper60}} at 60% utilisation (the
+  paper: about 50%), {{hopper80}} at 80% and {{hopper90}} at 90% (the
+  paper: under 20%), and GRASS alone (srpt + GRASS, the same SRPT job
+  order as the baseline) by {{grass60}} at 60% (the paper: 34% for exact
+  jobs). The cluster section's tables give the gains by job size. Two
+  scheduler faults, found with this simulator, kept earlier versions of
+  this page level with the baseline: β was fitted on winning copies only
+  (speculation kills the long copies, so the tail looked light; race
+  losers now enter the Hill fit as right-censored samples), and when the
+  slots exceeded ΣV each job got only ⌈V⌉ with the spare slots going to
+  copies bounded by two per task, where Pseudocode 1 (line 7) shares every
+  slot in proportion to V. Two gaps remain. (1) At 30% our gain is
+  {{hopper30}}, against the paper's "no more than 14%". LATE as modelled
+  keeps at most one copy per task besides the original (LATE speculates
+  only tasks "not currently being speculated"), so at low load it leaves
+  slots idle that GRASS spends on more copies of a job's last stragglers;
+  every copy here is an independent Pareto draw, so each extra copy keeps
+  paying. In the papers' clusters a straggler's copies share its input and
+  often its cause, which we do not model. (2) Hopper's allocation loses to
+  SRPT + GRASS ({{hopperVsGrass60}} at 60%; the cluster section has the
+  other loads; Hopper Fig. 9 says its gains hold whatever the mitigation).
+  The Fig. 3 section shows why in this model: at one slot per task a job
+  already has {{knee}} of the gain that 0.25 to 3 slots per task give, not
+  the knee at 2/β slots per task that Hopper's allocation assumes, because
+  the job's early finishers free slots by the time its stragglers are
+  seen; Hopper's virtual sizes 2/β·T then buy nothing for large jobs, while
+  ⌈2/β·T⌉ caps a small job (two slots for a one-task job) whose last
+  straggler would gain from a third and fourth copy, which SRPT + GRASS
+  gives it. Hopper's knee at 2/β comes from its analytical model; our
+  reading is that it holds where copies start with the task (cloning), not
+  where they start when a task is seen to straggle. We keep Hopper's rule,
+  as DESIGN.md specifies, and report the gap rather than tune virtual
+  sizes toward our model. With noisy progress (σ = 0.5 lognormal on every
+  report, for both schedulers) the gain at 60% is {{noisy60}}; on the
+  mixed workload speculation as such improves mean visible response
+  {{mixedNoSpec}} over none.
+- *GRASS's RAS→GS switching (§6.3).* Switching beats RAS alone by
+  {{switchRAS60}} at 60% and {{switchRAS80}} at 80%, and against GS alone
+  it gains {{switchGS60}} at 60%. Most jobs here fit in one or two waves
+  of the slots they get, where switching is GS; GRASS's "switching beats
+  both" is measured on deadline- and error-bound jobs, which we do not
+  simulate.
+- *Hopper's ε-fairness (Fig. 10b).* {{eps60}} of jobs are more than 5%
+  slower with ε = 0.1 than with ε = 0 (strict fair share) at 60% and
+  {{eps80}} at 80%, against the paper's 4%: with Pareto copies one unlucky
+  straggler moves one job a lot, and jobs are matched by arrival, not by
+  the copies they drew. We have not separated scheduling from draw noise
+  there.
 
 **What is not reproduced, and why.**
 

@@ -649,6 +649,9 @@ func (m *sim) userActs(ui int32) error {
 		}
 	}
 	// A new set of u.setSize requests.
+	if m.p.SetSizePerSet {
+		u.setSize = u.r.intn(1, m.p.SetSizeMax)
+	}
 	sizes := make([]int32, u.setSize)
 	for i := range sizes {
 		sizes[i] = 1

@@ -17,8 +17,8 @@ type Options struct {
 	// Seeds is the number of seeds per parameter point (default 5; the
 	// Petrou sweep uses SweepSeeds).
 	Seeds int
-	// SweepSeeds is the number of seeds for each of the Petrou sweep's
-	// 3,168 points (default 1).
+	// SweepSeeds is the number of seeds for each point of the Petrou
+	// sweep (default 5); every point and seed has its own random numbers.
 	SweepSeeds int
 	// SweepStride, when above 1, runs every SweepStride-th point of the
 	// Petrou grid only (7 is coprime with the grid's axes, so every value
@@ -29,6 +29,10 @@ type Options struct {
 	Quick bool
 	// Workers is the number of goroutines (default: all cores).
 	Workers int
+	// Variants forced on every run of the experiment (on top of the
+	// configurations it compares): preemptive SRPT in the requested class,
+	// tasks per set drawn per set, batch users who may cancel.
+	PreemptRequested, SetSizePerSet, BatchCancels bool
 	// Progress, when set, is told about finished runs.
 	Progress func(experiment string, done, total int)
 }
@@ -42,7 +46,7 @@ func (o Options) seeds() int {
 
 func (o Options) sweepSeeds() int {
 	if o.SweepSeeds < 1 {
-		return 1
+		return 5
 	}
 	return o.SweepSeeds
 }
@@ -73,6 +77,11 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		ps, analyze = mixedExp(o)
 	default:
 		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s)", name, strings.Join(ExperimentNames, ", "))
+	}
+	for i := range ps {
+		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested
+		ps[i].SetSizePerSet = ps[i].SetSizePerSet || o.SetSizePerSet
+		ps[i].BatchCancels = ps[i].BatchCancels || o.BatchCancels
 	}
 	var progress func(int, int)
 	if o.Progress != nil {
@@ -150,127 +159,296 @@ func PetrouGrid() []Params {
 	return ps
 }
 
-// petrouPolicies are the six queue policies, in the order of the sweep.
-var petrouPolicies = sched.Policies
+// sweepArm is one configuration every point of the Petrou sweep runs
+// under: a queue policy, preemptive SRPT or not, and the user model's
+// variants. Arms of one point and seed share the point's random numbers.
+type sweepArm struct {
+	label      string
+	pol        sched.Policy
+	preempt    bool // Config.PreemptRequested
+	perSet     bool // Params.SetSizePerSet
+	cancels    bool // Params.BatchCancels
+	setupLabel string
+}
+
+func (a sweepArm) apply(p *Params) {
+	p.Sched = cfg(a.pol, sched.SpecNone)
+	p.Sched.PreemptRequested = a.preempt
+	p.SetSizePerSet = a.perSet
+	p.BatchCancels = a.cancels
+}
+
+// sweepArms are the sweep's configurations: the six queue policies of
+// Petrou Figs. 4–6 and batch-srpt by task (the user model as we read it),
+// the SRPT ones again with preemptive SRPT in the requested class, the
+// SRPT trio with tasks per set drawn per set, and the batch policies with
+// cancels allowed.
+var sweepArms = func() []sweepArm {
+	var as []sweepArm
+	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyFCFSxFCFS, sched.PolicyBatchSRPT, sched.PolicyBatchFCFS, sched.PolicyInteractiveSRPT, sched.PolicyInteractiveFCFS, sched.PolicyBatchSRPTTask} {
+		as = append(as, sweepArm{label: string(pol), pol: pol})
+	}
+	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyBatchSRPT, sched.PolicyBatchSRPTTask, sched.PolicyInteractiveSRPT} {
+		as = append(as, sweepArm{label: string(pol) + " (preemptive)", pol: pol, preempt: true})
+	}
+	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyBatchSRPT, sched.PolicyBatchSRPTTask, sched.PolicyInteractiveSRPT} {
+		as = append(as, sweepArm{label: string(pol) + " (per-set sizes)", pol: pol, perSet: true})
+		as = append(as, sweepArm{label: string(pol) + " (preemptive, per-set sizes)", pol: pol, preempt: true, perSet: true})
+	}
+	for _, pol := range []sched.Policy{sched.PolicyBatchSRPT, sched.PolicyBatchFCFS} {
+		as = append(as, sweepArm{label: string(pol) + " (cancels)", pol: pol, cancels: true})
+	}
+	return as
+}()
+
+// sweepSeed is the seed of seed number k (0-based) of point pt of the full
+// grid: every point and seed has its own random numbers (the arms of one
+// point and seed share them, common random numbers), and a strided sweep
+// runs exactly the full sweep's runs of its points.
+func sweepSeed(pt, k, seeds int) int64 { return int64(pt*seeds + k + 1) }
 
 func petrouSweep(o Options) ([]Params, func([]Result) Report) {
-	grid := PetrouGrid()
-	if o.Quick {
-		var g []Params
-		for i := 0; i < len(grid); i += 97 {
-			q := grid[i]
-			q.Warmup, q.Duration = 0.5*Day, 2*Day
-			g = append(g, q)
-		}
-		grid = g
+	full := PetrouGrid()
+	idx := make([]int, 0, len(full)) // indexes into full
+	for i := range full {
+		idx = append(idx, i)
 	}
-	if o.SweepStride > 1 && !o.Quick {
-		var g []Params
-		for i := 0; i < len(grid); i += o.SweepStride {
-			g = append(g, grid[i])
+	if o.Quick {
+		idx = idx[:0]
+		for i := 0; i < len(full); i += 97 {
+			idx = append(idx, i)
 		}
-		grid = g
+	} else if o.SweepStride > 1 {
+		idx = idx[:0]
+		for i := 0; i < len(full); i += o.SweepStride {
+			idx = append(idx, i)
+		}
+	}
+	grid := make([]Params, len(idx))
+	for i, j := range idx {
+		grid[i] = full[j]
+		if o.Quick {
+			grid[i].Warmup, grid[i].Duration = 0.5*Day, 2*Day
+		}
 	}
 	seeds := o.sweepSeeds()
+	arms := sweepArms
+	na := len(arms)
 	var ps []Params
-	for seed := range seeds {
-		for _, g := range grid {
-			for _, pol := range petrouPolicies {
+	for k := range seeds {
+		for i, g := range grid {
+			for _, a := range arms {
 				p := g
-				p.Seed = int64(seed + 1)
-				p.Sched = cfg(pol, sched.SpecNone)
+				p.Seed = sweepSeed(idx[i], k, seeds)
+				a.apply(&p)
 				ps = append(ps, p)
 			}
 		}
 	}
 	analyze := func(rs []Result) Report {
-		np := len(petrouPolicies)
-		at := func(seed, pt int, pol sched.Policy) *Result {
-			for k, q := range petrouPolicies {
-				if q == pol {
-					return &rs[(seed*len(grid)+pt)*np+k]
-				}
-			}
-			panic("unknown policy")
+		armAt := map[string]int{}
+		for i, a := range arms {
+			armAt[a.label] = i
 		}
-		ratios := func(seed int, base, ours sched.Policy, m Metric) []float64 {
+		at := func(k, pt int, arm string) *Result {
+			ai, ok := armAt[arm]
+			if !ok {
+				panic("unknown sweep arm " + arm)
+			}
+			return &rs[(k*len(grid)+pt)*na+ai]
+		}
+		// ratios of seed k: baseline metric / ours, per point.
+		ratios := func(k int, base, ours string, m Metric) []float64 {
 			out := make([]float64, len(grid))
 			for pt := range grid {
-				out[pt] = ratio(at(seed, pt, base).Value(m), at(seed, pt, ours).Value(m))
+				out[pt] = ratio(at(k, pt, base).Value(m), at(k, pt, ours).Value(m))
+			}
+			return out
+		}
+		// pooled: per point, the ratio of the metrics' means over seeds.
+		pooled := func(base, ours string, m Metric) []float64 {
+			out := make([]float64, len(grid))
+			for pt := range grid {
+				var b, u float64
+				for k := range seeds {
+					b += at(k, pt, base).Value(m)
+					u += at(k, pt, ours).Value(m)
+				}
+				out[pt] = ratio(b, u)
 			}
 			return out
 		}
 		rep := Report{Title: "Petrou Table 2 sweep: batchactive against interactive and batch (Figs. 4–6)"}
 		sub := ""
-		if len(grid) < len(PetrouGrid()) && !o.Quick {
-			sub = fmt.Sprintf("every %d-th of the 3,168 points, so ", o.SweepStride)
+		if len(grid) < len(full) && !o.Quick {
+			sub = fmt.Sprintf("every %d-th of the %d points, so ", o.SweepStride, len(full))
 		}
-		rep.Setup = fmt.Sprintf(sub+"%d parameter points (PetrouGrid: users {4,8,12,16} × change prob. 0 to {0,0.2,0.4} × tasks per set 1 to {1,7,13,19} × service 20–3,620 s step 360 × think 20–18,020 s step 3,600) × 6 queue policies × %d seed(s); one server; speculation none; SRPT sees true service times; 2 warm-up days dropped, 14 days measured. Improvement = baseline metric / batchactive metric per point.", len(grid), seeds)
+		var labels []string
+		for _, a := range arms {
+			labels = append(labels, a.label)
+		}
+		rep.Setup = fmt.Sprintf(sub+"%d parameter points (PetrouGrid: users {4,8,12,16} × change prob. 0 to {0,0.2,0.4} × tasks per set 1 to {1,7,13,19} × service 20–3,620 s step 360 × think 20–18,020 s step 3,600) × %d configurations (%s) × %d seeds per point. Every point and seed has its own random numbers; the configurations of one point and seed share them (common random numbers). One server; speculation none; SRPT sees true service times; %s warm-up dropped, %s measured. Improvement = baseline metric / batchactive metric per point and seed; a mean over points is taken for each seed, and the interval is Student's t over the %d seeds.",
+			len(grid), na, strings.Join(labels, ", "), seeds, days(grid[0].Warmup), days(grid[0].Duration), seeds)
+		summ := func(xs []float64) (Summary, string) {
+			if seeds == 1 {
+				return Summary{Mean: mean(xs), N: 1}, "one seed: no interval"
+			}
+			return Summarize(xs), fmt.Sprintf("CI over %d seeds", seeds)
+		}
 		type cmp struct {
 			fig, title   string
-			base, ours   sched.Policy
+			base, ours   string
 			m            Metric
 			paperMean    string
 			paperAtLeast string
 			atLeast      float64
+			key          string
 		}
 		cmps := []cmp{
-			{"petrou-fig4", "Fig. 4", sched.PolicyInteractiveSRPT, sched.PolicySRPTxFCFS, MetricResponse, "1.525", "about 20%", 2},
-			{"petrou-fig4", "Fig. 4", sched.PolicyBatchSRPT, sched.PolicySRPTxFCFS, MetricResponse, "1.537", "about 20%", 2},
-			{"petrou-fig5", "Fig. 5", sched.PolicyInteractiveFCFS, sched.PolicyFCFSxFCFS, MetricResponse, "1.615", "about 20%", 2},
-			{"petrou-fig5", "Fig. 5", sched.PolicyBatchFCFS, sched.PolicyFCFSxFCFS, MetricResponse, "1.595", "about 20%", 2},
-			{"petrou-fig6", "Fig. 6", sched.PolicyBatchFCFS, sched.PolicySRPTxFCFS, MetricScaled, "3.647", "about 40%", 4},
+			{"petrou-fig4", "Fig. 4", "interactive-srpt", "srpt×fcfs", MetricResponse, "1.525", "about 20%", 2, "fig4-interactive"},
+			{"petrou-fig4", "Fig. 4", "batch-srpt", "srpt×fcfs", MetricResponse, "1.537", "about 20%", 2, "fig4-batch"},
+			{"petrou-fig5", "Fig. 5", "interactive-fcfs", "fcfs×fcfs", MetricResponse, "1.615", "about 20%", 2, "fig5-interactive"},
+			{"petrou-fig5", "Fig. 5", "batch-fcfs", "fcfs×fcfs", MetricResponse, "1.595", "about 20%", 2, "fig5-batch"},
+			{"petrou-fig6", "Fig. 6", "batch-fcfs", "srpt×fcfs", MetricScaled, "3.647", "about 40%", 4, "fig6"},
 		}
 		figs := map[string]*Figure{}
 		var order []string
 		for _, c := range cmps {
 			var means, fracs []float64
-			for seed := range seeds {
-				r := ratios(seed, c.base, c.ours, c.m)
+			for k := range seeds {
+				r := ratios(k, c.base, c.ours, c.m)
 				means = append(means, mean(r))
 				fracs = append(fracs, fracAtLeast(r, c.atLeast))
 			}
-			all := ratios(0, c.base, c.ours, c.m)
-			ms, fs := Summarize(means), Summarize(fracs)
-			note := "CI over seeds"
-			if seeds == 1 {
-				ms = Summarize(all)
-				ms.Mean = mean(all)
-				fs = proportionCI(fracAtLeast(all, c.atLeast), len(all))
-				note = "one seed: CI of the mean over parameter points; of the fraction, binomial"
-			}
+			ms, note := summ(means)
+			fs, _ := summ(fracs)
 			rep.Claims = append(rep.Claims,
-				Claim{Source: "Petrou " + c.title, Metric: fmt.Sprintf("mean improvement in %s, %s over %s", c.m, c.ours, c.base), Paper: c.paperMean, Ours: ms, Unit: "×", Note: note},
-				Claim{Source: "Petrou " + c.title, Metric: fmt.Sprintf("fraction of points improved ≥%g×, %s over %s", c.atLeast, c.ours, c.base), Paper: c.paperAtLeast, Ours: fs, Unit: "%", Note: note})
+				Claim{Key: c.key + "-mean", Source: "Petrou " + c.title, Metric: fmt.Sprintf("mean improvement in %s, %s over %s", c.m, c.ours, c.base), Paper: c.paperMean, Ours: ms, Unit: "×", Note: note},
+				Claim{Key: c.key + "-atleast", Source: "Petrou " + c.title, Metric: fmt.Sprintf("fraction of points improved ≥%g×, %s over %s", c.atLeast, c.ours, c.base), Paper: c.paperAtLeast, Ours: fs, Unit: "%", Note: note})
 			if c.m == MetricScaled {
 				rep.Claims[len(rep.Claims)-1].Note += "; " + billedBoundNote(grid)
 			}
 			f := figs[c.fig]
 			if f == nil {
 				f = &Figure{ID: c.fig, Kind: FigureCumulative, Title: fmt.Sprintf("Petrou %s: cumulative improvement of %s in %s", c.title, c.ours, c.m),
-					XLabel: "improvement factor (baseline / " + string(c.ours) + ")", YLabel: "fraction of parameter points"}
+					XLabel: "improvement factor (baseline / " + c.ours + "), per point, means over seeds", YLabel: "fraction of parameter points"}
 				figs[c.fig] = f
 				order = append(order, c.fig)
 			}
-			f.Series = append(f.Series, cumulative("over "+string(c.base), all))
+			f.Series = append(f.Series, cumulative("over "+c.base, pooled(c.base, c.ours, c.m)))
 		}
 		for _, id := range order {
 			rep.Figures = append(rep.Figures, *figs[id])
 		}
-		// Mean metrics per policy, for the record.
-		t := Table{Title: "Mean over all points (seed 1)", Header: []string{"policy", "visible response (s)", "visible slowdown", "throughput (tasks/h)", "load", "scaled billed"}}
-		for _, pol := range petrouPolicies {
-			var v, sl, th, ld, sb []float64
-			for pt := range grid {
-				r := at(0, pt, pol)
-				v, sl, th, ld, sb = append(v, r.MeanVisibleResponse), append(sl, r.MeanVisibleSlowdown), append(th, r.ThroughputPerHour), append(ld, r.Load), append(sb, r.ScaledBilled)
+
+		// Issue 12: the SRPT variants. Each row: ours over base in visible
+		// response (mean over points), and the share of points where ours is
+		// more than 10% worse (base/ours < 1/1.1).
+		type variant struct {
+			key, ours, base, paper, note string
+		}
+		vars := []variant{
+			{"batch-srpt", "srpt×fcfs", "batch-srpt", "≥ 1.5 (issue 12 target); 1.537 (Petrou Fig. 4)", "batch-srpt orders sets by their total work"},
+			{"batch-srpt-task", "srpt×fcfs", "batch-srpt-task", "≥ 1.5", "batch-srpt by task: the smallest queued task of any set first"},
+			{"interactive-srpt", "srpt×fcfs", "interactive-srpt", "≥ 1.5", ""},
+			{"batch-fcfs", "srpt×fcfs", "batch-fcfs", "> 1", ""},
+			{"interactive-fcfs", "srpt×fcfs", "interactive-fcfs", "> 1", ""},
+			{"pre-batch-srpt", "srpt×fcfs (preemptive)", "batch-srpt (preemptive)", "≥ 1.5", "preemptive SRPT in both"},
+			{"pre-batch-srpt-task", "srpt×fcfs (preemptive)", "batch-srpt-task (preemptive)", "≥ 1.5", "preemptive SRPT in both; the closest to Petrou §3.3's batch SRPT"},
+			{"pre-interactive-srpt", "srpt×fcfs (preemptive)", "interactive-srpt (preemptive)", "≥ 1.5", "preemptive SRPT in both"},
+			{"perset-batch-srpt", "srpt×fcfs (per-set sizes)", "batch-srpt (per-set sizes)", "≥ 1.5", "tasks per set drawn for every set"},
+			{"perset-batch-srpt-task", "srpt×fcfs (per-set sizes)", "batch-srpt-task (per-set sizes)", "≥ 1.5", "tasks per set drawn for every set"},
+			{"perset-interactive-srpt", "srpt×fcfs (per-set sizes)", "interactive-srpt (per-set sizes)", "≥ 1.5", "tasks per set drawn for every set"},
+			{"all3-batch-srpt-task", "srpt×fcfs (preemptive, per-set sizes)", "batch-srpt-task (preemptive, per-set sizes)", "≥ 1.5", "all three of issue 12's choices switched: preemptive SRPT, per-task batch SRPT, per-set sizes"},
+			{"all3-interactive-srpt", "srpt×fcfs (preemptive, per-set sizes)", "interactive-srpt (preemptive, per-set sizes)", "≥ 1.5", "preemptive SRPT, per-set sizes"},
+			{"preempt-gain", "srpt×fcfs (preemptive)", "srpt×fcfs", "> 1 (if preemptive SRPT should be the default)", "batchactive with and without preemptive SRPT"},
+			{"cancels-batch-srpt", "srpt×fcfs", "batch-srpt (cancels)", "1.537 (Petrou Fig. 4)", "batch users may cancel (--batch-cancels)"},
+		}
+		vt := Table{Title: fmt.Sprintf("SRPT variants (issue 12): visible response, %d seeds per point", seeds),
+			Header: []string{"ours", "baseline", "mean improvement (95% CI over seeds)", "points ours >10% worse (95% CI over seeds)", "same, means over seeds per point", "points improved ≥2×"}}
+		for _, v := range vars {
+			var means, worse, twice []float64
+			for k := range seeds {
+				r := ratios(k, v.base, v.ours, MetricResponse)
+				means = append(means, mean(r))
+				worse = append(worse, fracBelow(r, 1/1.1))
+				twice = append(twice, fracAtLeast(r, 2))
 			}
-			t.Rows = append(t.Rows, []string{string(pol), f1(mean(v)), f3(mean(sl)), f2(mean(th)), f3(mean(ld)), f3(mean(sb))})
+			ms, note := summ(means)
+			ws, _ := summ(worse)
+			ts, _ := summ(twice)
+			pw := fracBelow(pooled(v.base, v.ours, MetricResponse), 1/1.1)
+			if v.note != "" {
+				note = v.note + "; " + note
+			}
+			rep.Claims = append(rep.Claims,
+				Claim{Key: "v-" + v.key + "-mean", Source: "issue 12 (Petrou sweep)", Metric: fmt.Sprintf("mean improvement in visible-response, %s over %s", v.ours, v.base), Paper: v.paper, Ours: ms, Unit: "×", Note: note},
+				Claim{Key: "v-" + v.key + "-worse", Source: "issue 12 (Petrou sweep)", Metric: fmt.Sprintf("points where %s is more than 10%% worse than %s (visible-response)", v.ours, v.base), Paper: "≤ 10% (issue 12 target)", Ours: scalePct(ws), Unit: "%",
+					Note: fmt.Sprintf("per seed, then the interval over seeds; with each point's metrics averaged over the seeds first: %.1f%%", 100*pw)})
+			vt.Rows = append(vt.Rows, []string{v.ours, v.base, fmtCI(ms, "×"), fmtCI(scalePct(ws), "%"), fmt.Sprintf("%.1f%%", 100*pw), fmtCI(ts, "%")})
+		}
+		rep.Tables = append(rep.Tables, vt)
+		{
+			var means []float64
+			for k := range seeds {
+				means = append(means, mean(ratios(k, "batch-fcfs (cancels)", "srpt×fcfs", MetricScaled)))
+			}
+			ms, note := summ(means)
+			rep.Claims = append(rep.Claims, Claim{Key: "v-cancels-fig6-mean", Source: "issue 12 (Petrou sweep)", Metric: "mean improvement in scaled-billed, srpt×fcfs over batch-fcfs (cancels)", Paper: "3.647 (Petrou Fig. 6)", Ours: ms, Unit: "×", Note: "batch users may cancel (--batch-cancels); " + note})
+		}
+
+		// Mean metrics per configuration, over points and seeds.
+		t := Table{Title: fmt.Sprintf("Mean over all points and %d seeds", seeds), Header: []string{"configuration", "visible response (s)", "visible slowdown", "throughput (tasks/h)", "load", "scaled billed"}}
+		for _, a := range arms {
+			var v, sl, th, ld, sb []float64
+			for k := range seeds {
+				for pt := range grid {
+					r := at(k, pt, a.label)
+					v, sl, th, ld, sb = append(v, r.MeanVisibleResponse), append(sl, r.MeanVisibleSlowdown), append(th, r.ThroughputPerHour), append(ld, r.Load), append(sb, r.ScaledBilled)
+				}
+			}
+			t.Rows = append(t.Rows, []string{a.label, f1(mean(v)), f3(mean(sl)), f2(mean(th)), f3(mean(ld)), f3(mean(sb))})
 		}
 		rep.Tables = append(rep.Tables, t)
 		return rep
 	}
 	return ps, analyze
+}
+
+// scalePct turns a summary of fractions into percentages.
+func scalePct(s Summary) Summary {
+	s.Mean *= 100
+	s.HalfWidth *= 100
+	s.Min *= 100
+	s.Max *= 100
+	return s
+}
+
+// fracBelow is the fraction of xs below t.
+func fracBelow(xs []float64, t float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	n := 0
+	for _, x := range xs {
+		if x < t {
+			n++
+		}
+	}
+	return float64(n) / float64(len(xs))
+}
+
+// fmtCI formats a summary as "m ± h" with unit u.
+func fmtCI(s Summary, u string) string {
+	if s.HalfWidth > 0 {
+		return sig(s.Mean) + u + " ± " + sig(s.HalfWidth)
+	}
+	return sig(s.Mean) + u
+}
+
+// days formats seconds as days.
+func days(sec float64) string {
+	return trimFloat(sec/Day) + " days"
 }
 
 // sweepVar is one parameter varied around Table 3's point.
@@ -375,22 +553,37 @@ func petrouFixed(o Options) ([]Params, func([]Result) Report) {
 		}
 		// Claim: batchactive best or tied at every user count (Figs. 7–10).
 		for _, m := range []Metric{MetricResponse, MetricSlowdown, MetricThroughput} {
-			best, n := 0, len(vars[0].values)
-			for xi := range vars[0].values {
+			best, strict, n := 0, 0, len(vars[0].values)
+			var lost []string
+			for xi, val := range vars[0].values {
 				ba := summ(0, xi, 2, m)
-				ok := true
+				ok, okStrict := true, true
 				for pi := 0; pi < 2; pi++ {
 					o := summ(0, xi, pi, m)
 					better := ba.Mean <= o.Mean || ba.Mean-ba.HalfWidth <= o.Mean+o.HalfWidth
+					strictly := ba.Mean < o.Mean
 					if m == MetricThroughput {
 						better = ba.Mean >= o.Mean || ba.Mean+ba.HalfWidth >= o.Mean-o.HalfWidth
+						strictly = ba.Mean > o.Mean
 					}
 					ok = ok && better
+					okStrict = okStrict && strictly
 				}
 				if ok {
 					best++
 				}
+				if okStrict {
+					strict++
+				} else {
+					lost = append(lost, trimFloat(val))
+				}
 			}
+			note := "strictly best on means at every user count"
+			if len(lost) > 0 {
+				note = "not strictly best on means at " + strings.Join(lost, ", ") + " users"
+			}
+			rep.Claims = append(rep.Claims, Claim{Source: "Petrou Figs. 7–9", Metric: fmt.Sprintf("user counts (of %d) where batchactive is strictly best on means in %s", n, m),
+				Paper: "all (issue 12 target)", Ours: Summary{N: seeds, Mean: float64(strict)}, Unit: "", Note: note})
 			rep.Claims = append(rep.Claims, Claim{Source: "Petrou Figs. 7–9", Metric: fmt.Sprintf("user counts (of %d) where batchactive is best or tied (CIs overlap) in %s", n, m),
 				Paper: "all (\"nearly always\")", Ours: Summary{N: seeds, Mean: float64(best)}, Unit: "", Note: "counted over the bars of the user sweep"})
 		}
@@ -762,6 +955,7 @@ func hopperFig3(o Options) ([]Params, func([]Result) Report) {
 			knee := slices.Index(fs, 2/beta)
 			one, last := slices.Index(fs, 1), len(fs)-1
 			f := Figure{ID: fmt.Sprintf("hopper-fig3-beta%g", beta), Kind: FigureLines, Title: fmt.Sprintf("One job of %d tasks, β = %g: JCT against slots per task (knee expected at 2/β = %.2f)", T, beta, 2/beta), XLabel: "slots / tasks", YLabel: "job completion time (s)"}
+			f.Marks = []Mark{{X: 2 / beta, Label: fmt.Sprintf("where Hopper §4.1 expects the knee: 2/β = %.2f", 2/beta)}}
 			tab := Table{Title: fmt.Sprintf("Job completion time (s, mean ± 95%% CI over %d seeds), one job of %d tasks, β = %g", seeds, T, beta), Header: []string{"slots / tasks"}}
 			for _, m := range modes {
 				tab.Header = append(tab.Header, m.name)
@@ -809,14 +1003,18 @@ var mixedVariants = []struct {
 	name string
 	pol  sched.Policy
 	spec sched.Speculation
+	pre  bool // Config.PreemptRequested
 }{
-	{"srpt×fcfs + hopper+grass (all three)", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS},
-	{"srpt×fcfs + best-effort LATE", sched.PolicySRPTxFCFS, sched.SpecBestEffortLATE},
-	{"srpt×fcfs, no speculation", sched.PolicySRPTxFCFS, sched.SpecNone},
-	{"interactive-srpt + hopper+grass", sched.PolicyInteractiveSRPT, sched.SpecHopperGRASS},
-	{"batch-srpt + hopper+grass", sched.PolicyBatchSRPT, sched.SpecHopperGRASS},
-	{"fcfs×fcfs + hopper+grass", sched.PolicyFCFSxFCFS, sched.SpecHopperGRASS},
-	{"interactive-srpt + best-effort LATE (no batchactive, no Hopper)", sched.PolicyInteractiveSRPT, sched.SpecBestEffortLATE},
+	{"srpt×fcfs + hopper+grass (all three)", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, false},
+	{"srpt×fcfs + best-effort LATE", sched.PolicySRPTxFCFS, sched.SpecBestEffortLATE, false},
+	{"srpt×fcfs, no speculation", sched.PolicySRPTxFCFS, sched.SpecNone, false},
+	{"interactive-srpt + hopper+grass", sched.PolicyInteractiveSRPT, sched.SpecHopperGRASS, false},
+	{"batch-srpt + hopper+grass", sched.PolicyBatchSRPT, sched.SpecHopperGRASS, false},
+	{"fcfs×fcfs + hopper+grass", sched.PolicyFCFSxFCFS, sched.SpecHopperGRASS, false},
+	{"interactive-srpt + best-effort LATE (no batchactive, no Hopper)", sched.PolicyInteractiveSRPT, sched.SpecBestEffortLATE, false},
+	{"srpt×fcfs + hopper+grass, preemptive SRPT", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, true},
+	{"batch-srpt-task + hopper+grass", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, false},
+	{"batch-srpt-task + hopper+grass, preemptive SRPT", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, true},
 }
 
 func mixedExp(o Options) ([]Params, func([]Result) Report) {
@@ -832,6 +1030,7 @@ func mixedExp(o Options) ([]Params, func([]Result) Report) {
 			p := base
 			p.Seed = int64(seed + 1)
 			p.Sched = cfg(v.pol, v.spec)
+			p.Sched.PreemptRequested = v.pre
 			ps = append(ps, p)
 		}
 	}
@@ -855,7 +1054,11 @@ func mixedExp(o Options) ([]Params, func([]Result) Report) {
 				full, fullV = su, rv
 			}
 			t.Rows = append(t.Rows, []string{v.name, fmt.Sprintf("%s ± %s", sig(su.Mean), sig(su.HalfWidth)), f3(mean(sl)), f1(mean(rq)), f3(mean(ld)), f1(mean(ws)), f1(mean(sp))})
-			f.Categories = append(f.Categories, shortName(v.pol, v.spec))
+			cat := shortName(v.pol, v.spec)
+			if v.pre {
+				cat += " (pre.)"
+			}
+			f.Categories = append(f.Categories, cat)
 			s.X, s.Y = append(s.X, float64(vi)), append(s.Y, su.Mean)
 			s.YLo, s.YHi = append(s.YLo, su.Mean-su.HalfWidth), append(s.YHi, su.Mean+su.HalfWidth)
 			if vi > 0 {

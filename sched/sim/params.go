@@ -56,6 +56,10 @@ type Params struct {
 	Users         int
 	ChangeProbMax float64 // each user's change probability ~ U(0, ChangeProbMax)
 	SetSizeMax    int     // each user's tasks (petrou) or jobs (mixed) per set ~ U{1..SetSizeMax}
+	// SetSizePerSet draws the tasks (jobs) per set afresh for every new set
+	// from the user's stream; by default each user draws it once and keeps
+	// it (our reading of Petrou §2, which the issue questions).
+	SetSizePerSet bool
 	ServiceMean   float64 // petrou: exponential service time mean, seconds
 	ThinkMean     float64 // exponential think time mean, seconds
 

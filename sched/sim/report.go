@@ -31,10 +31,22 @@ type Figure struct {
 	LogX, LogY     bool
 	Categories     []string // FigureBars: one label per X position
 	Series         []Series
+	// Marks are vertical lines where a paper expects a feature (Hopper
+	// Fig. 3's knee at 2/β slots per task).
+	Marks []Mark
+}
+
+// Mark is a vertical line at X, named in the legend.
+type Mark struct {
+	X     float64
+	Label string
 }
 
 // Claim sets one of the papers' numbers beside ours.
 type Claim struct {
+	// Key names the claim for the report's prose, which quotes claims by
+	// key instead of fixed numbers (see cmd/batchd's simreport.go).
+	Key    string
 	Source string // "Petrou Fig. 4"
 	Metric string
 	Paper  string // the paper's number, as text

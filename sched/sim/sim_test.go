@@ -351,3 +351,32 @@ func TestSingleJob(t *testing.T) {
 		t.Errorf("grass: JCT %g with %d copies, want below %g", g.MeanVisibleResponse, g.SpeculativeStarted, full.MeanVisibleResponse)
 	}
 }
+
+// SetSizePerSet draws tasks per set for every set: one user who never
+// changes course then requests sets of many sizes; by default the user's
+// sets all have the one size drawn for that user.
+func TestSetSizePerSet(t *testing.T) {
+	t.Parallel()
+	for _, perSet := range []bool{false, true} {
+		p := petrou(sched.PolicySRPTxFCFS, 2)
+		p.Users, p.ChangeProbMax, p.SetSizeMax, p.ServiceMean, p.ThinkMean = 1, 0, 19, 100, 100
+		p.SetSizePerSet, p.KeepJobs = perSet, true
+		r := run(t, p)
+		last := map[int32]int32{} // set → largest request position seen
+		for _, j := range r.Jobs {
+			last[j.Set] = max(last[j.Set], j.Group+1)
+		}
+		sizes := map[int32]bool{}
+		for set, n := range last {
+			if _, next := last[set+1]; next { // a set the window saw end
+				sizes[n] = true
+			}
+		}
+		if perSet && len(sizes) < 5 {
+			t.Errorf("per set: %d distinct set sizes %v, want many", len(sizes), sizes)
+		}
+		if !perSet && len(sizes) != 1 {
+			t.Errorf("per user: distinct set sizes %v, want one", sizes)
+		}
+	}
+}
