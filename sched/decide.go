@@ -78,7 +78,7 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 	it := &s.jit
 	it.start(s.jobs.root)
 	for st := it.next(); st != nil; st = it.next() {
-		for st.rq.len() > 0 {
+		for st.rq.len() > 0 && !s.capped(st) {
 			mode := slotFree
 			if s.freeN <= s.reserve {
 				if !preempt || len(s.preempt.items) == 0 {
@@ -108,7 +108,7 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 		// a task whose copies all hang does not get the whole cluster.
 		s.specCands = s.candidates(st, true, false, s.cfg.MaxEarlyCopies, now, s.specCands)
 		for _, cd := range s.specCands {
-			if s.freeN <= s.reserve {
+			if s.freeN <= s.reserve || s.capped(st) {
 				break
 			}
 			s.speculate(cd.t, "speculate-gs", slotFree, now, &out)
@@ -475,7 +475,7 @@ func (s *Scheduler) slotsLeft(preempt bool) bool {
 // that long. With StragglerAfter 0, no slot is held idle while requested
 // work is queued.
 func (s *Scheduler) holdShare(st *set, n int, now Time) int {
-	if n <= 0 || now >= st.lastStart+s.cfg.StragglerAfter {
+	if n <= 0 || s.capped(st) || now >= st.lastStart+s.cfg.StragglerAfter {
 		return 0
 	}
 	return n
@@ -521,7 +521,7 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 		return out
 	}
 	for st := it.next(); st != nil && s.slotsLeft(true); st = it.next() {
-		for st.rq.len() > 0 && s.slotsLeft(true) {
+		for st.rq.len() > 0 && s.slotsLeft(true) && !s.capped(st) {
 			if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
 				break
 			}
@@ -537,7 +537,7 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 		}
 		s.specCands = s.candidates(st, true, false, 2, now, s.specCands)
 		for _, cd := range s.specCands {
-			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) {
+			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) || s.capped(st) {
 				break
 			}
 			s.speculate(cd.t, "speculate-late", slotFree, now, &out)
@@ -768,7 +768,7 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 		cands = s.specCands
 	}
 	ci := 0
-	for st.held < target && s.slotsLeft(true) {
+	for st.held < target && s.slotsLeft(true) && !s.capped(st) {
 		q := st.rq.peek()
 		var cd *specCand
 		if ci < len(cands) {
@@ -851,7 +851,7 @@ func (s *Scheduler) resumeSuspended(now Time, out []Decision) []Decision {
 			if w.free() == 0 || s.freeN <= s.reserve {
 				break
 			}
-			if s.noDisc && !s.reqClass(c.task) {
+			if (s.noDisc && !s.reqClass(c.task)) || s.capped(c.task.set) {
 				continue
 			}
 			if s.cfg.Speculation == SpecBudgeted && !c.spec && s.running-s.specLive >= s.slots-s.cfg.Budget {
@@ -970,6 +970,9 @@ func (s *Scheduler) speculateDisclosed(now Time, out []Decision) []Decision {
 	for _, cd := range all {
 		if s.freeN <= s.reserve || (budget && s.specLive >= s.cfg.Budget) {
 			break
+		}
+		if s.capped(cd.t.set) {
+			continue
 		}
 		s.speculate(cd.t, "speculate-disclosed", slotFree, now, &out)
 	}

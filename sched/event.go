@@ -33,7 +33,8 @@ const (
 	// are lost and their tasks queue again. Fields: Worker.
 	EventWorkerDown
 	// EventDisclosed: tasks were added to a set (a new set when Set is not
-	// yet known). Fields: Set, Owner, Tasks. A TaskInfo with a State other
+	// yet known). Fields: Set, Owner, Tasks, MaxRunning (a positive value
+	// sets the set's cap; 0 leaves it as it was). A TaskInfo with a State other
 	// than "" or TaskDisclosed restores a task from the store after a restart.
 	EventDisclosed
 	// EventRequested: tasks were requested; executed ones finish at once.
@@ -100,6 +101,10 @@ type Event struct {
 	StartedAt   Time
 	Suspended   bool
 	Progress    float64
+
+	// MaxRunning caps the running copies of Set, speculative copies
+	// included (EventDisclosed; 0 = leave the cap as it is).
+	MaxRunning int32
 
 	Duration float64 // EventDurationObserved
 	// Censored marks an EventDurationObserved of a copy that lost a race:

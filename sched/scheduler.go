@@ -135,6 +135,12 @@ type set struct {
 	upos    int  // position in Scheduler.under; -1 when not there
 	visited bool // scratch flag for one pass of Decide
 
+	// maxRun caps the set's running copies, speculative ones included
+	// (--max-running; 0 = no cap); nrun counts them. A set at its cap
+	// leaves Scheduler.dsets, so that it blocks no other set (cap.go).
+	maxRun int32
+	nrun   int32
+
 	// Finished-copy durations for t_new.
 	durSum float64
 	durN   int
@@ -449,8 +455,8 @@ func (s *Scheduler) enqueue(t *task) {
 	s.queuedDisc++
 	if st.dq.len() == 1 {
 		s.discJobs++
-		s.dsets.push(st)
 	}
+	s.syncDisclosed(st)
 }
 
 // dequeue takes a task out of whichever queue holds it.
@@ -469,8 +475,8 @@ func (s *Scheduler) dequeue(t *task) {
 	s.queuedDisc--
 	if st.dq.len() == 0 {
 		s.discJobs--
-		s.dsets.remove(st)
 	}
+	s.syncDisclosed(st)
 }
 
 // addRunning records that t has a running copy.
@@ -508,6 +514,8 @@ func (s *Scheduler) takeSlot(c *liveCopy, w *worker, slot int32) {
 	s.busy++
 	s.running++
 	t := c.task
+	t.set.nrun++
+	s.syncDisclosed(t.set)
 	if s.reqClass(t) {
 		t.set.held++
 		s.updateUnder(t.set)
@@ -536,6 +544,8 @@ func (s *Scheduler) freeSlot(c *liveCopy) {
 	s.busy--
 	s.running--
 	t := c.task
+	t.set.nrun--
+	s.syncDisclosed(t.set)
 	if s.reqClass(t) {
 		t.set.held--
 		s.updateUnder(t.set)
@@ -775,6 +785,9 @@ const maxIndexGap = 1 << 20
 func (s *Scheduler) disclosed(ev Event) error {
 	st := s.sets[ev.Set]
 	if len(ev.Tasks) == 0 && st != nil {
+		if ev.MaxRunning > 0 {
+			s.setMaxRunning(st, ev.MaxRunning)
+		}
 		return nil
 	}
 	// Validate everything before changing anything.
@@ -798,8 +811,14 @@ func (s *Scheduler) disclosed(ev Event) error {
 			return Errorf(EINVALID, "set %d task %d: bad estimate or deadline", ev.Set, ti.Index)
 		}
 	}
+	if ev.MaxRunning < 0 {
+		return Errorf(EINVALID, "set %d: max running %d is negative", ev.Set, ev.MaxRunning)
+	}
 	if st == nil {
 		st = s.newSet(ev.Set, ev.Owner, ev.Time)
+	}
+	if ev.MaxRunning > 0 {
+		s.setMaxRunning(st, ev.MaxRunning)
 	}
 	for _, ti := range ev.Tasks {
 		for int(ti.Index) >= len(st.tasks) {
