@@ -48,6 +48,7 @@ type task struct {
 	rpos        int32 // position in set.running; -1 when no running copy
 	state       uint8
 	noSpec      bool
+	lost        bool // its last copy was lost with a worker; cleared when a copy runs
 }
 
 func (t *task) ref() TaskRef { return TaskRef{Set: t.set.id, Index: t.index} }
@@ -509,6 +510,7 @@ func (s *Scheduler) takeSlot(c *liveCopy, w *worker, slot int32) {
 	s.freeN--
 	s.touch(c.task)
 	c.worker, c.slot, c.state = w, slot, cRunning
+	c.task.lost = false
 	c.task.set.lastStart = max(c.task.set.lastStart, c.started)
 	s.wheap.fix(w.hpos)
 	s.busy++
@@ -776,6 +778,7 @@ func (s *Scheduler) lose(c *liveCopy) {
 	t := c.task
 	s.endCopy(c)
 	if len(t.copies) == 0 {
+		t.lost = !t.done()
 		s.enqueue(t)
 	}
 }
