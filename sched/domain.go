@@ -111,6 +111,9 @@ type TaskSet struct {
 	Counts                     TaskCounts
 	BilledSlotSeconds          float64
 	MeanVisibleResponseSeconds float64
+	// MaxRunning caps the set's running copies, speculative ones
+	// included; 0 = no cap.
+	MaxRunning int32
 }
 
 // Task is one task of a set.

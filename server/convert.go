@@ -92,7 +92,7 @@ func setToProto(s sched.TaskSet) *batchv1.TaskSet {
 	return &batchv1.TaskSet{Id: int64(s.ID), Name: s.Name, Owner: s.Owner, CreatedAt: ts(s.CreatedAt),
 		Counts: &batchv1.TaskCounts{Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
 			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total},
-		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds}
+		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds, MaxRunning: s.MaxRunning}
 }
 
 func copyToProto(c sched.Copy) *batchv1.Copy {

@@ -313,7 +313,7 @@ func (s *Server) rebuild(ctx context.Context) error {
 		s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
 	}
 	for _, st := range snap.Sets {
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks})
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks, MaxRunning: st.MaxRunning})
 	}
 	for _, d := range snap.Durations {
 		s.apply(sched.Event{Kind: sched.EventDurationObserved, Time: seconds(now), Set: d.Set, Owner: d.Owner, Duration: d.Seconds, Censored: d.Censored})

@@ -631,6 +631,7 @@ type SetSnapshot struct {
 	Set         sched.SetID
 	Owner       string
 	DisclosedAt time.Time
+	MaxRunning  int32
 	Tasks       []sched.TaskInfo
 }
 
@@ -681,7 +682,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 			snap.Workers = append(snap.Workers, w)
 		}
 		ws.Close()
-		rows, err := tx.QueryContext(ctx, `SELECT t.set_id, s.owner, s.created_at, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at
+		rows, err := tx.QueryContext(ctx, `SELECT t.set_id, s.owner, s.created_at, s.max_running, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at
 			FROM task_sets s CROSS JOIN tasks t ON t.set_id = s.id -- CROSS: the open sets outside, their tasks by primary key inside
 			WHERE s.n_disclosed + s.n_executed + s.n_requested > 0 AND t.state IN ('disclosed', 'executed', 'requested')
 			ORDER BY t.set_id, t.idx`)
@@ -693,16 +694,17 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				id             sched.SetID
 				owner, state   string
 				created, reqAt int64
+				maxRun         int32
 				ti             sched.TaskInfo
 				noSpec         int
 			)
-			if err := rows.Scan(&id, &owner, &created, &ti.Index, &ti.EstimateSeconds, &noSpec, &ti.DeadlineSeconds, &state, &reqAt); err != nil {
+			if err := rows.Scan(&id, &owner, &created, &maxRun, &ti.Index, &ti.EstimateSeconds, &noSpec, &ti.DeadlineSeconds, &state, &reqAt); err != nil {
 				rows.Close()
 				return err
 			}
 			ti.NoSpeculation, ti.State, ti.RequestedAt = noSpec != 0, sched.TaskState(state), seconds(fromNanos(reqAt))
 			if n := len(snap.Sets); n == 0 || snap.Sets[n-1].Set != id {
-				snap.Sets = append(snap.Sets, SetSnapshot{Set: id, Owner: owner, DisclosedAt: fromNanos(created)})
+				snap.Sets = append(snap.Sets, SetSnapshot{Set: id, Owner: owner, DisclosedAt: fromNanos(created), MaxRunning: maxRun})
 			}
 			s := &snap.Sets[len(snap.Sets)-1]
 			s.Tasks = append(s.Tasks, ti)

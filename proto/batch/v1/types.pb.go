@@ -362,8 +362,10 @@ type TaskSet struct {
 	BilledSlotSeconds float64 `protobuf:"fixed64,6,opt,name=billed_slot_seconds,json=billedSlotSeconds,proto3" json:"billed_slot_seconds,omitempty"`
 	// Mean visible response time of the set's finished tasks, seconds.
 	MeanVisibleResponseSeconds float64 `protobuf:"fixed64,7,opt,name=mean_visible_response_seconds,json=meanVisibleResponseSeconds,proto3" json:"mean_visible_response_seconds,omitempty"`
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	// At most this many copies of the set run at once; 0 = no cap.
+	MaxRunning    int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskSet) Reset() {
@@ -441,6 +443,13 @@ func (x *TaskSet) GetBilledSlotSeconds() float64 {
 func (x *TaskSet) GetMeanVisibleResponseSeconds() float64 {
 	if x != nil {
 		return x.MeanVisibleResponseSeconds
+	}
+	return 0
+}
+
+func (x *TaskSet) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
 	}
 	return 0
 }
@@ -814,7 +823,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\bfinished\x18\x04 \x01(\x03R\bfinished\x12\x1a\n" +
 	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\x12\x18\n" +
 	"\arunning\x18\x06 \x01(\x03R\arunning\x12\x14\n" +
-	"\x05total\x18\a \x01(\x03R\x05total\"\x9f\x02\n" +
+	"\x05total\x18\a \x01(\x03R\x05total\"\xc0\x02\n" +
 	"\aTaskSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -823,7 +832,9 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12,\n" +
 	"\x06counts\x18\x05 \x01(\v2\x14.batch.v1.TaskCountsR\x06counts\x12.\n" +
 	"\x13billed_slot_seconds\x18\x06 \x01(\x01R\x11billedSlotSeconds\x12A\n" +
-	"\x1dmean_visible_response_seconds\x18\a \x01(\x01R\x1ameanVisibleResponseSeconds\"\x9d\x02\n" +
+	"\x1dmean_visible_response_seconds\x18\a \x01(\x01R\x1ameanVisibleResponseSeconds\x12\x1f\n" +
+	"\vmax_running\x18\x14 \x01(\x05R\n" +
+	"maxRunning\"\x9d\x02\n" +
 	"\x04Copy\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x12\n" +
