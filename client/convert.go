@@ -107,10 +107,11 @@ func specFromPB(s *batchv1.TaskSpec) sched.TaskSpec {
 func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
 	c := s.GetCounts()
 	return sched.TaskSet{
-		ID:        sched.SetID(s.GetId()),
-		Name:      s.GetName(),
-		Owner:     s.GetOwner(),
-		CreatedAt: timeFromPB(s.GetCreatedAt()),
+		ID:         sched.SetID(s.GetId()),
+		Name:       s.GetName(),
+		Owner:      s.GetOwner(),
+		CreatedAt:  timeFromPB(s.GetCreatedAt()),
+		MaxRunning: s.GetMaxRunning(),
 		Counts: sched.TaskCounts{
 			Disclosed: c.GetDisclosed(),
 			Executed:  c.GetExecuted(),

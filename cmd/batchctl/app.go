@@ -202,6 +202,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			requestCommand(),
 			cancelCommand(),
 			statusCommand(),
+			whyCommand(),
 			outputCommand(),
 			watchCommand(),
 			billCommand(),

@@ -33,6 +33,7 @@ Examples:
    batchctl disclose --name frames --estimate 30s --file commands.txt
    batchctl disclose --set 4 --file more.txt          # append to set 4
    batchctl disclose --request --timeout 1m -- make test
+   batchctl disclose --max-running 4 --file jobs.txt   # at most 4 run at once
 
 A --spec file is a list of tasks, or an object with a name and tasks:
 
@@ -53,6 +54,7 @@ the set id only.`,
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir per copy)"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
+			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the set id"},
 			jsonFlag(),
 		},
@@ -136,11 +138,16 @@ func disclose(c *cli.Context) error {
 	if len(specs) == 0 {
 		return usageErr("nothing to disclose: the input has no tasks")
 	}
+	maxRunning := c.Int("max-running")
+	if maxRunning < 0 || maxRunning > 1<<30 {
+		return usageErr("--max-running %d: want a number of copies, 1 or more (0: no cap)", maxRunning)
+	}
 	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{
-		Set:     sched.SetID(c.Int64("set")),
-		Name:    name,
-		Tasks:   specs,
-		Request: c.Bool("request"),
+		Set:        sched.SetID(c.Int64("set")),
+		Name:       name,
+		Tasks:      specs,
+		Request:    c.Bool("request"),
+		MaxRunning: int32(maxRunning),
 	})
 	if err != nil {
 		return err

@@ -143,9 +143,14 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	if set.Name != "" {
 		label = fmt.Sprintf(" %q", set.Name)
 	}
-	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running; billed %s\n",
-		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, secs(set.BilledSlotSeconds))
-	t := newTable(c.App.Writer, "task", "state", "command", "copies", "progress", "exit", "service", "visible response")
+	capText := ""
+	if set.MaxRunning > 0 {
+		capText = fmt.Sprintf(" (at most %d at once)", set.MaxRunning)
+	}
+	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running%s; billed %s\n",
+		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, capText, secs(set.BilledSlotSeconds))
+	whys := whyColumn(c, cl, id, tasks)
+	t := newTable(c.App.Writer, "task", "state", "why", "command", "copies", "progress", "exit", "service", "visible response")
 	for _, x := range tasks {
 		exit := "-"
 		if x.State == sched.TaskFinished {
@@ -158,7 +163,11 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 		if x.Progress >= 0 && x.State != sched.TaskFinished {
 			prog = fmt.Sprintf("%.0f%%", 100*x.Progress)
 		}
-		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), shortCommand(x.Spec.Argv),
+		why := whys[x.Index]
+		if why == "" || why == sched.WhyRunning.Text() {
+			why = "-"
+		}
+		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, shortCommand(x.Spec.Argv),
 			copiesText(x.Copies), prog, exit, secs(x.ServiceSeconds), secs(x.VisibleResponseSeconds)); err != nil {
 			return err
 		}

@@ -28,6 +28,8 @@ type setView struct {
 	Counts                     countsView `json:"counts"`
 	BilledSlotSeconds          float64    `json:"billed_slot_seconds"`
 	MeanVisibleResponseSeconds float64    `json:"mean_visible_response_seconds"`
+	// MaxRunning is the set's --max-running cap (0 = none).
+	MaxRunning int32 `json:"max_running"`
 }
 
 type specView struct {
@@ -231,6 +233,7 @@ func viewSet(s sched.TaskSet) setView {
 		},
 		BilledSlotSeconds:          s.BilledSlotSeconds,
 		MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds,
+		MaxRunning:                 s.MaxRunning,
 	}
 }
 
