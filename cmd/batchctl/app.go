@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"batchd/client"
+	"batchd/cmd/internal/cliarg"
 	"batchd/sched"
 )
 
@@ -85,14 +86,17 @@ func errorText(err error) string {
 
 // run runs the app with args and returns the exit status; main exits with it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := newApp(stdout, stderr).RunContext(ctx, args)
+	app := newApp(stdout, stderr)
+	// disclose's arguments are the task's own command line: its flags
+	// must come first (or the command after --).
+	err := app.RunContext(ctx, cliarg.Reorder(app, args, "disclose"))
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.msg != "") {
 		if ctx.Err() != nil && code == exitInterrupted && !errors.As(err, &ee) {
 			fmt.Fprintln(stderr, "batchctl: interrupted")
 		} else {
-			fmt.Fprintln(stderr, "batchctl:", errorText(err))
+			fmt.Fprintln(stderr, "batchctl:", cliarg.UnknownCommand(errorText(err), "batchctl"))
 		}
 		if code == exitUnavailable {
 			fmt.Fprintln(stderr, "batchctl: is `batchd serve` running there? Point at it with --server or BATCH_SERVER.")
@@ -129,7 +133,8 @@ Examples:
    batchctl cluster
 
 Task references: SET (every task of a set), SET/INDEX, SET/I,J,K-L.
-Flags come before arguments: batchctl request --no-wait 1/0.
+Flags may come before or after the arguments (batchctl request 1/0 --no-wait),
+except for disclose, whose arguments after the flags are the task's command.
 Add --json to any command (before or after its name) for stable,
 machine-readable output.
 
@@ -158,7 +163,7 @@ Unauthenticated (exit status 6); another user's task sets are "unknown"
 // newApp builds the command tree, writing to stdout and stderr, so tests can
 // run it in-process and capture what it prints.
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:        "batchctl",
 		Usage:       "disclose, request and cancel tasks on a batchd server",
 		Description: appHelp,
@@ -210,9 +215,31 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			usersCommand(),
 		},
 		HideHelpCommand: true,
+		Suggest:         true,
 		// Errors go back to run, which prints them and picks the exit status.
 		ExitErrHandler: func(*cli.Context, error) {},
 	}
+	for _, cmd := range app.Commands {
+		if cmd.Name != "disclose" && cmd.Before == nil && len(cmd.Subcommands) == 0 {
+			cmd.Before = noFlagArgs
+		}
+	}
+	return app
+}
+
+// noFlagArgs refuses an argument that looks like a flag: cliarg.Reorder
+// moved every flag the command knows in front of the arguments, so such
+// an argument is a flag it does not know.
+func noFlagArgs(c *cli.Context) error {
+	for _, a := range c.Args().Slice() {
+		if a == "--" {
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			return usageErr("%q is not a flag of %s (batchctl %s --help lists them)", a, c.Command.Name, c.Command.Name)
+		}
+	}
+	return nil
 }
 
 func jsonFlag() cli.Flag {
@@ -290,6 +317,9 @@ const maxRangeTasks = 1_000_000
 
 // parseSel parses SET, SET/INDEX or SET/I,J,K-L.
 func parseSel(s string) (taskSel, error) {
+	if len(s) > 1 && s[0] == '-' {
+		return taskSel{}, usageErr("%q is not a flag of this command (its --help lists them) nor a task reference (SET, SET/INDEX or SET/I,J,K-L)", s)
+	}
 	setPart, idxPart, hasIdx := strings.Cut(s, "/")
 	id, err := strconv.ParseInt(setPart, 10, 64)
 	if err != nil || id <= 0 {
