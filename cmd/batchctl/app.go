@@ -99,7 +99,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "batchctl:", cliarg.UnknownCommand(errorText(err), "batchctl"))
 		}
 		if code == exitUnavailable {
-			fmt.Fprintln(stderr, "batchctl: is `batchd serve` running there? Point at it with --server or BATCH_SERVER.")
+			fmt.Fprintln(stderr, "batchctl: is `batchd serve` running there? Point at it with --server, BATCH_SERVER or \"server = URL\" in the config file.")
+		}
+		if r, ok := tokenSearch(app); ok && r.Token == "" && code == exitAuth {
+			fmt.Fprintln(stderr, noTokenHelp(r))
 		}
 	}
 	return code
@@ -150,15 +153,18 @@ Exit status:
    N  'request' of a single task: the task's own exit status (124 = timed out)
  130  interrupted (Ctrl-C); requested tasks stay requested
 
-The server is --server, or $BATCH_SERVER, or http://localhost:8080.
+The server is --server, or $BATCH_SERVER, or the config file's "server = URL",
+or http://localhost:8080.
 
-Your token is --token, or $BATCH_TOKEN, or the config file (--config,
-$BATCH_CONFIG, default ~/.config/batchd/token: the token alone or a line
-"token = bd_…"), or the admin token that batchd serve wrote into its data
-directory (--data, $BATCHD_DATA, default ./batchd-data), so that batchctl on
-the server's machine needs no flag. Without one the server answers
-Unauthenticated (exit status 6); another user's task sets are "unknown"
-(exit status 2).`
+Your token is --token, or $BATCH_TOKEN, or the config file's "token = bd_…"
+(--config or $BATCH_CONFIG, which must exist; default
+~/.config/batchd/token; the keys are token and server, anything else is an
+error), or the admin token that batchd serve wrote into its data directory:
+--data DIR when given, else ./batchd-data (where batchd serve started in
+this directory keeps it), else $BATCHD_DATA. So batchctl on the server's
+machine needs no flag. Without a token the server answers Unauthenticated
+(exit status 6) and batchctl lists where it looked; another user's task
+sets are "unknown" (exit status 2).`
 
 // newApp builds the command tree, writing to stdout and stderr, so tests can
 // run it in-process and capture what it prints.
@@ -189,11 +195,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				EnvVars: []string{"BATCH_CONFIG"},
 			},
 			&cli.StringFlag{
-				Name:    "data",
-				Usage:   "the local server's data `DIR`, whose admin.token is the last resort",
-				EnvVars: []string{"BATCHD_DATA"},
-				Value:   client.DefaultDataDir,
+				Name:  "data",
+				Usage: "the local server's data `DIR`, whose admin.token is the last resort (default: ./batchd-data, then $BATCHD_DATA)",
 			},
+			&cli.BoolFlag{Name: "wide", Usage: "tables as wide as their content, whatever the terminal's width"},
 			&cli.DurationFlag{
 				Name:    "retry",
 				Usage:   "keep retrying this long while the server is unreachable (retried disclose never duplicates)",
@@ -218,6 +223,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Suggest:         true,
 		// Errors go back to run, which prints them and picks the exit status.
 		ExitErrHandler: func(*cli.Context, error) {},
+		Before:         loadConfig,
 	}
 	for _, cmd := range app.Commands {
 		if cmd.Name != "disclose" && cmd.Before == nil && len(cmd.Subcommands) == 0 {
@@ -250,17 +256,63 @@ func jsonFlag() cli.Flag {
 // went away.
 const watchRetry = time.Minute
 
-// newClient returns a client for the --server of the command line, sending
-// the token found by client.ResolveToken.
+// tokenKey is where loadConfig keeps the token search in App.Metadata.
+const tokenKey = "token"
+
+// loadConfig reads the config file and finds the token before any command
+// runs: a config file that was named and is missing, or that has an
+// unknown key, is an error whatever the command.
+func loadConfig(c *cli.Context) error {
+	r, err := client.FindToken(client.TokenSource{Flag: c.String("token"), ConfigFile: c.String("config"),
+		ConfigRequired: c.IsSet("config"), DataDir: c.String("data")})
+	if err != nil {
+		return err
+	}
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[tokenKey] = r
+	return nil
+}
+
+// tokenSearch returns what loadConfig found.
+func tokenSearch(app *cli.App) (client.TokenSearch, bool) {
+	r, ok := app.Metadata[tokenKey].(client.TokenSearch)
+	return r, ok
+}
+
+// noTokenHelp says where batchctl looked for a token and the three ways
+// to give it one.
+func noTokenHelp(r client.TokenSearch) string {
+	cfg := r.Config.Path
+	if cfg == "" {
+		cfg = client.DefaultConfigFile()
+	}
+	var b strings.Builder
+	b.WriteString("batchctl: no token was found; looked in:\n")
+	for _, t := range r.Tried {
+		b.WriteString("  " + t + "\n")
+	}
+	b.WriteString("Give batchctl a token in one of three ways:\n")
+	b.WriteString("  1. --token TOKEN, or BATCH_TOKEN=TOKEN (an admin makes one: batchd user add NAME);\n")
+	fmt.Fprintf(&b, "  2. a line \"token = TOKEN\" (and \"server = URL\") in %s, or in a file named with --config;\n", cfg)
+	b.WriteString("  3. on the server's machine: run batchctl in the directory where batchd serve runs, or point --data or\n" +
+		"     $BATCHD_DATA at its data directory (it holds admin.token).")
+	return b.String()
+}
+
+// newClient returns a client for the --server of the command line (else
+// the config file's server), sending the token loadConfig found.
 func newClient(c *cli.Context) *client.Client {
 	retry := c.Duration("retry")
-	token, _, err := client.ResolveToken(client.TokenSource{Flag: c.String("token"), ConfigFile: c.String("config"), DataDir: c.String("data")})
-	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "batchctl: warning: %v (calling without a token)\n", err)
+	r, _ := tokenSearch(c.App)
+	server := c.String("server")
+	if (!c.IsSet("server") || server == "") && r.Config.Server != "" {
+		server = r.Config.Server
 	}
 	return client.New(client.Config{
-		Server:     c.String("server"),
-		HTTPClient: client.WithToken(nil, token),
+		Server:     server,
+		HTTPClient: client.WithToken(nil, r.Token),
 		RetryFor:   retry,
 		// request and watch are already waiting: they wait for a restarting
 		// server too.
