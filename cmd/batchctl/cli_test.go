@@ -3,6 +3,9 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"batchd/client"
+	"batchd/sched"
 )
 
 // TestFlagsAfterArgumentsAndSuggestions: flags may follow the task
@@ -31,4 +34,52 @@ func TestFlagsAfterArgumentsAndSuggestions(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(errOut, `"--nope" is not a flag of status`) {
 		t.Errorf("status %s --nope: exit %d, stderr %q", set, code, errOut)
 	}
+}
+
+// TestStateFilterRunningAndFailed: --state takes running (a copy runs)
+// and failed (finished with a non-zero exit or timed out) besides the
+// task states, and names them all when given something else.
+func TestStateFilterRunningAndFailed(t *testing.T) {
+	e := newEnv(t, 1)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--file", writeTemp(t, "exit 3\ntrue\nsleep 60\n")))
+	id := sched.SetID(mustAtoi(t, set))
+	cl := client.New(client.Config{Server: e.url, HTTPClient: client.WithToken(nil, e.srv.AdminToken())})
+	// Wait (no deadline: go test's -timeout bounds a hang) until 0 and 1
+	// finished and 2 runs on the one slot.
+	err := cl.Watch(t.Context(), id, func(u client.WatchUpdate) error {
+		if u.Set.Counts.Finished == 2 && u.Set.Counts.Running == 1 {
+			return client.ErrStopWatch
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexes := func(args ...string) []int32 {
+		var st struct {
+			Tasks []struct {
+				Index int32 `json:"index"`
+			} `json:"tasks"`
+		}
+		e.json(&st, append([]string{"status", set}, args...)...)
+		var out []int32
+		for _, x := range st.Tasks {
+			out = append(out, x.Index)
+		}
+		return out
+	}
+	if got := indexes("--state", "running"); len(got) != 1 || got[0] != 2 {
+		t.Errorf("--state running: %v, want [2]", got)
+	}
+	if got := indexes("--state", "failed"); len(got) != 1 || got[0] != 0 {
+		t.Errorf("--state failed: %v, want [0]", got)
+	}
+	if got := indexes("--state", "failed,running"); len(got) != 2 {
+		t.Errorf("--state failed,running: %v, want [0 2]", got)
+	}
+	_, errOut, code := e.run("status", set, "--state", "fnished")
+	if code != exitInvalid || !strings.Contains(errOut, "running, failed") {
+		t.Errorf("--state fnished: exit %d, stderr %q", code, errOut)
+	}
+	e.ok("cancel", set+"/2")
 }
