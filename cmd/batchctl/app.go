@@ -344,13 +344,35 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// newTable returns an ASCII table that renders to w.
-func newTable(w io.Writer, header ...any) *tablewriter.Table {
-	t := tablewriter.NewTable(w,
+// newTable returns an ASCII table that renders to the command's writer,
+// no wider than tableWidth says (long cells wrap).
+func newTable(c *cli.Context, header ...any) *tablewriter.Table {
+	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+	}
+	if width := tableWidth(c); width > 0 {
+		opts = append(opts, tablewriter.WithMaxWidth(width))
+	}
+	t := tablewriter.NewTable(c.App.Writer, opts...)
 	t.Header(header...)
 	return t
+}
+
+// tableWidth is the widest a table may be: no limit (0) with --wide;
+// else $COLUMNS when it is set; else the terminal's width when the output
+// is a terminal; else no limit (a pipe gets whole lines).
+func tableWidth(c *cli.Context) int {
+	if c.Bool("wide") {
+		return 0
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := c.App.Writer.(*os.File); ok {
+		return terminalWidth(f)
+	}
+	return 0
 }
 
 // usageErr returns an error that exits with status 1.

@@ -83,3 +83,26 @@ func TestStateFilterRunningAndFailed(t *testing.T) {
 	}
 	e.ok("cancel", set+"/2")
 }
+
+// TestTableWidth: with $COLUMNS (as with a terminal's width) tables fit
+// in it, wrapping long cells; --wide lets them be as wide as they are.
+func TestTableWidth(t *testing.T) {
+	e := newEnv(t, 0)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--", "sh", "-c", "echo a rather long command line that makes the table wide"))
+	widest := func(s string) int { // the table's lines
+		n := 0
+		for _, l := range strings.Split(s, "\n") {
+			if strings.HasPrefix(l, "+") || strings.HasPrefix(l, "|") {
+				n = max(n, len([]rune(l)))
+			}
+		}
+		return n
+	}
+	t.Setenv("COLUMNS", "80")
+	if got := widest(e.ok("status", set)); got > 80 || got == 0 {
+		t.Errorf("status with COLUMNS=80: a table %d columns wide", got)
+	}
+	if got := widest(e.ok("status", set, "--wide")); got <= 80 {
+		t.Errorf("status --wide with COLUMNS=80: %d columns wide, want the whole table", got)
+	}
+}

@@ -83,7 +83,7 @@ func listSets(c *cli.Context, cl *client.Client) error {
 			NextPageToken string    `json:"next_page_token"`
 		}{views, token})
 	}
-	t := newTable(c.App.Writer, "set", "name", "created", "tasks", "disclosed", "executed", "requested", "finished", "canceled", "running", "billed")
+	t := newTable(c, "set", "name", "created", "tasks", "disclosed", "executed", "requested", "finished", "canceled", "running", "billed")
 	for _, s := range sets {
 		n := s.Counts
 		if err := t.Append(strconv.FormatInt(int64(s.ID), 10), s.Name, when(s.CreatedAt), n.Total, n.Disclosed, n.Executed,
@@ -148,7 +148,7 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running%s; billed %s\n",
 		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, capText, secs(set.BilledSlotSeconds))
 	whys := whyColumn(c, cl, id, tasks)
-	t := newTable(c.App.Writer, "task", "state", "why", "command", "copies", "progress", "exit", "service", "visible response")
+	t := newTable(c, "task", "state", "why", "command", "copies", "progress", "exit", "service", "visible response")
 	for _, x := range tasks {
 		exit := "-"
 		if x.State == sched.TaskFinished {

@@ -80,7 +80,7 @@ func why(c *cli.Context) error {
 	if len(as) == 1 {
 		return printWhy(c, as[0])
 	}
-	t := newTable(c.App.Writer, "task", "state", "class", "why", "position", "jobs ahead", "tasks ahead", "starts in", "finishes in")
+	t := newTable(c, "task", "state", "class", "why", "position", "jobs ahead", "tasks ahead", "starts in", "finishes in")
 	for _, a := range as {
 		if err := t.Append(fmt.Sprintf("%d/%d", a.Task.Set, a.Task.Index), string(a.State), dash(a.Class), a.Reason.Text(),
 			count(a.Position, a.Exact), count(a.JobsAhead, a.Exact), count(a.TasksAhead, a.Exact),
