@@ -218,7 +218,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			billCommand(),
 			clusterCommand(),
 			usersCommand(),
+			completionCommand(),
 		},
+		EnableBashCompletion: true,
 		HideHelpCommand: true,
 		Suggest:         true,
 		// Errors go back to run, which prints them and picks the exit status.
