@@ -221,8 +221,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			completionCommand(),
 		},
 		EnableBashCompletion: true,
-		HideHelpCommand: true,
-		Suggest:         true,
+		HideHelpCommand:      true,
+		Suggest:              true,
 		// Errors go back to run, which prints them and picks the exit status.
 		ExitErrHandler: func(*cli.Context, error) {},
 		Before:         loadConfig,
