@@ -32,10 +32,17 @@ func cappedWorkload(seed int64) ([]scripted, func(TaskRef, int, bool) float64, m
 func checkCaps(caps map[SetID]int, workConserving bool) func(d *driver, ds []Decision) {
 	return func(d *driver, ds []Decision) {
 		checkInvariants(d, ds)
-		run := map[SetID]int{}
+		run, susp := map[SetID]int{}, map[SetID]int{}
 		for _, c := range d.live {
 			if !c.paused {
 				run[c.ref.Set]++
+			} else {
+				susp[c.ref.Set]++
+			}
+		}
+		for id, st := range d.s.sets {
+			if int(st.nsusp) != susp[id] {
+				d.t.Fatalf("t=%g: set %d: scheduler counts %d suspended copies, driver %d", d.now, id, st.nsusp, susp[id])
 			}
 		}
 		for id, n := range run {

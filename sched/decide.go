@@ -153,6 +153,7 @@ func (s *Scheduler) preemptCopy(c *liveCopy, now Time, out *[]Decision) {
 		c.runSoFar = run
 		w.suspended = append(w.suspended, c)
 		s.suspended++
+		c.task.set.nsusp++
 	} else {
 		d.Kind = DecisionKill
 		t := c.task
@@ -186,6 +187,7 @@ func (s *Scheduler) resumeCopy(c *liveCopy, now Time, reason string, out *[]Deci
 	slot := w.freeSlots.pop()
 	removeCopy(&w.suspended, c)
 	s.suspended--
+	c.task.set.nsusp--
 	c.started = now
 	s.takeSlot(c, w, slot)
 	s.dequeue(c.task)

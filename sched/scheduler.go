@@ -141,6 +141,7 @@ type set struct {
 	// leaves Scheduler.dsets, so that it blocks no other set (cap.go).
 	maxRun int32
 	nrun   int32
+	nsusp  int32 // suspended copies of the set (they resume first)
 
 	// Finished-copy durations for t_new.
 	durSum float64
@@ -564,6 +565,7 @@ func (s *Scheduler) endCopy(c *liveCopy) {
 		s.freeSlot(c)
 	} else {
 		s.suspended--
+		c.task.set.nsusp--
 		removeCopy(&c.worker.suspended, c)
 	}
 	if c.spec {
@@ -957,6 +959,7 @@ func (s *Scheduler) attached(ev Event) error {
 		c.runSoFar = math.Max(0, ev.Time-ev.StartedAt)
 		w.suspended = append(w.suspended, c)
 		s.suspended++
+		st.nsusp++
 	} else {
 		if ev.Slot.Slot < 0 || ev.Slot.Slot >= w.slots {
 			return Errorf(EINVALID, "attach copy %d: worker %s has no slot %d", ev.Copy, w.id, ev.Slot.Slot)

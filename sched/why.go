@@ -41,6 +41,31 @@ const (
 	WhyResources WhyReason = "waiting-for-resources"
 )
 
+// Short is the reason in a word or two, for a table's column.
+func (r WhyReason) Short() string {
+	switch r {
+	case WhyRunning:
+		return "running"
+	case WhyNotWaiting:
+		return "-"
+	case WhyNext:
+		return "next"
+	case WhyNoFreeSlot:
+		return "no free slot"
+	case WhyCapped:
+		return "max-running"
+	case WhyDisclosedWaits:
+		return "idle slots only"
+	case WhySuspended:
+		return "suspended"
+	case WhyWorkerLost:
+		return "worker lost"
+	case WhyResources:
+		return "resources"
+	}
+	return string(r)
+}
+
 // Text is the reason in a sentence for people.
 func (r WhyReason) Text() string {
 	switch r {
@@ -162,7 +187,9 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		ahead += tasks + reqTasks
 		a.Exact = a.Exact && exact && reqExact
 		if !s.capped(st) {
-			capAhead += st.rq.len()
+			// The set's requested tasks and its suspended copies take
+			// the room under its cap first.
+			capAhead += st.rq.len() + int(st.nsusp)
 		}
 	}
 	a.TasksAhead = ahead
@@ -209,9 +236,9 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	capNote := ""
 	if st.maxRun > 0 {
 		room := int(st.maxRun - st.nrun)
-		own := math.Max(0, float64(a.Position+1-max(room, 0))) / float64(st.maxRun) * tn
+		own := math.Max(0, float64(capAhead+1-max(room, 0))) / float64(st.maxRun) * tn
 		start = math.Max(start, own)
-		capNote = fmt.Sprintf("; its set runs at most %d copies at once", st.maxRun)
+		capNote = fmt.Sprintf("; its set runs at most %s at once", plural(int(st.maxRun), "copy"))
 	}
 	a.StartInSeconds = start
 	a.FinishInSeconds = start + tn
@@ -223,9 +250,19 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	if !req {
 		classNote = "no new requested work arrives and nothing preempts it"
 	}
-	a.Assumptions = fmt.Sprintf("%s%d tasks ahead run on all %d slots at %.3gs each (%s), this one takes %.3gs (%s); %s%s; speculative copies and stragglers not counted",
-		bound, ahead, s.slots, per, aheadSource(per == tn, src), tn, src, classNote, capNote)
+	a.Assumptions = fmt.Sprintf("%s%s ahead, on all %s at %.3gs each (%s); this one takes %.3gs (%s); %s%s; speculative copies and stragglers not counted",
+		bound, plural(ahead, "task"), plural(s.slots, "slot"), per, aheadSource(per == tn, src), tn, src, classNote, capNote)
 	return a, nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if word == "copy" {
+		return fmt.Sprintf("%d copies", n)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func aheadSource(same bool, src string) string {

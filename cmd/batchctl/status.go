@@ -162,7 +162,7 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 			prog = fmt.Sprintf("%.0f%%", 100*x.Progress)
 		}
 		why := whys[x.Index]
-		if why == "" || why == sched.WhyRunning.Text() {
+		if why == "" || why == sched.WhyRunning.Short() {
 			why = "-"
 		}
 		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, shortCommand(x.Spec.Argv),

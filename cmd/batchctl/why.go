@@ -108,7 +108,10 @@ func printWhy(c *cli.Context, a sched.WhyAnswer) error {
 	}
 	fmt.Fprintf(w, "task %s (%s) waits\n", ref, a.State)
 	reason := a.Reason.Text()
-	if a.MaxRunning > 0 {
+	switch {
+	case a.MaxRunning > 0 && a.Reason == sched.WhyCapped && a.Running < a.MaxRunning:
+		reason += fmt.Sprintf(" (the set runs %d of at most %d copies; its tasks before this one, and its suspended copies, take the rest)", a.Running, a.MaxRunning)
+	case a.MaxRunning > 0:
 		reason += fmt.Sprintf(" (the set runs %d of at most %d copies)", a.Running, a.MaxRunning)
 	}
 	fmt.Fprintf(w, "  why:         %s\n", reason)
@@ -195,7 +198,7 @@ func whyColumn(c *cli.Context, cl *client.Client, set sched.SetID, tasks []sched
 		return out
 	}
 	for _, a := range as {
-		out[a.Task.Index] = a.Reason.Text()
+		out[a.Task.Index] = a.Reason.Short()
 	}
 	return out
 }

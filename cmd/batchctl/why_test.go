@@ -21,7 +21,7 @@ func TestWhyAndMaxRunning(t *testing.T) {
 		t.Errorf("why %s/2 printed %q; want capped at position 2", set, out)
 	}
 	st := e.ok("status", set)
-	for _, want := range []string{"why", "(at most 1 at once)", "capped by --max-running", "no free slot"} {
+	for _, want := range []string{"why", "(at most 1 at once)", "max-running", "no free slot"} {
 		if !strings.Contains(st, want) {
 			t.Errorf("status %s printed %q; want %q in it", set, st, want)
 		}
