@@ -28,6 +28,7 @@ func (s *Scheduler) Decide(now Time) []Decision {
 		return out
 	}
 	s.reserve = 0
+	s.holdForResources = false
 	out = s.decideRequested(now, out)
 	if s.cfg.Speculation == SpecBudgeted {
 		// Budgeted speculation keeps its slots for copies, whoever is
@@ -35,7 +36,11 @@ func (s *Scheduler) Decide(now Time) []Decision {
 		s.reserve = max(0, s.cfg.Budget-s.specLive)
 	}
 	out = s.backfillRequested(now, out)
-	if s.cfg.Speculation == SpecHopperGRASS && s.queuedReq == 0 {
+	s.restoreAside()
+	if s.holdForResources {
+		s.reserve = max(s.reserve, s.freeN)
+	}
+	if s.cfg.Speculation == SpecHopperGRASS && s.queuedReq == 0 && !s.holdForResources {
 		// No requested task waits: lend the slots Hopper keeps for
 		// speculation to disclosed work rather than leave them idle. A
 		// requested straggler takes one back by preempting (suspending)
@@ -86,8 +91,11 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 				}
 				mode = slotPreemptOnly
 			}
-			if !s.startQueued(st.rq.peek(), "requested", mode, now, &out) {
-				return out
+			if t := st.rq.peek(); !s.startQueued(t, "requested", mode, now, &out) {
+				if t.plain() {
+					return out
+				}
+				s.setAside(t) // no room for its resources: the next may fit
 			}
 		}
 	}
@@ -121,7 +129,22 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 // the most free slots, avoiding the workers in avoid when another has room;
 // failing that, when preempt is set, the slot of the most recently started
 // disclosed copy, suspended or killed.
-func (s *Scheduler) obtainSlot(avoid []*worker, mode int, now Time, out *[]Decision) (*worker, int32, bool) {
+func (s *Scheduler) obtainSlot(t *task, avoid []*worker, mode int, now Time, out *[]Decision) (*worker, int32, bool) {
+	if !t.plain() {
+		// Several slots or memory: a worker with room, never preemption
+		// (resource.go).
+		if mode == slotPreemptOnly {
+			return nil, 0, false
+		}
+		w := s.wheap.fit(avoid, t)
+		if w == nil && len(avoid) > 0 {
+			w = s.wheap.fit(nil, t)
+		}
+		if w == nil {
+			return nil, 0, false
+		}
+		return w, w.freeSlots.pop(), true
+	}
 	if mode != slotPreemptOnly {
 		w := s.wheap.best(avoid)
 		if w == nil && len(avoid) > 0 {
@@ -200,14 +223,15 @@ func (s *Scheduler) resumeCopy(c *liveCopy, now Time, reason string, out *[]Deci
 // suspended ones. It reports false when no slot could be had.
 func (s *Scheduler) startQueued(t *task, reason string, mode int, now Time, out *[]Decision) bool {
 	for _, c := range t.copies {
-		if mode != slotPreemptOnly && c.state == cSuspended && c.worker.free() > 0 {
+		if mode != slotPreemptOnly && c.state == cSuspended && c.worker.fits(t) {
 			s.resumeCopy(c, now, "resume", out)
 			s.killSuspended(t, out)
 			return true
 		}
 	}
-	w, slot, ok := s.obtainSlot(nil, mode, now, out)
+	w, slot, ok := s.obtainSlot(t, nil, mode, now, out)
 	if !ok {
+		s.blockedOnResources(t)
 		return false
 	}
 	s.killSuspended(t, out)
@@ -454,7 +478,7 @@ func (s *Scheduler) speculate(t *task, reason string, mode int, now Time, out *[
 	for _, c := range t.copies {
 		avoid = append(avoid, c.worker)
 	}
-	w, slot, ok := s.obtainSlot(avoid, mode, now, out)
+	w, slot, ok := s.obtainSlot(t, avoid, mode, now, out)
 	if !ok {
 		return false
 	}
@@ -527,8 +551,11 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 			if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
 				break
 			}
-			if !s.startQueued(st.rq.peek(), "requested", slotFreeOrPreempt, now, &out) {
-				break
+			if t := st.rq.peek(); !s.startQueued(t, "requested", slotFreeOrPreempt, now, &out) {
+				if t.plain() {
+					break
+				}
+				s.setAside(t)
 			}
 		}
 		if !spec || s.freeN == 0 || len(st.running) == 0 {
@@ -804,7 +831,10 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 			break
 		}
 		if !s.startQueued(q, "requested", slotFreeOrPreempt, now, &out) {
-			break
+			if q.plain() {
+				break
+			}
+			s.setAside(q)
 		}
 	}
 	return out
@@ -853,6 +883,9 @@ func (s *Scheduler) resumeSuspended(now Time, out []Decision) []Decision {
 			if w.free() == 0 || s.freeN <= s.reserve {
 				break
 			}
+			if !w.fits(c.task) {
+				continue
+			}
 			if (s.noDisc && !s.reqClass(c.task)) || s.capped(c.task.set) {
 				continue
 			}
@@ -873,17 +906,28 @@ func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
 		return s.decideDisclosedFair(now, out)
 	}
 	budget := s.cfg.Speculation == SpecBudgeted
+	// Sets whose next task finds no room for its resources sit out this
+	// Decide, so that they hold up no other set.
+	var skipped []*set
 	for s.freeN > s.reserve && len(s.dsets.items) > 0 {
 		if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
 			break
 		}
 		st := s.dsets.items[0]
 		t := st.dq.peek()
-		w, slot, ok := s.obtainSlot(nil, slotFree, now, &out)
+		w, slot, ok := s.obtainSlot(t, nil, slotFree, now, &out)
 		if !ok {
-			break
+			if t.plain() {
+				break
+			}
+			s.dsets.remove(st)
+			skipped = append(skipped, st)
+			continue
 		}
 		s.startCopy(t, w, slot, false, "disclosed", now, &out)
+	}
+	for _, st := range skipped {
+		s.syncDisclosed(st)
 	}
 	return out
 }
@@ -894,6 +938,7 @@ func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
 func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 	budget := s.cfg.Speculation == SpecBudgeted
 	held := make(map[string]int)
+	skip := make(map[*set]bool)
 	for _, c := range s.preempt.items {
 		held[c.task.set.owner]++
 	}
@@ -903,7 +948,7 @@ func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 		}
 		var best *set
 		for _, st := range s.dsets.items {
-			if st.dq.peek() == nil {
+			if st.dq.peek() == nil || skip[st] {
 				continue
 			}
 			if best == nil {
@@ -919,9 +964,13 @@ func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 			break
 		}
 		t := best.dq.peek()
-		w, slot, ok := s.obtainSlot(nil, slotFree, now, &out)
+		w, slot, ok := s.obtainSlot(t, nil, slotFree, now, &out)
 		if !ok {
-			break
+			if t.plain() {
+				break
+			}
+			skip[best] = true
+			continue
 		}
 		s.startCopy(t, w, slot, false, "disclosed", now, &out)
 		held[best.owner]++

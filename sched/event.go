@@ -74,6 +74,11 @@ type TaskInfo struct {
 	EstimateSeconds float64 // 0 = unknown
 	NoSpeculation   bool
 	DeadlineSeconds float64 // 0 = exact job
+	// Cpus is how many slots of one worker a copy takes (0 or 1: one);
+	// MemoryMB the memory, in MiB, a copy needs free on its worker (0:
+	// none asked). See resource.go.
+	Cpus     int32
+	MemoryMB int64
 	// State and RequestedAt restore a task after a restart; "" means
 	// TaskDisclosed.
 	State       TaskState
@@ -88,6 +93,9 @@ type Event struct {
 	Worker     WorkerID
 	Slots      int32
 	CanSuspend bool
+	// MemoryMB is the memory a worker advertises (EventWorkerUp), MiB;
+	// 0: none, so that tasks asking for memory never run there.
+	MemoryMB int64
 
 	Set     SetID
 	Owner   string

@@ -147,7 +147,7 @@ func checkInvariants(d *driver, _ []Decision) {
 	for _, w := range s.wheap.items {
 		free += w.free()
 		for slot, c := range w.busy {
-			if c != nil && (c.worker != w || int(c.slot) != slot || c.state != cRunning) {
+			if c != nil && (c.worker != w || (int(c.slot) != slot && !slices.Contains(c.extra, int32(slot))) || c.state != cRunning) {
 				d.t.Fatalf("t=%g: slot %s/%d holds copy %d that thinks it is on %s/%d", d.now, w.id, slot, c.id, c.worker.id, c.slot)
 			}
 		}
@@ -157,10 +157,16 @@ func checkInvariants(d *driver, _ []Decision) {
 	}
 	// Requested tasks of a set at its --max-running cap wait for the set's
 	// own copies, not for disclosed work.
+	// Nor do tasks that ask for several slots or memory: they never
+	// preempt (resource.go).
 	queuedReq := 0
 	for _, st := range s.sets {
 		if !s.capped(st) {
-			queuedReq += st.rq.len()
+			for _, t := range st.rq.items {
+				if t.plain() {
+					queuedReq++
+				}
+			}
 		}
 	}
 	if s.cfg.Preemption != PreemptOff && queuedReq > 0 && len(s.preempt.items) > 0 {

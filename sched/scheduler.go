@@ -48,7 +48,9 @@ type task struct {
 	rpos        int32 // position in set.running; -1 when no running copy
 	state       uint8
 	noSpec      bool
-	lost        bool // its last copy was lost with a worker; cleared when a copy runs
+	lost        bool   // its last copy was lost with a worker; cleared when a copy runs
+	cpus        uint16 // slots of one worker a copy takes (0 = 1)
+	memMB       uint32 // memory a copy needs on its worker, MiB (0 = none asked)
 }
 
 func (t *task) ref() TaskRef { return TaskRef{Set: t.set.id, Index: t.index} }
@@ -80,7 +82,8 @@ type liveCopy struct {
 	task     *task
 	worker   *worker
 	slot     int32
-	ppos     int32 // position in Scheduler.preempt; -1 when not there
+	extra    []int32 // the further slots of a copy that takes several (resource.go)
+	ppos     int32   // position in Scheduler.preempt; -1 when not there
 	spec     bool
 	state    uint8
 	started  Time    // when it (last) took a slot
@@ -157,6 +160,8 @@ type worker struct {
 	freeSlots  int32Heap
 	hpos       int
 	suspended  []*liveCopy
+	memMB      int64 // memory it advertises, MiB (0 = none: memory requests never match)
+	memUsed    int64 // memory its running copies asked for
 }
 
 func (w *worker) free() int { return len(w.freeSlots) }
@@ -191,6 +196,15 @@ type Scheduler struct {
 	alloc     []int
 	specCands []specCand
 	reserve   int // free slots Hopper keeps for requested jobs in this Decide
+	// holdForResources: a requested task waits for room some worker
+	// could give it; disclosed work leaves the free slots alone in this
+	// Decide (resource.go).
+	holdForResources bool
+	// aside holds the requested tasks taken out of their queues for the
+	// rest of the requested passes of this Decide because no worker has
+	// room for their resources, so that the tasks behind them are not held
+	// up (resource.go).
+	aside []*task
 
 	// For the fairness floor without visiting every job: jobs by remaining
 	// task count (capped at floorCap), and the jobs with queued tasks that
@@ -364,13 +378,13 @@ func (s *Scheduler) joinJob(t *task, now Time) {
 		st.arrival = now
 	}
 	s.countJob(st, -1)
-	st.unfin++
+	st.unfin += t.slots()
 	s.countJob(st, 1)
-	s.reqUnfin++
+	s.reqUnfin += t.slots()
 	st.work += taskWork(t)
 	for _, c := range t.copies {
 		if c.state == cRunning {
-			st.held++
+			st.held += c.slots()
 		}
 	}
 	s.rekeyJob(st)
@@ -380,16 +394,16 @@ func (s *Scheduler) joinJob(t *task, now Time) {
 func (s *Scheduler) leaveJob(t *task) {
 	st := t.set
 	s.countJob(st, -1)
-	st.unfin--
+	st.unfin -= t.slots()
 	s.countJob(st, 1)
-	s.reqUnfin--
+	s.reqUnfin -= t.slots()
 	st.work -= taskWork(t)
 	if st.unfin == 0 {
 		st.work = 0
 	}
 	for _, c := range t.copies {
 		if c.state == cRunning {
-			st.held--
+			st.held -= c.slots()
 		}
 	}
 	s.rekeyJob(st)
@@ -513,14 +527,15 @@ func (s *Scheduler) takeSlot(c *liveCopy, w *worker, slot int32) {
 	c.worker, c.slot, c.state = w, slot, cRunning
 	c.task.lost = false
 	c.task.set.lastStart = max(c.task.set.lastStart, c.started)
+	s.takeExtra(c, w)
 	s.wheap.fix(w.hpos)
-	s.busy++
+	s.busy += c.slots()
 	s.running++
 	t := c.task
 	t.set.nrun++
 	s.syncDisclosed(t.set)
 	if s.reqClass(t) {
-		t.set.held++
+		t.set.held += c.slots()
 		s.updateUnder(t.set)
 	} else if !t.done() {
 		s.preempt.push(c)
@@ -534,23 +549,23 @@ func (s *Scheduler) freeSlot(c *liveCopy) {
 	if c.state != cRunning || w == nil {
 		return
 	}
-	if int(c.slot) < len(w.busy) && w.busy[c.slot] == c {
-		w.busy[c.slot] = nil
-		if c.slot < w.slots {
-			w.freeSlots.push(c.slot)
-			s.freeN++
-		}
-		if w.hpos >= 0 {
-			s.wheap.fix(w.hpos)
-		}
+	n := c.slots()
+	s.releaseSlot(w, c, c.slot)
+	for _, x := range c.extra {
+		s.releaseSlot(w, c, x)
 	}
-	s.busy--
+	c.extra = nil
+	w.memUsed -= int64(c.task.memMB)
+	if w.hpos >= 0 {
+		s.wheap.fix(w.hpos)
+	}
+	s.busy -= n
 	s.running--
 	t := c.task
 	t.set.nrun--
 	s.syncDisclosed(t.set)
 	if s.reqClass(t) {
-		t.set.held--
+		t.set.held -= n
 		s.updateUnder(t.set)
 	}
 	s.preempt.remove(c)
@@ -724,6 +739,10 @@ func (s *Scheduler) workerUp(ev Event) error {
 		s.wheap.push(w)
 	}
 	w.canSuspend = ev.CanSuspend
+	if ev.MemoryMB < 0 {
+		return Errorf(EINVALID, "worker %s: %d MiB of memory", ev.Worker, ev.MemoryMB)
+	}
+	w.memMB = ev.MemoryMB
 	old := w.slots
 	w.slots = ev.Slots
 	for int32(len(w.busy)) < w.slots {
@@ -755,6 +774,7 @@ func (s *Scheduler) workerDown(ev Event) error {
 	}
 	live = append(live, w.suspended...)
 	slices.SortFunc(live, func(a, b *liveCopy) int { return cmpCopyID(a.id, b.id) })
+	live = slices.Compact(live) // a copy on several slots appears once a slot
 	for _, c := range live {
 		s.lose(c)
 	}
@@ -812,6 +832,9 @@ func (s *Scheduler) disclosed(ev Event) error {
 		if _, ok := fromTaskState(ti.State); !ok {
 			return Errorf(EINVALID, "set %d task %d: unknown state %q", ev.Set, ti.Index, ti.State)
 		}
+		if ti.Cpus < 0 || ti.Cpus > MaxCpus || ti.MemoryMB < 0 || ti.MemoryMB > MaxMemoryMB {
+			return Errorf(EINVALID, "set %d task %d: %d cpus and %d MiB (at most %d and %d)", ev.Set, ti.Index, ti.Cpus, ti.MemoryMB, MaxCpus, MaxMemoryMB)
+		}
 		if ti.EstimateSeconds < 0 || math.IsNaN(ti.EstimateSeconds) || math.IsInf(ti.EstimateSeconds, 0) || ti.DeadlineSeconds < 0 || math.IsNaN(ti.DeadlineSeconds) {
 			return Errorf(EINVALID, "set %d task %d: bad estimate or deadline", ev.Set, ti.Index)
 		}
@@ -830,7 +853,8 @@ func (s *Scheduler) disclosed(ev Event) error {
 			st.tasks = append(st.tasks, nil)
 		}
 		stt, _ := fromTaskState(ti.State)
-		t := &task{set: st, index: ti.Index, est: ti.EstimateSeconds, deadline: ti.DeadlineSeconds, noSpec: ti.NoSpeculation, qpos: -1, rpos: -1, state: stDisclosed}
+		t := &task{set: st, index: ti.Index, est: ti.EstimateSeconds, deadline: ti.DeadlineSeconds, noSpec: ti.NoSpeculation, qpos: -1, rpos: -1, state: stDisclosed,
+			cpus: uint16(ti.Cpus), memMB: uint32(ti.MemoryMB)}
 		st.tasks[ti.Index] = t
 		if stt == stRequested {
 			t.requestedAt = ti.RequestedAt

@@ -204,6 +204,9 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	case s.capped(st) || (st.maxRun > 0 && capAhead >= int(st.maxRun-st.nrun)):
 		// At its cap, or the tasks of its set before it will fill it.
 		a.Reason = WhyCapped
+	case !t.plain() && s.wheap.fit(nil, t) == nil:
+		// No worker has the free slots and memory it asks for now.
+		a.Reason = WhyResources
 	case !req && s.noDisc:
 		a.Reason = WhyDisclosedWaits
 	case ahead < avail && (req || s.suspended == 0):
