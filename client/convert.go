@@ -89,6 +89,8 @@ func specToPB(s sched.TaskSpec) *batchv1.TaskSpec {
 		NoSpeculation:   s.NoSpeculation,
 		TimeoutSeconds:  s.TimeoutSeconds,
 		DeadlineSeconds: s.DeadlineSeconds,
+		Cpus:            s.Cpus,
+		MemoryMb:        s.MemoryMB,
 	}
 }
 
@@ -101,6 +103,8 @@ func specFromPB(s *batchv1.TaskSpec) sched.TaskSpec {
 		NoSpeculation:   s.GetNoSpeculation(),
 		TimeoutSeconds:  s.GetTimeoutSeconds(),
 		DeadlineSeconds: s.GetDeadlineSeconds(),
+		Cpus:            s.GetCpus(),
+		MemoryMB:        s.GetMemoryMb(),
 	}
 }
 
@@ -225,5 +229,6 @@ func workerFromPB(w *batchv1.Worker) sched.Worker {
 		State:         w.GetState(),
 		LastHeartbeat: timeFromPB(w.GetLastHeartbeat()),
 		RegisteredAt:  timeFromPB(w.GetRegisteredAt()),
+		MemoryMB:      w.GetMemoryMb(),
 	}
 }

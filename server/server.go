@@ -309,7 +309,7 @@ func (s *Server) rebuild(ctx context.Context) error {
 	s.sched = sc
 	now := s.now()
 	for _, w := range snap.Workers {
-		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend})
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
 		s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
 	}
 	for _, st := range snap.Sets {

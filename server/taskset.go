@@ -241,7 +241,8 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		// can go once they are stored.
 		infos := make([]sched.TaskInfo, len(specs))
 		for i, sp := range specs {
-			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds}
+			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds,
+				Cpus: sp.Cpus, MemoryMB: sp.MemoryMB}
 		}
 		res, err = s.db.Disclose(ctx, in)
 		specs, in.Tasks = nil, nil

@@ -68,3 +68,51 @@ func TestMaxRunningSurvivesRestart(t *testing.T) {
 		t.Fatalf("after a restart: %v, want capped at 1", tw)
 	}
 }
+
+// TestResourceRequests: a worker of 4 slots offering 1 GiB; a 3-cpu task
+// and two 768 MiB tasks. The worker gets the 3-cpu task and one memory
+// task; Why says the other waits for resources; the cluster shows the
+// memory; a bad request is InvalidArgument. After a restart the requests
+// are restored: a 2-slot worker gets nothing of a 3-cpu task.
+func TestResourceRequests(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := setup(t, options{dir: dir})
+	res, err := b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w", Slots: 4, MemoryMb: 1024, Hostname: "test"})
+	if err != nil || res.WorkerId != "w" {
+		t.Fatal(res, err)
+	}
+	w := &fakeWorker{t: t, b: b, name: "w", got: make(chan *batchv1.AssignmentsResponse, 1000), held: map[int64]bool{}, suspended: map[int64]bool{}}
+	w.open()
+	tasks := []*batchv1.TaskSpec{{Argv: []string{"a"}, Cpus: 3}, {Argv: []string{"b"}, MemoryMb: 768}, {Argv: []string{"c"}, MemoryMb: 768}}
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: tasks, Request: true})).TaskSet
+	got := map[int32]bool{w.start().Index: true, w.start().Index: true}
+	if !got[0] || !got[1] {
+		t.Fatalf("started %v, want tasks 0 and 1", got)
+	}
+	why := must[*batchv1.WhyResponse](t)(b.tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: set.Id, Indexes: []int32{2}}))
+	if r := why.Tasks[0].Reason; r != batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES {
+		t.Fatalf("task 2: reason %v, want waiting for resources", r)
+	}
+	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
+	if len(cl.Workers) != 1 || cl.Workers[0].MemoryMb != 1024 || cl.BusySlots != 4 {
+		t.Fatalf("cluster: workers %v, busy %d; want w with 1024 MiB and 4 busy slots", cl.Workers, cl.BusySlots)
+	}
+	for _, bad := range []*batchv1.TaskSpec{{Argv: []string{"x"}, Cpus: -1}, {Argv: []string{"x"}, MemoryMb: -5}} {
+		_, err := b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{bad}})
+		wantCode(t, err, connect.CodeInvalidArgument)
+	}
+	_, err = b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "bad", Slots: 1, MemoryMb: -1})
+	wantCode(t, err, connect.CodeInvalidArgument)
+
+	// After a restart the task's cpus come back from the store.
+	one := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"big"}, Cpus: 3}}, Request: true})).TaskSet
+	b.close()
+	b = setup(t, options{dir: dir})
+	b.worker(t, "small", 2)
+	b.srv.DispatchOnce()
+	why = must[*batchv1.WhyResponse](t)(b.tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: one.Id, Indexes: []int32{0}}))
+	if r := why.Tasks[0].Reason; r != batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES {
+		t.Fatalf("after a restart: reason %v, want waiting for resources", r)
+	}
+}

@@ -331,6 +331,7 @@ type RegisterInput struct {
 	CanSuspend bool
 	Version    string
 	Running    []HeldCopy
+	MemoryMB   int64 // memory offered to tasks, MiB
 }
 
 // RegisterResult is what a Register did.
@@ -354,10 +355,10 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 	}
 	err := db.write(ctx, func(tx *Tx) error {
 		now := nanos(tx.now)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO workers (id, hostname, slots, can_suspend, state, last_heartbeat, registered_at, version)
-			VALUES (?, ?, ?, ?, 'up', ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, slots = excluded.slots,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO workers (id, hostname, slots, can_suspend, state, last_heartbeat, registered_at, version, memory_mb)
+			VALUES (?, ?, ?, ?, 'up', ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, slots = excluded.slots,
 			can_suspend = excluded.can_suspend, state = 'up', last_heartbeat = excluded.last_heartbeat, registered_at = excluded.registered_at,
-			version = excluded.version`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version); err != nil {
+			version = excluded.version, memory_mb = excluded.memory_mb`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version, in.MemoryMB); err != nil {
 			return fmt.Errorf("register worker: %w", err)
 		}
 		live, err := liveCopies(ctx, tx, in.Worker)
@@ -603,7 +604,7 @@ func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
 	var out []sched.Worker
 	err := db.read(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT w.id, w.hostname, w.slots, w.can_suspend, w.state, w.last_heartbeat, w.registered_at,
-			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running') FROM workers w ORDER BY w.id`)
+			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running'), w.memory_mb FROM workers w ORDER BY w.id`)
 		if err != nil {
 			return fmt.Errorf("list workers: %w", err)
 		}
@@ -614,7 +615,7 @@ func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
 				canSusp  int
 				hb, regd int64
 			)
-			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots); err != nil {
+			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots, &w.MemoryMB); err != nil {
 				return err
 			}
 			w.Name, w.CanSuspend = string(w.ID), canSusp != 0
@@ -664,7 +665,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM copies`).Scan(&snap.MaxCopyID); err != nil {
 			return fmt.Errorf("max copy id: %w", err)
 		}
-		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat FROM workers WHERE state = 'up' ORDER BY id`)
+		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb FROM workers WHERE state = 'up' ORDER BY id`)
 		if err != nil {
 			return fmt.Errorf("read workers: %w", err)
 		}
@@ -674,7 +675,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				cs int
 				hb int64
 			)
-			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb); err != nil {
+			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB); err != nil {
 				ws.Close()
 				return err
 			}
@@ -682,7 +683,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 			snap.Workers = append(snap.Workers, w)
 		}
 		ws.Close()
-		rows, err := tx.QueryContext(ctx, `SELECT t.set_id, s.owner, s.created_at, s.max_running, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at
+		rows, err := tx.QueryContext(ctx, `SELECT t.set_id, s.owner, s.created_at, s.max_running, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at, t.cpus, t.memory_mb
 			FROM task_sets s CROSS JOIN tasks t ON t.set_id = s.id -- CROSS: the open sets outside, their tasks by primary key inside
 			WHERE s.n_disclosed + s.n_executed + s.n_requested > 0 AND t.state IN ('disclosed', 'executed', 'requested')
 			ORDER BY t.set_id, t.idx`)
@@ -698,7 +699,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				ti             sched.TaskInfo
 				noSpec         int
 			)
-			if err := rows.Scan(&id, &owner, &created, &maxRun, &ti.Index, &ti.EstimateSeconds, &noSpec, &ti.DeadlineSeconds, &state, &reqAt); err != nil {
+			if err := rows.Scan(&id, &owner, &created, &maxRun, &ti.Index, &ti.EstimateSeconds, &noSpec, &ti.DeadlineSeconds, &state, &reqAt, &ti.Cpus, &ti.MemoryMB); err != nil {
 				rows.Close()
 				return err
 			}

@@ -105,8 +105,8 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		if in.Request {
 			state, reqAt = sched.TaskRequested, nanos(tx.now)
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO tasks (set_id, idx, spec, estimate, no_speculation, deadline, state, disclosed_at, requested_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO tasks (set_id, idx, spec, estimate, no_speculation, deadline, state, disclosed_at, requested_at, cpus, memory_mb)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("prepare insert: %w", err)
 		}
@@ -122,7 +122,7 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 				return fmt.Errorf("encode spec: %w", err)
 			}
 			if _, err := stmt.ExecContext(rctx, setID, ntasks+int64(i), string(buf), spec.EstimateSeconds,
-				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, string(state), now, reqAt); err != nil {
+				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, string(state), now, reqAt, spec.Cpus, spec.MemoryMB); err != nil {
 				return fmt.Errorf("insert task: %w", err)
 			}
 		}

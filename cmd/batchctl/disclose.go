@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"batchd/client"
+	"batchd/cmd/internal/cliarg"
 	"batchd/sched"
 )
 
@@ -34,6 +35,7 @@ Examples:
    batchctl disclose --set 4 --file more.txt          # append to set 4
    batchctl disclose --request --timeout 1m -- make test
    batchctl disclose --max-running 4 --file jobs.txt   # at most 4 run at once
+   batchctl disclose --cpus 4 --memory 8G -- ./solve big.dat
 
 A --spec file is a list of tasks, or an object with a name and tasks:
 
@@ -54,6 +56,8 @@ the set id only.`,
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir per copy)"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
+			&cli.IntFlag{Name: "cpus", Usage: "slots of one worker each task takes (default 1; the scheduler accounts them, see README, Resources)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the set id"},
 			jsonFlag(),
@@ -126,6 +130,7 @@ func disclose(c *cli.Context) error {
 			specs = append(specs, withDefaults(sched.TaskSpec{
 				Argv: t.Argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
 				NoSpeculation: t.NoSpeculation, TimeoutSeconds: t.TimeoutSeconds, DeadlineSeconds: t.DeadlineSeconds,
+				Cpus: t.Cpus, MemoryMB: t.MemoryMB,
 			}, defaults))
 		}
 	}
@@ -189,6 +194,16 @@ func defaultSpec(c *cli.Context) (sched.TaskSpec, error) {
 		return d, err
 	}
 	d.NoSpeculation = c.Bool("no-speculation")
+	if n := c.Int("cpus"); n < 0 || n > sched.MaxCpus {
+		return d, usageErr("--cpus %d: want 1 to %d slots of one worker", n, sched.MaxCpus)
+	} else {
+		d.Cpus = int32(n)
+	}
+	mem, err := cliarg.ParseMiB(c.String("memory"))
+	if err != nil {
+		return d, usageErr("--memory: %v", err)
+	}
+	d.MemoryMB = mem
 	d.Dir = c.String("dir")
 	for _, kv := range c.StringSlice("env") {
 		k, v, ok := strings.Cut(kv, "=")
@@ -215,6 +230,12 @@ func withDefaults(s, d sched.TaskSpec) sched.TaskSpec {
 		s.Dir = d.Dir
 	}
 	s.NoSpeculation = s.NoSpeculation || d.NoSpeculation
+	if s.Cpus == 0 {
+		s.Cpus = d.Cpus
+	}
+	if s.MemoryMB == 0 {
+		s.MemoryMB = d.MemoryMB
+	}
 	if len(d.Env) > 0 {
 		env := map[string]string{}
 		for k, v := range d.Env {

@@ -40,6 +40,8 @@ type specView struct {
 	NoSpeculation   bool              `json:"no_speculation,omitempty"`
 	TimeoutSeconds  float64           `json:"timeout_seconds,omitempty"`
 	DeadlineSeconds float64           `json:"deadline_seconds,omitempty"`
+	Cpus            int32             `json:"cpus,omitempty"`
+	MemoryMB        int64             `json:"memory_mb,omitempty"`
 }
 
 type copyView struct {
@@ -173,6 +175,7 @@ type workerView struct {
 	State         string     `json:"state"`
 	LastHeartbeat *time.Time `json:"last_heartbeat,omitempty"`
 	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
+	MemoryMB      int64      `json:"memory_mb"`
 }
 
 type clusterView struct {
@@ -246,6 +249,7 @@ func viewTask(t sched.Task) taskView {
 			Argv: t.Spec.Argv, Env: t.Spec.Env, Dir: t.Spec.Dir,
 			EstimateSeconds: t.Spec.EstimateSeconds, NoSpeculation: t.Spec.NoSpeculation,
 			TimeoutSeconds: t.Spec.TimeoutSeconds, DeadlineSeconds: t.Spec.DeadlineSeconds,
+			Cpus: t.Spec.Cpus, MemoryMB: t.Spec.MemoryMB,
 		},
 		DisclosedAt:            timePtr(t.DisclosedAt),
 		RequestedAt:            timePtr(t.RequestedAt),
@@ -332,7 +336,7 @@ func viewCluster(c client.Cluster) clusterView {
 		v.Workers = append(v.Workers, workerView{
 			ID: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 			CanSuspend: w.CanSuspend, State: w.State,
-			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt),
+			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB,
 		})
 	}
 	return v

@@ -45,3 +45,29 @@ func TestWhyAndMaxRunning(t *testing.T) {
 		t.Errorf("why of a task that does not exist: exit %d, want %d", code, exitNotFound)
 	}
 }
+
+// TestResourceFlags: disclose --cpus and --memory reach the task's spec,
+// why says a task waits for resources where no worker has room, and a
+// memory size that is not one is refused.
+func TestResourceFlags(t *testing.T) {
+	e := newEnv(t, 0)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--cpus", "2", "--memory", "1.5G", "--", "true"))
+	var st struct {
+		Tasks []struct {
+			Spec struct {
+				Cpus     int32 `json:"cpus"`
+				MemoryMB int64 `json:"memory_mb"`
+			} `json:"spec"`
+		} `json:"tasks"`
+	}
+	e.json(&st, "status", set)
+	if len(st.Tasks) != 1 || st.Tasks[0].Spec.Cpus != 2 || st.Tasks[0].Spec.MemoryMB != 1536 {
+		t.Fatalf("status --json: %+v; want cpus 2 and 1536 MiB", st.Tasks)
+	}
+	if out := e.ok("why", set+"/0"); !strings.Contains(out, "waiting for a resource request") {
+		t.Errorf("why %s/0 printed %q", set, out)
+	}
+	if _, errOut, code := e.run("disclose", "--memory", "lots", "--", "true"); code != exitInvalid || !strings.Contains(errOut, "memory size") {
+		t.Errorf("disclose --memory lots: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -6,6 +6,9 @@
 package cliarg
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -153,4 +156,36 @@ func UnknownCommand(msg, prog string) string {
 		return "unknown command " + rest + " (" + prog + " --help lists the commands)"
 	}
 	return msg
+}
+
+// ParseMiB reads a memory size as MiB: a plain number is MiB; suffixes K,
+// M, G, T (or KiB, MiB, GiB, TiB, KB, MB, GB, TB; any case) are powers of
+// 1024. "" is 0. Errors name the value.
+func ParseMiB(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if t == "" {
+		return 0, nil
+	}
+	for _, suf := range []string{"IB", "B"} {
+		if strings.HasSuffix(t, suf) && len(t) > len(suf) && strings.ContainsAny(t[len(t)-len(suf)-1:len(t)-len(suf)], "KMGT") {
+			t = strings.TrimSuffix(t, suf)
+			break
+		}
+	}
+	unit := 1.0 // MiB
+	switch {
+	case strings.HasSuffix(t, "K"):
+		unit, t = 1.0/1024, strings.TrimSuffix(t, "K")
+	case strings.HasSuffix(t, "M"):
+		t = strings.TrimSuffix(t, "M")
+	case strings.HasSuffix(t, "G"):
+		unit, t = 1024, strings.TrimSuffix(t, "G")
+	case strings.HasSuffix(t, "T"):
+		unit, t = 1024*1024, strings.TrimSuffix(t, "T")
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) || v*unit > 1<<40 {
+		return 0, fmt.Errorf("%q is not a memory size: want MiB, or a number with K, M, G or T (e.g. 512M, 2G)", s)
+	}
+	return int64(math.Ceil(v * unit)), nil
 }

@@ -46,3 +46,17 @@ func TestReorder(t *testing.T) {
 		}
 	}
 }
+
+func TestParseMiB(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"": 0, "512": 512, "512M": 512, "2G": 2048, "2GiB": 2048, "1.5g": 1536, "1T": 1 << 20, "100K": 1, "3MB": 3} {
+		if got, err := ParseMiB(in); err != nil || got != want {
+			t.Errorf("ParseMiB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"-1", "lots", "2X", "G"} {
+		if _, err := ParseMiB(in); err == nil {
+			t.Errorf("ParseMiB(%q): no error", in)
+		}
+	}
+}
