@@ -41,7 +41,8 @@ A --spec file is a list of tasks, or an object with a name and tasks:
 
    {"name": "sweep", "tasks": [
      {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
-      "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600}]}
+      "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600,
+      "cpus": 2, "memory_mb": 4096}]}
 
 Prints the set id and the new tasks' references (SET/FIRST..LAST); -q prints
 the set id only.`,
