@@ -1,5 +1,7 @@
 package sched
 
+import "slices"
+
 // This file is resource requests: a task may ask for several slots of one
 // worker (--cpus N) and for memory (--memory), matched against the memory
 // its worker advertises.
@@ -155,4 +157,35 @@ func (s *Scheduler) restoreAside() {
 		s.aside[i] = nil
 	}
 	s.aside = s.aside[:0]
+}
+
+// moveExtra moves extra slot x of running copy o on w to another free
+// slot of w, or gives it up when none is free (o then holds fewer slots
+// than its task asks for, as a copy re-attached on a full worker does).
+// Extra slots are the scheduler's accounting only: a worker knows a copy
+// by its own slot, so a restore that meets a copy on a slot taken as
+// another's extra makes room this way.
+func (s *Scheduler) moveExtra(w *worker, o *liveCopy, x int32) {
+	i := slices.Index(o.extra, x)
+	if i < 0 {
+		return
+	}
+	w.busy[x] = nil
+	if w.free() > 0 {
+		y := w.freeSlots.pop()
+		w.busy[y] = o
+		o.extra[i] = y
+		s.wheap.fix(w.hpos)
+		return
+	}
+	o.extra = slices.Delete(o.extra, i, i+1)
+	s.busy--
+	if s.reqClass(o.task) {
+		o.task.set.held--
+		s.updateUnder(o.task.set)
+	}
+	// x is free again; the caller takes it at once.
+	w.freeSlots.push(x)
+	s.freeN++
+	s.wheap.fix(w.hpos)
 }

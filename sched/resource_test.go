@@ -127,3 +127,37 @@ func TestResourceExample(t *testing.T) {
 		t.Fatalf("%d tasks finished, want 3 (the 8-cpu task fits no worker)", got)
 	}
 }
+
+// TestAttachOnAnExtraSlot: after a restart, copies re-attach in id order.
+// A 2-cpu copy on slot 0 takes slot 1 as its extra; a copy that runs on
+// slot 1 then re-attaches: the extra moves to slot 2 (and, with no slot
+// left, is given up) rather than the re-attach failing, which would kill a
+// healthy copy.
+func TestAttachOnAnExtraSlot(t *testing.T) {
+	t.Parallel()
+	for _, slots := range []int32{3, 2} {
+		s, err := New(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply := func(ev Event) {
+			t.Helper()
+			if _, err := s.Apply(ev); err != nil {
+				t.Fatalf("%d slots: Apply(%+v): %v", slots, ev, err)
+			}
+		}
+		apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: slots})
+		apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0, Cpus: 2}, {Index: 1}}})
+		apply(Event{Kind: EventCopyAttached, Copy: 1, Task: TaskRef{1, 0}, Slot: SlotRef{"w", 0}})
+		apply(Event{Kind: EventCopyAttached, Copy: 2, Task: TaskRef{1, 1}, Slot: SlotRef{"w", 1}})
+		st := s.Stats()
+		want := min(int(slots), 3)
+		if st.BusySlots != want || st.RunningCopies != 2 || s.freeN != int(slots)-want {
+			t.Fatalf("%d slots: busy %d, running %d, free %d; want %d busy, 2 running", slots, st.BusySlots, st.RunningCopies, s.freeN, want)
+		}
+		w := s.workers["w"]
+		if w.busy[1].id != 2 || w.busy[0].id != 1 {
+			t.Fatalf("%d slots: slot 0 holds %d, slot 1 holds %d", slots, w.busy[0].id, w.busy[1].id)
+		}
+	}
+}

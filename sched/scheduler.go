@@ -988,6 +988,11 @@ func (s *Scheduler) attached(ev Event) error {
 		if ev.Slot.Slot < 0 || ev.Slot.Slot >= w.slots {
 			return Errorf(EINVALID, "attach copy %d: worker %s has no slot %d", ev.Copy, w.id, ev.Slot.Slot)
 		}
+		if o := w.busy[ev.Slot.Slot]; o != nil && o.slot != ev.Slot.Slot {
+			// The slot is an extra slot of a copy attached before, which
+			// took it for its task's cpus: that copy moves to another.
+			s.moveExtra(w, o, ev.Slot.Slot)
+		}
 		if w.busy[ev.Slot.Slot] != nil {
 			return Errorf(ECONFLICT, "attach copy %d: slot %s/%d holds copy %d", ev.Copy, w.id, ev.Slot.Slot, w.busy[ev.Slot.Slot].id)
 		}
