@@ -1,8 +1,8 @@
 package sched
 
 import (
-	"fmt"
 	"math"
+	"strconv"
 )
 
 // This file answers "why is this task waiting?" from the scheduler's own
@@ -93,7 +93,7 @@ func (r WhyReason) Text() string {
 
 // WhyScanLimit bounds the nodes one Why call visits per structure; counts
 // that reach it are lower bounds (WhyAnswer.Exact is false).
-const WhyScanLimit = 512
+const WhyScanLimit = 256
 
 // WhyAnswer is what the scheduler says about one task.
 type WhyAnswer struct {
@@ -236,36 +236,62 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	if a.Reason == WhyNext {
 		start = 0
 	}
-	capNote := ""
 	if st.maxRun > 0 {
 		room := int(st.maxRun - st.nrun)
 		own := math.Max(0, float64(capAhead+1-max(room, 0))) / float64(st.maxRun) * tn
 		start = math.Max(start, own)
-		capNote = fmt.Sprintf("; its set runs at most %s at once", plural(int(st.maxRun), "copy"))
 	}
 	a.StartInSeconds = start
 	a.FinishInSeconds = start + tn
-	bound := ""
+	// Built without fmt: the text is most of an answer's cost otherwise.
+	b := make([]byte, 0, 320)
 	if !a.Exact {
-		bound = "at least "
+		b = append(b, "at least "...)
 	}
-	classNote := "requested work is served in job order (Hopper splits slots between jobs, so it may start sooner)"
-	if !req {
-		classNote = "no new requested work arrives and nothing preempts it"
+	b = appendPlural(b, ahead, "task")
+	b = append(b, " ahead, on all "...)
+	b = appendPlural(b, s.slots, "slot")
+	b = append(b, " at "...)
+	b = appendSeconds(b, per)
+	b = append(b, " each ("...)
+	b = append(b, aheadSource(per == tn, src)...)
+	b = append(b, "); this one takes "...)
+	b = appendSeconds(b, tn)
+	b = append(b, " ("...)
+	b = append(b, src...)
+	b = append(b, "); "...)
+	if req {
+		b = append(b, "requested work is served in job order (Hopper splits slots between jobs, so it may start sooner)"...)
+	} else {
+		b = append(b, "no new requested work arrives and nothing preempts it"...)
 	}
-	a.Assumptions = fmt.Sprintf("%s%s ahead, on all %s at %.3gs each (%s); this one takes %.3gs (%s); %s%s; speculative copies and stragglers not counted",
-		bound, plural(ahead, "task"), plural(s.slots, "slot"), per, aheadSource(per == tn, src), tn, src, classNote, capNote)
+	if st.maxRun > 0 {
+		b = append(b, "; its set runs at most "...)
+		b = appendPlural(b, int(st.maxRun), "copy")
+		b = append(b, " at once"...)
+	}
+	b = append(b, "; speculative copies and stragglers not counted"...)
+	a.Assumptions = string(b)
 	return a, nil
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
+// appendPlural appends "n words" ("1 word", "n copies").
+func appendPlural(b []byte, n int, word string) []byte {
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, ' ')
+	switch {
+	case n == 1:
+		return append(b, word...)
+	case word == "copy":
+		return append(b, "copies"...)
 	}
-	if word == "copy" {
-		return fmt.Sprintf("%d copies", n)
-	}
-	return fmt.Sprintf("%d %ss", n, word)
+	b = append(b, word...)
+	return append(b, 's')
+}
+
+// appendSeconds appends seconds with three significant digits and "s".
+func appendSeconds(b []byte, v float64) []byte {
+	return append(strconv.AppendFloat(b, v, 'g', 3, 64), 's')
 }
 
 func aheadSource(same bool, src string) string {
