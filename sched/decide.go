@@ -131,14 +131,17 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 // disclosed copy, suspended or killed.
 func (s *Scheduler) obtainSlot(t *task, avoid []*worker, mode int, now Time, out *[]Decision) (*worker, int32, bool) {
 	if !t.plain() {
-		// Several slots or memory: a worker with room, never preemption
-		// (resource.go).
-		if mode == slotPreemptOnly {
-			return nil, 0, false
+		// Several slots or memory: a worker with room, else one that has
+		// it once its disclosed copies are preempted (resource.go).
+		var w *worker
+		if mode != slotPreemptOnly {
+			w = s.wheap.fit(avoid, t)
+			if w == nil && len(avoid) > 0 {
+				w = s.wheap.fit(nil, t)
+			}
 		}
-		w := s.wheap.fit(avoid, t)
-		if w == nil && len(avoid) > 0 {
-			w = s.wheap.fit(nil, t)
+		if w == nil && mode != slotFree && s.cfg.Preemption != PreemptOff && s.reqClass(t) {
+			w = s.preemptFor(t, now, out)
 		}
 		if w == nil {
 			return nil, 0, false
@@ -192,6 +195,7 @@ func (s *Scheduler) preemptCopy(c *liveCopy, now Time, out *[]Decision) {
 func (s *Scheduler) startCopy(t *task, w *worker, slot int32, spec bool, reason string, now Time, out *[]Decision) *liveCopy {
 	c := &liveCopy{id: s.nextCopy, task: t, spec: spec, ppos: -1, progress: -1, started: now}
 	s.nextCopy++
+	w.memUsed += int64(t.memMB)
 	s.dequeue(t)
 	t.copies = append(t.copies, c)
 	s.copies[c.id] = c
@@ -223,7 +227,8 @@ func (s *Scheduler) resumeCopy(c *liveCopy, now Time, reason string, out *[]Deci
 // suspended ones. It reports false when no slot could be had.
 func (s *Scheduler) startQueued(t *task, reason string, mode int, now Time, out *[]Decision) bool {
 	for _, c := range t.copies {
-		if mode != slotPreemptOnly && c.state == cSuspended && c.worker.fits(t) {
+		// Its memory is still its own: room for its slots will do.
+		if mode != slotPreemptOnly && c.state == cSuspended && c.worker.free() >= t.slots() {
 			s.resumeCopy(c, now, "resume", out)
 			s.killSuspended(t, out)
 			return true
@@ -883,7 +888,7 @@ func (s *Scheduler) resumeSuspended(now Time, out []Decision) []Decision {
 			if w.free() == 0 || s.freeN <= s.reserve {
 				break
 			}
-			if !w.fits(c.task) {
+			if w.free() < c.task.slots() {
 				continue
 			}
 			if (s.noDisc && !s.reqClass(c.task)) || s.capped(c.task.set) {

@@ -19,11 +19,15 @@ import "slices"
 // with the most free slots, as before (O(log workers)). Any other walks
 // the worker heap best-first, skipping the workers without room, so its
 // cost grows with the workers that have enough free slots but not the
-// memory. It never preempts: preemption frees one slot of one worker,
-// which fits one-slot tasks. Instead, while a requested task that some
-// worker could hold waits for room, disclosed work does not take the slots
-// that free (holdForResources), so the room it waits for builds up and
-// requested work does not starve behind disclosed work.
+// memory. A requested one that finds no room preempts (preemptFor): on the
+// first worker, by id, where its free room and the room of its running
+// disclosed copies together fit the task, it suspends (or kills) those
+// copies, most recently started first, until the task fits (O(workers +
+// that worker's slots), only when a task finds no room). Where that cannot
+// make room either (preemption off, or requested copies hold it), disclosed
+// work does not take the slots that free while the task waits
+// (holdForResources), so the room builds up and requested work does not
+// starve behind disclosed work.
 
 // MaxCpus and MaxMemoryMB bound a task's request.
 const (
@@ -59,11 +63,11 @@ func (w *worker) couldFit(t *task) bool {
 }
 
 // takeExtra gives running copy c, just put on one slot of w, the rest of
-// the slots its task asks for, and its memory. A copy re-attached after a
+// the slots its task asks for (its memory is counted from its start to its
+// end, suspended or not: see startCopy and endCopy). A copy re-attached after a
 // restart on a worker with fewer free slots takes what there is.
 func (s *Scheduler) takeExtra(c *liveCopy, w *worker) {
 	t := c.task
-	w.memUsed += int64(t.memMB)
 	for k := 1; k < t.slots() && w.free() > 0; k++ {
 		x := w.freeSlots.pop()
 		w.busy[x] = c
@@ -188,4 +192,60 @@ func (s *Scheduler) moveExtra(w *worker, o *liveCopy, x int32) {
 	w.freeSlots.push(x)
 	s.freeN++
 	s.wheap.fix(w.hpos)
+}
+
+// preemptFor makes room for requested task t by preempting disclosed
+// copies on one worker (see the file comment); nil when no worker can give
+// it room that way.
+func (s *Scheduler) preemptFor(t *task, now Time, out *[]Decision) *worker {
+	if len(s.preempt.items) == 0 {
+		return nil
+	}
+	ws := slices.Clone(s.wheap.items)
+	slices.SortFunc(ws, func(a, b *worker) int {
+		if a.id < b.id {
+			return -1
+		} else if a.id > b.id {
+			return 1
+		}
+		return 0
+	})
+	for _, w := range ws {
+		if !w.couldFit(t) {
+			continue
+		}
+		var cs []*liveCopy
+		slots, mem := w.free(), w.memMB-w.memUsed
+		// A suspended copy keeps its memory: only a killed one gives it
+		// back.
+		kills := s.cfg.Preemption == PreemptKill || !w.canSuspend
+		for i, c := range w.busy {
+			if c != nil && int32(i) == c.slot && c.ppos >= 0 {
+				cs = append(cs, c)
+				slots += c.slots()
+				if kills {
+					mem += int64(c.task.memMB)
+				}
+			}
+		}
+		if slots < t.slots() || (t.memMB > 0 && mem < int64(t.memMB)) {
+			continue
+		}
+		slices.SortFunc(cs, func(a, b *liveCopy) int {
+			if copyAfter(a, b) {
+				return -1
+			}
+			return 1
+		})
+		for _, c := range cs {
+			if w.fits(t) {
+				break
+			}
+			s.preemptCopy(c, now, out)
+		}
+		if w.fits(t) {
+			return w
+		}
+	}
+	return nil
 }

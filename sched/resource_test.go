@@ -59,12 +59,12 @@ func TestPropertyResources(t *testing.T) {
 					capCheck(d, ds)
 					slots, mem := map[WorkerID]int{}, map[WorkerID]int64{}
 					for _, c := range d.live {
-						if c.paused {
-							continue
-						}
 						n := need[c.ref]
-						slots[c.slot.Worker] += max(int(n.Cpus), 1)
+						// A suspended copy keeps its memory, not its slots.
 						mem[c.slot.Worker] += n.MemoryMB
+						if !c.paused {
+							slots[c.slot.Worker] += max(int(n.Cpus), 1)
+						}
 					}
 					for id, w := range d.s.workers {
 						if slots[id] > int(w.slots) || mem[id] > w.memMB {
@@ -158,6 +158,56 @@ func TestAttachOnAnExtraSlot(t *testing.T) {
 		w := s.workers["w"]
 		if w.busy[1].id != 2 || w.busy[0].id != 1 {
 			t.Fatalf("%d slots: slot 0 holds %d, slot 1 holds %d", slots, w.busy[0].id, w.busy[1].id)
+		}
+	}
+}
+
+// TestResourcePreemption: a worker of 2 slots busy with two disclosed
+// copies; a requested 2-cpu task suspends both and starts. With a memory
+// request and suspension, suspending frees no memory: a requested task
+// asking for the memory the disclosed copies hold waits (and disclosed
+// work takes no slot meanwhile); with kill preemption it gets it.
+func TestResourcePreemption(t *testing.T) {
+	t.Parallel()
+	d := newDriver(t, Config{})
+	d.dur = func(TaskRef, int, bool) float64 { return 100 }
+	d.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 2, CanSuspend: true, MemoryMB: 1000})
+	d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(2, 100)})
+	d.decide()
+	d.apply(Event{Kind: EventDisclosed, Set: 2, Owner: "u", Tasks: []TaskInfo{{Index: 0, Cpus: 2}}})
+	d.apply(Event{Kind: EventRequested, Set: 2})
+	ds := d.decide()
+	kinds := map[DecisionKind]int{}
+	for _, x := range ds {
+		kinds[x.Kind]++
+	}
+	if kinds[DecisionSuspend] != 2 || kinds[DecisionStart] != 1 {
+		t.Fatalf("decisions %v; want two suspends and the 2-cpu start", ds)
+	}
+
+	for _, tc := range []struct {
+		pre     Preemption
+		started bool
+	}{{PreemptSuspend, false}, {PreemptKill, true}} {
+		d := newDriver(t, Config{Preemption: tc.pre})
+		d.dur = func(TaskRef, int, bool) float64 { return 100 }
+		d.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 4, CanSuspend: true, MemoryMB: 1000})
+		d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0, MemoryMB: 800, EstimateSeconds: 100}}})
+		d.decide()
+		d.apply(Event{Kind: EventDisclosed, Set: 2, Owner: "u", Tasks: []TaskInfo{{Index: 0, MemoryMB: 500}}})
+		d.apply(Event{Kind: EventDisclosed, Set: 3, Owner: "u", Tasks: tasksWithEstimate(1, 100)})
+		d.apply(Event{Kind: EventRequested, Set: 2})
+		ds := d.decide()
+		started := map[SetID]bool{}
+		for _, x := range ds {
+			if x.Kind == DecisionStart {
+				started[x.Task.Set] = true
+			}
+		}
+		// Started, nothing waits and set 3 runs too; waiting, disclosed
+		// work is held back so that memory and slots free up for it.
+		if started[2] != tc.started || started[3] != tc.started {
+			t.Errorf("preemption %s: started %v; want the memory task and the disclosed set 3 started: %v", tc.pre, started, tc.started)
 		}
 	}
 }

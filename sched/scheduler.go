@@ -555,7 +555,6 @@ func (s *Scheduler) freeSlot(c *liveCopy) {
 		s.releaseSlot(w, c, x)
 	}
 	c.extra = nil
-	w.memUsed -= int64(c.task.memMB)
 	if w.hpos >= 0 {
 		s.wheap.fix(w.hpos)
 	}
@@ -586,6 +585,8 @@ func (s *Scheduler) endCopy(c *liveCopy) {
 	if c.spec {
 		s.specLive--
 	}
+	// A suspended copy keeps its memory; it is given back only here.
+	c.worker.memUsed -= int64(c.task.memMB)
 	removeCopy(&c.task.copies, c)
 	delete(s.copies, c.id)
 	c.state = 255
@@ -978,6 +979,7 @@ func (s *Scheduler) attached(ev Event) error {
 		return Errorf(EINVALID, "attach copy: bad copy id %d", ev.Copy)
 	}
 	c := &liveCopy{id: ev.Copy, task: t, spec: ev.Speculative, ppos: -1, progress: -1, started: ev.StartedAt}
+	w.memUsed += int64(t.memMB)
 	if ev.Suspended {
 		c.worker, c.slot, c.state = w, ev.Slot.Slot, cSuspended
 		c.runSoFar = math.Max(0, ev.Time-ev.StartedAt)
