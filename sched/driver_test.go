@@ -125,7 +125,7 @@ func (d *driver) decide() []Decision {
 	for id := range d.slots {
 		busy++
 		if c := d.s.copies[d.slots[id]]; c != nil {
-			busy += len(c.extra)
+			busy += int(c.nextra)
 		}
 	}
 	if st.BusySlots != busy {

@@ -144,12 +144,21 @@ func playScript(d *driver, script []scripted, stopAt float64) int {
 func checkInvariants(d *driver, _ []Decision) {
 	s := d.s
 	free := 0
+	holds := map[*liveCopy]int{}
 	for _, w := range s.wheap.items {
 		free += w.free()
 		for slot, c := range w.busy {
-			if c != nil && (c.worker != w || (int(c.slot) != slot && !slices.Contains(c.extra, int32(slot))) || c.state != cRunning) {
+			if c != nil {
+				holds[c]++
+			}
+			if c != nil && (c.worker != w || c.state != cRunning || c.worker.busy[c.slot] != c) {
 				d.t.Fatalf("t=%g: slot %s/%d holds copy %d that thinks it is on %s/%d", d.now, w.id, slot, c.id, c.worker.id, c.slot)
 			}
+		}
+	}
+	for c, n := range holds {
+		if n != c.slots() {
+			d.t.Fatalf("t=%g: copy %d holds %d slots, thinks %d", d.now, c.id, n, c.slots())
 		}
 	}
 	if free != s.freeN {

@@ -47,7 +47,7 @@ func (t *task) slots() int {
 func (t *task) plain() bool { return t.cpus <= 1 && t.memMB == 0 }
 
 // slots is how many slots c holds (or held before it was suspended).
-func (c *liveCopy) slots() int { return 1 + len(c.extra) }
+func (c *liveCopy) slots() int { return 1 + int(c.nextra) }
 
 // fits reports whether w has room for a copy of t now.
 func (w *worker) fits(t *task) bool {
@@ -71,7 +71,7 @@ func (s *Scheduler) takeExtra(c *liveCopy, w *worker) {
 	for k := 1; k < t.slots() && w.free() > 0; k++ {
 		x := w.freeSlots.pop()
 		w.busy[x] = c
-		c.extra = append(c.extra, x)
+		c.nextra++
 		s.freeN--
 	}
 }
@@ -170,19 +170,17 @@ func (s *Scheduler) restoreAside() {
 // by its own slot, so a restore that meets a copy on a slot taken as
 // another's extra makes room this way.
 func (s *Scheduler) moveExtra(w *worker, o *liveCopy, x int32) {
-	i := slices.Index(o.extra, x)
-	if i < 0 {
+	if w.busy[x] != o || o.slot == x {
 		return
 	}
 	w.busy[x] = nil
 	if w.free() > 0 {
 		y := w.freeSlots.pop()
 		w.busy[y] = o
-		o.extra[i] = y
 		s.wheap.fix(w.hpos)
 		return
 	}
-	o.extra = slices.Delete(o.extra, i, i+1)
+	o.nextra--
 	s.busy--
 	if s.reqClass(o.task) {
 		o.task.set.held--

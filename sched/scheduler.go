@@ -82,10 +82,13 @@ type liveCopy struct {
 	task     *task
 	worker   *worker
 	slot     int32
-	extra    []int32 // the further slots of a copy that takes several (resource.go)
-	ppos     int32   // position in Scheduler.preempt; -1 when not there
+	ppos     int32 // position in Scheduler.preempt; -1 when not there
 	spec     bool
 	state    uint8
+	// nextra counts the further slots of its worker a copy of a task that
+	// takes several holds (worker.busy marks them; resource.go). Kept in
+	// the padding, so that a copy stays 64 bytes.
+	nextra uint16
 	started  Time    // when it (last) took a slot
 	runSoFar float64 // run time before its last suspension
 	progress float64 // -1 when none reported
@@ -551,10 +554,14 @@ func (s *Scheduler) freeSlot(c *liveCopy) {
 	}
 	n := c.slots()
 	s.releaseSlot(w, c, c.slot)
-	for _, x := range c.extra {
-		s.releaseSlot(w, c, x)
+	if c.nextra > 0 {
+		for x := range w.busy {
+			if w.busy[x] == c {
+				s.releaseSlot(w, c, int32(x))
+			}
+		}
+		c.nextra = 0
 	}
-	c.extra = nil
 	if w.hpos >= 0 {
 		s.wheap.fix(w.hpos)
 	}
