@@ -78,17 +78,17 @@ const (
 
 // liveCopy is one live run of a task.
 type liveCopy struct {
-	id       CopyID
-	task     *task
-	worker   *worker
-	slot     int32
-	ppos     int32 // position in Scheduler.preempt; -1 when not there
-	spec     bool
-	state    uint8
+	id     CopyID
+	task   *task
+	worker *worker
+	slot   int32
+	ppos   int32 // position in Scheduler.preempt; -1 when not there
+	spec   bool
+	state  uint8
 	// nextra counts the further slots of its worker a copy of a task that
 	// takes several holds (worker.busy marks them; resource.go). Kept in
 	// the padding, so that a copy stays 64 bytes.
-	nextra uint16
+	nextra   uint16
 	started  Time    // when it (last) took a slot
 	runSoFar float64 // run time before its last suspension
 	progress float64 // -1 when none reported
