@@ -149,6 +149,9 @@ type DiscloseInput struct {
 	// IdempotencyKey makes a retried call harmless; empty means a fresh
 	// random key for this call (kept across its retries).
 	IdempotencyKey string
+	// MaxRunning caps the set's running copies, speculative ones
+	// included (0: no cap; on an append, leave the cap as it is).
+	MaxRunning int32
 }
 
 // DiscloseResult is the server's answer to Disclose.
@@ -188,6 +191,7 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 		Name:           in.Name,
 		IdempotencyKey: key,
 		Request:        in.Request,
+		MaxRunning:     in.MaxRunning,
 	}
 	for _, t := range in.Tasks {
 		req.Tasks = append(req.Tasks, specToPB(t))
@@ -241,7 +245,7 @@ func (c *Client) discloseStream(ctx context.Context, in DiscloseInput, key strin
 	if err != nil {
 		return nil, err
 	}
-	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request}
+	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request, MaxRunning: in.MaxRunning}
 	size := 0
 	for i, t := range in.Tasks {
 		msg.Tasks = append(msg.Tasks, specToPB(t))

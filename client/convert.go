@@ -89,6 +89,8 @@ func specToPB(s sched.TaskSpec) *batchv1.TaskSpec {
 		NoSpeculation:   s.NoSpeculation,
 		TimeoutSeconds:  s.TimeoutSeconds,
 		DeadlineSeconds: s.DeadlineSeconds,
+		Cpus:            s.Cpus,
+		MemoryMb:        s.MemoryMB,
 	}
 }
 
@@ -101,16 +103,19 @@ func specFromPB(s *batchv1.TaskSpec) sched.TaskSpec {
 		NoSpeculation:   s.GetNoSpeculation(),
 		TimeoutSeconds:  s.GetTimeoutSeconds(),
 		DeadlineSeconds: s.GetDeadlineSeconds(),
+		Cpus:            s.GetCpus(),
+		MemoryMB:        s.GetMemoryMb(),
 	}
 }
 
 func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
 	c := s.GetCounts()
 	return sched.TaskSet{
-		ID:        sched.SetID(s.GetId()),
-		Name:      s.GetName(),
-		Owner:     s.GetOwner(),
-		CreatedAt: timeFromPB(s.GetCreatedAt()),
+		ID:         sched.SetID(s.GetId()),
+		Name:       s.GetName(),
+		Owner:      s.GetOwner(),
+		CreatedAt:  timeFromPB(s.GetCreatedAt()),
+		MaxRunning: s.GetMaxRunning(),
 		Counts: sched.TaskCounts{
 			Disclosed: c.GetDisclosed(),
 			Executed:  c.GetExecuted(),
@@ -224,5 +229,6 @@ func workerFromPB(w *batchv1.Worker) sched.Worker {
 		State:         w.GetState(),
 		LastHeartbeat: timeFromPB(w.GetLastHeartbeat()),
 		RegisteredAt:  timeFromPB(w.GetRegisteredAt()),
+		MemoryMB:      w.GetMemoryMb(),
 	}
 }

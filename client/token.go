@@ -33,59 +33,117 @@ type TokenSource struct {
 	Flag string
 	// Env is the environment lookup; nil means os.LookupEnv.
 	Env func(string) (string, bool)
-	// ConfigFile is a file holding the token alone, or a "token = VALUE"
-	// (or "token: VALUE") line; "" means UserConfigDir/batchd/token.
+	// ConfigFile is the config file (see LoadConfig); "" means
+	// DefaultConfigFile.
 	ConfigFile string
-	// DataDir is the server's data directory; "" means $BATCHD_DATA, else
-	// DefaultDataDir.
+	// ConfigRequired says the file was named (--config, $BATCH_CONFIG), so
+	// that a missing one is an error rather than no config.
+	ConfigRequired bool
+	// DataDir is the server's data directory; "" means where batchd serve
+	// started from this directory keeps it (DefaultDataDir), then
+	// $BATCHD_DATA.
 	DataDir string
+}
+
+// TokenSearch is what FindToken found, and where it looked.
+type TokenSearch struct {
+	Token string
+	// From says where Token came from ("--token", "$BATCH_TOKEN" or a
+	// file's path); "" when there is none.
+	From string
+	// Tried lists, in order, each place looked at and what was there, for
+	// an error that says where a token could have been.
+	Tried []string
+	// Config is the config file's content (zero when there is none).
+	Config FileConfig
 }
 
 // ResolveToken finds the token to send, in this order: the flag,
 // $BATCH_TOKEN, the config file, then the local admin token file
-// DATA/admin.token (so that batchctl on the server's machine works with no
-// flags). It returns the token and where it came from, or "" and no error
-// when there is none (the server then answers Unauthenticated).
+// admin.token in the data directory (so that batchctl on the server's
+// machine works with no flags). It returns the token and where it came
+// from, or "" and no error when there is none (the server then answers
+// Unauthenticated). Errors: a config file that was named and is missing,
+// or that has a key other than token and server.
 func ResolveToken(src TokenSource) (token, from string, err error) {
+	r, err := FindToken(src)
+	return r.Token, r.From, err
+}
+
+// FindToken is ResolveToken that also says where it looked.
+func FindToken(src TokenSource) (TokenSearch, error) {
+	var r TokenSearch
 	if t := strings.TrimSpace(src.Flag); t != "" {
-		return t, "--token", nil
+		r.Token, r.From = t, "--token"
 	}
 	env := src.Env
 	if env == nil {
 		env = os.LookupEnv
 	}
-	if t, ok := env(TokenEnv); ok && strings.TrimSpace(t) != "" {
-		return strings.TrimSpace(t), "$" + TokenEnv, nil
+	if t, ok := env(TokenEnv); r.Token == "" && ok && strings.TrimSpace(t) != "" {
+		r.Token, r.From = strings.TrimSpace(t), "$"+TokenEnv
+	} else if r.Token == "" {
+		r.Tried = append(r.Tried, "$"+TokenEnv+": not set")
 	}
+	// The config file is read even when a token is at hand: its server
+	// line counts, and a broken file is an error either way.
 	cfg := src.ConfigFile
 	if cfg == "" {
-		if d, err := os.UserConfigDir(); err == nil {
-			cfg = filepath.Join(d, "batchd", "token")
-		}
+		cfg = DefaultConfigFile()
 	}
 	if cfg != "" {
-		t, err := readTokenFile(cfg)
+		c, err := LoadConfig(cfg, src.ConfigRequired)
 		if err != nil {
-			return "", "", err
+			return r, err
+		}
+		r.Config = c
+		switch {
+		case r.Token != "":
+		case c.Token != "":
+			r.Token, r.From = c.Token, cfg
+		case c.Path == "":
+			r.Tried = append(r.Tried, cfg+" (config file): no such file")
+		default:
+			r.Tried = append(r.Tried, cfg+" (config file): no token line")
+		}
+	}
+	if r.Token != "" {
+		return r, nil
+	}
+	var dirs []string
+	if src.DataDir != "" {
+		dirs = []string{src.DataDir}
+	} else {
+		dirs = []string{DefaultDataDir}
+		if d, ok := env(DataEnv); ok && d != "" {
+			dirs = append(dirs, d)
+		} else {
+			r.Tried = append(r.Tried, "$"+DataEnv+": not set")
+		}
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, AdminTokenFile)
+		t, err := readTokenFile(p)
+		if err != nil {
+			return r, err
 		}
 		if t != "" {
-			return t, cfg, nil
+			r.Token, r.From = t, p
+			return r, nil
 		}
+		r.Tried = append(r.Tried, p+": no such file")
 	}
-	data := src.DataDir
-	if data == "" {
-		if d, ok := env(DataEnv); ok && d != "" {
-			data = d
-		} else {
-			data = DefaultDataDir
-		}
+	return r, nil
+}
+
+// DefaultConfigFile is the config file read when none is named:
+// UserConfigDir/batchd/token ("" when there is no such directory).
+func DefaultConfigFile() string {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return ""
 	}
-	p := filepath.Join(data, AdminTokenFile)
-	t, err := readTokenFile(p)
-	if err != nil || t == "" {
-		return "", "", err
-	}
-	return t, p, nil
+	return filepath.Join(d, "batchd", "token")
 }
 
 // readTokenFile reads a token from a file ("" when the file does not
@@ -103,11 +161,8 @@ func readTokenFile(path string) (string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "token" {
-			return strings.Trim(strings.TrimSpace(v), `"'`), nil
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "token" {
-			return strings.Trim(strings.TrimSpace(v), `"'`), nil
+		if k, v, ok := cutKey(line); ok && k == "token" {
+			return v, nil
 		}
 		if !strings.ContainsAny(line, " =:") {
 			return line, nil

@@ -57,7 +57,7 @@ func TestGracefulStop(t *testing.T) {
 	}
 	// No new work while draining: the answer is Unavailable (which
 	// batchctl, given time, retries until the server is back).
-	late := exec.Command(c.batchctl, "--server", c.url(), "--retry", "0s", "--data", c.data, "--config", filepath.Join(c.data, "no-config"),
+	late := exec.Command(c.batchctl, "--server", c.url(), "--retry", "0s", "--data", c.data, "--config", os.DevNull,
 		"disclose", "--", "echo", "late")
 	if out, err := late.CombinedOutput(); err == nil || !strings.Contains(string(out), "stopping") {
 		t.Fatalf("a disclose while draining: %v\n%s", err, out)

@@ -249,7 +249,7 @@ func (c *cluster) ctl(args ...string) result {
 	defer cancel()
 	// batchctl finds the admin token in the data directory, as on the
 	// server's own machine.
-	all := append([]string{"--server", c.url(), "--retry", patience.String(), "--data", c.data, "--config", filepath.Join(c.data, "no-config")}, args...)
+	all := append([]string{"--server", c.url(), "--retry", patience.String(), "--data", c.data, "--config", os.DevNull}, args...)
 	cmd := exec.CommandContext(ctx, c.batchctl, all...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -170,3 +170,25 @@ func BenchmarkDecideIdle(b *testing.B) {
 		s.Decide(1)
 	}
 }
+
+// BenchmarkWhy asks Why about queued tasks deep in a queue of 10^6 tasks
+// (1,000 sets of 1,000, all requested or all disclosed, 1,000 slots busy):
+// the last tasks of the last sets, whose counts reach WhyScanLimit.
+func BenchmarkWhy(b *testing.B) {
+	for _, req := range []bool{true, false} {
+		b.Run(fmt.Sprintf("requested=%v", req), func(b *testing.B) {
+			s, _, _ := benchSetup(b, Config{Seed: 1}, 1_000_000, 1_000, 1_000, req)
+			refs := make([]TaskRef, 0, 64)
+			for j := 0; j < 64; j++ {
+				refs = append(refs, TaskRef{Set: SetID(1000 - j), Index: int32(999 - j)})
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := s.Why(refs[i%len(refs)], 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

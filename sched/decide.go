@@ -29,6 +29,7 @@ func (s *Scheduler) Decide(now Time) []Decision {
 		return out
 	}
 	s.reserve = 0
+	s.holdForResources = false
 	out = s.resumeRequested(now, out)
 	out = s.decideRequested(now, out)
 	if s.cfg.Speculation == SpecBudgeted {
@@ -38,7 +39,11 @@ func (s *Scheduler) Decide(now Time) []Decision {
 	}
 	out = s.backfillRequested(now, out)
 	out = s.preemptRequested(now, out)
-	if s.cfg.Speculation == SpecHopperGRASS && s.queuedReq == 0 {
+	s.restoreAside()
+	if s.holdForResources {
+		s.reserve = max(s.reserve, s.freeN)
+	}
+	if s.cfg.Speculation == SpecHopperGRASS && s.queuedReq == 0 && !s.holdForResources {
 		// No requested task waits: lend the slots Hopper keeps for
 		// speculation to disclosed work rather than leave them idle. A
 		// requested straggler takes one back by preempting (suspending)
@@ -81,7 +86,7 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 	it := &s.jit
 	it.start(s.jobs.root)
 	for st := it.next(); st != nil; st = it.next() {
-		for st.rq.len() > 0 {
+		for st.rq.len() > 0 && !s.capped(st) {
 			mode := slotFree
 			if s.freeN <= s.reserve {
 				if !preempt || len(s.preempt.items) == 0 {
@@ -89,8 +94,11 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 				}
 				mode = slotPreemptOnly
 			}
-			if !s.startQueued(st.rq.peek(), "requested", mode, now, &out) {
-				return out
+			if t := st.rq.peek(); !s.startQueued(t, "requested", mode, now, &out) {
+				if t.plain() {
+					return out
+				}
+				s.setAside(t) // no room for its resources: the next may fit
 			}
 		}
 	}
@@ -111,7 +119,7 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 		// a task whose copies all hang does not get the whole cluster.
 		s.specCands = s.candidates(st, true, false, s.cfg.MaxEarlyCopies, now, s.specCands)
 		for _, cd := range s.specCands {
-			if s.freeN <= s.reserve {
+			if s.freeN <= s.reserve || s.capped(st) {
 				break
 			}
 			s.speculate(cd.t, "speculate-gs", slotFree, now, &out)
@@ -124,7 +132,25 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 // the most free slots, avoiding the workers in avoid when another has room;
 // failing that, when preempt is set, the slot of the most recently started
 // disclosed copy, suspended or killed.
-func (s *Scheduler) obtainSlot(avoid []*worker, mode int, now Time, out *[]Decision) (*worker, int32, bool) {
+func (s *Scheduler) obtainSlot(t *task, avoid []*worker, mode int, now Time, out *[]Decision) (*worker, int32, bool) {
+	if !t.plain() {
+		// Several slots or memory: a worker with room, else one that has
+		// it once its disclosed copies are preempted (resource.go).
+		var w *worker
+		if mode != slotPreemptOnly {
+			w = s.wheap.fit(avoid, t)
+			if w == nil && len(avoid) > 0 {
+				w = s.wheap.fit(nil, t)
+			}
+		}
+		if w == nil && mode != slotFree && s.cfg.Preemption != PreemptOff && s.reqClass(t) {
+			w = s.preemptFor(t, now, out)
+		}
+		if w == nil {
+			return nil, 0, false
+		}
+		return w, w.freeSlots.pop(), true
+	}
 	if mode != slotPreemptOnly {
 		w := s.wheap.best(avoid)
 		if w == nil && len(avoid) > 0 {
@@ -156,6 +182,7 @@ func (s *Scheduler) preemptCopy(c *liveCopy, now Time, out *[]Decision) {
 		c.runSoFar = run
 		w.suspended = append(w.suspended, c)
 		s.suspended++
+		c.task.set.nsusp++
 	} else {
 		d.Kind = DecisionKill
 		t := c.task
@@ -171,6 +198,7 @@ func (s *Scheduler) preemptCopy(c *liveCopy, now Time, out *[]Decision) {
 func (s *Scheduler) startCopy(t *task, w *worker, slot int32, spec bool, reason string, now Time, out *[]Decision) *liveCopy {
 	c := &liveCopy{id: s.nextCopy, task: t, spec: spec, ppos: -1, progress: -1, started: now}
 	s.nextCopy++
+	w.memUsed += int64(t.memMB)
 	s.dequeue(t)
 	t.copies = append(t.copies, c)
 	s.copies[c.id] = c
@@ -189,6 +217,7 @@ func (s *Scheduler) resumeCopy(c *liveCopy, now Time, reason string, out *[]Deci
 	slot := w.freeSlots.pop()
 	removeCopy(&w.suspended, c)
 	s.suspended--
+	c.task.set.nsusp--
 	c.started = now
 	s.takeSlot(c, w, slot)
 	s.dequeue(c.task)
@@ -201,14 +230,16 @@ func (s *Scheduler) resumeCopy(c *liveCopy, now Time, reason string, out *[]Deci
 // suspended ones. It reports false when no slot could be had.
 func (s *Scheduler) startQueued(t *task, reason string, mode int, now Time, out *[]Decision) bool {
 	for _, c := range t.copies {
-		if mode != slotPreemptOnly && c.state == cSuspended && c.worker.free() > 0 {
+		// Its memory is still its own: room for its slots will do.
+		if mode != slotPreemptOnly && c.state == cSuspended && c.worker.free() >= t.slots() {
 			s.resumeCopy(c, now, "resume", out)
 			s.killSuspended(t, out)
 			return true
 		}
 	}
-	w, slot, ok := s.obtainSlot(nil, mode, now, out)
+	w, slot, ok := s.obtainSlot(t, nil, mode, now, out)
 	if !ok {
+		s.blockedOnResources(t)
 		return false
 	}
 	s.killSuspended(t, out)
@@ -455,7 +486,7 @@ func (s *Scheduler) speculate(t *task, reason string, mode int, now Time, out *[
 	for _, c := range t.copies {
 		avoid = append(avoid, c.worker)
 	}
-	w, slot, ok := s.obtainSlot(avoid, mode, now, out)
+	w, slot, ok := s.obtainSlot(t, avoid, mode, now, out)
 	if !ok {
 		return false
 	}
@@ -478,7 +509,7 @@ func (s *Scheduler) slotsLeft(preempt bool) bool {
 // that long. With StragglerAfter 0, no slot is held idle while requested
 // work is queued.
 func (s *Scheduler) holdShare(st *set, n int, now Time) int {
-	if n <= 0 || now >= st.lastStart+s.cfg.StragglerAfter {
+	if n <= 0 || s.capped(st) || now >= st.lastStart+s.cfg.StragglerAfter {
 		return 0
 	}
 	return n
@@ -527,12 +558,15 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 		return out
 	}
 	for st := it.next(); st != nil && s.slotsLeft(true); st = it.next() {
-		for st.rq.len() > 0 && s.slotsLeft(true) {
+		for st.rq.len() > 0 && s.slotsLeft(true) && !s.capped(st) {
 			if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
 				break
 			}
-			if !s.startQueued(st.rq.peek(), "requested", slotFreeOrPreempt, now, &out) {
-				break
+			if t := st.rq.peek(); !s.startQueued(t, "requested", slotFreeOrPreempt, now, &out) {
+				if t.plain() {
+					break
+				}
+				s.setAside(t)
 			}
 		}
 		if !spec || s.freeN == 0 || len(st.running) == 0 {
@@ -543,7 +577,7 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 		}
 		s.specCands = s.candidates(st, true, false, 2, now, s.specCands)
 		for _, cd := range s.specCands {
-			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) {
+			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) || s.capped(st) {
 				break
 			}
 			s.speculate(cd.t, "speculate-late", slotFree, now, &out)
@@ -774,7 +808,7 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 		cands = s.specCands
 	}
 	ci := 0
-	for st.held < target && s.slotsLeft(true) {
+	for st.held < target && s.slotsLeft(true) && !s.capped(st) {
 		q := st.rq.peek()
 		var cd *specCand
 		if ci < len(cands) {
@@ -808,7 +842,10 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 			break
 		}
 		if !s.startQueued(q, "requested", slotFreeOrPreempt, now, &out) {
-			break
+			if q.plain() {
+				break
+			}
+			s.setAside(q)
 		}
 	}
 	return out
@@ -857,7 +894,10 @@ func (s *Scheduler) resumeSuspended(now Time, out []Decision) []Decision {
 			if w.free() == 0 || s.freeN <= s.reserve {
 				break
 			}
-			if s.noDisc && !s.reqClass(c.task) {
+			if w.free() < c.task.slots() {
+				continue
+			}
+			if (s.noDisc && !s.reqClass(c.task)) || s.capped(c.task.set) {
 				continue
 			}
 			if s.cfg.Speculation == SpecBudgeted && !c.spec && s.running-s.specLive >= s.slots-s.cfg.Budget {
@@ -877,17 +917,28 @@ func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
 		return s.decideDisclosedFair(now, out)
 	}
 	budget := s.cfg.Speculation == SpecBudgeted
+	// Sets whose next task finds no room for its resources sit out this
+	// Decide, so that they hold up no other set.
+	var skipped []*set
 	for s.freeN > s.reserve && len(s.dsets.items) > 0 {
 		if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
 			break
 		}
 		st := s.dsets.items[0]
 		t := st.dq.peek()
-		w, slot, ok := s.obtainSlot(nil, slotFree, now, &out)
+		w, slot, ok := s.obtainSlot(t, nil, slotFree, now, &out)
 		if !ok {
-			break
+			if t.plain() {
+				break
+			}
+			s.dsets.remove(st)
+			skipped = append(skipped, st)
+			continue
 		}
 		s.startCopy(t, w, slot, false, "disclosed", now, &out)
+	}
+	for _, st := range skipped {
+		s.syncDisclosed(st)
 	}
 	return out
 }
@@ -898,6 +949,7 @@ func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
 func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 	budget := s.cfg.Speculation == SpecBudgeted
 	held := make(map[string]int)
+	skip := make(map[*set]bool)
 	for _, c := range s.preempt.items {
 		held[c.task.set.owner]++
 	}
@@ -907,7 +959,7 @@ func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 		}
 		var best *set
 		for _, st := range s.dsets.items {
-			if st.dq.peek() == nil {
+			if st.dq.peek() == nil || skip[st] {
 				continue
 			}
 			if best == nil {
@@ -923,9 +975,13 @@ func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 			break
 		}
 		t := best.dq.peek()
-		w, slot, ok := s.obtainSlot(nil, slotFree, now, &out)
+		w, slot, ok := s.obtainSlot(t, nil, slotFree, now, &out)
 		if !ok {
-			break
+			if t.plain() {
+				break
+			}
+			skip[best] = true
+			continue
 		}
 		s.startCopy(t, w, slot, false, "disclosed", now, &out)
 		held[best.owner]++
@@ -976,6 +1032,9 @@ func (s *Scheduler) speculateDisclosed(now Time, out []Decision) []Decision {
 	for _, cd := range all {
 		if s.freeN <= s.reserve || (budget && s.specLive >= s.cfg.Budget) {
 			break
+		}
+		if s.capped(cd.t.set) {
+			continue
 		}
 		s.speculate(cd.t, "speculate-disclosed", slotFree, now, &out)
 	}

@@ -93,6 +93,10 @@ type TaskSpec struct {
 	NoSpeculation   bool
 	TimeoutSeconds  float64 // 0 = none
 	DeadlineSeconds float64 // 0 = none (exact job)
+	// Cpus is how many slots of one worker a copy takes (0 or 1: one);
+	// MemoryMB the memory, MiB, it needs on its worker (0: none asked).
+	Cpus     int32 `json:",omitempty"`
+	MemoryMB int64 `json:",omitempty"`
 }
 
 // TaskCounts counts the tasks of a set in each state.
@@ -111,6 +115,9 @@ type TaskSet struct {
 	Counts                     TaskCounts
 	BilledSlotSeconds          float64
 	MeanVisibleResponseSeconds float64
+	// MaxRunning caps the set's running copies, speculative ones
+	// included; 0 = no cap.
+	MaxRunning int32
 }
 
 // Task is one task of a set.
@@ -154,6 +161,7 @@ type Worker struct {
 	Slots         int32
 	BusySlots     int32
 	CanSuspend    bool
+	MemoryMB      int64  // memory offered to tasks, MiB (0: none)
 	State         string // "up", "lease-lapsed", "gone"
 	LastHeartbeat time.Time
 	RegisteredAt  time.Time

@@ -33,7 +33,8 @@ const (
 	// are lost and their tasks queue again. Fields: Worker.
 	EventWorkerDown
 	// EventDisclosed: tasks were added to a set (a new set when Set is not
-	// yet known). Fields: Set, Owner, Tasks. A TaskInfo with a State other
+	// yet known). Fields: Set, Owner, Tasks, MaxRunning (a positive value
+	// sets the set's cap; 0 leaves it as it was). A TaskInfo with a State other
 	// than "" or TaskDisclosed restores a task from the store after a restart.
 	EventDisclosed
 	// EventRequested: tasks were requested; executed ones finish at once.
@@ -77,6 +78,11 @@ type TaskInfo struct {
 	EstimateSeconds float64 // 0 = unknown
 	NoSpeculation   bool
 	DeadlineSeconds float64 // 0 = exact job
+	// Cpus is how many slots of one worker a copy takes (0 or 1: one);
+	// MemoryMB the memory, in MiB, a copy needs free on its worker (0:
+	// none asked). See resource.go.
+	Cpus     int32
+	MemoryMB int64
 	// State and RequestedAt restore a task after a restart; "" means
 	// TaskDisclosed.
 	State       TaskState
@@ -91,6 +97,9 @@ type Event struct {
 	Worker     WorkerID
 	Slots      int32
 	CanSuspend bool
+	// MemoryMB is the memory a worker advertises (EventWorkerUp), MiB;
+	// 0: none, so that tasks asking for memory never run there.
+	MemoryMB int64
 
 	Set     SetID
 	Owner   string
@@ -104,6 +113,10 @@ type Event struct {
 	StartedAt   Time
 	Suspended   bool
 	Progress    float64
+
+	// MaxRunning caps the running copies of Set, speculative copies
+	// included (EventDisclosed; 0 = leave the cap as it is).
+	MaxRunning int32
 
 	Duration float64 // EventDurationObserved, EventCopyFinished
 	// Censored marks an EventDurationObserved of a copy that lost a race:

@@ -48,6 +48,9 @@ type task struct {
 	rpos        int32 // position in set.running; -1 when no running copy
 	state       uint8
 	noSpec      bool
+	lost        bool   // its last copy was lost with a worker; cleared when a copy runs
+	cpus        uint16 // slots of one worker a copy takes (0 = 1)
+	memMB       uint32 // memory a copy needs on its worker, MiB (0 = none asked)
 }
 
 func (t *task) ref() TaskRef { return TaskRef{Set: t.set.id, Index: t.index} }
@@ -75,13 +78,17 @@ const (
 
 // liveCopy is one live run of a task.
 type liveCopy struct {
-	id       CopyID
-	task     *task
-	worker   *worker
-	slot     int32
-	ppos     int32 // position in Scheduler.preempt; -1 when not there
-	spec     bool
-	state    uint8
+	id     CopyID
+	task   *task
+	worker *worker
+	slot   int32
+	ppos   int32 // position in Scheduler.preempt; -1 when not there
+	spec   bool
+	state  uint8
+	// nextra counts the further slots of its worker a copy of a task that
+	// takes several holds (worker.busy marks them; resource.go). Kept in
+	// the padding, so that a copy stays 64 bytes.
+	nextra   uint16
 	started  Time    // when it (last) took a slot
 	runSoFar float64 // run time before its last suspension
 	progress float64 // -1 when none reported
@@ -137,6 +144,13 @@ type set struct {
 	upos    int  // position in Scheduler.under; -1 when not there
 	visited bool // scratch flag for one pass of Decide
 
+	// maxRun caps the set's running copies, speculative ones included
+	// (--max-running; 0 = no cap); nrun counts them. A set at its cap
+	// leaves Scheduler.dsets, so that it blocks no other set (cap.go).
+	maxRun int32
+	nrun   int32
+	nsusp  int32 // suspended copies of the set (they resume first)
+
 	// Finished-copy durations for t_new.
 	durSum float64
 	durN   int
@@ -151,6 +165,8 @@ type worker struct {
 	freeSlots  int32Heap
 	hpos       int
 	suspended  []*liveCopy
+	memMB      int64 // memory it advertises, MiB (0 = none: memory requests never match)
+	memUsed    int64 // memory its running copies asked for
 }
 
 func (w *worker) free() int { return len(w.freeSlots) }
@@ -187,6 +203,15 @@ type Scheduler struct {
 	alloc     []int
 	specCands []specCand
 	reserve   int // free slots Hopper keeps for requested jobs in this Decide
+	// holdForResources: a requested task waits for room some worker
+	// could give it; disclosed work leaves the free slots alone in this
+	// Decide (resource.go).
+	holdForResources bool
+	// aside holds the requested tasks taken out of their queues for the
+	// rest of the requested passes of this Decide because no worker has
+	// room for their resources, so that the tasks behind them are not held
+	// up (resource.go).
+	aside []*task
 
 	// For the fairness floor without visiting every job: jobs by remaining
 	// task count (capped at floorCap), and the jobs with queued tasks that
@@ -364,13 +389,13 @@ func (s *Scheduler) joinJob(t *task, now Time) {
 		st.arrival = now
 	}
 	s.countJob(st, -1)
-	st.unfin++
+	st.unfin += t.slots()
 	s.countJob(st, 1)
-	s.reqUnfin++
+	s.reqUnfin += t.slots()
 	st.work += taskWork(t)
 	for _, c := range t.copies {
 		if c.state == cRunning {
-			st.held++
+			st.held += c.slots()
 		}
 	}
 	s.rekeyJob(st)
@@ -380,16 +405,16 @@ func (s *Scheduler) joinJob(t *task, now Time) {
 func (s *Scheduler) leaveJob(t *task) {
 	st := t.set
 	s.countJob(st, -1)
-	st.unfin--
+	st.unfin -= t.slots()
 	s.countJob(st, 1)
-	s.reqUnfin--
+	s.reqUnfin -= t.slots()
 	st.work -= taskWork(t)
 	if st.unfin == 0 {
 		st.work = 0
 	}
 	for _, c := range t.copies {
 		if c.state == cRunning {
-			st.held--
+			st.held -= c.slots()
 		}
 	}
 	s.rekeyJob(st)
@@ -458,8 +483,8 @@ func (s *Scheduler) enqueue(t *task) {
 	s.queuedDisc++
 	if st.dq.len() == 1 {
 		s.discJobs++
-		s.dsets.push(st)
 	}
+	s.syncDisclosed(st)
 }
 
 // dequeue takes a task out of whichever queue holds it.
@@ -479,8 +504,8 @@ func (s *Scheduler) dequeue(t *task) {
 	s.queuedDisc--
 	if st.dq.len() == 0 {
 		s.discJobs--
-		s.dsets.remove(st)
 	}
+	s.syncDisclosed(st)
 }
 
 // addRunning records that t has a running copy.
@@ -513,13 +538,17 @@ func (s *Scheduler) takeSlot(c *liveCopy, w *worker, slot int32) {
 	s.freeN--
 	s.touch(c.task)
 	c.worker, c.slot, c.state = w, slot, cRunning
+	c.task.lost = false
 	c.task.set.lastStart = max(c.task.set.lastStart, c.started)
+	s.takeExtra(c, w)
 	s.wheap.fix(w.hpos)
-	s.busy++
+	s.busy += c.slots()
 	s.running++
 	t := c.task
+	t.set.nrun++
+	s.syncDisclosed(t.set)
 	if s.reqClass(t) {
-		t.set.held++
+		t.set.held += c.slots()
 		s.updateUnder(t.set)
 	} else if !t.done() {
 		s.preempt.push(c)
@@ -533,21 +562,26 @@ func (s *Scheduler) freeSlot(c *liveCopy) {
 	if c.state != cRunning || w == nil {
 		return
 	}
-	if int(c.slot) < len(w.busy) && w.busy[c.slot] == c {
-		w.busy[c.slot] = nil
-		if c.slot < w.slots {
-			w.freeSlots.push(c.slot)
-			s.freeN++
+	n := c.slots()
+	s.releaseSlot(w, c, c.slot)
+	if c.nextra > 0 {
+		for x := range w.busy {
+			if w.busy[x] == c {
+				s.releaseSlot(w, c, int32(x))
+			}
 		}
-		if w.hpos >= 0 {
-			s.wheap.fix(w.hpos)
-		}
+		c.nextra = 0
 	}
-	s.busy--
+	if w.hpos >= 0 {
+		s.wheap.fix(w.hpos)
+	}
+	s.busy -= n
 	s.running--
 	t := c.task
+	t.set.nrun--
+	s.syncDisclosed(t.set)
 	if s.reqClass(t) {
-		t.set.held--
+		t.set.held -= n
 		s.updateUnder(t.set)
 	}
 	s.preempt.remove(c)
@@ -562,11 +596,14 @@ func (s *Scheduler) endCopy(c *liveCopy) {
 		s.freeSlot(c)
 	} else {
 		s.suspended--
+		c.task.set.nsusp--
 		removeCopy(&c.worker.suspended, c)
 	}
 	if c.spec {
 		s.specLive--
 	}
+	// A suspended copy keeps its memory; it is given back only here.
+	c.worker.memUsed -= int64(c.task.memMB)
 	removeCopy(&c.task.copies, c)
 	delete(s.copies, c.id)
 	c.state = 255
@@ -720,6 +757,10 @@ func (s *Scheduler) workerUp(ev Event) error {
 		s.wheap.push(w)
 	}
 	w.canSuspend = ev.CanSuspend
+	if ev.MemoryMB < 0 {
+		return Errorf(EINVALID, "worker %s: %d MiB of memory", ev.Worker, ev.MemoryMB)
+	}
+	w.memMB = ev.MemoryMB
 	old := w.slots
 	w.slots = ev.Slots
 	for int32(len(w.busy)) < w.slots {
@@ -751,6 +792,7 @@ func (s *Scheduler) workerDown(ev Event) error {
 	}
 	live = append(live, w.suspended...)
 	slices.SortFunc(live, func(a, b *liveCopy) int { return cmpCopyID(a.id, b.id) })
+	live = slices.Compact(live) // a copy on several slots appears once a slot
 	for _, c := range live {
 		s.lose(c)
 	}
@@ -776,6 +818,7 @@ func (s *Scheduler) lose(c *liveCopy) {
 	t := c.task
 	s.endCopy(c)
 	if len(t.copies) == 0 {
+		t.lost = !t.done()
 		s.enqueue(t)
 	}
 }
@@ -785,6 +828,9 @@ const maxIndexGap = 1 << 20
 func (s *Scheduler) disclosed(ev Event) error {
 	st := s.sets[ev.Set]
 	if len(ev.Tasks) == 0 && st != nil {
+		if ev.MaxRunning > 0 {
+			s.setMaxRunning(st, ev.MaxRunning)
+		}
 		return nil
 	}
 	// Validate everything before changing anything.
@@ -810,18 +856,27 @@ func (s *Scheduler) disclosed(ev Event) error {
 		if _, ok := fromTaskState(ti.State); !ok {
 			return Errorf(EINVALID, "set %d task %d: unknown state %q", ev.Set, ti.Index, ti.State)
 		}
+		if ti.Cpus < 0 || ti.Cpus > MaxCpus || ti.MemoryMB < 0 || ti.MemoryMB > MaxMemoryMB {
+			return Errorf(EINVALID, "set %d task %d: %d cpus and %d MiB (at most %d and %d)", ev.Set, ti.Index, ti.Cpus, ti.MemoryMB, MaxCpus, MaxMemoryMB)
+		}
 		if ti.EstimateSeconds < 0 || math.IsNaN(ti.EstimateSeconds) || math.IsInf(ti.EstimateSeconds, 0) || ti.DeadlineSeconds < 0 || math.IsNaN(ti.DeadlineSeconds) {
 			return Errorf(EINVALID, "set %d task %d: bad estimate or deadline", ev.Set, ti.Index)
 		}
 	}
+	if ev.MaxRunning < 0 {
+		return Errorf(EINVALID, "set %d: max running %d is negative", ev.Set, ev.MaxRunning)
+	}
 	if st == nil {
 		st = s.newSet(ev.Set, ev.Owner, ev.Time)
+	}
+	if ev.MaxRunning > 0 {
+		s.setMaxRunning(st, ev.MaxRunning)
 	}
 	if top >= len(st.tasks) {
 		st.tasks = slices.Grow(st.tasks, top+1-len(st.tasks))
 	}
 	// The event's tasks in one allocation: no per-task allocator overhead
-	// or size-class rounding (72 bytes, not 80, for each queued task).
+	// or size-class rounding.
 	slab := make([]task, len(ev.Tasks))
 	for i, ti := range ev.Tasks {
 		for int(ti.Index) >= len(st.tasks) {
@@ -829,7 +884,8 @@ func (s *Scheduler) disclosed(ev Event) error {
 		}
 		stt, _ := fromTaskState(ti.State)
 		t := &slab[i]
-		*t = task{set: st, index: ti.Index, est: ti.EstimateSeconds, deadline: ti.DeadlineSeconds, noSpec: ti.NoSpeculation, qpos: -1, rpos: -1, state: stDisclosed}
+		*t = task{set: st, index: ti.Index, est: ti.EstimateSeconds, deadline: ti.DeadlineSeconds, noSpec: ti.NoSpeculation, qpos: -1, rpos: -1, state: stDisclosed,
+			cpus: uint16(ti.Cpus), memMB: uint32(ti.MemoryMB)}
 		st.tasks[ti.Index] = t
 		if stt == stRequested {
 			t.requestedAt = ti.RequestedAt
@@ -953,14 +1009,21 @@ func (s *Scheduler) attached(ev Event) error {
 		return Errorf(EINVALID, "attach copy: bad copy id %d", ev.Copy)
 	}
 	c := &liveCopy{id: ev.Copy, task: t, spec: ev.Speculative, ppos: -1, progress: -1, started: ev.StartedAt}
+	w.memUsed += int64(t.memMB)
 	if ev.Suspended {
 		c.worker, c.slot, c.state = w, ev.Slot.Slot, cSuspended
 		c.runSoFar = math.Max(0, ev.Time-ev.StartedAt)
 		w.suspended = append(w.suspended, c)
 		s.suspended++
+		st.nsusp++
 	} else {
 		if ev.Slot.Slot < 0 || ev.Slot.Slot >= w.slots {
 			return Errorf(EINVALID, "attach copy %d: worker %s has no slot %d", ev.Copy, w.id, ev.Slot.Slot)
+		}
+		if o := w.busy[ev.Slot.Slot]; o != nil && o.slot != ev.Slot.Slot {
+			// The slot is an extra slot of a copy attached before, which
+			// took it for its task's cpus: that copy moves to another.
+			s.moveExtra(w, o, ev.Slot.Slot)
 		}
 		if w.busy[ev.Slot.Slot] != nil {
 			return Errorf(ECONFLICT, "attach copy %d: slot %s/%d holds copy %d", ev.Copy, w.id, ev.Slot.Slot, w.busy[ev.Slot.Slot].id)

@@ -182,6 +182,13 @@ func TestIsolation(t *testing.T) {
 			}
 			return err
 		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"Why", func(c clients, who string) error {
+			res, err := c.tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: set.Id, Indexes: []int32{0}})
+			if err == nil && (len(res.Tasks) != 1 || res.Tasks[0].Index != 0) {
+				return fmt.Errorf("why answered %v", res.Tasks)
+			}
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
 		{"GetBill(owner)", func(c clients, who string) error {
 			_, err := c.billing.GetBill(ctx(t), &batchv1.GetBillRequest{Owner: "alice", IncludeLines: true})
 			return err

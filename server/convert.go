@@ -47,7 +47,8 @@ var copyStateToProto = map[sched.CopyState]batchv1.CopyState{
 
 func specToProto(s sched.TaskSpec) *batchv1.TaskSpec {
 	return &batchv1.TaskSpec{Argv: s.Argv, Env: s.Env, Dir: s.Dir, EstimateSeconds: s.EstimateSeconds,
-		NoSpeculation: s.NoSpeculation, TimeoutSeconds: s.TimeoutSeconds, DeadlineSeconds: s.DeadlineSeconds}
+		NoSpeculation: s.NoSpeculation, TimeoutSeconds: s.TimeoutSeconds, DeadlineSeconds: s.DeadlineSeconds,
+		Cpus: s.Cpus, MemoryMb: s.MemoryMB}
 }
 
 // specFromProto validates one task's spec against the limits of
@@ -83,8 +84,15 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: %s = %g must be seconds from 0 to %g", i, f.name, f.v, float64(store.MaxSeconds))
 		}
 	}
+	if p.Cpus < 0 || p.Cpus > sched.MaxCpus {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: cpus = %d must run from 0 to %d (slots of one worker)", i, p.Cpus, sched.MaxCpus)
+	}
+	if p.MemoryMb < 0 || p.MemoryMb > sched.MaxMemoryMB {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: memory_mb = %d must run from 0 to %d", i, p.MemoryMb, sched.MaxMemoryMB)
+	}
 	return sched.TaskSpec{Argv: p.Argv, Env: p.Env, Dir: p.Dir, EstimateSeconds: p.EstimateSeconds,
-		NoSpeculation: p.NoSpeculation, TimeoutSeconds: p.TimeoutSeconds, DeadlineSeconds: p.DeadlineSeconds}, nil
+		NoSpeculation: p.NoSpeculation, TimeoutSeconds: p.TimeoutSeconds, DeadlineSeconds: p.DeadlineSeconds,
+		Cpus: p.Cpus, MemoryMB: p.MemoryMb}, nil
 }
 
 func setToProto(s sched.TaskSet) *batchv1.TaskSet {
@@ -92,7 +100,7 @@ func setToProto(s sched.TaskSet) *batchv1.TaskSet {
 	return &batchv1.TaskSet{Id: int64(s.ID), Name: s.Name, Owner: s.Owner, CreatedAt: ts(s.CreatedAt),
 		Counts: &batchv1.TaskCounts{Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
 			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total},
-		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds}
+		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds, MaxRunning: s.MaxRunning}
 }
 
 func copyToProto(c sched.Copy) *batchv1.Copy {
@@ -143,7 +151,7 @@ func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {
 
 func workerToProto(w sched.Worker) *batchv1.Worker {
 	return &batchv1.Worker{Id: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
-		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt)}
+		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt), MemoryMb: w.MemoryMB}
 }
 
 // seconds converts a time to the scheduler's clock (Unix seconds).

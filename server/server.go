@@ -317,11 +317,11 @@ func (s *Server) rebuild(ctx context.Context) error {
 	s.sched = sc
 	now := s.now()
 	for _, w := range snap.Workers {
-		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend})
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
 		s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
 	}
 	for _, st := range snap.Sets {
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks})
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks, MaxRunning: st.MaxRunning})
 	}
 	for _, d := range snap.Durations {
 		s.apply(sched.Event{Kind: sched.EventDurationObserved, Time: seconds(now), Set: d.Set, Owner: d.Owner, Duration: d.Seconds, Censored: d.Censored})

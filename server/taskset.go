@@ -30,7 +30,7 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if len(req.Tasks) > store.MaxTasksPerCall {
 		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall))
 	}
-	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request}
+	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning}
 	if err := hd.check(); err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -65,7 +65,7 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 			defer tightenGC()()
 		}
 		if first {
-			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request}
+			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning}
 			if err := hd.check(); err != nil {
 				return nil, s.connectError(ctx, err)
 			}
@@ -143,6 +143,8 @@ type discloseHeader struct {
 	name    string
 	key     string
 	request bool
+	// maxRunning caps the set's running copies (0: none, or unchanged).
+	maxRunning int32
 }
 
 // check bounds the name and the key and refuses a negative set id
@@ -150,6 +152,9 @@ type discloseHeader struct {
 func (hd discloseHeader) check() error {
 	if len(hd.name) > store.MaxNameBytes || len(hd.key) > store.MaxIdempotencyKeyBytes {
 		return sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes)
+	}
+	if hd.maxRunning < 0 {
+		return sched.Errorf(sched.EINVALID, "max_running = %d must not be negative (0 = no cap)", hd.maxRunning)
 	}
 	return checkSetID("set_id", hd.setID)
 }
@@ -218,7 +223,7 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	var res store.DiscloseResult
 	s.apiWrite(func() {
 		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
-			Tasks: specs, IdempotencyKey: hd.key, Request: hd.request}
+			Tasks: specs, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning}
 		replay := false
 		if hd.key != "" {
 			// The key with other content is AlreadyExists, not a replay.
@@ -236,7 +241,8 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		// can go once they are stored.
 		infos := make([]sched.TaskInfo, len(specs))
 		for i, sp := range specs {
-			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds}
+			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds,
+				Cpus: sp.Cpus, MemoryMB: sp.MemoryMB}
 		}
 		res, err = s.db.Disclose(ctx, in)
 		specs, in.Tasks = nil, nil
@@ -249,7 +255,7 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 			infos[i].Index = idx[i]
 		}
 		at := seconds(res.DisclosedAt)
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos})
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: hd.maxRunning})
 		if hd.request {
 			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
 		}

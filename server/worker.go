@@ -15,6 +15,9 @@ import (
 // maxWorkerSlots bounds the slots one worker may register.
 const maxWorkerSlots = 1 << 16
 
+// maxWorkerMemoryMB bounds the memory a worker may offer (1 EiB in MiB).
+const maxWorkerMemoryMB = 1 << 40
+
 // workerHandler implements WorkerService (the worker protocol).
 type workerHandler struct{ s *Server }
 
@@ -31,11 +34,14 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	if req.Slots < 0 || req.Slots > maxWorkerSlots {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "slots must be between 0 and %d", maxWorkerSlots))
 	}
+	if req.MemoryMb < 0 || req.MemoryMb > maxWorkerMemoryMB {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "memory_mb must be between 0 and %d", int64(maxWorkerMemoryMB)))
+	}
 	id := sched.WorkerID(req.Name)
 	if err := s.claimWorker(ctx, id); err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version}
+	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
 			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds)))
@@ -60,7 +66,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		// must not hold it either.
 		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
 	}
-	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend})
+	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend, MemoryMB: req.MemoryMb})
 	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, now)
 	s.workers[id] = w
 	kill := append([]sched.CopyID{}, res.Kill...)

@@ -349,6 +349,7 @@ type RegisterInput struct {
 	CanSuspend bool
 	Version    string
 	Running    []HeldCopy
+	MemoryMB   int64 // memory offered to tasks, MiB
 }
 
 // RegisterResult is what a Register did.
@@ -372,10 +373,10 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 	}
 	err := db.write(ctx, func(tx *Tx) error {
 		now := nanos(tx.now)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO workers (id, hostname, slots, can_suspend, state, last_heartbeat, registered_at, version)
-			VALUES (?, ?, ?, ?, 'up', ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, slots = excluded.slots,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO workers (id, hostname, slots, can_suspend, state, last_heartbeat, registered_at, version, memory_mb)
+			VALUES (?, ?, ?, ?, 'up', ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, slots = excluded.slots,
 			can_suspend = excluded.can_suspend, state = 'up', last_heartbeat = excluded.last_heartbeat, registered_at = excluded.registered_at,
-			version = excluded.version`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version); err != nil {
+			version = excluded.version, memory_mb = excluded.memory_mb`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version, in.MemoryMB); err != nil {
 			return fmt.Errorf("register worker: %w", err)
 		}
 		live, err := liveCopies(ctx, tx, in.Worker)
@@ -621,7 +622,7 @@ func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
 	var out []sched.Worker
 	err := db.read(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT w.id, w.hostname, w.slots, w.can_suspend, w.state, w.last_heartbeat, w.registered_at,
-			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running') FROM workers w ORDER BY w.id`)
+			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running'), w.memory_mb FROM workers w ORDER BY w.id`)
 		if err != nil {
 			return fmt.Errorf("list workers: %w", err)
 		}
@@ -632,7 +633,7 @@ func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
 				canSusp  int
 				hb, regd int64
 			)
-			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots); err != nil {
+			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots, &w.MemoryMB); err != nil {
 				return err
 			}
 			w.Name, w.CanSuspend = string(w.ID), canSusp != 0
@@ -649,6 +650,7 @@ type SetSnapshot struct {
 	Set         sched.SetID
 	Owner       string
 	DisclosedAt time.Time
+	MaxRunning  int32
 	Tasks       []sched.TaskInfo
 }
 
@@ -680,7 +682,7 @@ type Snapshot struct {
 // are read from the driver directly (database/sql's Scan converted every
 // column of every row through reflection).
 func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
-	sets, err := tx.QueryContext(ctx, `SELECT id, owner, created_at, n_disclosed + n_executed + n_requested FROM task_sets
+	sets, err := tx.QueryContext(ctx, `SELECT id, owner, created_at, max_running, n_disclosed + n_executed + n_requested FROM task_sets
 		WHERE n_disclosed + n_executed + n_requested > 0 ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("read open sets: %w", err)
@@ -692,7 +694,7 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 			created int64
 			open    int
 		)
-		if err := sets.Scan(&st.Set, &st.Owner, &created, &open); err != nil {
+		if err := sets.Scan(&st.Set, &st.Owner, &created, &st.MaxRunning, &open); err != nil {
 			sets.Close()
 			return err
 		}
@@ -705,7 +707,7 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 		return err
 	}
 	cur := -1
-	return tx.rawRows(ctx, `SELECT t.set_id, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at
+	return tx.rawRows(ctx, `SELECT t.set_id, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at, t.cpus, t.memory_mb
 		FROM task_sets s CROSS JOIN tasks t ON t.set_id = s.id -- CROSS: the open sets outside, their tasks by primary key inside
 		WHERE s.n_disclosed + s.n_executed + s.n_requested > 0 AND t.state IN ('disclosed', 'executed', 'requested')
 		ORDER BY s.id, t.idx -- not t.set_id: the order the join gives, with no sort of every row`, func(v []driver.Value) error {
@@ -719,7 +721,8 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 		}
 		st := &snap.Sets[cur]
 		st.Tasks = append(st.Tasks, sched.TaskInfo{Index: int32(asInt(v[1])), EstimateSeconds: asFloat(v[2]), NoSpeculation: asInt(v[3]) != 0,
-			DeadlineSeconds: asFloat(v[4]), State: openState(v[5]), RequestedAt: seconds(fromNanos(asInt(v[6])))})
+			DeadlineSeconds: asFloat(v[4]), State: openState(v[5]), RequestedAt: seconds(fromNanos(asInt(v[6]))),
+			Cpus: int32(asInt(v[7])), MemoryMB: int64(asInt(v[8]))})
 		return nil
 	})
 }
@@ -745,7 +748,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM copies`).Scan(&snap.MaxCopyID); err != nil {
 			return fmt.Errorf("max copy id: %w", err)
 		}
-		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat FROM workers WHERE state = 'up' ORDER BY id`)
+		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb FROM workers WHERE state = 'up' ORDER BY id`)
 		if err != nil {
 			return fmt.Errorf("read workers: %w", err)
 		}
@@ -755,7 +758,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				cs int
 				hb int64
 			)
-			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb); err != nil {
+			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB); err != nil {
 				ws.Close()
 				return err
 			}

@@ -58,6 +58,13 @@ func (d *DiscloseHasher) Add(tasks ...sched.TaskSpec) {
 		d.u64(uint64(boolInt(t.NoSpeculation)))
 		d.f64(t.TimeoutSeconds)
 		d.f64(t.DeadlineSeconds)
+		if t.Cpus > 1 || t.MemoryMB != 0 {
+			// Only when asked for, so that the hashes of keys stored
+			// before resource requests existed still match.
+			d.str("resources")
+			d.u64(uint64(t.Cpus))
+			d.u64(uint64(t.MemoryMB))
+		}
 	}
 }
 

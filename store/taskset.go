@@ -19,6 +19,9 @@ type DiscloseInput struct {
 	Tasks          []sched.TaskSpec
 	IdempotencyKey string // "" = none
 	Request        bool   // request the new tasks at once
+	// MaxRunning caps the set's running copies (0: none; on an append,
+	// leave the cap as it is).
+	MaxRunning int32
 	// RequestHash is the content hash recorded with IdempotencyKey ("":
 	// Hash computes it from the fields above; a streamed disclose passes
 	// the hash of the whole stream, see DiscloseHasher).
@@ -48,6 +51,9 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 	if len(in.Tasks) == 0 {
 		return res, sched.Errorf(sched.EINVALID, "no tasks to disclose: give at least one task")
 	}
+	if in.MaxRunning < 0 {
+		return res, sched.Errorf(sched.EINVALID, "max running %d is negative (0 means no cap)", in.MaxRunning)
+	}
 	hash := ""
 	if in.IdempotencyKey != "" {
 		hash = in.Hash() // outside the write lock: 200,000 specs take a while
@@ -67,8 +73,8 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		setID := in.SetID
 		var ntasks int64
 		if setID == 0 {
-			r, err := tx.ExecContext(ctx, `INSERT INTO task_sets (owner, name, created_at) VALUES (?, ?, ?)`,
-				in.Owner, in.Name, nanos(tx.now))
+			r, err := tx.ExecContext(ctx, `INSERT INTO task_sets (owner, name, created_at, max_running) VALUES (?, ?, ?, ?)`,
+				in.Owner, in.Name, nanos(tx.now), in.MaxRunning)
 			if err != nil {
 				return fmt.Errorf("create set: %w", err)
 			}
@@ -99,8 +105,8 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		if in.Request {
 			state, reqAt = sched.TaskRequested, nanos(tx.now)
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO tasks (set_id, idx, spec, estimate, no_speculation, deadline, state, disclosed_at, requested_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO tasks (set_id, idx, spec, estimate, no_speculation, deadline, state, disclosed_at, requested_at, cpus, memory_mb)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("prepare insert: %w", err)
 		}
@@ -116,11 +122,12 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 				return fmt.Errorf("encode spec: %w", err)
 			}
 			if _, err := stmt.ExecContext(rctx, setID, ntasks+int64(i), string(buf), spec.EstimateSeconds,
-				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, string(state), now, reqAt); err != nil {
+				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, string(state), now, reqAt, spec.Cpus, spec.MemoryMB); err != nil {
 				return fmt.Errorf("insert task: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET ntasks = ntasks + ? WHERE id = ?`, len(in.Tasks), setID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET ntasks = ntasks + ?, max_running = IIF(? > 0, ?, max_running) WHERE id = ?`,
+			len(in.Tasks), in.MaxRunning, in.MaxRunning, setID); err != nil {
 			return fmt.Errorf("count tasks: %w", err)
 		}
 		res.FirstIndex, res.Count = int32(ntasks), int32(len(in.Tasks))
@@ -616,9 +623,9 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 	// The counts, the billed sum and the response sum are kept on the set's
 	// row by triggers (migration 0006): one row read, whatever the set's size.
 	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
-		billed_slot_seconds, sum_visible_response FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
+		billed_slot_seconds, sum_visible_response, max_running FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
 		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
-			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse)
+			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning)
 	if err == sql.ErrNoRows {
 		return set, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
 	} else if err != nil {

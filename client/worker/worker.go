@@ -60,6 +60,10 @@ type Config struct {
 	Name string
 	// Slots is how many copies the worker runs at once. Default: NumCPU.
 	Slots int
+	// MemoryMB is the memory, MiB, the worker offers to tasks that ask
+	// for memory (TaskSpec.MemoryMB). Default (0): the machine's memory
+	// (MemTotal); negative: none, so that such tasks never run here.
+	MemoryMB int64
 	// StateDir holds per-copy scratch directories (working directory and
 	// progress file), a lock (one agent per directory) and, when Name is
 	// empty, the generated name, kept for the next run. Default:
@@ -151,6 +155,7 @@ type agent struct {
 	hostname   string
 	slots      int
 	canSuspend bool
+	memoryMB   int64
 	version    string
 	stateDir   string
 	env        []string
@@ -211,6 +216,7 @@ func newAgent(cfg Config) (*agent, error) {
 		hostname:     host,
 		slots:        cfg.Slots,
 		canSuspend:   !cfg.NoSuspend,
+		memoryMB:     cfg.MemoryMB,
 		version:      cfg.Version,
 		stateDir:     cfg.StateDir,
 		env:          cfg.Env,
@@ -245,6 +251,12 @@ func newAgent(cfg Config) (*agent, error) {
 	a.workerID = a.name
 	if a.slots <= 0 {
 		a.slots = runtime.NumCPU()
+	}
+	switch {
+	case a.memoryMB == 0:
+		a.memoryMB = machineMemoryMB()
+	case a.memoryMB < 0:
+		a.memoryMB = 0
 	}
 	if a.version == "" {
 		a.version = "dev"
@@ -323,7 +335,10 @@ func (a *agent) run(ctx context.Context) error {
 	loops.Add(2)
 	go func() { defer loops.Done(); a.connLoop(ctx) }()
 	go func() { defer loops.Done(); a.heartbeatLoop() }()
-	a.log.Info("worker started", "slots", a.slots, "state_dir", a.stateDir)
+	a.log.Info("worker started", "slots", a.slots, "memory_mb", a.memoryMB, "state_dir", a.stateDir)
+	// Said once, plainly: the limits tasks ask for are accounted by the
+	// scheduler, not enforced on this machine.
+	a.log.Warn("resource requests (cpus, memory) are not enforced on this worker, only accounted by the scheduler", "why", cgroupStatus())
 
 	select {
 	case <-ctx.Done():
@@ -546,6 +561,10 @@ func (a *agent) register() error {
 		Hostname:   a.hostname,
 		Running:    a.heldCopies(),
 		Version:    a.version,
+		MemoryMb:   a.memoryMB,
+	}
+	if bye {
+		req.MemoryMb = 0
 	}
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(a.comm, callTimeout)

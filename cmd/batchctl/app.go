@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"batchd/client"
+	"batchd/cmd/internal/cliarg"
 	"batchd/sched"
 )
 
@@ -85,17 +86,23 @@ func errorText(err error) string {
 
 // run runs the app with args and returns the exit status; main exits with it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	err := newApp(stdout, stderr).RunContext(ctx, args)
+	app := newApp(stdout, stderr)
+	// disclose's arguments are the task's own command line: its flags
+	// must come first (or the command after --).
+	err := app.RunContext(ctx, cliarg.Reorder(app, args, "disclose"))
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.msg != "") {
 		if ctx.Err() != nil && code == exitInterrupted && !errors.As(err, &ee) {
 			fmt.Fprintln(stderr, "batchctl: interrupted")
 		} else {
-			fmt.Fprintln(stderr, "batchctl:", errorText(err))
+			fmt.Fprintln(stderr, "batchctl:", cliarg.UnknownCommand(errorText(err), "batchctl"))
 		}
 		if code == exitUnavailable {
-			fmt.Fprintln(stderr, "batchctl: is `batchd serve` running there? Point at it with --server or BATCH_SERVER.")
+			fmt.Fprintln(stderr, "batchctl: is `batchd serve` running there? Point at it with --server, BATCH_SERVER or \"server = URL\" in the config file.")
+		}
+		if r, ok := tokenSearch(app); ok && r.Token == "" && code == exitAuth {
+			fmt.Fprintln(stderr, noTokenHelp(r))
 		}
 	}
 	return code
@@ -129,7 +136,8 @@ Examples:
    batchctl cluster
 
 Task references: SET (every task of a set), SET/INDEX, SET/I,J,K-L.
-Flags come before arguments: batchctl request --no-wait 1/0.
+Flags may come before or after the arguments (batchctl request 1/0 --no-wait),
+except for disclose, whose arguments after the flags are the task's command.
 Add --json to any command (before or after its name) for stable,
 machine-readable output.
 
@@ -145,20 +153,23 @@ Exit status:
    N  'request' of a single task: the task's own exit status (124 = timed out)
  130  interrupted (Ctrl-C); requested tasks stay requested
 
-The server is --server, or $BATCH_SERVER, or http://localhost:8080.
+The server is --server, or $BATCH_SERVER, or the config file's "server = URL",
+or http://localhost:8080.
 
-Your token is --token, or $BATCH_TOKEN, or the config file (--config,
-$BATCH_CONFIG, default ~/.config/batchd/token: the token alone or a line
-"token = bd_…"), or the admin token that batchd serve wrote into its data
-directory (--data, $BATCHD_DATA, default ./batchd-data), so that batchctl on
-the server's machine needs no flag. Without one the server answers
-Unauthenticated (exit status 6); another user's task sets are "unknown"
-(exit status 2).`
+Your token is --token, or $BATCH_TOKEN, or the config file's "token = bd_…"
+(--config or $BATCH_CONFIG, which must exist; default
+~/.config/batchd/token; the keys are token and server, anything else is an
+error), or the admin token that batchd serve wrote into its data directory:
+--data DIR when given, else ./batchd-data (where batchd serve started in
+this directory keeps it), else $BATCHD_DATA. So batchctl on the server's
+machine needs no flag. Without a token the server answers Unauthenticated
+(exit status 6) and batchctl lists where it looked; another user's task
+sets are "unknown" (exit status 2).`
 
 // newApp builds the command tree, writing to stdout and stderr, so tests can
 // run it in-process and capture what it prints.
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:        "batchctl",
 		Usage:       "disclose, request and cancel tasks on a batchd server",
 		Description: appHelp,
@@ -184,11 +195,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				EnvVars: []string{"BATCH_CONFIG"},
 			},
 			&cli.StringFlag{
-				Name:    "data",
-				Usage:   "the local server's data `DIR`, whose admin.token is the last resort",
-				EnvVars: []string{"BATCHD_DATA"},
-				Value:   client.DefaultDataDir,
+				Name:  "data",
+				Usage: "the local server's data `DIR`, whose admin.token is the last resort (default: ./batchd-data, then $BATCHD_DATA)",
 			},
+			&cli.BoolFlag{Name: "wide", Usage: "tables as wide as their content, whatever the terminal's width"},
 			&cli.DurationFlag{
 				Name:    "retry",
 				Usage:   "keep retrying this long while the server is unreachable (retried disclose never duplicates)",
@@ -202,16 +212,42 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			requestCommand(),
 			cancelCommand(),
 			statusCommand(),
+			whyCommand(),
 			outputCommand(),
 			watchCommand(),
 			billCommand(),
 			clusterCommand(),
 			usersCommand(),
+			completionCommand(),
 		},
-		HideHelpCommand: true,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Suggest:              true,
 		// Errors go back to run, which prints them and picks the exit status.
 		ExitErrHandler: func(*cli.Context, error) {},
+		Before:         loadConfig,
 	}
+	for _, cmd := range app.Commands {
+		if cmd.Name != "disclose" && cmd.Before == nil && len(cmd.Subcommands) == 0 {
+			cmd.Before = noFlagArgs
+		}
+	}
+	return app
+}
+
+// noFlagArgs refuses an argument that looks like a flag: cliarg.Reorder
+// moved every flag the command knows in front of the arguments, so such
+// an argument is a flag it does not know.
+func noFlagArgs(c *cli.Context) error {
+	for _, a := range c.Args().Slice() {
+		if a == "--" {
+			break
+		}
+		if len(a) > 1 && a[0] == '-' {
+			return usageErr("%q is not a flag of %s (batchctl %s --help lists them)", a, c.Command.Name, c.Command.Name)
+		}
+	}
+	return nil
 }
 
 func jsonFlag() cli.Flag {
@@ -222,17 +258,63 @@ func jsonFlag() cli.Flag {
 // went away.
 const watchRetry = time.Minute
 
-// newClient returns a client for the --server of the command line, sending
-// the token found by client.ResolveToken.
+// tokenKey is where loadConfig keeps the token search in App.Metadata.
+const tokenKey = "token"
+
+// loadConfig reads the config file and finds the token before any command
+// runs: a config file that was named and is missing, or that has an
+// unknown key, is an error whatever the command.
+func loadConfig(c *cli.Context) error {
+	r, err := client.FindToken(client.TokenSource{Flag: c.String("token"), ConfigFile: c.String("config"),
+		ConfigRequired: c.IsSet("config"), DataDir: c.String("data")})
+	if err != nil {
+		return err
+	}
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[tokenKey] = r
+	return nil
+}
+
+// tokenSearch returns what loadConfig found.
+func tokenSearch(app *cli.App) (client.TokenSearch, bool) {
+	r, ok := app.Metadata[tokenKey].(client.TokenSearch)
+	return r, ok
+}
+
+// noTokenHelp says where batchctl looked for a token and the three ways
+// to give it one.
+func noTokenHelp(r client.TokenSearch) string {
+	cfg := r.Config.Path
+	if cfg == "" {
+		cfg = client.DefaultConfigFile()
+	}
+	var b strings.Builder
+	b.WriteString("batchctl: no token was found; looked in:\n")
+	for _, t := range r.Tried {
+		b.WriteString("  " + t + "\n")
+	}
+	b.WriteString("Give batchctl a token in one of three ways:\n")
+	b.WriteString("  1. --token TOKEN, or BATCH_TOKEN=TOKEN (an admin makes one: batchd user add NAME);\n")
+	fmt.Fprintf(&b, "  2. a line \"token = TOKEN\" (and \"server = URL\") in %s, or in a file named with --config;\n", cfg)
+	b.WriteString("  3. on the server's machine: run batchctl in the directory where batchd serve runs, or point --data or\n" +
+		"     $BATCHD_DATA at its data directory (it holds admin.token).")
+	return b.String()
+}
+
+// newClient returns a client for the --server of the command line (else
+// the config file's server), sending the token loadConfig found.
 func newClient(c *cli.Context) *client.Client {
 	retry := c.Duration("retry")
-	token, _, err := client.ResolveToken(client.TokenSource{Flag: c.String("token"), ConfigFile: c.String("config"), DataDir: c.String("data")})
-	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "batchctl: warning: %v (calling without a token)\n", err)
+	r, _ := tokenSearch(c.App)
+	server := c.String("server")
+	if (!c.IsSet("server") || server == "") && r.Config.Server != "" {
+		server = r.Config.Server
 	}
 	return client.New(client.Config{
-		Server:     c.String("server"),
-		HTTPClient: client.WithToken(nil, token),
+		Server:     server,
+		HTTPClient: client.WithToken(nil, r.Token),
 		RetryFor:   retry,
 		// request and watch are already waiting: they wait for a restarting
 		// server too.
@@ -264,13 +346,35 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// newTable returns an ASCII table that renders to w.
-func newTable(w io.Writer, header ...any) *tablewriter.Table {
-	t := tablewriter.NewTable(w,
+// newTable returns an ASCII table that renders to the command's writer,
+// no wider than tableWidth says (long cells wrap).
+func newTable(c *cli.Context, header ...any) *tablewriter.Table {
+	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})))
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+	}
+	if width := tableWidth(c); width > 0 {
+		opts = append(opts, tablewriter.WithMaxWidth(width))
+	}
+	t := tablewriter.NewTable(c.App.Writer, opts...)
 	t.Header(header...)
 	return t
+}
+
+// tableWidth is the widest a table may be: no limit (0) with --wide;
+// else $COLUMNS when it is set; else the terminal's width when the output
+// is a terminal; else no limit (a pipe gets whole lines).
+func tableWidth(c *cli.Context) int {
+	if c.Bool("wide") {
+		return 0
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if f, ok := c.App.Writer.(*os.File); ok {
+		return terminalWidth(f)
+	}
+	return 0
 }
 
 // usageErr returns an error that exits with status 1.
@@ -289,6 +393,9 @@ const maxRangeTasks = 1_000_000
 
 // parseSel parses SET, SET/INDEX or SET/I,J,K-L.
 func parseSel(s string) (taskSel, error) {
+	if len(s) > 1 && s[0] == '-' {
+		return taskSel{}, usageErr("%q is not a flag of this command (its --help lists them) nor a task reference (SET, SET/INDEX or SET/I,J,K-L)", s)
+	}
 	setPart, idxPart, hasIdx := strings.Cut(s, "/")
 	id, err := strconv.ParseInt(setPart, 10, 64)
 	if err != nil || id <= 0 {

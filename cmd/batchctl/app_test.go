@@ -32,7 +32,10 @@ type env struct {
 	url   string
 	data  string // the server's data directory (holds admin.token)
 	token string // "" : batchctl finds admin.token through --data
-	srv   *server.Server
+	// config is the --config file ("": os.DevNull, an empty config, so
+	// that the user's own config file is never read).
+	config string
+	srv    *server.Server
 }
 
 func newEnv(t *testing.T, slots int) *env {
@@ -68,7 +71,11 @@ func (e *env) run(args ...string) (string, string, int) {
 	ctx, cancel := context.WithCancel(e.t.Context())
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	pre := []string{"batchctl", "--server", e.url, "--data", e.data, "--config", filepath.Join(e.data, "no-config")}
+	cfg := e.config
+	if cfg == "" {
+		cfg = os.DevNull
+	}
+	pre := []string{"batchctl", "--server", e.url, "--data", e.data, "--config", cfg}
 	if e.token != "" {
 		pre = append(pre, "--token", e.token)
 	}
@@ -320,7 +327,7 @@ func TestRequestInterrupted(t *testing.T) {
 		})
 	}()
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"batchctl", "--server", e.url, "--data", e.data, "request", set + "/0"}, &stdout, &stderr)
+	code := run(ctx, []string{"batchctl", "--server", e.url, "--data", e.data, "--config", os.DevNull, "request", set + "/0"}, &stdout, &stderr)
 	if code != exitInterrupted || !strings.Contains(stderr.String(), "stay requested") {
 		t.Errorf("interrupted request: exit %d, stderr %q", code, stderr.String())
 	}

@@ -107,7 +107,7 @@ func bill(c *cli.Context) error {
 	}
 	t := b.Totals
 	fmt.Fprintf(w, "prices: %g per slot-second, %g per CPU second; amount due: %s\n", b.PriceSlotSecond, b.PriceCPUSecond, money(t.Amount))
-	tb := newTable(w, "", "slot-seconds", "cpu-seconds", "lines")
+	tb := newTable(c, "", "slot-seconds", "cpu-seconds", "lines")
 	rows := [][]any{{"billed (requested work)", secs(t.BilledSlotSeconds), secs(t.BilledCPUSeconds), t.Lines}}
 	rows = append(rows, freeRows(t.Free, "", "")...)
 	rows = append(rows, []any{"requested work", secs(t.RequestedWorkSlotSeconds), "", ""})
@@ -121,7 +121,7 @@ func bill(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "scaled billed resources: %.2f\n", t.ScaledBilledResources)
 	if len(b.ByOwner) > 1 || owner == "*" {
-		ot := newTable(w, "user", "lines", "slot-seconds", "cpu-seconds", "amount")
+		ot := newTable(c, "user", "lines", "slot-seconds", "cpu-seconds", "amount")
 		for _, g := range b.ByOwner {
 			if err := ot.Append(g.Owner, g.Lines, secs(g.SlotSeconds), secs(g.CPUSeconds), money(g.Amount)); err != nil {
 				return err
@@ -132,7 +132,7 @@ func bill(c *cli.Context) error {
 		}
 	}
 	if len(b.BySet) > 0 {
-		st := newTable(w, "set", "set name", "user", "lines", "slot-seconds", "cpu-seconds", "amount")
+		st := newTable(c, "set", "set name", "user", "lines", "slot-seconds", "cpu-seconds", "amount")
 		for _, g := range b.BySet {
 			if err := st.Append(int64(g.Set), g.SetName, g.Owner, g.Lines, secs(g.SlotSeconds), secs(g.CPUSeconds), money(g.Amount)); err != nil {
 				return err
@@ -145,7 +145,7 @@ func bill(c *cli.Context) error {
 	if !c.Bool("lines") {
 		return nil
 	}
-	lt := newTable(w, "line", "task", "set name", "copy", "slot-seconds", "reported", "cpu-seconds", "amount", "billed at", "reason")
+	lt := newTable(c, "line", "task", "set name", "copy", "slot-seconds", "reported", "cpu-seconds", "amount", "billed at", "reason")
 	for _, l := range b.Lines {
 		reason := l.Reason
 		if l.Kind == sched.BillKindCorrection {

@@ -35,9 +35,13 @@ func cluster(c *cli.Context) error {
 	fmt.Fprintf(w, "batchd %s, policy %s, speculation %s, preemption %s, up since %s\n",
 		v.Version, v.Policy, v.Speculation, v.Preemption, when(cl.StartedAt))
 	fmt.Fprintf(w, "slots: %d busy of %d\n", v.BusySlots, v.Slots)
-	t := newTable(w, "worker", "host", "slots", "busy", "suspend", "state", "last heartbeat")
+	t := newTable(c, "worker", "host", "slots", "busy", "memory", "suspend", "state", "last heartbeat")
 	for _, x := range cl.Workers {
-		if err := t.Append(string(x.ID), x.Hostname, x.Slots, x.BusySlots, x.CanSuspend, x.State, when(x.LastHeartbeat)); err != nil {
+		mem := "-"
+		if x.MemoryMB > 0 {
+			mem = fmt.Sprintf("%d MiB", x.MemoryMB)
+		}
+		if err := t.Append(string(x.ID), x.Hostname, x.Slots, x.BusySlots, mem, x.CanSuspend, x.State, when(x.LastHeartbeat)); err != nil {
 			return err
 		}
 	}
@@ -47,7 +51,7 @@ func cluster(c *cli.Context) error {
 	q, m := v.Queues, v.Metrics
 	fmt.Fprintf(w, "queues: %d requested, %d disclosed waiting; %d running copies (%d speculative), %d suspended\n",
 		q.Requested, q.Disclosed, q.RunningCopies, q.SpeculativeCopies, q.SuspendedCopies)
-	mt := newTable(w, "metric", "value")
+	mt := newTable(c, "metric", "value")
 	rows := [][]any{
 		{"finished tasks", m.FinishedTasks},
 		{"tasks per hour", fmt.Sprintf("%.1f", m.TasksPerHour)},

@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"batchd/client"
+	"batchd/cmd/internal/cliarg"
 	"batchd/sched"
 )
 
@@ -33,12 +34,15 @@ Examples:
    batchctl disclose --name frames --estimate 30s --file commands.txt
    batchctl disclose --set 4 --file more.txt          # append to set 4
    batchctl disclose --request --timeout 1m -- make test
+   batchctl disclose --max-running 4 --file jobs.txt   # at most 4 run at once
+   batchctl disclose --cpus 4 --memory 8G -- ./solve big.dat
 
 A --spec file is a list of tasks, or an object with a name and tasks:
 
    {"name": "sweep", "tasks": [
      {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
-      "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600}]}
+      "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600,
+      "cpus": 2, "memory_mb": 4096}]}
 
 Prints the set id and the new tasks' references (SET/FIRST..LAST); -q prints
 the set id only.`,
@@ -53,6 +57,9 @@ the set id only.`,
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir per copy)"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
+			&cli.IntFlag{Name: "cpus", Usage: "slots of one worker each task takes (default 1; the scheduler accounts them, see README, Resources)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
+			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the set id"},
 			jsonFlag(),
 		},
@@ -124,6 +131,7 @@ func disclose(c *cli.Context) error {
 			specs = append(specs, withDefaults(sched.TaskSpec{
 				Argv: t.Argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
 				NoSpeculation: t.NoSpeculation, TimeoutSeconds: t.TimeoutSeconds, DeadlineSeconds: t.DeadlineSeconds,
+				Cpus: t.Cpus, MemoryMB: t.MemoryMB,
 			}, defaults))
 		}
 	}
@@ -136,11 +144,16 @@ func disclose(c *cli.Context) error {
 	if len(specs) == 0 {
 		return usageErr("nothing to disclose: the input has no tasks")
 	}
+	maxRunning := c.Int("max-running")
+	if maxRunning < 0 || maxRunning > 1<<30 {
+		return usageErr("--max-running %d: want a number of copies, 1 or more (0: no cap)", maxRunning)
+	}
 	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{
-		Set:     sched.SetID(c.Int64("set")),
-		Name:    name,
-		Tasks:   specs,
-		Request: c.Bool("request"),
+		Set:        sched.SetID(c.Int64("set")),
+		Name:       name,
+		Tasks:      specs,
+		Request:    c.Bool("request"),
+		MaxRunning: int32(maxRunning),
 	})
 	if err != nil {
 		return err
@@ -182,6 +195,16 @@ func defaultSpec(c *cli.Context) (sched.TaskSpec, error) {
 		return d, err
 	}
 	d.NoSpeculation = c.Bool("no-speculation")
+	if n := c.Int("cpus"); n < 0 || n > sched.MaxCpus {
+		return d, usageErr("--cpus %d: want 1 to %d slots of one worker", n, sched.MaxCpus)
+	} else {
+		d.Cpus = int32(n)
+	}
+	mem, err := cliarg.ParseMiB(c.String("memory"))
+	if err != nil {
+		return d, usageErr("--memory: %v", err)
+	}
+	d.MemoryMB = mem
 	d.Dir = c.String("dir")
 	for _, kv := range c.StringSlice("env") {
 		k, v, ok := strings.Cut(kv, "=")
@@ -208,6 +231,12 @@ func withDefaults(s, d sched.TaskSpec) sched.TaskSpec {
 		s.Dir = d.Dir
 	}
 	s.NoSpeculation = s.NoSpeculation || d.NoSpeculation
+	if s.Cpus == 0 {
+		s.Cpus = d.Cpus
+	}
+	if s.MemoryMB == 0 {
+		s.MemoryMB = d.MemoryMB
+	}
 	if len(d.Env) > 0 {
 		env := map[string]string{}
 		for k, v := range d.Env {

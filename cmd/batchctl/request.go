@@ -233,7 +233,7 @@ func printMany(c *cli.Context, tasks []sched.Task) error {
 			return err
 		}
 	} else {
-		t := newTable(c.App.Writer, "task", "state", "exit", "service", "visible response")
+		t := newTable(c, "task", "state", "exit", "service", "visible response")
 		for _, x := range tasks {
 			exit := strconv.Itoa(int(x.ExitCode))
 			switch {

@@ -28,7 +28,7 @@ Examples:
    batchctl status 3
    batchctl status --state requested,finished 3`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "state", Usage: "only tasks in these `STATES` (comma-separated: disclosed, executed, requested, finished, canceled)"},
+			&cli.StringFlag{Name: "state", Usage: "only tasks in these `STATES`, comma-separated: " + stateNames + " (running: a copy runs; failed: finished with a non-zero exit or timed out)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many rows (default: 100 sets, 1000 tasks)"},
 			&cli.StringFlag{Name: "page", Usage: "continue a listing from `TOKEN`"},
 			jsonFlag(),
@@ -83,7 +83,7 @@ func listSets(c *cli.Context, cl *client.Client) error {
 			NextPageToken string    `json:"next_page_token"`
 		}{views, token})
 	}
-	t := newTable(c.App.Writer, "set", "name", "created", "tasks", "disclosed", "executed", "requested", "finished", "canceled", "running", "billed")
+	t := newTable(c, "set", "name", "created", "tasks", "disclosed", "executed", "requested", "finished", "canceled", "running", "billed")
 	for _, s := range sets {
 		n := s.Counts
 		if err := t.Append(strconv.FormatInt(int64(s.ID), 10), s.Name, when(s.CreatedAt), n.Total, n.Disclosed, n.Executed,
@@ -101,15 +101,9 @@ func listSets(c *cli.Context, cl *client.Client) error {
 }
 
 func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
-	var states []sched.TaskState
-	if s := c.String("state"); s != "" {
-		for _, x := range strings.Split(s, ",") {
-			st := sched.TaskState(strings.TrimSpace(x))
-			if !st.Valid() {
-				return usageErr("--state %q: want disclosed, executed, requested, finished or canceled", x)
-			}
-			states = append(states, st)
-		}
+	filter, err := parseStates(c.String("state"))
+	if err != nil {
+		return err
 	}
 	limit := c.Int("limit")
 	if limit <= 0 {
@@ -120,12 +114,16 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	token := c.String("page")
 	for {
 		size := int32(min(limit-len(tasks), 10000))
-		page, err := cl.GetTaskSet(c.Context, client.GetTaskSetInput{Set: id, PageSize: size, PageToken: token, States: states})
+		page, err := cl.GetTaskSet(c.Context, client.GetTaskSetInput{Set: id, PageSize: size, PageToken: token, States: filter.server})
 		if err != nil {
 			return err
 		}
 		set = page.Set
-		tasks = append(tasks, page.Tasks...)
+		for _, t := range page.Tasks {
+			if filter.keep(t) {
+				tasks = append(tasks, t)
+			}
+		}
 		token = page.NextPageToken
 		if token == "" || len(tasks) >= limit {
 			break
@@ -143,9 +141,14 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	if set.Name != "" {
 		label = fmt.Sprintf(" %q", set.Name)
 	}
-	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running; billed %s\n",
-		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, secs(set.BilledSlotSeconds))
-	t := newTable(c.App.Writer, "task", "state", "command", "copies", "progress", "exit", "service", "visible response")
+	capText := ""
+	if set.MaxRunning > 0 {
+		capText = fmt.Sprintf(" (at most %d at once)", set.MaxRunning)
+	}
+	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running%s; billed %s\n",
+		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, capText, secs(set.BilledSlotSeconds))
+	whys := whyColumn(c, cl, id, tasks)
+	t := newTable(c, "task", "state", "why", "command", "copies", "progress", "exit", "service", "visible response")
 	for _, x := range tasks {
 		exit := "-"
 		if x.State == sched.TaskFinished {
@@ -158,7 +161,11 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 		if x.Progress >= 0 && x.State != sched.TaskFinished {
 			prog = fmt.Sprintf("%.0f%%", 100*x.Progress)
 		}
-		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), shortCommand(x.Spec.Argv),
+		why := whys[x.Index]
+		if why == "" || why == sched.WhyRunning.Short() {
+			why = "-"
+		}
+		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, shortCommand(x.Spec.Argv),
 			copiesText(x.Copies), prog, exit, secs(x.ServiceSeconds), secs(x.VisibleResponseSeconds)); err != nil {
 			return err
 		}
@@ -251,4 +258,66 @@ func output(c *cli.Context) error {
 	}
 	_, err = c.App.Writer.Write(data)
 	return err
+}
+
+// stateNames lists what --state accepts.
+const stateNames = "disclosed, executed, requested, finished, canceled, running, failed"
+
+// stateFilter is a parsed --state: the task states to ask the server for,
+// and the tests batchctl applies itself for running and failed, which are
+// not states of a task but of its copies or its result.
+type stateFilter struct {
+	server  []sched.TaskState
+	states  map[sched.TaskState]bool
+	running bool
+	failed  bool
+}
+
+func parseStates(s string) (stateFilter, error) {
+	f := stateFilter{states: map[sched.TaskState]bool{}}
+	if strings.TrimSpace(s) == "" {
+		return f, nil
+	}
+	ask := map[sched.TaskState]bool{}
+	for _, x := range strings.Split(s, ",") {
+		x = strings.ToLower(strings.TrimSpace(x))
+		switch st := sched.TaskState(x); {
+		case st.Valid():
+			f.states[st] = true
+			ask[st] = true
+		case x == "running":
+			// Only unfinished tasks have running copies.
+			f.running = true
+			ask[sched.TaskDisclosed], ask[sched.TaskRequested] = true, true
+		case x == "failed":
+			f.failed = true
+			ask[sched.TaskFinished] = true
+		default:
+			return f, usageErr("--state %q: want some of %s", x, stateNames)
+		}
+	}
+	for _, st := range []sched.TaskState{sched.TaskDisclosed, sched.TaskExecuted, sched.TaskRequested, sched.TaskFinished, sched.TaskCanceled} {
+		if ask[st] {
+			f.server = append(f.server, st)
+		}
+	}
+	return f, nil
+}
+
+// keep reports whether t passes the filter.
+func (f stateFilter) keep(t sched.Task) bool {
+	if len(f.states) == 0 && !f.running && !f.failed {
+		return true
+	}
+	if f.states[t.State] {
+		return true
+	}
+	if f.running {
+		for _, c := range t.Copies {
+			if c.State == sched.CopyRunning {
+				return true
+			}
+		}
+	}
+	return f.failed && t.State == sched.TaskFinished && (t.ExitCode != 0 || t.TimedOut)
 }

@@ -66,7 +66,7 @@ func usersCommand() *cli.Command {
 					}
 					return writeJSON(c.App.Writer, vs)
 				}
-				t := newTable(c.App.Writer, "name", "role", "tokens", "created", "revoked")
+				t := newTable(c, "name", "role", "tokens", "created", "revoked")
 				for _, v := range vs {
 					rev := ""
 					if v.RevokedAt != nil {

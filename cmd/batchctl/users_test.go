@@ -63,23 +63,23 @@ func TestUsersAndBill(t *testing.T) {
 }
 
 // batchctl users goes through the typed client like every other command:
-// with an unreadable token file it warns once (not once per client it
-// builds) and exits with the auth status; a listing shows the users'
-// domain fields.
+// with an unreadable config file it fails once (not once per client it
+// builds) before calling; a listing shows the users' domain fields.
 func TestUsersThroughClient(t *testing.T) {
 	e := newEnv(t, 0)
 	nobody := &env{t: t, url: e.url, data: t.TempDir(), srv: e.srv}
-	// The config file batchctl reads is a directory: a token source that
-	// fails.
-	if err := os.Mkdir(filepath.Join(nobody.data, "no-config"), 0o700); err != nil {
+	// The config file batchctl reads is a directory: a config that
+	// cannot be read.
+	nobody.config = filepath.Join(nobody.data, "no-config")
+	if err := os.Mkdir(nobody.config, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	_, errOut, code := nobody.run("users", "whoami")
-	if code != exitAuth {
-		t.Fatalf("users whoami without a token: exit %d, want %d", code, exitAuth)
+	if code != exitInvalid {
+		t.Fatalf("users whoami with an unreadable config: exit %d, want %d", code, exitInvalid)
 	}
-	if n := strings.Count(errOut, "warning:"); n != 1 {
-		t.Errorf("users whoami without a token warned %d times, want once:\n%s", n, errOut)
+	if n := strings.Count(errOut, "config file"); n != 1 {
+		t.Errorf("users whoami with an unreadable config said so %d times, want once:\n%s", n, errOut)
 	}
 	e.ok("users", "add", "--role", "worker", "box")
 	var list []struct {

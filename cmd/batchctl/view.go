@@ -28,6 +28,8 @@ type setView struct {
 	Counts                     countsView `json:"counts"`
 	BilledSlotSeconds          float64    `json:"billed_slot_seconds"`
 	MeanVisibleResponseSeconds float64    `json:"mean_visible_response_seconds"`
+	// MaxRunning is the set's --max-running cap (0 = none).
+	MaxRunning int32 `json:"max_running"`
 }
 
 type specView struct {
@@ -38,6 +40,8 @@ type specView struct {
 	NoSpeculation   bool              `json:"no_speculation,omitempty"`
 	TimeoutSeconds  float64           `json:"timeout_seconds,omitempty"`
 	DeadlineSeconds float64           `json:"deadline_seconds,omitempty"`
+	Cpus            int32             `json:"cpus,omitempty"`
+	MemoryMB        int64             `json:"memory_mb,omitempty"`
 }
 
 type copyView struct {
@@ -171,6 +175,7 @@ type workerView struct {
 	State         string     `json:"state"`
 	LastHeartbeat *time.Time `json:"last_heartbeat,omitempty"`
 	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
+	MemoryMB      int64      `json:"memory_mb"`
 }
 
 type clusterView struct {
@@ -231,6 +236,7 @@ func viewSet(s sched.TaskSet) setView {
 		},
 		BilledSlotSeconds:          s.BilledSlotSeconds,
 		MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds,
+		MaxRunning:                 s.MaxRunning,
 	}
 }
 
@@ -243,6 +249,7 @@ func viewTask(t sched.Task) taskView {
 			Argv: t.Spec.Argv, Env: t.Spec.Env, Dir: t.Spec.Dir,
 			EstimateSeconds: t.Spec.EstimateSeconds, NoSpeculation: t.Spec.NoSpeculation,
 			TimeoutSeconds: t.Spec.TimeoutSeconds, DeadlineSeconds: t.Spec.DeadlineSeconds,
+			Cpus: t.Spec.Cpus, MemoryMB: t.Spec.MemoryMB,
 		},
 		DisclosedAt:            timePtr(t.DisclosedAt),
 		RequestedAt:            timePtr(t.RequestedAt),
@@ -329,7 +336,7 @@ func viewCluster(c client.Cluster) clusterView {
 		v.Workers = append(v.Workers, workerView{
 			ID: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 			CanSuspend: w.CanSuspend, State: w.State,
-			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt),
+			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB,
 		})
 	}
 	return v

@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"batchd/cmd/internal/cliarg"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -17,12 +19,18 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newApp(os.Stdout, os.Stderr).RunContext(ctx, os.Args)
+	err := runApp(ctx, newApp(os.Stdout, os.Stderr), os.Args)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "batchd:", err)
+		fmt.Fprintln(os.Stderr, "batchd:", cliarg.UnknownCommand(err.Error(), "batchd"))
 		os.Exit(1)
 	}
+}
+
+// runApp runs app with args, flags after a command's arguments moved in
+// front of them (batchd user add NAME --worker).
+func runApp(ctx context.Context, app *cli.App, args []string) error {
+	return app.RunContext(ctx, cliarg.Reorder(app, args))
 }
 
 // newApp builds the command tree, writing to stdout and stderr, so tests can
@@ -47,5 +55,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			billCommand(),
 		},
 		HideHelpCommand: true,
+		Suggest:         true,
+		// Errors go back to main, which prints them and exits 1.
+		ExitErrHandler: func(*cli.Context, error) {},
 	}
 }

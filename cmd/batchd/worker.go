@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"runtime"
 	"time"
 
 	"batchd/client"
 	"batchd/client/worker"
+	"batchd/cmd/internal/cliarg"
 
 	"connectrpc.com/connect"
 	"github.com/urfave/cli/v2"
@@ -36,10 +38,19 @@ func workerCommand() *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
 			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G (default: the machine's; 0: none)"},
 		},
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+			mem, err := cliarg.ParseMiB(c.String("memory"))
+			if err != nil {
+				return fmt.Errorf("--memory: %w", err)
+			}
+			if c.IsSet("memory") && mem == 0 {
+				mem = -1 // offer none
+			}
 			return worker.Run(c.Context, worker.Config{
+				MemoryMB:      mem,
 				Server:        c.String("server"),
 				Name:          c.String("name"),
 				Slots:         c.Int("slots"),

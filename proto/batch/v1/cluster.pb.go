@@ -34,6 +34,8 @@ type Worker struct {
 	State         string                 `protobuf:"bytes,7,opt,name=state,proto3" json:"state,omitempty"`
 	LastHeartbeat *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=last_heartbeat,json=lastHeartbeat,proto3" json:"last_heartbeat,omitempty"`
 	RegisteredAt  *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
+	// Memory the worker offers to tasks, MiB (0: none).
+	MemoryMb      int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -129,6 +131,13 @@ func (x *Worker) GetRegisteredAt() *timestamppb.Timestamp {
 		return x.RegisteredAt
 	}
 	return nil
+}
+
+func (x *Worker) GetMemoryMb() int64 {
+	if x != nil {
+		return x.MemoryMb
+	}
+	return 0
 }
 
 // QueueLengths counts tasks waiting for a slot in each class.
@@ -509,7 +518,7 @@ var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x02\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x02\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -521,7 +530,8 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"canSuspend\x12\x14\n" +
 	"\x05state\x18\a \x01(\tR\x05state\x12A\n" +
 	"\x0elast_heartbeat\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rlastHeartbeat\x12?\n" +
-	"\rregistered_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fregisteredAt\"\xcb\x01\n" +
+	"\rregistered_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fregisteredAt\x12\x1b\n" +
+	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\"\xcb\x01\n" +
 	"\fQueueLengths\x12\x1c\n" +
 	"\trequested\x18\x01 \x01(\x03R\trequested\x12\x1c\n" +
 	"\tdisclosed\x18\x02 \x01(\x03R\tdisclosed\x12)\n" +

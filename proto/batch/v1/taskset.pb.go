@@ -21,6 +21,88 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// WaitReason says why a task is not running (DESIGN.md, "Why is it
+// waiting").
+type WaitReason int32
+
+const (
+	WaitReason_WAIT_REASON_UNSPECIFIED WaitReason = 0
+	// A copy runs; the task is not waiting.
+	WaitReason_WAIT_REASON_RUNNING WaitReason = 1
+	// Executed, finished or canceled: the task needs no run.
+	WaitReason_WAIT_REASON_NOT_WAITING WaitReason = 2
+	// Nothing of its class goes before it in the free (or, for requested
+	// work, preemptible) slots: it starts at the next decision.
+	WaitReason_WAIT_REASON_NEXT         WaitReason = 3
+	WaitReason_WAIT_REASON_NO_FREE_SLOT WaitReason = 4
+	// The set runs as many copies as its max_running allows (or its tasks
+	// ahead will fill it).
+	WaitReason_WAIT_REASON_MAX_RUNNING WaitReason = 5
+	// Disclosed work runs only on slots no requested task holds or wants.
+	WaitReason_WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS WaitReason = 6
+	// Its copy was suspended to make room for requested work.
+	WaitReason_WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK WaitReason = 7
+	// Its copy was lost with a worker; it queued again.
+	WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED WaitReason = 8
+	// No worker has the slots and memory it requests.
+	WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES WaitReason = 9
+)
+
+// Enum value maps for WaitReason.
+var (
+	WaitReason_name = map[int32]string{
+		0: "WAIT_REASON_UNSPECIFIED",
+		1: "WAIT_REASON_RUNNING",
+		2: "WAIT_REASON_NOT_WAITING",
+		3: "WAIT_REASON_NEXT",
+		4: "WAIT_REASON_NO_FREE_SLOT",
+		5: "WAIT_REASON_MAX_RUNNING",
+		6: "WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS",
+		7: "WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK",
+		8: "WAIT_REASON_WORKER_LOST_REQUEUED",
+		9: "WAIT_REASON_WAITING_FOR_RESOURCES",
+	}
+	WaitReason_value = map[string]int32{
+		"WAIT_REASON_UNSPECIFIED":                    0,
+		"WAIT_REASON_RUNNING":                        1,
+		"WAIT_REASON_NOT_WAITING":                    2,
+		"WAIT_REASON_NEXT":                           3,
+		"WAIT_REASON_NO_FREE_SLOT":                   4,
+		"WAIT_REASON_MAX_RUNNING":                    5,
+		"WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS": 6,
+		"WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK":   7,
+		"WAIT_REASON_WORKER_LOST_REQUEUED":           8,
+		"WAIT_REASON_WAITING_FOR_RESOURCES":          9,
+	}
+)
+
+func (x WaitReason) Enum() *WaitReason {
+	p := new(WaitReason)
+	*p = x
+	return p
+}
+
+func (x WaitReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (WaitReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_batch_v1_taskset_proto_enumTypes[0].Descriptor()
+}
+
+func (WaitReason) Type() protoreflect.EnumType {
+	return &file_batch_v1_taskset_proto_enumTypes[0]
+}
+
+func (x WaitReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use WaitReason.Descriptor instead.
+func (WaitReason) EnumDescriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{0}
+}
+
 type DiscloseRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 0 creates a new set; otherwise the tasks are appended to this set.
@@ -31,7 +113,10 @@ type DiscloseRequest struct {
 	// A retried call with the same key (per user) does not disclose twice.
 	IdempotencyKey string `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// Request the new tasks at once (a batch submission).
-	Request       bool `protobuf:"varint,5,opt,name=request,proto3" json:"request,omitempty"`
+	Request bool `protobuf:"varint,5,opt,name=request,proto3" json:"request,omitempty"`
+	// At most this many copies of the set run at once, speculative copies
+	// included; 0 = no cap (on an append: leave the cap as it is).
+	MaxRunning    int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -99,6 +184,13 @@ func (x *DiscloseRequest) GetRequest() bool {
 		return x.Request
 	}
 	return false
+}
+
+func (x *DiscloseRequest) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
 }
 
 type DiscloseResponse struct {
@@ -181,6 +273,7 @@ type DiscloseStreamRequest struct {
 	Tasks          []*TaskSpec            `protobuf:"bytes,3,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	IdempotencyKey string                 `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	Request        bool                   `protobuf:"varint,5,opt,name=request,proto3" json:"request,omitempty"`
+	MaxRunning     int32                  `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -248,6 +341,13 @@ func (x *DiscloseStreamRequest) GetRequest() bool {
 		return x.Request
 	}
 	return false
+}
+
+func (x *DiscloseStreamRequest) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
 }
 
 // DiscloseStreamResponse is DiscloseResponse for the whole stream.
@@ -1161,29 +1261,306 @@ func (x *GetOutputResponse) GetState() TaskState {
 	return TaskState_TASK_STATE_UNSPECIFIED
 }
 
+type WhyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	// The tasks to explain (at least one, at most 1000).
+	Indexes       []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhyRequest) Reset() {
+	*x = WhyRequest{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhyRequest) ProtoMessage() {}
+
+func (x *WhyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhyRequest.ProtoReflect.Descriptor instead.
+func (*WhyRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *WhyRequest) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *WhyRequest) GetIndexes() []int32 {
+	if x != nil {
+		return x.Indexes
+	}
+	return nil
+}
+
+type WhyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tasks         []*TaskWhy             `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhyResponse) Reset() {
+	*x = WhyResponse{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhyResponse) ProtoMessage() {}
+
+func (x *WhyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhyResponse.ProtoReflect.Descriptor instead.
+func (*WhyResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WhyResponse) GetTasks() []*TaskWhy {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+// TaskWhy is the scheduler's answer for one task.
+type TaskWhy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Index int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	State TaskState              `protobuf:"varint,2,opt,name=state,proto3,enum=batch.v1.TaskState" json:"state,omitempty"`
+	// "requested" or "disclosed"; empty when the task needs no run.
+	Class  string     `protobuf:"bytes,3,opt,name=class,proto3" json:"class,omitempty"`
+	Reason WaitReason `protobuf:"varint,4,opt,name=reason,proto3,enum=batch.v1.WaitReason" json:"reason,omitempty"`
+	// The reason in words, for people.
+	ReasonText string `protobuf:"bytes,5,opt,name=reason_text,json=reasonText,proto3" json:"reason_text,omitempty"`
+	// Queued tasks of the same set and class that start before it.
+	Position int32 `protobuf:"varint,6,opt,name=position,proto3" json:"position,omitempty"`
+	// Sets of its class served before its set.
+	JobsAhead int32 `protobuf:"varint,7,opt,name=jobs_ahead,json=jobsAhead,proto3" json:"jobs_ahead,omitempty"`
+	// Queued tasks that start before it, in its set and in the jobs ahead
+	// (and, for disclosed work, all queued requested work).
+	TasksAhead int64 `protobuf:"varint,8,opt,name=tasks_ahead,json=tasksAhead,proto3" json:"tasks_ahead,omitempty"`
+	// False when a count was cut short and is a lower bound.
+	Exact     bool  `protobuf:"varint,9,opt,name=exact,proto3" json:"exact,omitempty"`
+	FreeSlots int32 `protobuf:"varint,10,opt,name=free_slots,json=freeSlots,proto3" json:"free_slots,omitempty"`
+	Slots     int32 `protobuf:"varint,11,opt,name=slots,proto3" json:"slots,omitempty"`
+	// The set's cap (0 = none) and its running copies.
+	MaxRunning int32 `protobuf:"varint,12,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	Running    int32 `protobuf:"varint,13,opt,name=running,proto3" json:"running,omitempty"`
+	// Estimated seconds from now until the task starts and finishes;
+	// negative when unknown.
+	StartInSeconds  float64 `protobuf:"fixed64,14,opt,name=start_in_seconds,json=startInSeconds,proto3" json:"start_in_seconds,omitempty"`
+	FinishInSeconds float64 `protobuf:"fixed64,15,opt,name=finish_in_seconds,json=finishInSeconds,proto3" json:"finish_in_seconds,omitempty"`
+	// What the estimate takes for granted.
+	Assumptions   string `protobuf:"bytes,16,opt,name=assumptions,proto3" json:"assumptions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskWhy) Reset() {
+	*x = TaskWhy{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskWhy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskWhy) ProtoMessage() {}
+
+func (x *TaskWhy) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskWhy.ProtoReflect.Descriptor instead.
+func (*TaskWhy) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *TaskWhy) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetState() TaskState {
+	if x != nil {
+		return x.State
+	}
+	return TaskState_TASK_STATE_UNSPECIFIED
+}
+
+func (x *TaskWhy) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *TaskWhy) GetReason() WaitReason {
+	if x != nil {
+		return x.Reason
+	}
+	return WaitReason_WAIT_REASON_UNSPECIFIED
+}
+
+func (x *TaskWhy) GetReasonText() string {
+	if x != nil {
+		return x.ReasonText
+	}
+	return ""
+}
+
+func (x *TaskWhy) GetPosition() int32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetJobsAhead() int32 {
+	if x != nil {
+		return x.JobsAhead
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetTasksAhead() int64 {
+	if x != nil {
+		return x.TasksAhead
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
+}
+
+func (x *TaskWhy) GetFreeSlots() int32 {
+	if x != nil {
+		return x.FreeSlots
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetRunning() int32 {
+	if x != nil {
+		return x.Running
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetStartInSeconds() float64 {
+	if x != nil {
+		return x.StartInSeconds
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetFinishInSeconds() float64 {
+	if x != nil {
+		return x.FinishInSeconds
+	}
+	return 0
+}
+
+func (x *TaskWhy) GetAssumptions() string {
+	if x != nil {
+		return x.Assumptions
+	}
+	return ""
+}
+
 var File_batch_v1_taskset_proto protoreflect.FileDescriptor
 
 const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\"\xa9\x01\n" +
+	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\"\xca\x01\n" +
 	"\x0fDiscloseRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x05tasks\x18\x03 \x03(\v2\x12.batch.v1.TaskSpecR\x05tasks\x12'\n" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
-	"\arequest\x18\x05 \x01(\bR\arequest\"\x93\x01\n" +
+	"\arequest\x18\x05 \x01(\bR\arequest\x12\x1f\n" +
+	"\vmax_running\x18\x14 \x01(\x05R\n" +
+	"maxRunning\"\x93\x01\n" +
 	"\x10DiscloseResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
-	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xaf\x01\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xd0\x01\n" +
 	"\x15DiscloseStreamRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
 	"\x05tasks\x18\x03 \x03(\v2\x12.batch.v1.TaskSpecR\x05tasks\x12'\n" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
-	"\arequest\x18\x05 \x01(\bR\arequest\"\x99\x01\n" +
+	"\arequest\x18\x05 \x01(\bR\arequest\x12\x1f\n" +
+	"\vmax_running\x18\x14 \x01(\x05R\n" +
+	"maxRunning\"\x99\x01\n" +
 	"\x16DiscloseStreamResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
@@ -1256,7 +1633,48 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	" \x01(\x01R\vslotSeconds\x12\x17\n" +
 	"\acopy_id\x18\v \x01(\x03R\x06copyId\x12\x16\n" +
 	"\x06worker\x18\f \x01(\tR\x06worker\x12)\n" +
-	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state2\xe6\x04\n" +
+	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\"=\n" +
+	"\n" +
+	"WhyRequest\x12\x15\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
+	"\aindexes\x18\x02 \x03(\x05R\aindexes\"6\n" +
+	"\vWhyResponse\x12'\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x11.batch.v1.TaskWhyR\x05tasks\"\x89\x04\n" +
+	"\aTaskWhy\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12)\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x14\n" +
+	"\x05class\x18\x03 \x01(\tR\x05class\x12,\n" +
+	"\x06reason\x18\x04 \x01(\x0e2\x14.batch.v1.WaitReasonR\x06reason\x12\x1f\n" +
+	"\vreason_text\x18\x05 \x01(\tR\n" +
+	"reasonText\x12\x1a\n" +
+	"\bposition\x18\x06 \x01(\x05R\bposition\x12\x1d\n" +
+	"\n" +
+	"jobs_ahead\x18\a \x01(\x05R\tjobsAhead\x12\x1f\n" +
+	"\vtasks_ahead\x18\b \x01(\x03R\n" +
+	"tasksAhead\x12\x14\n" +
+	"\x05exact\x18\t \x01(\bR\x05exact\x12\x1d\n" +
+	"\n" +
+	"free_slots\x18\n" +
+	" \x01(\x05R\tfreeSlots\x12\x14\n" +
+	"\x05slots\x18\v \x01(\x05R\x05slots\x12\x1f\n" +
+	"\vmax_running\x18\f \x01(\x05R\n" +
+	"maxRunning\x12\x18\n" +
+	"\arunning\x18\r \x01(\x05R\arunning\x12(\n" +
+	"\x10start_in_seconds\x18\x0e \x01(\x01R\x0estartInSeconds\x12*\n" +
+	"\x11finish_in_seconds\x18\x0f \x01(\x01R\x0ffinishInSeconds\x12 \n" +
+	"\vassumptions\x18\x10 \x01(\tR\vassumptions*\xdb\x02\n" +
+	"\n" +
+	"WaitReason\x12\x1b\n" +
+	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13WAIT_REASON_RUNNING\x10\x01\x12\x1b\n" +
+	"\x17WAIT_REASON_NOT_WAITING\x10\x02\x12\x14\n" +
+	"\x10WAIT_REASON_NEXT\x10\x03\x12\x1c\n" +
+	"\x18WAIT_REASON_NO_FREE_SLOT\x10\x04\x12\x1b\n" +
+	"\x17WAIT_REASON_MAX_RUNNING\x10\x05\x12.\n" +
+	"*WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS\x10\x06\x12,\n" +
+	"(WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK\x10\a\x12$\n" +
+	" WAIT_REASON_WORKER_LOST_REQUEUED\x10\b\x12%\n" +
+	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t2\x9c\x05\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
@@ -1266,7 +1684,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"GetTaskSet\x12\x1b.batch.v1.GetTaskSetRequest\x1a\x1c.batch.v1.GetTaskSetResponse\"\x00\x12O\n" +
 	"\fListTaskSets\x12\x1d.batch.v1.ListTaskSetsRequest\x1a\x1e.batch.v1.ListTaskSetsResponse\"\x00\x12Q\n" +
 	"\fWatchTaskSet\x12\x1d.batch.v1.WatchTaskSetRequest\x1a\x1e.batch.v1.WatchTaskSetResponse\"\x000\x01\x12F\n" +
-	"\tGetOutput\x12\x1a.batch.v1.GetOutputRequest\x1a\x1b.batch.v1.GetOutputResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\tGetOutput\x12\x1a.batch.v1.GetOutputRequest\x1a\x1b.batch.v1.GetOutputResponse\"\x00\x124\n" +
+	"\x03Why\x12\x14.batch.v1.WhyRequest\x1a\x15.batch.v1.WhyResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_taskset_proto_rawDescOnce sync.Once
@@ -1280,65 +1699,75 @@ func file_batch_v1_taskset_proto_rawDescGZIP() []byte {
 	return file_batch_v1_taskset_proto_rawDescData
 }
 
-var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_batch_v1_taskset_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_batch_v1_taskset_proto_goTypes = []any{
-	(*DiscloseRequest)(nil),        // 0: batch.v1.DiscloseRequest
-	(*DiscloseResponse)(nil),       // 1: batch.v1.DiscloseResponse
-	(*DiscloseStreamRequest)(nil),  // 2: batch.v1.DiscloseStreamRequest
-	(*DiscloseStreamResponse)(nil), // 3: batch.v1.DiscloseStreamResponse
-	(*RequestRequest)(nil),         // 4: batch.v1.RequestRequest
-	(*RequestResponse)(nil),        // 5: batch.v1.RequestResponse
-	(*CancelRequest)(nil),          // 6: batch.v1.CancelRequest
-	(*CancelResponse)(nil),         // 7: batch.v1.CancelResponse
-	(*GetTaskSetRequest)(nil),      // 8: batch.v1.GetTaskSetRequest
-	(*GetTaskSetResponse)(nil),     // 9: batch.v1.GetTaskSetResponse
-	(*ListTaskSetsRequest)(nil),    // 10: batch.v1.ListTaskSetsRequest
-	(*ListTaskSetsResponse)(nil),   // 11: batch.v1.ListTaskSetsResponse
-	(*WatchTaskSetRequest)(nil),    // 12: batch.v1.WatchTaskSetRequest
-	(*WatchTaskSetResponse)(nil),   // 13: batch.v1.WatchTaskSetResponse
-	(*GetOutputRequest)(nil),       // 14: batch.v1.GetOutputRequest
-	(*GetOutputResponse)(nil),      // 15: batch.v1.GetOutputResponse
-	(*TaskSpec)(nil),               // 16: batch.v1.TaskSpec
-	(*TaskSet)(nil),                // 17: batch.v1.TaskSet
-	(*Task)(nil),                   // 18: batch.v1.Task
-	(TaskState)(0),                 // 19: batch.v1.TaskState
+	(WaitReason)(0),                // 0: batch.v1.WaitReason
+	(*DiscloseRequest)(nil),        // 1: batch.v1.DiscloseRequest
+	(*DiscloseResponse)(nil),       // 2: batch.v1.DiscloseResponse
+	(*DiscloseStreamRequest)(nil),  // 3: batch.v1.DiscloseStreamRequest
+	(*DiscloseStreamResponse)(nil), // 4: batch.v1.DiscloseStreamResponse
+	(*RequestRequest)(nil),         // 5: batch.v1.RequestRequest
+	(*RequestResponse)(nil),        // 6: batch.v1.RequestResponse
+	(*CancelRequest)(nil),          // 7: batch.v1.CancelRequest
+	(*CancelResponse)(nil),         // 8: batch.v1.CancelResponse
+	(*GetTaskSetRequest)(nil),      // 9: batch.v1.GetTaskSetRequest
+	(*GetTaskSetResponse)(nil),     // 10: batch.v1.GetTaskSetResponse
+	(*ListTaskSetsRequest)(nil),    // 11: batch.v1.ListTaskSetsRequest
+	(*ListTaskSetsResponse)(nil),   // 12: batch.v1.ListTaskSetsResponse
+	(*WatchTaskSetRequest)(nil),    // 13: batch.v1.WatchTaskSetRequest
+	(*WatchTaskSetResponse)(nil),   // 14: batch.v1.WatchTaskSetResponse
+	(*GetOutputRequest)(nil),       // 15: batch.v1.GetOutputRequest
+	(*GetOutputResponse)(nil),      // 16: batch.v1.GetOutputResponse
+	(*WhyRequest)(nil),             // 17: batch.v1.WhyRequest
+	(*WhyResponse)(nil),            // 18: batch.v1.WhyResponse
+	(*TaskWhy)(nil),                // 19: batch.v1.TaskWhy
+	(*TaskSpec)(nil),               // 20: batch.v1.TaskSpec
+	(*TaskSet)(nil),                // 21: batch.v1.TaskSet
+	(*Task)(nil),                   // 22: batch.v1.Task
+	(TaskState)(0),                 // 23: batch.v1.TaskState
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
-	16, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
-	17, // 1: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
-	16, // 2: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
-	17, // 3: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
-	17, // 4: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
-	18, // 5: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
-	17, // 6: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
-	19, // 7: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
-	17, // 8: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	18, // 9: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
-	17, // 10: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
-	17, // 11: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	18, // 12: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
-	19, // 13: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
-	0,  // 14: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
-	2,  // 15: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
-	4,  // 16: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
-	6,  // 17: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
-	8,  // 18: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
-	10, // 19: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
-	12, // 20: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
-	14, // 21: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
-	1,  // 22: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	3,  // 23: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
-	5,  // 24: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	7,  // 25: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	9,  // 26: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	11, // 27: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	13, // 28: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	15, // 29: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	22, // [22:30] is the sub-list for method output_type
-	14, // [14:22] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	20, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
+	21, // 1: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
+	20, // 2: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
+	21, // 3: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
+	21, // 4: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
+	22, // 5: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
+	21, // 6: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
+	23, // 7: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
+	21, // 8: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	22, // 9: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
+	21, // 10: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
+	21, // 11: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	22, // 12: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
+	23, // 13: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
+	19, // 14: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
+	23, // 15: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
+	0,  // 16: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
+	1,  // 17: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
+	3,  // 18: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
+	5,  // 19: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
+	7,  // 20: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
+	9,  // 21: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
+	11, // 22: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
+	13, // 23: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
+	15, // 24: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
+	17, // 25: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
+	2,  // 26: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	4,  // 27: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	6,  // 28: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	8,  // 29: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	10, // 30: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	12, // 31: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	14, // 32: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	16, // 33: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	18, // 34: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
+	26, // [26:35] is the sub-list for method output_type
+	17, // [17:26] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_taskset_proto_init() }
@@ -1352,13 +1781,14 @@ func file_batch_v1_taskset_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_taskset_proto_rawDesc), len(file_batch_v1_taskset_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   16,
+			NumEnums:      1,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_batch_v1_taskset_proto_goTypes,
 		DependencyIndexes: file_batch_v1_taskset_proto_depIdxs,
+		EnumInfos:         file_batch_v1_taskset_proto_enumTypes,
 		MessageInfos:      file_batch_v1_taskset_proto_msgTypes,
 	}.Build()
 	File_batch_v1_taskset_proto = out.File

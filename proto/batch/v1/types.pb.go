@@ -173,8 +173,15 @@ type TaskSpec struct {
 	// Optional deadline in seconds after the request (GRASS deadline-bound
 	// jobs); 0 = none.
 	DeadlineSeconds float64 `protobuf:"fixed64,7,opt,name=deadline_seconds,json=deadlineSeconds,proto3" json:"deadline_seconds,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Slots of one worker a copy takes (0 or 1: one; at most 4096). The
+	// scheduler accounts them; the worker enforces them as CPU weight where
+	// it can (README, Resources).
+	Cpus int32 `protobuf:"varint,20,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	// Memory a copy needs, MiB (0: none asked; at most 2^30). It runs only
+	// on a worker whose offered memory has room for it.
+	MemoryMb      int64 `protobuf:"varint,21,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskSpec) Reset() {
@@ -252,6 +259,20 @@ func (x *TaskSpec) GetTimeoutSeconds() float64 {
 func (x *TaskSpec) GetDeadlineSeconds() float64 {
 	if x != nil {
 		return x.DeadlineSeconds
+	}
+	return 0
+}
+
+func (x *TaskSpec) GetCpus() int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return 0
+}
+
+func (x *TaskSpec) GetMemoryMb() int64 {
+	if x != nil {
+		return x.MemoryMb
 	}
 	return 0
 }
@@ -362,8 +383,10 @@ type TaskSet struct {
 	BilledSlotSeconds float64 `protobuf:"fixed64,6,opt,name=billed_slot_seconds,json=billedSlotSeconds,proto3" json:"billed_slot_seconds,omitempty"`
 	// Mean visible response time of the set's finished tasks, seconds.
 	MeanVisibleResponseSeconds float64 `protobuf:"fixed64,7,opt,name=mean_visible_response_seconds,json=meanVisibleResponseSeconds,proto3" json:"mean_visible_response_seconds,omitempty"`
-	unknownFields              protoimpl.UnknownFields
-	sizeCache                  protoimpl.SizeCache
+	// At most this many copies of the set run at once; 0 = no cap.
+	MaxRunning    int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskSet) Reset() {
@@ -441,6 +464,13 @@ func (x *TaskSet) GetBilledSlotSeconds() float64 {
 func (x *TaskSet) GetMeanVisibleResponseSeconds() float64 {
 	if x != nil {
 		return x.MeanVisibleResponseSeconds
+	}
+	return 0
+}
+
+func (x *TaskSet) GetMaxRunning() int32 {
+	if x != nil {
+		return x.MaxRunning
 	}
 	return 0
 }
@@ -794,7 +824,7 @@ var File_batch_v1_types_proto protoreflect.FileDescriptor
 
 const file_batch_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x14batch/v1/types.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbd\x02\n" +
+	"\x14batch/v1/types.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xee\x02\n" +
 	"\bTaskSpec\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12-\n" +
 	"\x03env\x18\x02 \x03(\v2\x1b.batch.v1.TaskSpec.EnvEntryR\x03env\x12\x10\n" +
@@ -802,7 +832,9 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x10estimate_seconds\x18\x04 \x01(\x01R\x0festimateSeconds\x12%\n" +
 	"\x0eno_speculation\x18\x05 \x01(\bR\rnoSpeculation\x12'\n" +
 	"\x0ftimeout_seconds\x18\x06 \x01(\x01R\x0etimeoutSeconds\x12)\n" +
-	"\x10deadline_seconds\x18\a \x01(\x01R\x0fdeadlineSeconds\x1a6\n" +
+	"\x10deadline_seconds\x18\a \x01(\x01R\x0fdeadlineSeconds\x12\x12\n" +
+	"\x04cpus\x18\x14 \x01(\x05R\x04cpus\x12\x1b\n" +
+	"\tmemory_mb\x18\x15 \x01(\x03R\bmemoryMb\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x01\n" +
@@ -814,7 +846,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\bfinished\x18\x04 \x01(\x03R\bfinished\x12\x1a\n" +
 	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\x12\x18\n" +
 	"\arunning\x18\x06 \x01(\x03R\arunning\x12\x14\n" +
-	"\x05total\x18\a \x01(\x03R\x05total\"\x9f\x02\n" +
+	"\x05total\x18\a \x01(\x03R\x05total\"\xc0\x02\n" +
 	"\aTaskSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -823,7 +855,9 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12,\n" +
 	"\x06counts\x18\x05 \x01(\v2\x14.batch.v1.TaskCountsR\x06counts\x12.\n" +
 	"\x13billed_slot_seconds\x18\x06 \x01(\x01R\x11billedSlotSeconds\x12A\n" +
-	"\x1dmean_visible_response_seconds\x18\a \x01(\x01R\x1ameanVisibleResponseSeconds\"\x9d\x02\n" +
+	"\x1dmean_visible_response_seconds\x18\a \x01(\x01R\x1ameanVisibleResponseSeconds\x12\x1f\n" +
+	"\vmax_running\x18\x14 \x01(\x05R\n" +
+	"maxRunning\"\x9d\x02\n" +
 	"\x04Copy\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x12\n" +

@@ -170,8 +170,11 @@ type RegisterRequest struct {
 	CanSuspend bool   `protobuf:"varint,3,opt,name=can_suspend,json=canSuspend,proto3" json:"can_suspend,omitempty"`
 	Hostname   string `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
 	// Copies still running on the worker from before (re-attach).
-	Running       []*HeldCopy `protobuf:"bytes,5,rep,name=running,proto3" json:"running,omitempty"`
-	Version       string      `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	Running []*HeldCopy `protobuf:"bytes,5,rep,name=running,proto3" json:"running,omitempty"`
+	Version string      `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	// Memory the worker offers to tasks, MiB; tasks that ask for memory
+	// (TaskSpec.memory_mb) run only where it fits. 0: none offered.
+	MemoryMb      int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -246,6 +249,13 @@ func (x *RegisterRequest) GetVersion() string {
 		return x.Version
 	}
 	return ""
+}
+
+func (x *RegisterRequest) GetMemoryMb() int64 {
+	if x != nil {
+		return x.MemoryMb
+	}
+	return 0
 }
 
 type RegisterResponse struct {
@@ -947,7 +957,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tsuspended\x18\x04 \x01(\bR\tsuspended\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x01R\bprogress\x12\x1f\n" +
 	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
-	"cpuSeconds\"\xc0\x01\n" +
+	"cpuSeconds\"\xdd\x01\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1f\n" +
@@ -955,7 +965,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"canSuspend\x12\x1a\n" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x12,\n" +
 	"\arunning\x18\x05 \x03(\v2\x12.batch.v1.HeldCopyR\arunning\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\tR\aversion\"\xbf\x01\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1b\n" +
+	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\"\xbf\x01\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12#\n" +
 	"\rlease_seconds\x18\x02 \x01(\x01R\fleaseSeconds\x12+\n" +

@@ -54,6 +54,8 @@ const (
 	// TaskSetServiceGetOutputProcedure is the fully-qualified name of the TaskSetService's GetOutput
 	// RPC.
 	TaskSetServiceGetOutputProcedure = "/batch.v1.TaskSetService/GetOutput"
+	// TaskSetServiceWhyProcedure is the fully-qualified name of the TaskSetService's Why RPC.
+	TaskSetServiceWhyProcedure = "/batch.v1.TaskSetService/Why"
 )
 
 // TaskSetServiceClient is a client for the batch.v1.TaskSetService service.
@@ -87,6 +89,10 @@ type TaskSetServiceClient interface {
 	// GetOutput returns a requested task's output. Disclosed and executed
 	// tasks' output is not readable (FailedPrecondition).
 	GetOutput(context.Context, *v1.GetOutputRequest) (*v1.GetOutputResponse, error)
+	// Why says, for each named task, why it waits: its class, its place in
+	// line, the reason and an estimate of when it starts, as the scheduler
+	// sees it now. At most 1000 indexes a call.
+	Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error)
 }
 
 // NewTaskSetServiceClient constructs a client for the batch.v1.TaskSetService service. By default,
@@ -148,6 +154,12 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(taskSetServiceMethods.ByName("GetOutput")),
 			connect.WithClientOptions(opts...),
 		),
+		why: connect.NewClient[v1.WhyRequest, v1.WhyResponse](
+			httpClient,
+			baseURL+TaskSetServiceWhyProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("Why")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -161,6 +173,7 @@ type taskSetServiceClient struct {
 	listTaskSets   *connect.Client[v1.ListTaskSetsRequest, v1.ListTaskSetsResponse]
 	watchTaskSet   *connect.Client[v1.WatchTaskSetRequest, v1.WatchTaskSetResponse]
 	getOutput      *connect.Client[v1.GetOutputRequest, v1.GetOutputResponse]
+	why            *connect.Client[v1.WhyRequest, v1.WhyResponse]
 }
 
 // Disclose calls batch.v1.TaskSetService.Disclose.
@@ -227,6 +240,15 @@ func (c *taskSetServiceClient) GetOutput(ctx context.Context, req *v1.GetOutputR
 	return nil, err
 }
 
+// Why calls batch.v1.TaskSetService.Why.
+func (c *taskSetServiceClient) Why(ctx context.Context, req *v1.WhyRequest) (*v1.WhyResponse, error) {
+	response, err := c.why.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // TaskSetServiceHandler is an implementation of the batch.v1.TaskSetService service.
 type TaskSetServiceHandler interface {
 	// Disclose creates a task set (set_id 0) or appends tasks to one. A retried
@@ -258,6 +280,10 @@ type TaskSetServiceHandler interface {
 	// GetOutput returns a requested task's output. Disclosed and executed
 	// tasks' output is not readable (FailedPrecondition).
 	GetOutput(context.Context, *v1.GetOutputRequest) (*v1.GetOutputResponse, error)
+	// Why says, for each named task, why it waits: its class, its place in
+	// line, the reason and an estimate of when it starts, as the scheduler
+	// sees it now. At most 1000 indexes a call.
+	Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error)
 }
 
 // NewTaskSetServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -315,6 +341,12 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		connect.WithSchema(taskSetServiceMethods.ByName("GetOutput")),
 		connect.WithHandlerOptions(opts...),
 	)
+	taskSetServiceWhyHandler := connect.NewUnaryHandlerSimple(
+		TaskSetServiceWhyProcedure,
+		svc.Why,
+		connect.WithSchema(taskSetServiceMethods.ByName("Why")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.TaskSetService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TaskSetServiceDiscloseProcedure:
@@ -333,6 +365,8 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 			taskSetServiceWatchTaskSetHandler.ServeHTTP(w, r)
 		case TaskSetServiceGetOutputProcedure:
 			taskSetServiceGetOutputHandler.ServeHTTP(w, r)
+		case TaskSetServiceWhyProcedure:
+			taskSetServiceWhyHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -372,4 +406,8 @@ func (UnimplementedTaskSetServiceHandler) WatchTaskSet(context.Context, *v1.Watc
 
 func (UnimplementedTaskSetServiceHandler) GetOutput(context.Context, *v1.GetOutputRequest) (*v1.GetOutputResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetOutput is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.Why is not implemented"))
 }

@@ -2,8 +2,8 @@
 // @generated from file batch/v1/taskset.proto (package batch.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Task, TaskSet, TaskSpec, TaskState } from "./types_pb";
 import { file_batch_v1_types } from "./types_pb";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/taskset.proto.
  */
 export const file_batch_v1_taskset: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSJ8Cg9EaXNjbG9zZVJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEgwKBG5hbWUYAiABKAkSIQoFdGFza3MYAyADKAsyEi5iYXRjaC52MS5UYXNrU3BlYxIXCg9pZGVtcG90ZW5jeV9rZXkYBCABKAkSDwoHcmVxdWVzdBgFIAEoCCJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCKCAQoVRGlzY2xvc2VTdHJlYW1SZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgicwoWRGlzY2xvc2VTdHJlYW1SZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEwoLZmlyc3RfaW5kZXgYAiABKAUSDQoFY291bnQYAyABKAUSEAoIcmVwbGF5ZWQYBCABKAgiPgoOUmVxdWVzdFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUSCwoDYWxsGAMgASgIIpUBCg9SZXF1ZXN0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhEKCXJlcXVlc3RlZBgCIAEoBRIYChBmaW5pc2hlZF9hdF9vbmNlGAMgASgFEhEKCXVuY2hhbmdlZBgEIAEoBRIdCgV0YXNrcxgFIAMoCzIOLmJhdGNoLnYxLlRhc2siMAoNQ2FuY2VsUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBSKFAQoOQ2FuY2VsUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhAKCGNhbmNlbGVkGAIgASgFEg8KB3N0b3BwZWQYAyABKAUSGAoQYWxyZWFkeV9jYW5jZWxlZBgEIAEoBRIRCgl1bmNoYW5nZWQYBSABKAUibwoRR2V0VGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiMKBnN0YXRlcxgEIAMoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZSJxChJHZXRUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiUAoTTGlzdFRhc2tTZXRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRISCgphbGxfb3duZXJzGAMgASgIIlUKFExpc3RUYXNrU2V0c1Jlc3BvbnNlEiQKCXRhc2tfc2V0cxgBIAMoCzIRLmJhdGNoLnYxLlRhc2tTZXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiUKE1dhdGNoVGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDImwKFFdhdGNoVGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSEAoIc25hcHNob3QYAyABKAgiUAoQR2V0T3V0cHV0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDQoFaW5kZXgYAiABKAUSDgoGb2Zmc2V0GAMgASgDEg0KBWxpbWl0GAQgASgDIqcCChFHZXRPdXRwdXRSZXNwb25zZRIOCgZzdGRvdXQYASABKAwSDgoGc3RkZXJyGAIgASgMEhMKC3N0ZG91dF9zaXplGAMgASgDEhMKC3N0ZGVycl9zaXplGAQgASgDEhgKEHN0ZG91dF90cnVuY2F0ZWQYBSABKAgSGAoQc3RkZXJyX3RydW5jYXRlZBgGIAEoCBIRCglleGl0X2NvZGUYByABKAUSEQoJdGltZWRfb3V0GAggASgIEhMKC2NwdV9zZWNvbmRzGAkgASgBEhQKDHNsb3Rfc2Vjb25kcxgKIAEoARIPCgdjb3B5X2lkGAsgASgDEg4KBndvcmtlchgMIAEoCRIiCgVzdGF0ZRgNIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZTLmBAoOVGFza1NldFNlcnZpY2USQwoIRGlzY2xvc2USGS5iYXRjaC52MS5EaXNjbG9zZVJlcXVlc3QaGi5iYXRjaC52MS5EaXNjbG9zZVJlc3BvbnNlIgASVwoORGlzY2xvc2VTdHJlYW0SHy5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlcXVlc3QaIC5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlc3BvbnNlIgAoARJACgdSZXF1ZXN0EhguYmF0Y2gudjEuUmVxdWVzdFJlcXVlc3QaGS5iYXRjaC52MS5SZXF1ZXN0UmVzcG9uc2UiABI9CgZDYW5jZWwSFy5iYXRjaC52MS5DYW5jZWxSZXF1ZXN0GhguYmF0Y2gudjEuQ2FuY2VsUmVzcG9uc2UiABJJCgpHZXRUYXNrU2V0EhsuYmF0Y2gudjEuR2V0VGFza1NldFJlcXVlc3QaHC5iYXRjaC52MS5HZXRUYXNrU2V0UmVzcG9uc2UiABJPCgxMaXN0VGFza1NldHMSHS5iYXRjaC52MS5MaXN0VGFza1NldHNSZXF1ZXN0Gh4uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVzcG9uc2UiABJRCgxXYXRjaFRhc2tTZXQSHS5iYXRjaC52MS5XYXRjaFRhc2tTZXRSZXF1ZXN0Gh4uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVzcG9uc2UiADABEkYKCUdldE91dHB1dBIaLmJhdGNoLnYxLkdldE91dHB1dFJlcXVlc3QaGy5iYXRjaC52MS5HZXRPdXRwdXRSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types]);
+  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSKRAQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUibQoQRGlzY2xvc2VSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEwoLZmlyc3RfaW5kZXgYAiABKAUSDQoFY291bnQYAyABKAUSEAoIcmVwbGF5ZWQYBCABKAgilwEKFURpc2Nsb3NlU3RyZWFtUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIhCgV0YXNrcxgDIAMoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRIPCgdyZXF1ZXN0GAUgASgIEhMKC21heF9ydW5uaW5nGBQgASgFInMKFkRpc2Nsb3NlU3RyZWFtUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhMKC2ZpcnN0X2luZGV4GAIgASgFEg0KBWNvdW50GAMgASgFEhAKCHJlcGxheWVkGAQgASgIIj4KDlJlcXVlc3RSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCKVAQoPUmVxdWVzdFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIRCglyZXF1ZXN0ZWQYAiABKAUSGAoQZmluaXNoZWRfYXRfb25jZRgDIAEoBRIRCgl1bmNoYW5nZWQYBCABKAUSHQoFdGFza3MYBSADKAsyDi5iYXRjaC52MS5UYXNrIjAKDUNhbmNlbFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUihQEKDkNhbmNlbFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIQCghjYW5jZWxlZBgCIAEoBRIPCgdzdG9wcGVkGAMgASgFEhgKEGFscmVhZHlfY2FuY2VsZWQYBCABKAUSEQoJdW5jaGFuZ2VkGAUgASgFIm8KEUdldFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIjCgZzdGF0ZXMYBCADKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUicQoSR2V0VGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIlAKE0xpc3RUYXNrU2V0c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEgoKYWxsX293bmVycxgDIAEoCCJVChRMaXN0VGFza1NldHNSZXNwb25zZRIkCgl0YXNrX3NldHMYASADKAsyES5iYXRjaC52MS5UYXNrU2V0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIlChNXYXRjaFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAyJsChRXYXRjaFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhAKCHNuYXBzaG90GAMgASgIIlAKEEdldE91dHB1dFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFEg4KBm9mZnNldBgDIAEoAxINCgVsaW1pdBgEIAEoAyKnAgoRR2V0T3V0cHV0UmVzcG9uc2USDgoGc3Rkb3V0GAEgASgMEg4KBnN0ZGVychgCIAEoDBITCgtzdGRvdXRfc2l6ZRgDIAEoAxITCgtzdGRlcnJfc2l6ZRgEIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAUgASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYBiABKAgSEQoJZXhpdF9jb2RlGAcgASgFEhEKCXRpbWVkX291dBgIIAEoCBITCgtjcHVfc2Vjb25kcxgJIAEoARIUCgxzbG90X3NlY29uZHMYCiABKAESDwoHY29weV9pZBgLIAEoAxIOCgZ3b3JrZXIYDCABKAkSIgoFc3RhdGUYDSABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUiLQoKV2h5UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBSIvCgtXaHlSZXNwb25zZRIgCgV0YXNrcxgBIAMoCzIRLmJhdGNoLnYxLlRhc2tXaHki4wIKB1Rhc2tXaHkSDQoFaW5kZXgYASABKAUSIgoFc3RhdGUYAiABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSDQoFY2xhc3MYAyABKAkSJAoGcmVhc29uGAQgASgOMhQuYmF0Y2gudjEuV2FpdFJlYXNvbhITCgtyZWFzb25fdGV4dBgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBRISCgpqb2JzX2FoZWFkGAcgASgFEhMKC3Rhc2tzX2FoZWFkGAggASgDEg0KBWV4YWN0GAkgASgIEhIKCmZyZWVfc2xvdHMYCiABKAUSDQoFc2xvdHMYCyABKAUSEwoLbWF4X3J1bm5pbmcYDCABKAUSDwoHcnVubmluZxgNIAEoBRIYChBzdGFydF9pbl9zZWNvbmRzGA4gASgBEhkKEWZpbmlzaF9pbl9zZWNvbmRzGA8gASgBEhMKC2Fzc3VtcHRpb25zGBAgASgJKtsCCgpXYWl0UmVhc29uEhsKF1dBSVRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTV0FJVF9SRUFTT05fUlVOTklORxABEhsKF1dBSVRfUkVBU09OX05PVF9XQUlUSU5HEAISFAoQV0FJVF9SRUFTT05fTkVYVBADEhwKGFdBSVRfUkVBU09OX05PX0ZSRUVfU0xPVBAEEhsKF1dBSVRfUkVBU09OX01BWF9SVU5OSU5HEAUSLgoqV0FJVF9SRUFTT05fRElTQ0xPU0VEX1dBSVRTX0ZPUl9JRExFX1NMT1RTEAYSLAooV0FJVF9SRUFTT05fU1VTUEVOREVEX0ZPUl9SRVFVRVNURURfV09SSxAHEiQKIFdBSVRfUkVBU09OX1dPUktFUl9MT1NUX1JFUVVFVUVEEAgSJQohV0FJVF9SRUFTT05fV0FJVElOR19GT1JfUkVTT1VSQ0VTEAkynAUKDlRhc2tTZXRTZXJ2aWNlEkMKCERpc2Nsb3NlEhkuYmF0Y2gudjEuRGlzY2xvc2VSZXF1ZXN0GhouYmF0Y2gudjEuRGlzY2xvc2VSZXNwb25zZSIAElcKDkRpc2Nsb3NlU3RyZWFtEh8uYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXF1ZXN0GiAuYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXNwb25zZSIAKAESQAoHUmVxdWVzdBIYLmJhdGNoLnYxLlJlcXVlc3RSZXF1ZXN0GhkuYmF0Y2gudjEuUmVxdWVzdFJlc3BvbnNlIgASPQoGQ2FuY2VsEhcuYmF0Y2gudjEuQ2FuY2VsUmVxdWVzdBoYLmJhdGNoLnYxLkNhbmNlbFJlc3BvbnNlIgASSQoKR2V0VGFza1NldBIbLmJhdGNoLnYxLkdldFRhc2tTZXRSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0VGFza1NldFJlc3BvbnNlIgASTwoMTGlzdFRhc2tTZXRzEh0uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVxdWVzdBoeLmJhdGNoLnYxLkxpc3RUYXNrU2V0c1Jlc3BvbnNlIgASUQoMV2F0Y2hUYXNrU2V0Eh0uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVxdWVzdBoeLmJhdGNoLnYxLldhdGNoVGFza1NldFJlc3BvbnNlIgAwARJGCglHZXRPdXRwdXQSGi5iYXRjaC52MS5HZXRPdXRwdXRSZXF1ZXN0GhsuYmF0Y2gudjEuR2V0T3V0cHV0UmVzcG9uc2UiABI0CgNXaHkSFC5iYXRjaC52MS5XaHlSZXF1ZXN0GhUuYmF0Y2gudjEuV2h5UmVzcG9uc2UiAEIfWh1iYXRjaGQvcHJvdG8vYmF0Y2gvdjE7YmF0Y2h2MWIGcHJvdG8z", [file_batch_v1_types]);
 
 /**
  * @generated from message batch.v1.DiscloseRequest
@@ -50,6 +50,14 @@ export type DiscloseRequest = Message<"batch.v1.DiscloseRequest"> & {
    * @generated from field: bool request = 5;
    */
   request: boolean;
+
+  /**
+   * At most this many copies of the set run at once, speculative copies
+   * included; 0 = no cap (on an append: leave the cap as it is).
+   *
+   * @generated from field: int32 max_running = 20;
+   */
+  maxRunning: number;
 };
 
 /**
@@ -127,6 +135,11 @@ export type DiscloseStreamRequest = Message<"batch.v1.DiscloseStreamRequest"> & 
    * @generated from field: bool request = 5;
    */
   request: boolean;
+
+  /**
+   * @generated from field: int32 max_running = 20;
+   */
+  maxRunning: number;
 };
 
 /**
@@ -599,6 +612,243 @@ export const GetOutputResponseSchema: GenMessage<GetOutputResponse> = /*@__PURE_
   messageDesc(file_batch_v1_taskset, 15);
 
 /**
+ * @generated from message batch.v1.WhyRequest
+ */
+export type WhyRequest = Message<"batch.v1.WhyRequest"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * The tasks to explain (at least one, at most 1000).
+   *
+   * @generated from field: repeated int32 indexes = 2;
+   */
+  indexes: number[];
+};
+
+/**
+ * Describes the message batch.v1.WhyRequest.
+ * Use `create(WhyRequestSchema)` to create a new message.
+ */
+export const WhyRequestSchema: GenMessage<WhyRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 16);
+
+/**
+ * @generated from message batch.v1.WhyResponse
+ */
+export type WhyResponse = Message<"batch.v1.WhyResponse"> & {
+  /**
+   * @generated from field: repeated batch.v1.TaskWhy tasks = 1;
+   */
+  tasks: TaskWhy[];
+};
+
+/**
+ * Describes the message batch.v1.WhyResponse.
+ * Use `create(WhyResponseSchema)` to create a new message.
+ */
+export const WhyResponseSchema: GenMessage<WhyResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 17);
+
+/**
+ * TaskWhy is the scheduler's answer for one task.
+ *
+ * @generated from message batch.v1.TaskWhy
+ */
+export type TaskWhy = Message<"batch.v1.TaskWhy"> & {
+  /**
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * @generated from field: batch.v1.TaskState state = 2;
+   */
+  state: TaskState;
+
+  /**
+   * "requested" or "disclosed"; empty when the task needs no run.
+   *
+   * @generated from field: string class = 3;
+   */
+  class: string;
+
+  /**
+   * @generated from field: batch.v1.WaitReason reason = 4;
+   */
+  reason: WaitReason;
+
+  /**
+   * The reason in words, for people.
+   *
+   * @generated from field: string reason_text = 5;
+   */
+  reasonText: string;
+
+  /**
+   * Queued tasks of the same set and class that start before it.
+   *
+   * @generated from field: int32 position = 6;
+   */
+  position: number;
+
+  /**
+   * Sets of its class served before its set.
+   *
+   * @generated from field: int32 jobs_ahead = 7;
+   */
+  jobsAhead: number;
+
+  /**
+   * Queued tasks that start before it, in its set and in the jobs ahead
+   * (and, for disclosed work, all queued requested work).
+   *
+   * @generated from field: int64 tasks_ahead = 8;
+   */
+  tasksAhead: bigint;
+
+  /**
+   * False when a count was cut short and is a lower bound.
+   *
+   * @generated from field: bool exact = 9;
+   */
+  exact: boolean;
+
+  /**
+   * @generated from field: int32 free_slots = 10;
+   */
+  freeSlots: number;
+
+  /**
+   * @generated from field: int32 slots = 11;
+   */
+  slots: number;
+
+  /**
+   * The set's cap (0 = none) and its running copies.
+   *
+   * @generated from field: int32 max_running = 12;
+   */
+  maxRunning: number;
+
+  /**
+   * @generated from field: int32 running = 13;
+   */
+  running: number;
+
+  /**
+   * Estimated seconds from now until the task starts and finishes;
+   * negative when unknown.
+   *
+   * @generated from field: double start_in_seconds = 14;
+   */
+  startInSeconds: number;
+
+  /**
+   * @generated from field: double finish_in_seconds = 15;
+   */
+  finishInSeconds: number;
+
+  /**
+   * What the estimate takes for granted.
+   *
+   * @generated from field: string assumptions = 16;
+   */
+  assumptions: string;
+};
+
+/**
+ * Describes the message batch.v1.TaskWhy.
+ * Use `create(TaskWhySchema)` to create a new message.
+ */
+export const TaskWhySchema: GenMessage<TaskWhy> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 18);
+
+/**
+ * WaitReason says why a task is not running (DESIGN.md, "Why is it
+ * waiting").
+ *
+ * @generated from enum batch.v1.WaitReason
+ */
+export enum WaitReason {
+  /**
+   * @generated from enum value: WAIT_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A copy runs; the task is not waiting.
+   *
+   * @generated from enum value: WAIT_REASON_RUNNING = 1;
+   */
+  RUNNING = 1,
+
+  /**
+   * Executed, finished or canceled: the task needs no run.
+   *
+   * @generated from enum value: WAIT_REASON_NOT_WAITING = 2;
+   */
+  NOT_WAITING = 2,
+
+  /**
+   * Nothing of its class goes before it in the free (or, for requested
+   * work, preemptible) slots: it starts at the next decision.
+   *
+   * @generated from enum value: WAIT_REASON_NEXT = 3;
+   */
+  NEXT = 3,
+
+  /**
+   * @generated from enum value: WAIT_REASON_NO_FREE_SLOT = 4;
+   */
+  NO_FREE_SLOT = 4,
+
+  /**
+   * The set runs as many copies as its max_running allows (or its tasks
+   * ahead will fill it).
+   *
+   * @generated from enum value: WAIT_REASON_MAX_RUNNING = 5;
+   */
+  MAX_RUNNING = 5,
+
+  /**
+   * Disclosed work runs only on slots no requested task holds or wants.
+   *
+   * @generated from enum value: WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS = 6;
+   */
+  DISCLOSED_WAITS_FOR_IDLE_SLOTS = 6,
+
+  /**
+   * Its copy was suspended to make room for requested work.
+   *
+   * @generated from enum value: WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK = 7;
+   */
+  SUSPENDED_FOR_REQUESTED_WORK = 7,
+
+  /**
+   * Its copy was lost with a worker; it queued again.
+   *
+   * @generated from enum value: WAIT_REASON_WORKER_LOST_REQUEUED = 8;
+   */
+  WORKER_LOST_REQUEUED = 8,
+
+  /**
+   * No worker has the slots and memory it requests.
+   *
+   * @generated from enum value: WAIT_REASON_WAITING_FOR_RESOURCES = 9;
+   */
+  WAITING_FOR_RESOURCES = 9,
+}
+
+/**
+ * Describes the enum batch.v1.WaitReason.
+ */
+export const WaitReasonSchema: GenEnum<WaitReason> = /*@__PURE__*/
+  enumDesc(file_batch_v1_taskset, 0);
+
+/**
  * TaskSetService is how users disclose, request and cancel work and read
  * its results.
  *
@@ -697,6 +947,18 @@ export const TaskSetService: GenService<{
     methodKind: "unary";
     input: typeof GetOutputRequestSchema;
     output: typeof GetOutputResponseSchema;
+  },
+  /**
+   * Why says, for each named task, why it waits: its class, its place in
+   * line, the reason and an estimate of when it starts, as the scheduler
+   * sees it now. At most 1000 indexes a call.
+   *
+   * @generated from rpc batch.v1.TaskSetService.Why
+   */
+  why: {
+    methodKind: "unary";
+    input: typeof WhyRequestSchema;
+    output: typeof WhyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_batch_v1_taskset, 0);

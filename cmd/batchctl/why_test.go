@@ -1,0 +1,73 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestWhyAndMaxRunning: on a server without slots, a set capped at one
+// copy: why names the reasons and the line, status has a WHY column and
+// shows the cap, --json carries the same.
+func TestWhyAndMaxRunning(t *testing.T) {
+	e := newEnv(t, 0)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--max-running", "1", "--file", writeTemp(t, "true\ntrue\ntrue\n")))
+	out := e.ok("why", set+"/0")
+	for _, want := range []string{"task " + set + "/0 (requested) waits", "no free slot", "class:       requested", "position 0", "0 of 0 free", "assuming:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("why %s/0 printed %q; want %q in it", set, out, want)
+		}
+	}
+	if out := e.ok("why", set+"/2"); !strings.Contains(out, "capped by --max-running") || !strings.Contains(out, "position 2") {
+		t.Errorf("why %s/2 printed %q; want capped at position 2", set, out)
+	}
+	st := e.ok("status", set)
+	for _, want := range []string{"why", "(at most 1 at once)", "max-running", "no free slot"} {
+		if !strings.Contains(st, want) {
+			t.Errorf("status %s printed %q; want %q in it", set, st, want)
+		}
+	}
+	var w struct {
+		Tasks []struct {
+			Index      int32  `json:"index"`
+			Reason     string `json:"reason"`
+			Position   int    `json:"position"`
+			MaxRunning int    `json:"max_running"`
+		} `json:"tasks"`
+	}
+	e.json(&w, "why", set)
+	if len(w.Tasks) != 3 || w.Tasks[0].Reason != "no-free-slot" || w.Tasks[1].Reason != "max-running" || w.Tasks[2].Position != 2 || w.Tasks[2].MaxRunning != 1 {
+		t.Errorf("why --json %s = %+v", set, w.Tasks)
+	}
+	if _, _, code := e.run("disclose", "--max-running", "-1", "--", "true"); code != exitInvalid {
+		t.Errorf("disclose --max-running -1: exit %d, want %d", code, exitInvalid)
+	}
+	if _, _, code := e.run("why", set+"/7"); code != exitNotFound {
+		t.Errorf("why of a task that does not exist: exit %d, want %d", code, exitNotFound)
+	}
+}
+
+// TestResourceFlags: disclose --cpus and --memory reach the task's spec,
+// why says a task waits for resources where no worker has room, and a
+// memory size that is not one is refused.
+func TestResourceFlags(t *testing.T) {
+	e := newEnv(t, 0)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--cpus", "2", "--memory", "1.5G", "--", "true"))
+	var st struct {
+		Tasks []struct {
+			Spec struct {
+				Cpus     int32 `json:"cpus"`
+				MemoryMB int64 `json:"memory_mb"`
+			} `json:"spec"`
+		} `json:"tasks"`
+	}
+	e.json(&st, "status", set)
+	if len(st.Tasks) != 1 || st.Tasks[0].Spec.Cpus != 2 || st.Tasks[0].Spec.MemoryMB != 1536 {
+		t.Fatalf("status --json: %+v; want cpus 2 and 1536 MiB", st.Tasks)
+	}
+	if out := e.ok("why", set+"/0"); !strings.Contains(out, "waiting for a resource request") {
+		t.Errorf("why %s/0 printed %q", set, out)
+	}
+	if _, errOut, code := e.run("disclose", "--memory", "lots", "--", "true"); code != exitInvalid || !strings.Contains(errOut, "memory size") {
+		t.Errorf("disclose --memory lots: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,400 @@
+package sched
+
+import (
+	"math"
+	"strconv"
+)
+
+// This file answers "why is this task waiting?" from the scheduler's own
+// state: no I/O, no clock but the now it is handed, and nothing changed.
+// Every count is a bounded walk of a structure Decide keeps anyway (a
+// queue heap, the job treap, the disclosed sets' heap), cut at WhyScanLimit
+// nodes, so an answer costs O(WhyScanLimit + log n) whatever the queue's
+// length (BenchmarkWhy: 10^6 queued tasks).
+
+// WhyReason says why a task is not running, in DESIGN.md's words.
+type WhyReason string
+
+const (
+	// WhyRunning: a copy of the task runs; it is not waiting.
+	WhyRunning WhyReason = "running"
+	// WhyNotWaiting: the task needs no run (executed, finished, canceled).
+	WhyNotWaiting WhyReason = "not-waiting"
+	// WhyNext: no queued task of its class goes before it in the slots
+	// that are free (or, for requested work, that disclosed copies hold):
+	// it starts at the next decision.
+	WhyNext WhyReason = "next"
+	// WhyNoFreeSlot: every slot is busy with work that goes first.
+	WhyNoFreeSlot WhyReason = "no-free-slot"
+	// WhyCapped: the set runs as many copies as its --max-running allows.
+	WhyCapped WhyReason = "max-running"
+	// WhyDisclosedWaits: disclosed work runs only on slots no requested
+	// task wants, and requested work holds or wants them.
+	WhyDisclosedWaits WhyReason = "disclosed-waits-for-idle-slots"
+	// WhySuspended: its copy was suspended to make room for requested
+	// work and resumes when a slot of its worker frees.
+	WhySuspended WhyReason = "suspended-for-requested-work"
+	// WhyWorkerLost: its copy was lost with a worker; it queued again and
+	// waits for a slot.
+	WhyWorkerLost WhyReason = "worker-lost-requeued"
+	// WhyResources: no worker has the free slots and memory it requests.
+	WhyResources WhyReason = "waiting-for-resources"
+)
+
+// Short is the reason in a word or two, for a table's column.
+func (r WhyReason) Short() string {
+	switch r {
+	case WhyRunning:
+		return "running"
+	case WhyNotWaiting:
+		return "-"
+	case WhyNext:
+		return "next"
+	case WhyNoFreeSlot:
+		return "no free slot"
+	case WhyCapped:
+		return "max-running"
+	case WhyDisclosedWaits:
+		return "idle slots only"
+	case WhySuspended:
+		return "suspended"
+	case WhyWorkerLost:
+		return "worker lost"
+	case WhyResources:
+		return "resources"
+	}
+	return string(r)
+}
+
+// Text is the reason in a sentence for people.
+func (r WhyReason) Text() string {
+	switch r {
+	case WhyRunning:
+		return "running"
+	case WhyNotWaiting:
+		return "not waiting: it needs no run"
+	case WhyNext:
+		return "next in line: starts at the next decision"
+	case WhyNoFreeSlot:
+		return "no free slot"
+	case WhyCapped:
+		return "capped by --max-running"
+	case WhyDisclosedWaits:
+		return "disclosed work waits for idle slots"
+	case WhySuspended:
+		return "suspended for requested work"
+	case WhyWorkerLost:
+		return "worker lost, requeued"
+	case WhyResources:
+		return "waiting for a resource request"
+	}
+	return string(r)
+}
+
+// WhyScanLimit bounds the nodes one Why call visits per structure; counts
+// that reach it are lower bounds (WhyAnswer.Exact is false).
+const WhyScanLimit = 256
+
+// WhyAnswer is what the scheduler says about one task.
+type WhyAnswer struct {
+	Task   TaskRef
+	State  TaskState
+	Class  string // "requested" or "disclosed" ("" when the task needs no run)
+	Reason WhyReason
+	// Position counts the queued tasks of the same set and class that
+	// start before it (0: first of its set).
+	Position int
+	// JobsAhead counts the sets of its class whose queued work is served
+	// before its set's: jobs in SRPT (or FCFS) order for requested work,
+	// sets disclosed earlier for disclosed work.
+	JobsAhead int
+	// TasksAhead counts the queued tasks that start before it: Position,
+	// the queued tasks of the jobs ahead (sets at their cap excluded), and
+	// for disclosed work every queued requested task.
+	TasksAhead int
+	// Exact is false when a count reached WhyScanLimit and is a lower
+	// bound.
+	Exact bool
+	// FreeSlots and Slots are the cluster's now; MaxRunning and Running
+	// are the set's cap (0 = none) and running copies.
+	FreeSlots, Slots    int
+	MaxRunning, Running int
+	// StartInSeconds and FinishInSeconds estimate when the task starts and
+	// finishes, from now; negative when unknown. Assumptions says what the
+	// estimate takes for granted.
+	StartInSeconds, FinishInSeconds float64
+	Assumptions                     string
+}
+
+// Why says where task ref stands and why it waits, at now. It changes
+// nothing. Errors: ENOTFOUND for a task the scheduler does not hold (a
+// set whose tasks all ended is dropped from its state only by a restart).
+func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
+	st := s.sets[ref.Set]
+	if st == nil || ref.Index < 0 || int(ref.Index) >= len(st.tasks) || st.tasks[ref.Index] == nil {
+		return WhyAnswer{}, Errorf(ENOTFOUND, "why: task %d/%d not known to the scheduler", ref.Set, ref.Index)
+	}
+	t := st.tasks[ref.Index]
+	a := WhyAnswer{Task: ref, State: toTaskState(t.state), Exact: true, FreeSlots: s.freeN, Slots: s.slots,
+		MaxRunning: int(st.maxRun), Running: int(st.nrun), StartInSeconds: -1, FinishInSeconds: -1}
+	if t.done() {
+		a.Reason = WhyNotWaiting
+		return a, nil
+	}
+	req := s.reqClass(t)
+	a.Class = "disclosed"
+	if req {
+		a.Class = "requested"
+	}
+	tn, tnOK := s.tNew(t)
+	src := s.tNewSource(t)
+	if t.running() > 0 {
+		a.Reason = WhyRunning
+		a.StartInSeconds = 0
+		rem := math.Inf(1)
+		for _, c := range t.copies {
+			if c.state == cRunning {
+				rem = min(rem, s.tRem(c, now))
+			}
+		}
+		a.FinishInSeconds = rem
+		a.Assumptions = "finish: the fastest running copy's remaining time, from its progress report or, without one, from its run time and the fitted tail of task durations"
+		return a, nil
+	}
+
+	// Position in its own queue, and the work ahead of it in its class.
+	if t.qpos >= 0 {
+		h := &st.dq
+		if req {
+			h = &st.rq
+		}
+		n, exact := countBefore(h, t)
+		a.Position, a.Exact = n, exact
+	}
+	ahead := a.Position
+	// capAhead: the set's own queued tasks that take its cap's room first
+	// (its requested ones, for a disclosed task).
+	capAhead := a.Position
+	if req {
+		jobs, tasks, exact := s.requestedAhead(st)
+		a.JobsAhead = jobs
+		ahead += tasks
+		a.Exact = a.Exact && exact
+	} else {
+		jobs, tasks, exact := s.disclosedAhead(st)
+		_, reqTasks, reqExact := s.requestedAhead(nil)
+		a.JobsAhead = jobs
+		ahead += tasks + reqTasks
+		a.Exact = a.Exact && exact && reqExact
+		if !s.capped(st) {
+			// The set's requested tasks and its suspended copies take
+			// the room under its cap first.
+			capAhead += st.rq.len() + int(st.nsusp)
+		}
+	}
+	a.TasksAhead = ahead
+
+	avail := s.freeN
+	if req && s.cfg.Preemption != PreemptOff {
+		avail += len(s.preempt.items)
+	}
+	switch {
+	case len(t.copies) > 0:
+		a.Reason = WhySuspended
+	case s.capped(st) || (st.maxRun > 0 && capAhead >= int(st.maxRun-st.nrun)):
+		// At its cap, or the tasks of its set before it will fill it.
+		a.Reason = WhyCapped
+	case !t.plain() && s.wheap.fit(nil, t) == nil:
+		// No worker has the free slots and memory it asks for now.
+		a.Reason = WhyResources
+	case !req && s.noDisc:
+		a.Reason = WhyDisclosedWaits
+	case ahead < avail && (req || s.suspended == 0):
+		a.Reason = WhyNext
+	case t.lost:
+		a.Reason = WhyWorkerLost
+	case !req && (s.queuedReq > 0 || s.busy > len(s.preempt.items)):
+		a.Reason = WhyDisclosedWaits
+	default:
+		a.Reason = WhyNoFreeSlot
+	}
+
+	// ETA: the slots work through the tasks ahead, then this one.
+	if !tnOK || s.slots == 0 || (!req && s.noDisc) {
+		a.Assumptions = "no estimate: the task has none, and no task of this set, its owner or anyone has finished yet"
+		if s.slots == 0 {
+			a.Assumptions = "no estimate: no worker slots are up"
+		}
+		return a, nil
+	}
+	per := tn
+	if m, ok := s.meanDuration(); ok && ahead > a.Position {
+		per = m
+	}
+	S := float64(s.slots)
+	start := math.Max(0, float64(ahead+1-avail)) / S * per
+	if a.Reason == WhyNext {
+		start = 0
+	}
+	if st.maxRun > 0 {
+		room := int(st.maxRun - st.nrun)
+		own := math.Max(0, float64(capAhead+1-max(room, 0))) / float64(st.maxRun) * tn
+		start = math.Max(start, own)
+	}
+	a.StartInSeconds = start
+	a.FinishInSeconds = start + tn
+	// Built without fmt: the text is most of an answer's cost otherwise.
+	b := make([]byte, 0, 320)
+	if !a.Exact {
+		b = append(b, "at least "...)
+	}
+	b = appendPlural(b, ahead, "task")
+	b = append(b, " ahead, on all "...)
+	b = appendPlural(b, s.slots, "slot")
+	b = append(b, " at "...)
+	b = appendSeconds(b, per)
+	b = append(b, " each ("...)
+	b = append(b, aheadSource(per == tn, src)...)
+	b = append(b, "); this one takes "...)
+	b = appendSeconds(b, tn)
+	b = append(b, " ("...)
+	b = append(b, src...)
+	b = append(b, "); "...)
+	if req {
+		b = append(b, "requested work is served in job order (Hopper splits slots between jobs, so it may start sooner)"...)
+	} else {
+		b = append(b, "no new requested work arrives and nothing preempts it"...)
+	}
+	if st.maxRun > 0 {
+		b = append(b, "; its set runs at most "...)
+		b = appendPlural(b, int(st.maxRun), "copy")
+		b = append(b, " at once"...)
+	}
+	b = append(b, "; speculative copies and stragglers not counted"...)
+	a.Assumptions = string(b)
+	return a, nil
+}
+
+// appendPlural appends "n words" ("1 word", "n copies").
+func appendPlural(b []byte, n int, word string) []byte {
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, ' ')
+	switch {
+	case n == 1:
+		return append(b, word...)
+	case word == "copy":
+		return append(b, "copies"...)
+	}
+	b = append(b, word...)
+	return append(b, 's')
+}
+
+// appendSeconds appends seconds with three significant digits and "s".
+func appendSeconds(b []byte, v float64) []byte {
+	return append(strconv.AppendFloat(b, v, 'g', 3, 64), 's')
+}
+
+func aheadSource(same bool, src string) string {
+	if same {
+		return src
+	}
+	return "mean of all finished tasks"
+}
+
+// tNewSource names where tNew(t) comes from.
+func (s *Scheduler) tNewSource(t *task) string {
+	switch {
+	case t.est > 0:
+		return "its estimate"
+	case t.set.durN > 0:
+		return "mean of this set's finished tasks"
+	}
+	if o := s.owners[t.set.owner]; o != nil && o.n > 0 {
+		return "mean of the owner's finished tasks"
+	}
+	return "mean of all finished tasks"
+}
+
+// meanDuration is the mean winning-copy duration of everything.
+func (s *Scheduler) meanDuration() (float64, bool) {
+	if s.global.n == 0 {
+		return 0, false
+	}
+	return s.global.sum / float64(s.global.n), true
+}
+
+// countBefore counts the items of heap h that come before t (which h
+// holds), visiting at most WhyScanLimit of them: in a heap every item
+// before t has its parent before t too, so the walk prunes at the first
+// item that is not.
+func countBefore(h *taskHeap, t *task) (int, bool) {
+	var stack [64]int
+	todo := append(stack[:0], 0)
+	n := 0
+	for len(todo) > 0 {
+		i := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if i >= len(h.items) {
+			continue
+		}
+		x := h.items[i]
+		if x == t || !h.less(x, t) {
+			continue
+		}
+		n++
+		if n >= WhyScanLimit {
+			return n, false
+		}
+		todo = append(todo, 2*i+1, 2*i+2)
+	}
+	return n, true
+}
+
+// requestedAhead counts the requested jobs before st in job order (every
+// job when st is nil) and their queued tasks (jobs at their cap take no
+// slot and are not counted).
+func (s *Scheduler) requestedAhead(st *set) (jobs, tasks int, exact bool) {
+	var stack [64]*set
+	it := jobIter{stack: stack[:0]}
+	it.start(s.jobs.root)
+	for j := it.next(); j != nil; j = it.next() {
+		if st != nil && (j == st || !st.inTree || !jobBefore(j, st)) {
+			return jobs, tasks, true
+		}
+		jobs++
+		if !s.capped(j) {
+			tasks += j.rq.len()
+		}
+		if jobs >= WhyScanLimit {
+			return jobs, tasks, false
+		}
+	}
+	return jobs, tasks, true
+}
+
+// disclosedAhead counts the sets in the disclosed heap served before st
+// and their queued disclosed tasks, with the same pruned walk as
+// countBefore.
+func (s *Scheduler) disclosedAhead(st *set) (jobs, tasks int, exact bool) {
+	h := s.dsets.items
+	var stack [64]int
+	todo := append(stack[:0], 0)
+	for len(todo) > 0 {
+		i := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if i >= len(h) {
+			continue
+		}
+		x := h[i]
+		if x == st || !setBefore(x, st) {
+			continue
+		}
+		jobs++
+		tasks += x.dq.len()
+		if jobs >= WhyScanLimit {
+			return jobs, tasks, false
+		}
+		todo = append(todo, 2*i+1, 2*i+2)
+	}
+	return jobs, tasks, true
+}
