@@ -127,6 +127,12 @@ async function count(page, selector, n, what) {
   }
 }
 
+/** openForm opens the disclose form, folded away once there are sets. */
+async function openForm(page) {
+  if (!(await page.locator("#disclose").evaluate((d) => d.open))) await page.locator("#disclose summary").click();
+  await page.getByLabel("Name").waitFor();
+}
+
 /** fits fails when the page or a table is wider than the 1280×800 window. */
 async function fits(page, what) {
   const over = await page.evaluate(() => {
@@ -327,6 +333,8 @@ try {
   if (!(await page.locator("#signin").isHidden())) throw new Error("a reload asks for the token again");
 
   step("keyboard: Tab reaches the skip link, the sections, sign-out and every field of the form, each with a focus outline");
+  // With no set yet, the disclose form is open.
+  await page.locator("#disclose[open]").waitFor();
   await tabTour(
     page,
     [
@@ -335,6 +343,7 @@ try {
       "Bill",
       "Cluster",
       "Sign out",
+      "Disclose a task set",
       "Name",
       "Commands, one per line",
       /^Estimated run time/,
@@ -368,9 +377,9 @@ try {
   for (const i of [1, 2]) await text(page, `tr[data-index="${i}"] [data-col="copies"]`, (t) => /running/.test(t), `task ${i} runs while disclosed`);
   await fits(page, "disclosed set");
 
-  step("keyboard: from the set's heading, Tab reaches its actions and each task's buttons");
+  step("keyboard: from the set's heading, Tab reaches its actions, the table's tools and each task's buttons");
   await page.locator("#detail-h").focus();
-  for (const want of ["request-all", "cancel-rest"]) {
+  for (const want of ["request-all", "cancel-rest", "f-state", "f-text", "f-sort", "next-running", "next-failed"]) {
     await page.keyboard.press("Tab");
     const id = await page.evaluate(() => document.activeElement?.id);
     if (id !== want) throw new Error(`Tab from the heading lands on ${JSON.stringify(id)}, want #${want}`);
@@ -397,6 +406,7 @@ try {
   await a11y(page, "task set");
 
   step("disclose a second set: it waits for a slot");
+  await openForm(page);
   await page.getByLabel("Name").fill("e2e straggler");
   await page.getByLabel("Commands, one per line").fill("sleep 300; echo never");
   await page.getByLabel(/Estimated run time/).fill("1s");
@@ -420,6 +430,7 @@ try {
 
   step("a server error: a third open set is refused by the cap; the message says why and the form keeps the input");
   await page.getByRole("link", { name: "Task sets" }).click();
+  await openForm(page);
   await page.getByLabel("Name").fill("e2e third");
   await page.getByLabel("Commands, one per line").fill("echo third");
   await page.getByRole("button", { name: "Disclose", exact: true }).click();
@@ -437,6 +448,19 @@ try {
   await openSet(setA, "e2e frames");
   await text(page, "#alerts", (t) => t === "", "the refusal is cleared by moving on");
   await page.getByRole("button", { name: /Cancel the rest/ }).click();
+  // Two tasks: the page asks first, with the count, and the safe answer has the focus.
+  await page.locator("#confirm-cancel[open]").waitFor();
+  await text(page, "#confirm-h", (t) => t === "Cancel 2 unrequested tasks?", "the confirmation names the count");
+  const safe = await page.evaluate(() => document.activeElement?.id);
+  if (safe !== "confirm-no") throw new Error(`the confirmation's focus is on ${JSON.stringify(safe)}, want "Keep them"`);
+  await fits(page, "confirm cancel");
+  await a11y(page, "confirm cancel");
+  await shot("confirm-cancel");
+  await page.keyboard.press("Escape");
+  await page.locator("#confirm-cancel").waitFor({ state: "hidden" });
+  await text(page, 'tr[data-index="1"] [data-col="state"]', (t) => t !== "canceled", "Escape cancels nothing");
+  await page.getByRole("button", { name: /Cancel the rest/ }).click();
+  await page.getByRole("button", { name: "Cancel 2 tasks" }).click();
   for (const i of [1, 2]) {
     await text(page, `tr[data-index="${i}"] [data-col="state"]`, (t) => t === "canceled", `task ${i} canceled`);
   }
@@ -495,7 +519,7 @@ try {
   if (!line.includes(`e2e frames #${setA}`)) throw new Error(`bill line ${JSON.stringify(line)} does not name set ${setA}`);
   const billed = await page.locator('#bill-totals [data-total="billed"] td').textContent();
   await text(page, ".chart .seg-billed .chart-value", (t, want) => t === want, "the chart's billed bar shows the billed slot-seconds", billed.trim());
-  const bars = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll(".chart .seg")].map((g) => [g.getAttribute("class"), Number(g.querySelector("rect").getAttribute("width"))])));
+  const bars = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll(".chart .seg")].map((g) => [g.getAttribute("class"), g.querySelector(".chart-bar").getBoundingClientRect().width])));
   const freeBars = Object.entries(bars).filter(([k, w]) => k !== "seg seg-billed" && w > 0);
   if (!(bars["seg seg-billed"] > 0) || freeBars.length === 0) throw new Error(`the chart lacks a billed bar or a free bar (canceled work ran): ${JSON.stringify(bars)}`);
   await text(page, ".chart figcaption", (t) => /% of the slot time spent on your work is billed; \d+% is free\.$/.test(t), "the chart's caption");
