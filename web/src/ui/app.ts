@@ -65,7 +65,8 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     }
     replace(
       account,
-      h("span", { class: "muted", id: "whoami" }, who ? `Signed in as ${who}` : "Signed in"),
+      // On a phone "Signed in as" is left to screen readers: the name is what must fit.
+      h("span", { class: "muted", id: "whoami" }, who ? [h("span", { class: "who-lead" }, "Signed in as "), who] : "Signed in"),
       h(
         "button",
         {

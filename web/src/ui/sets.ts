@@ -16,6 +16,7 @@ import {
   copyStateName,
   fmtBytes,
   fmtClock,
+  fmtCount,
   fmtDuration,
   fmtNumber,
   fmtPercent,
@@ -51,6 +52,9 @@ const outputPage = 4 << 20;
 
 /** overscan is how many rows are drawn above and below the visible ones, so a scroll shows no blank. */
 const overscan = 10;
+
+/** headMs bounds how often the counts and the stacked bar follow a running set. */
+const headMs = 500;
 
 /** resortMs bounds how often an order sorted by state or service time is rebuilt while tasks change under it. */
 const resortMs = 1000;
@@ -309,6 +313,7 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
   };
 }
 
+// The options carry no counts (the legend above the table has them): a select's options changed ten times a second cost more than the rows.
 const stateFilters: [StateFilter, string][] = [
   ["all", "All tasks"],
   ["running", "Running"],
@@ -358,21 +363,20 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   const nextRunning = h("button", { type: "button", id: "next-running", "data-jump": "running" }, "Next running");
   const nextFailed = h("button", { type: "button", id: "next-failed", "data-jump": "failed" }, "Next failed");
   const shownNote = h("p", { class: "muted shown-note", id: "shown-note" });
-  const colgroup = h("colgroup", null, columns.map((_, i) => h("col", { class: `c${i}` })));
-  const headRow = h("tr", { "aria-rowindex": 1 }, columns.map((c, i) => h("th", { scope: "col", class: i === 0 || i >= 5 && i <= 7 ? "num" : undefined }, c)));
+  // The table is laid out with CSS grid, not table layout, and each drawn row
+  // is placed at its offset: a changed row is laid out and painted alone,
+  // where a table would lay out all its rows again. The roles keep it a
+  // table for assistive technology.
+  const headRow = h("tr", { role: "row", "aria-rowindex": 1 }, columns.map((c, i) => h("th", { scope: "col", role: "columnheader", class: i === 0 || (i >= 5 && i <= 7) ? "num" : undefined }, c)));
   const table = h(
     "table",
-    { class: "tasks", id: "tasks", "aria-rowcount": 1 },
-    h("caption", { class: "sr-only" }, "Tasks of the set; only the rows in view are drawn"),
-    colgroup,
-    h("thead", null, headRow),
+    { class: "tasks", id: "tasks", role: "table", "aria-rowcount": 1, "aria-describedby": "tasks-cap" },
+    h("caption", { class: "sr-only", id: "tasks-cap" }, "Tasks of the set; only the rows in view are drawn"),
+    h("thead", { role: "rowgroup" }, headRow),
   );
-  const tbody = h("tbody");
+  const tbody = h("tbody", { role: "rowgroup" });
   table.append(tbody);
-  const topPad = h("tr", { class: "pad", "aria-hidden": "true" }, h("td", { colspan: columns.length }));
-  const bottomPad = h("tr", { class: "pad", "aria-hidden": "true" }, h("td", { colspan: columns.length }));
-  const emptyRow = h("tr", { class: "empty" }, h("td", { colspan: columns.length, class: "muted" }));
-  tbody.append(topPad, bottomPad);
+  const emptyRow = h("tr", { class: "empty", role: "row" }, h("td", { role: "cell", class: "muted" }));
   const scroller = h("div", { class: "table-wrap task-scroll", id: "task-scroll" }, table);
   const output = h("section", { class: "output", id: "output", hidden: true, "aria-labelledby": "output-h" });
   const confirmCount = h("strong");
@@ -419,6 +423,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   let orderBuiltAt = 0;
   let resortTimer: ReturnType<typeof setTimeout> | undefined;
   const rendered = new Map<number, HTMLTableRowElement>(); // rows in the DOM, by task index
+  const placed = new WeakMap<HTMLTableRowElement, number>(); // where each drawn row is placed
   const stale = new Set<number>(); // drawn rows whose task changed since
   let rowH = 37; // measured from a drawn row once there is one
   let measured = false;
@@ -435,7 +440,23 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   ctx.signal.addEventListener("abort", () => {
     cancelAnimationFrame(frame);
     clearTimeout(resortTimer);
+    clearTimeout(headTimer);
   });
+
+  // The counts above the table change with every task that starts or ends:
+  // they are drawn at most every headMs (the rows in view, every frame).
+  let headDrawnAt = -Infinity;
+  let headTimer: ReturnType<typeof setTimeout> | undefined;
+  function scheduleHead(): void {
+    if (headTimer !== undefined) return;
+    const wait = headDrawnAt + headMs - performance.now();
+    if (wait <= 0) schedule({ head: true });
+    else
+      headTimer = setTimeout(() => {
+        headTimer = undefined;
+        schedule({ head: true });
+      }, wait);
+  }
 
   function redraw(): void {
     frame = 0;
@@ -444,6 +465,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     if (d.order) rebuildOrder();
     if (d.order || d.rows || d.window) drawWindow();
     if (d.head) {
+      headDrawnAt = performance.now();
       drawHead();
       if (view.set) onSet(view.set);
     }
@@ -461,7 +483,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   function drawShown(): void {
     const total = view.tasks.size;
     const text =
-      !loaded ? "" : order.length === total ? `${fmtNumber(total, 0)} task${total === 1 ? "" : "s"}` : `Showing ${fmtNumber(order.length, 0)} of ${fmtNumber(total, 0)} tasks`;
+      !loaded ? "" : order.length === total ? `${fmtCount(total)} task${total === 1 ? "" : "s"}` : `Showing ${fmtCount(order.length)} of ${fmtCount(total)} tasks`;
     if (shownNote.textContent !== text) shownNote.textContent = text;
   }
 
@@ -517,7 +539,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       }
     }
     const now = ctx.now();
-    let cur = topPad.nextSibling;
+    let cur = tbody.firstChild;
     for (let k = 0; k < want.length; k++) {
       const i = want[k];
       let tr = rendered.get(i);
@@ -526,25 +548,36 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         const fresh = taskRow(t, view.parts, now, i === shownOutput, i === jumped);
         if (tr) {
           if (cur === tr) cur = fresh;
+          const at = placed.get(tr);
+          if (at !== undefined) {
+            placed.set(fresh, at);
+            fresh.setAttribute("aria-rowindex", String(at + 2));
+            fresh.style.top = `${at * rowH}px`;
+          }
           tr.replaceWith(fresh);
         }
         tr = fresh;
         rendered.set(i, tr);
         stale.delete(i);
       }
-      tr.setAttribute("aria-rowindex", String(range.start + k + 2));
+      const pos = range.start + k;
+      if (placed.get(tr) !== pos) {
+        placed.set(tr, pos);
+        tr.setAttribute("aria-rowindex", String(pos + 2));
+        tr.style.top = `${pos * rowH}px`;
+      }
       if (cur === tr) cur = cur.nextSibling;
       else tbody.insertBefore(tr, cur);
     }
-    while (cur && cur !== bottomPad) {
+    while (cur) {
       const next = cur.nextSibling;
       if (cur !== emptyRow) (cur as Element).remove();
       cur = next;
     }
-    topPad.cells[0].style.height = `${range.start * rowH}px`;
-    bottomPad.cells[0].style.height = `${(order.length - range.end) * rowH}px`;
-    topPad.hidden = range.start === 0;
-    bottomPad.hidden = range.end === order.length;
+    const height = order.length > 0 ? `${order.length * rowH}px` : "";
+    if (tbody.style.height !== height) tbody.style.height = height;
+    // A set taller than the box scrolls in a box of fixed size, so that nothing in it moves the page around it.
+    scroller.classList.toggle("tall", order.length * rowH > 400);
     if (order.length === 0) {
       emptyRow.cells[0].textContent = stopped && !loaded
         ? "The set could not be loaded: see the message above."
@@ -553,7 +586,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
           : view.tasks.size === 0
             ? "This set has no tasks."
             : "No task matches the filter.";
-      tbody.insertBefore(emptyRow, bottomPad);
+      tbody.append(emptyRow);
     } else emptyRow.remove();
     if (f) {
       const back = rendered.get(f.index);
@@ -567,6 +600,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       measured = true;
       if (got > 0 && Math.abs(got - rowH) > 0.5) {
         rowH = got;
+        for (const tr of rendered.values()) placed.delete(tr);
         schedule({ window: true });
       }
     }
@@ -648,7 +682,18 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
 
   // --- the head: counts, the stacked bar, the set's actions ---------------
 
-  let headKey = "";
+  // The head is drawn once; later frames change only the texts and widths that changed.
+  const countKeys = ["finished", "requested", "executed", "disclosed", "canceled", "running", "failed"] as const;
+  const countItems = new Map(countKeys.map((k) => [k, h("li", { class: `badge ${k === "failed" ? "failed" : `state-${k}`}`, "data-count": k })]));
+  const barSegs = new Map(stateSegments(undefined).map((g) => [g.key, h("span", { class: `seg seg-${g.key}` })]));
+  replace(counts, [...countItems.values()]);
+  replace(bar, [...barSegs.values()]);
+  const setText = (el: HTMLElement, text: string) => {
+    if (el.textContent !== text) el.textContent = text;
+  };
+  let titleKey = "";
+  let noteKey = "";
+
   function drawHead(): void {
     const ts = view.set;
     const blocked = !loaded || stopped;
@@ -661,65 +706,56 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     }
     const c = ts.counts;
     const rest = restCount(view);
-    const key = [ts.name, ts.owner, ts.billedSlotSeconds, ts.meanVisibleResponseSeconds, c?.disclosed, c?.executed, c?.requested, c?.finished, c?.canceled, c?.running, c?.total, view.failed, rest, pendingHead, blocked].join("|");
-    if (key === headKey) return;
-    headKey = key;
-    title.textContent = `${ts.name || "(unnamed)"} `;
-    title.append(h("span", { class: "muted" }, `#${ts.id}`));
-    sub.textContent = `${ts.owner ? `Owner ${ts.owner} · ` : ""}created ${fmtClock(ts.createdAt)}`;
-    const segs = stateSegments(c);
-    replace(
-      bar,
-      segs.filter((g) => g.n > 0).map((g) => h("span", { class: `seg seg-${g.key}`, style: `width:${(g.fraction * 100).toFixed(3)}%`, title: `${g.n} ${g.key}` })),
-    );
-    replace(
-      counts,
-      c
-        ? (
-            [
-              ["finished", c.finished],
-              ["requested", c.requested],
-              ["executed", c.executed],
-              ["disclosed", c.disclosed],
-              ["canceled", c.canceled],
-              ["running", c.running],
-            ] as const
-          ).map(([k, n]) => h("li", { class: `badge state-${k}`, "data-count": k }, `${fmtNumber(Number(n), 0)} ${k}`))
-        : null,
-      view.failed > 0 ? h("li", { class: "badge failed", "data-count": "failed" }, `${fmtNumber(view.failed, 0)} failed`) : null,
-    );
-    // The state filter's options say how many tasks each would show.
-    const n: Record<StateFilter, number> = {
-      all: Number(c?.total ?? BigInt(view.tasks.size)),
-      running: Number(c?.running ?? 0n),
-      failed: view.failed,
-      requested: Number(c?.requested ?? 0n),
-      executed: Number(c?.executed ?? 0n),
-      disclosed: Number(c?.disclosed ?? 0n),
-      finished: Number(c?.finished ?? 0n),
-      canceled: Number(c?.canceled ?? 0n),
-    };
-    for (const o of stateSel.options) {
-      const label = stateFilters.find(([k]) => k === o.value)![1];
-      o.textContent = `${label} (${fmtNumber(n[o.value as StateFilter], 0)})`;
+    const tk = `${ts.id}\t${ts.name}\t${ts.owner}`;
+    if (tk !== titleKey) {
+      titleKey = tk;
+      title.textContent = `${ts.name || "(unnamed)"} `;
+      title.append(h("span", { class: "muted" }, `#${ts.id}`));
+      sub.textContent = `${ts.owner ? `Owner ${ts.owner} · ` : ""}created ${fmtClock(ts.createdAt)}`;
     }
-    summary.textContent =
+    for (const g of stateSegments(c)) {
+      const el = barSegs.get(g.key)!;
+      const w = `${(g.fraction * 100).toFixed(3)}%`;
+      if (el.style.width !== w) el.style.width = w;
+      el.hidden = g.n === 0;
+    }
+    const n: Record<(typeof countKeys)[number], bigint | number> = {
+      finished: c?.finished ?? 0n,
+      requested: c?.requested ?? 0n,
+      executed: c?.executed ?? 0n,
+      disclosed: c?.disclosed ?? 0n,
+      canceled: c?.canceled ?? 0n,
+      running: c?.running ?? 0n,
+      failed: view.failed,
+    };
+    for (const [k, li] of countItems) {
+      setText(li, `${fmtCount(n[k])} ${k}`);
+      li.hidden = !c || (k === "failed" && view.failed === 0);
+    }
+    setText(
+      summary,
       `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
-      ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`;
-    cancelRest.textContent = rest > 0 ? `Cancel the rest (${fmtNumber(rest, 0)})` : "Cancel the rest";
+        ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`,
+    );
+    setText(cancelRest, rest > 0 ? `Cancel the rest (${fmtCount(rest)})` : "Cancel the rest");
     setDisabled(cancelRest, rest === 0 || pendingHead || blocked);
     setDisabled(requestAll, rest === 0 || pendingHead || blocked);
     const sh = view.parts.shared();
-    cmdNote.hidden = !sh;
-    if (sh) {
-      replace(
-        cmdNote,
-        "Every command reads ",
-        h("code", null, sh.prefix, h("mark", null, "…"), sh.suffix),
-        "; the Command column shows the part marked …",
-        view.parts.varyingEnv().length > 0 ? ` and the environment that differs (${view.parts.varyingEnv().join(", ")})` : "",
-        ".",
-      );
+    const env = view.parts.varyingEnv();
+    const nk = sh ? `${sh.prefix}\t${sh.suffix}\t${env.join(",")}` : "";
+    if (nk !== noteKey) {
+      noteKey = nk;
+      cmdNote.hidden = !sh;
+      if (sh) {
+        replace(
+          cmdNote,
+          "Every command reads ",
+          h("code", null, sh.prefix, h("mark", null, "…"), sh.suffix),
+          "; the Command column shows the part marked …",
+          env.length > 0 ? ` and the environment that differs (${env.join(", ")})` : "",
+          ".",
+        );
+      }
     }
   }
 
@@ -812,8 +848,8 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       void cancelTheRest();
       return;
     }
-    confirmCount.textContent = fmtNumber(rest, 0);
-    confirmYes.textContent = `Cancel ${fmtNumber(rest, 0)} tasks`;
+    confirmCount.textContent = fmtCount(rest);
+    confirmYes.textContent = `Cancel ${fmtCount(rest)} tasks`;
     confirm.returnValue = "";
     confirm.showModal();
   });
@@ -951,7 +987,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       } else {
         tasksChanged(change.indexes);
         afterUpdate(change.indexes);
-        schedule({ head: true });
+        scheduleHead();
       }
     },
     (s) => {
@@ -1037,24 +1073,24 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
   }
   return h(
     "tr",
-    { "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined },
-    h("td", { class: "num", tabindex: -1 }, t.index),
-    h("td", { class: "cmd" }, h("code", { title: cmd }, shown)),
+    { role: "row", "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined },
+    h("td", { role: "cell", class: "num", tabindex: -1 }, t.index),
+    h("td", { role: "cell", class: "cmd" }, h("code", { title: cmd }, shown)),
     h(
       "td",
-      { "data-col": "state" },
+      { role: "cell", "data-col": "state" },
       h("span", { class: `badge state-${state}` }, state),
       isFailed(t) ? h("span", { class: "failed-mark" }, t.timedOut ? " timed out" : " failed") : t.timedOut ? h("span", { class: "muted" }, " timed out") : null,
     ),
-    h("td", { "data-col": "progress" }, progressCell(t)),
-    h("td", { "data-col": "copies" }, copiesCell(t)),
+    h("td", { role: "cell", "data-col": "progress" }, progressCell(t)),
+    h("td", { role: "cell", "data-col": "copies" }, copiesCell(t)),
     h(
       "td",
-      { "data-col": "response", class: "num", "data-since": vr && !vr.final && req !== undefined ? String(req) : undefined },
+      { role: "cell", "data-col": "response", class: "num", "data-since": vr && !vr.final && req !== undefined ? String(req) : undefined },
       vr ? (vr.final ? fmtDuration(vr.seconds) : `${fmtDuration(vr.seconds)} so far`) : "—",
     ),
-    h("td", { class: "num", "data-col": "service" }, t.state === TaskState.FINISHED || t.state === TaskState.EXECUTED ? fmtDuration(t.serviceSeconds) : "—"),
-    h("td", { class: "num", "data-col": "exit" }, t.state === TaskState.FINISHED ? String(t.exitCode) : "—"),
-    h("td", { class: "actions" }, actions),
+    h("td", { role: "cell", class: "num", "data-col": "service" }, t.state === TaskState.FINISHED || t.state === TaskState.EXECUTED ? fmtDuration(t.serviceSeconds) : "—"),
+    h("td", { role: "cell", class: "num", "data-col": "exit" }, t.state === TaskState.FINISHED ? String(t.exitCode) : "—"),
+    h("td", { role: "cell", class: "actions" }, actions),
   );
 }
