@@ -256,16 +256,22 @@ try {
   const ranAfter = await ran();
   const d = (k) => m1[k] - m0[k];
   const window = d("Timestamp");
-  const share = d("TaskDuration") / window;
+  // The gate is the main thread's CPU time (ThreadTime): TaskDuration is
+  // the wall time of its tasks, which on a machine loaded past its cores
+  // also counts the time the thread waited for one (an idle page showed
+  // 5% TaskDuration on 1% CPU at load 10). E2E_PERF_METRIC=TaskDuration
+  // gates on it instead, on a quiet machine.
+  const metric = process.env.E2E_PERF_METRIC || "ThreadTime";
+  const share = d(metric) / window;
   console.log(
-    `e2e: main thread busy ${d("TaskDuration").toFixed(3)} s of ${window.toFixed(1)} s = ${(share * 100).toFixed(2)}% ` +
+    `e2e: main thread: ${d("ThreadTime").toFixed(3)} s CPU (${((d("ThreadTime") / window) * 100).toFixed(2)}%) and ${d("TaskDuration").toFixed(3)} s in tasks (TaskDuration, ${((d("TaskDuration") / window) * 100).toFixed(2)}%) of ${window.toFixed(1)} s ` +
       `(script ${d("ScriptDuration").toFixed(3)} s, layout ${d("LayoutDuration").toFixed(3)} s in ${d("LayoutCount")} layouts, ` +
-      `style ${d("RecalcStyleDuration").toFixed(3)} s, main-thread CPU ${d("ThreadTime").toFixed(3)} s, JS heap ${(m1.JSHeapUsedSize / 2 ** 20).toFixed(0)} MiB); ` +
+      `style ${d("RecalcStyleDuration").toFixed(3)} s, JS heap ${(m1.JSHeapUsedSize / 2 ** 20).toFixed(0)} MiB); ` +
       `tasks run while disclosed: ${ranBefore} → ${ranAfter}`,
   );
   await cdp.detach();
   if (ranBefore === ranAfter) throw new Error(`no task ran during the window (${ranBefore}): the measurement saw no updates`);
-  if (share > BUDGET) throw new Error(`the page kept its main thread busy ${(share * 100).toFixed(1)}% of the time while the set ran, over the ${BUDGET * 100}% budget`);
+  if (share > BUDGET) throw new Error(`the page kept its main thread busy ${(share * 100).toFixed(1)}% of the time (${metric}) while the set ran, over the ${BUDGET * 100}% budget`);
 
   step("cancel the rest asks first, with the count");
   await page.locator("#cancel-rest").click();
@@ -290,6 +296,8 @@ try {
   for (const id of ["request-all", "cancel-rest", "next-running", "next-failed"]) {
     if ((await page.locator(`#${id}`).getAttribute("aria-disabled")) !== "true") throw new Error(`#${id} is enabled on a set that did not load`);
   }
+  const ghosts = await page.locator("#state-bar:visible, #set-detail .counts li:visible").count();
+  if (ghosts > 0) throw new Error(`${ghosts} empty count badges or bar shown for a set that did not load`);
   await sizes(page, "not-found");
 
   if (pageErrors.length > 0) throw new Error(`uncaught errors in the page:\n${pageErrors.join("\n")}`);

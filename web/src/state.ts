@@ -61,6 +61,9 @@ export function applyWatch(v: SetView, msg: WatchTaskSetResponse): Change {
       v.parts.add(t.spec);
     }
     if (isFailed(t)) v.failed++;
+    // The page never shows these four timestamps: dropped, they take a
+    // quarter of a 100,000-task set's memory (and of each garbage collection) with them.
+    t.disclosedAt = t.executedAt = t.finishedAt = t.canceledAt = undefined;
     v.tasks.set(t.index, t);
     indexes.push(t.index);
   }

@@ -78,6 +78,18 @@ test("a message without a set summary keeps the last one", () => {
   assert.equal(v.tasks.get(0)!.state, TaskState.REQUESTED);
 });
 
+test("the timestamps the page never shows are not kept", () => {
+  const v = emptyView();
+  const t = task(0, TaskState.FINISHED, { requestedAt: timestampFromMs(1000) });
+  t.disclosedAt = timestampFromMs(1);
+  t.finishedAt = timestampFromMs(2);
+  applyWatch(v, msg(true, [t]));
+  const got = v.tasks.get(0)!;
+  assert.equal(got.disclosedAt, undefined);
+  assert.equal(got.finishedAt, undefined);
+  assert.ok(got.requestedAt, "the request time stays: the visible response ticks from it");
+});
+
 test("failed tasks are counted as they come and go", () => {
   const v = emptyView();
   applyWatch(v, msg(true, [task(0, TaskState.FINISHED, { exitCode: 1 }), task(1, TaskState.FINISHED), task(2, TaskState.REQUESTED)]));

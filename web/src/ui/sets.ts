@@ -155,16 +155,16 @@ export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined
 
 /** plural is "1 task", "2 tasks". */
 function plural(n: number | bigint, noun: string): string {
-  return `${n} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
+  return `${fmtCount(n)} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
 }
 
 function setLine(ts: TaskSet): string {
   const c = ts.counts;
   if (!c) return `#${ts.id}`;
   const parts = [`#${ts.id}`, plural(c.total, "task")];
-  if (c.finished > 0n) parts.push(`${c.finished} finished`);
-  if (c.requested > 0n) parts.push(`${c.requested} requested`);
-  if (c.running > 0n) parts.push(`${c.running} running`);
+  if (c.finished > 0n) parts.push(`${fmtCount(c.finished)} finished`);
+  if (c.requested > 0n) parts.push(`${fmtCount(c.requested)} requested`);
+  if (c.running > 0n) parts.push(`${fmtCount(c.running)} running`);
   return parts.join(" · ");
 }
 
@@ -594,6 +594,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       // A focused row scrolled out of the drawn rows: keep the focus in the table rather than drop it to the page.
       else if (!back) title.focus({ preventScroll: true });
     }
+    clock();
     if (!measured && rendered.size > 0) {
       const first = rendered.values().next().value!;
       const got = first.getBoundingClientRect().height;
@@ -684,7 +685,8 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
 
   // The head is drawn once; later frames change only the texts and widths that changed.
   const countKeys = ["finished", "requested", "executed", "disclosed", "canceled", "running", "failed"] as const;
-  const countItems = new Map(countKeys.map((k) => [k, h("li", { class: `badge ${k === "failed" ? "failed" : `state-${k}`}`, "data-count": k })]));
+  const countItems = new Map(countKeys.map((k) => [k, h("li", { class: `badge ${k === "failed" ? "failed" : `state-${k}`}`, "data-count": k, hidden: true })]));
+  bar.hidden = true; // until the set's counts are known
   const barSegs = new Map(stateSegments(undefined).map((g) => [g.key, h("span", { class: `seg seg-${g.key}` })]));
   replace(counts, [...countItems.values()]);
   replace(bar, [...barSegs.values()]);
@@ -713,6 +715,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       title.append(h("span", { class: "muted" }, `#${ts.id}`));
       sub.textContent = `${ts.owner ? `Owner ${ts.owner} · ` : ""}created ${fmtClock(ts.createdAt)}`;
     }
+    bar.hidden = !c;
     for (const g of stateSegments(c)) {
       const el = barSegs.get(g.key)!;
       const w = `${(g.fraction * 100).toFixed(3)}%`;
@@ -957,13 +960,23 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     }
   }
 
-  // The time a requested task has waited ticks in the rows in view.
-  const ticker = setInterval(() => {
+  // The time a requested task has waited ticks in the rows in view; the
+  // clock runs only while such a row is drawn (a timer is a wake-up).
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  function tick(): void {
     const now = ctx.now();
     for (const td of tbody.querySelectorAll<HTMLElement>("td[data-since]")) {
       td.textContent = `${fmtDuration(Math.max(0, now - Number(td.dataset.since)))} so far`;
     }
-  }, 1000);
+  }
+  function clock(): void {
+    const need = tbody.querySelector("td[data-since]") !== null;
+    if (need && ticker === undefined) ticker = setInterval(tick, 1000);
+    else if (!need && ticker !== undefined) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  }
   ctx.signal.addEventListener("abort", () => clearInterval(ticker));
 
   void runWatch(
