@@ -10,12 +10,13 @@
 //     focus on the view's heading after signing in and after a route change;
 //   - a set of 100,000 tasks disclosed with batchctl (DiscloseStream): the
 //     page shows it with only the rows in view in the DOM, the part of each
-//     command that differs, a filter by text and by state, a scroll to its
-//     end, and jumps to a running and to a failed task;
+//     command that differs, a filter by text and by state, a sort, a scroll
+//     to its end, and jumps to a running and to a failed task;
 //   - the main-thread time of the page while that set runs (sleep tasks on
 //     the server's local slots, so the watch stream carries changes), from
-//     Chrome's own counters (CDP Performance.getMetrics TaskDuration) over a
-//     window: printed, and the test fails above 10% of the window;
+//     Chrome's own counters (CDP Performance.getMetrics: ThreadTime, the
+//     main thread's CPU time, and TaskDuration) over a window: printed, and
+//     the test fails when ThreadTime is above 10% of the window;
 //   - canceling the rest asks first, with the count; a set that does not
 //     exist leaves the set's actions disabled.
 //
@@ -206,6 +207,12 @@ try {
   if (JSON.stringify(failedRows) !== JSON.stringify(failingIdx.map((i) => [String(i), "failed"]))) throw new Error(`failed rows: ${JSON.stringify(failedRows)}`);
   await page.locator("#f-state").selectOption("all");
   await text(page, "#shown-note", (t) => t === "100,000 tasks", "all tasks again");
+
+  step("sort: last to first, and back");
+  await page.locator("#f-sort").selectOption("index-desc");
+  await text(page, "#tasks tbody tr[data-index]", (t) => t.startsWith("99999"), "the last task first");
+  await page.locator("#f-sort").selectOption("index");
+  await text(page, "#tasks tbody tr[data-index]", (t) => t.startsWith("0"), "the first task first again");
 
   step("scroll to the end of the table");
   await scrollTable(page, "end");

@@ -576,8 +576,8 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     }
     const height = order.length > 0 ? `${order.length * rowH}px` : "";
     if (tbody.style.height !== height) tbody.style.height = height;
-    // A set taller than the box scrolls in a box of fixed size, so that nothing in it moves the page around it.
-    scroller.classList.toggle("tall", order.length * rowH > 400);
+    // A set taller than the box (760 px at most) scrolls in a box of fixed size, so that nothing in it moves the page around it.
+    scroller.classList.toggle("tall", order.length * rowH > 760);
     if (order.length === 0) {
       emptyRow.cells[0].textContent = stopped && !loaded
         ? "The set could not be loaded: see the message above."
