@@ -125,3 +125,8 @@ export function commandText(spec: TaskSpec | undefined): string {
 export function outputFileName(setId: bigint, index: number, stream: "stdout" | "stderr"): string {
   return `set-${setId}-task-${index}.${stream}.txt`;
 }
+
+/** fmtCount renders a count with thousands separators: "100,000". */
+export function fmtCount(n: number | bigint): string {
+  return Number(n).toLocaleString("en-US", { maximumFractionDigits: 0 });
+}

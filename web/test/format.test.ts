@@ -7,6 +7,7 @@ import {
   copyLabel,
   fmtBytes,
   fmtClock,
+  fmtCount,
   fmtDuration,
   fmtNumber,
   fmtPercent,
@@ -105,4 +106,9 @@ test("copyLabel marks speculative copies and progress", () => {
 
 test("outputFileName", () => {
   assert.equal(outputFileName(7n, 2, "stdout"), "set-7-task-2.stdout.txt");
+});
+
+test("fmtCount separates thousands", () => {
+  assert.deepEqual([0, 7, 1234, 100_000].map(fmtCount), ["0", "7", "1,234", "100,000"]);
+  assert.equal(fmtCount(2_000_000n), "2,000,000");
 });

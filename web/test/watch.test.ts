@@ -44,7 +44,7 @@ function harness(script: Script, now?: () => number, extra: Partial<WatchDeps> =
   const clients = clientsFor(transport);
   const delays: number[] = [];
   const statuses: WatchStatus[] = [];
-  let view = emptyView();
+  const view = emptyView();
   const deps = {
     open: (id: bigint, signal: AbortSignal) => clients.tasks.watchTaskSet({ setId: id }, { signal }),
     sleep: async (ms: number) => {
@@ -62,7 +62,7 @@ function harness(script: Script, now?: () => number, extra: Partial<WatchDeps> =
       return view;
     },
     run: (signal = new AbortController().signal) =>
-      runWatch(5n, deps, (m) => (view = applyWatch(view, m).view), (s) => statuses.push(s), signal),
+      runWatch(5n, deps, (m) => void applyWatch(view, m), (s) => statuses.push(s), signal),
   };
 }
 

@@ -65,7 +65,8 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     }
     replace(
       account,
-      h("span", { class: "muted", id: "whoami" }, who ? `Signed in as ${who}` : "Signed in"),
+      // On a phone "Signed in as" is left to screen readers: the name is what must fit.
+      h("span", { class: "muted", id: "whoami" }, who ? [h("span", { class: "who-lead" }, "Signed in as "), who] : "Signed in"),
       h(
         "button",
         {
@@ -123,6 +124,8 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
       renderAccount();
       notify(`Signed in as ${r.name}.`);
       show(parseRoute(location.hash));
+      // The sign-in box is gone with the focus in it: go on where the view starts.
+      focusView();
     } catch (err) {
       const p = describeError(err, "Signing in");
       if (p.code === Code.Unauthenticated) {
@@ -182,6 +185,18 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     document.title = route.view === "sets" ? "batchd · task sets" : `batchd · ${route.view}`;
   }
 
+  /**
+   * focusView moves the focus to the view's heading (a set's own title when
+   * one is open), as a page load would, so that keyboard and screen reader
+   * users land where the content changed.
+   */
+  function focusView(): void {
+    const heading = main.querySelector<HTMLElement>("#set-detail h2[tabindex]") ?? main.querySelector<HTMLElement>("h2[tabindex]");
+    heading?.focus({ preventScroll: true });
+    // Scroll only as far as needed for the heading to be seen (on a phone, a set opened from the list below).
+    heading?.scrollIntoView({ block: "nearest" });
+  }
+
   window.addEventListener("hashchange", () => {
     clearProblem();
     // A notice belongs to the view it was given in, unless it led here
@@ -189,9 +204,7 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     if (noticeCarries) noticeCarries = false;
     else clearNotice();
     show(parseRoute(location.hash));
-    // Move focus to the new view's heading, as a page load would, so keyboard
-    // and screen reader users land where the content changed.
-    main.querySelector<HTMLElement>("h2[tabindex]")?.focus({ preventScroll: true });
+    focusView();
   });
   renderAccount();
   void loadWho();

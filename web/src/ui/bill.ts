@@ -5,7 +5,7 @@ import { freeParts } from "../free";
 import { fmtClock, fmtNumber } from "../format";
 import type { BillLine, BillTotals } from "../gen/batch/v1/billing_pb";
 import type { Ctx } from "./context";
-import { h, isDisabled, replace, s, setDisabled } from "./dom";
+import { h, isDisabled, replace, setDisabled } from "./dom";
 
 /** mountBill draws the caller's bill into root. */
 export function mountBill(root: HTMLElement, ctx: Ctx): void {
@@ -118,25 +118,35 @@ function drawTotals(el: HTMLElement, t: BillTotals | undefined): void {
   );
 }
 
+/**
+ * chart draws billed against free work as bars of HTML, not SVG: its labels
+ * are text at the page's size on any screen (an SVG scaled to a phone's
+ * width shrank them to 6 px), and on a narrow screen each label goes above
+ * its bar.
+ */
 function chart(t: BillTotals | undefined): HTMLElement {
   const segs = billSegments(t);
-  const rowH = 28;
-  const labelW = 250;
-  const barW = 260;
-  const svg = s(
-    "svg",
-    { viewBox: `0 0 ${labelW + barW + 90} ${segs.length * rowH}`, width: "100%", role: "img", "aria-labelledby": "chart-title chart-desc" },
-    s("title", { id: "chart-title" }, "Billed against free work, slot-seconds"),
-    s("desc", { id: "chart-desc" }, chartSummary(t)),
-    segs.map((g, i) =>
-      s(
-        "g",
-        { transform: `translate(0 ${i * rowH})`, class: `seg seg-${g.key}` },
-        s("text", { x: 0, y: rowH / 2 + 5, class: "chart-label" }, g.label),
-        s("rect", { x: labelW, y: 5, height: rowH - 10, width: Math.max(g.slotSeconds > 0 ? 2 : 0, g.fraction * barW), rx: 3 }),
-        s("text", { x: labelW + Math.max(2, g.fraction * barW) + 6, y: rowH / 2 + 5, class: "chart-value" }, fmtNumber(g.slotSeconds)),
+  return h(
+    "figure",
+    { class: "chart", "aria-labelledby": "chart-title" },
+    h("p", { class: "chart-title", id: "chart-title" }, "Billed against free work, slot-seconds"),
+    h(
+      "ul",
+      { class: "chart-rows" },
+      segs.map((g) =>
+        h(
+          "li",
+          { class: `seg seg-${g.key}`, "data-fraction": g.fraction.toFixed(4) },
+          h("span", { class: "chart-label" }, g.label),
+          h(
+            "span",
+            { class: "chart-track", "aria-hidden": "true" },
+            h("span", { class: "chart-bar", style: `width:${g.slotSeconds > 0 ? Math.max(0.5, g.fraction * 100).toFixed(2) : 0}%` }),
+          ),
+          h("span", { class: "chart-value" }, fmtNumber(g.slotSeconds)),
+        ),
       ),
     ),
+    h("figcaption", { class: "muted" }, chartSummary(t)),
   );
-  return h("figure", { class: "chart" }, svg, h("figcaption", { class: "muted" }, chartSummary(t)));
 }

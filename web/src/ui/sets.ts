@@ -1,6 +1,13 @@
-// The task sets view: disclose form, list of sets, and one set watched live.
+// The task sets view: list of sets, disclose form, and one set watched live.
+//
+// A set may hold 100,000 tasks. The table draws only the rows in view (the
+// rest are two spacer rows of the right height), the watch stream's
+// messages update the set's model as they come but the page is redrawn at
+// most once per animation frame, and only the rows in view that changed are
+// drawn again.
 
 import { Backoff } from "../backoff";
+import { describeError } from "../errors";
 import { formKey, parseDiscloseForm } from "../form";
 import type { DiscloseForm } from "../form";
 import {
@@ -9,6 +16,7 @@ import {
   copyStateName,
   fmtBytes,
   fmtClock,
+  fmtCount,
   fmtDuration,
   fmtNumber,
   fmtPercent,
@@ -19,37 +27,59 @@ import {
 import type { GetOutputResponse } from "../gen/batch/v1/taskset_pb";
 import { CopyState, TaskState } from "../gen/batch/v1/types_pb";
 import type { Task, TaskSet } from "../gen/batch/v1/types_pb";
-import { applyWatch, emptyView, isCancelable, isRequestable, restCount, sortedTasks, visibleResponse } from "../state";
-import type { SetView } from "../state";
+import {
+  Searcher,
+  applyWatch,
+  buildOrder,
+  emptyView,
+  isCancelable,
+  isFailed,
+  isRequestable,
+  isRunning,
+  restCount,
+  stateSegments,
+  updateOrder,
+  visibleResponse,
+  windowRange,
+} from "../state";
+import type { Filter, SetView, SortKey, StateFilter } from "../state";
+import type { CommandParts } from "../vary";
 import { runWatch, sleep, statusText } from "../watch";
 import type { Ctx } from "./context";
 import { h, isDisabled, replace, setDisabled } from "./dom";
 
 const outputPage = 4 << 20;
 
-/** rowsPerPage bounds the rows drawn at once: a huge set stays responsive, the rest is one click away. */
-const rowsPerPage = 500;
+/** overscan is how many rows are drawn above and below the visible ones, so a scroll shows no blank. */
+const overscan = 10;
+
+/** headMs bounds how often the counts and the stacked bar follow a running set. */
+const headMs = 500;
+
+/** resortMs bounds how often an order sorted by state or service time is rebuilt while tasks change under it. */
+const resortMs = 1000;
 
 /** mountSets draws the task sets view into root; setId selects the set to watch. */
 export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined): void {
   const list = h("ul", { class: "set-list", id: "set-list" });
   const listNote = h("p", { class: "muted" }, "Loading…");
   const detail = h("section", { class: "detail card", id: "set-detail", "aria-labelledby": "detail-h" });
+  const form = discloseForm(ctx);
   root.append(
     h(
       "div",
-      { class: "layout" },
+      { class: `layout${setId === undefined ? "" : " has-set"}` },
       h(
         "aside",
         { class: "side" },
-        discloseForm(ctx),
         h(
           "section",
           { class: "card", "aria-labelledby": "sets-h" },
-          h("h2", { id: "sets-h" }, "Your task sets"),
+          h("h2", { id: "sets-h", tabindex: -1 }, "Your task sets"),
           listNote,
           list,
         ),
+        form.el,
       ),
       detail,
     ),
@@ -57,9 +87,14 @@ export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined
 
   let sets: TaskSet[] = [];
   let listFailing = false;
+  let drawn = "";
   function drawList(): void {
-    listNote.textContent = sets.length === 0 ? "None yet: disclose one above." : "";
+    listNote.textContent = sets.length === 0 ? "None yet: disclose one below." : "";
     listNote.hidden = sets.length > 0;
+    // The list is polled every five seconds: draw it again only when it changed.
+    const key = sets.map((ts) => `${ts.id}\t${ts.name}\t${setLine(ts)}`).join("\n");
+    if (key === drawn) return;
+    drawn = key;
     replace(
       list,
       sets.map((ts) =>
@@ -70,7 +105,7 @@ export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined
             "a",
             { href: `#/sets/${ts.id}`, "aria-current": ts.id === setId ? "page" : undefined, "data-set": String(ts.id) },
             h("span", { class: "set-name" }, ts.name || "(unnamed)"),
-            h("span", { class: "muted" }, setLine(ts)),
+            h("span", { class: "muted set-line" }, setLine(ts)),
           ),
         ),
       ),
@@ -81,11 +116,15 @@ export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined
       const r = await ctx.clients.tasks.listTaskSets({ pageSize: 100 }, { signal: ctx.signal });
       sets = r.taskSets;
       drawList();
+      form.listed(sets.length);
       if (listFailing) ctx.clearProblem();
       listFailing = false;
     } catch (err) {
-      listNote.textContent = "Could not load the list.";
+      // Signed out, the sign-in box above says what to do; the list is not broken.
+      listNote.textContent = describeError(err, "").signIn ? "Sign in to see your task sets." : "Could not load the list.";
       listNote.hidden = false;
+      drawn = "";
+      list.replaceChildren();
       // Say it once, not every five seconds while the server is away.
       if (!listFailing) ctx.fail(err, "Listing your task sets");
       listFailing = true;
@@ -104,26 +143,28 @@ export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined
     return;
   }
   mountDetail(detail, ctx, setId, (ts) => {
+    // The watched set's line in the list follows the stream (once a frame at most).
     const i = sets.findIndex((x) => x.id === ts.id);
-    if (i >= 0) {
-      sets[i] = ts;
-      drawList();
-    }
+    if (i < 0) return;
+    sets[i] = ts;
+    const line = list.querySelector<HTMLElement>(`a[data-set="${ts.id}"] .set-line`);
+    const text = setLine(ts);
+    if (line && line.textContent !== text) line.textContent = text;
   });
 }
 
 /** plural is "1 task", "2 tasks". */
 function plural(n: number | bigint, noun: string): string {
-  return `${n} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
+  return `${fmtCount(n)} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
 }
 
 function setLine(ts: TaskSet): string {
   const c = ts.counts;
   if (!c) return `#${ts.id}`;
   const parts = [`#${ts.id}`, plural(c.total, "task")];
-  if (c.finished > 0n) parts.push(`${c.finished} finished`);
-  if (c.requested > 0n) parts.push(`${c.requested} requested`);
-  if (c.running > 0n) parts.push(`${c.running} running`);
+  if (c.finished > 0n) parts.push(`${fmtCount(c.finished)} finished`);
+  if (c.requested > 0n) parts.push(`${fmtCount(c.requested)} requested`);
+  if (c.running > 0n) parts.push(`${fmtCount(c.running)} running`);
   return parts.join(" · ");
 }
 
@@ -147,9 +188,24 @@ function field(id: string, label: string, input: HTMLElement, help?: string): HT
  * on it and comes back to resubmit. Its idempotency key goes with it, so the
  * resubmission cannot disclose twice.
  */
-const draft = { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, key: "", formKey: "" };
+const draft = {
+  name: "",
+  commands: "",
+  estimate: "",
+  requestNow: false,
+  noSpeculation: false,
+  key: "",
+  formKey: "",
+  /** open is whether the person opened or closed the form; undefined until they do. */
+  open: undefined as boolean | undefined,
+};
 
-function discloseForm(ctx: Ctx): HTMLElement {
+/**
+ * discloseForm is the disclose form, folded away (so the list of sets stays
+ * in view) unless the person opened it, has typed into it, or has no set yet.
+ * listed tells it how many sets the list holds.
+ */
+function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
   const name = h("input", { id: "f-name", name: "name", type: "text", autocomplete: "off", placeholder: "e.g. frames 1–100" });
   const commands = h("textarea", {
     id: "f-commands",
@@ -241,84 +297,220 @@ function discloseForm(ctx: Ctx): HTMLElement {
       submit.textContent = "Disclose";
     }
   });
-  return h("section", { class: "card", "aria-labelledby": "disclose-h" }, h("h2", { id: "disclose-h" }, "Disclose a task set"), form);
+  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "";
+  const summary = h("summary", null, h("h2", { id: "disclose-h" }, "Disclose a task set"));
+  const el = h("details", { class: "card disclose", id: "disclose" }, summary, form);
+  el.open = draft.open ?? typed();
+  // A click (or Enter or Space) on the summary is the person's choice, kept across views.
+  summary.addEventListener("click", () => {
+    draft.open = !el.open;
+  });
+  return {
+    el,
+    listed(n) {
+      if (draft.open === undefined && n === 0 && !el.open) el.open = true;
+    },
+  };
 }
 
+// The options carry no counts (the legend above the table has them): a select's options changed ten times a second cost more than the rows.
+const stateFilters: [StateFilter, string][] = [
+  ["all", "All tasks"],
+  ["running", "Running"],
+  ["failed", "Failed"],
+  ["requested", "Requested"],
+  ["executed", "Executed"],
+  ["disclosed", "Disclosed"],
+  ["finished", "Finished"],
+  ["canceled", "Canceled"],
+];
+
+const sortKeys: [SortKey, string][] = [
+  ["index", "Index, first to last"],
+  ["index-desc", "Index, last to first"],
+  ["state", "State: running and requested first"],
+  ["service-desc", "Service time, longest first"],
+  ["service", "Service time, shortest first"],
+];
+
+const columns = ["#", "Command", "State", "Progress", "Copies", "Visible response", "Service", "Exit", "Actions"];
+
 function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: TaskSet) => void): void {
-  let view: SetView = emptyView();
-  const rows = new Map<number, HTMLTableRowElement>();
+  const view: SetView = emptyView();
+  const searcher = new Searcher();
   const awaiting = new Set<number>();
   let shownOutput: number | undefined;
   let pendingHead = false; // a request-all or cancel-the-rest call is under way
+  let loaded = false; // a snapshot arrived
+  let stopped = false; // the watch gave up (not found, no permission): nothing can be done here
 
   const title = h("h2", { id: "detail-h", tabindex: -1 }, `Task set #${setId}`);
   const sub = h("p", { class: "muted" });
   const live = h("p", { class: "live-status connecting", role: "status", id: "live-status" }, "Connecting…");
+  const bar = h("div", { class: "state-bar", id: "state-bar", "aria-hidden": "true" });
   const counts = h("ul", { class: "counts", "aria-label": "Tasks by state" });
   const summary = h("p", { class: "summary" });
-  const requestAll = h("button", { type: "button", id: "request-all" }, "Request all");
-  const cancelRest = h("button", { type: "button", id: "cancel-rest", class: "danger" }, "Cancel the rest");
-  const tbody = h("tbody");
+  const requestAll = h("button", { type: "button", id: "request-all", "aria-disabled": "true" }, "Request all");
+  const cancelRest = h("button", { type: "button", id: "cancel-rest", class: "danger", "aria-disabled": "true" }, "Cancel the rest");
+  const cmdNote = h("p", { class: "cmd-note muted", id: "cmd-note", hidden: true });
+  const stateSel = h(
+    "select",
+    { id: "f-state", name: "state" },
+    stateFilters.map(([k, label]) => h("option", { value: k }, label)),
+  );
+  const textIn = h("input", { id: "f-text", name: "find", type: "search", autocomplete: "off", spellcheck: "false", placeholder: "index or text" });
+  const sortSel = h("select", { id: "f-sort", name: "sort" }, sortKeys.map(([k, label]) => h("option", { value: k }, label)));
+  const nextRunning = h("button", { type: "button", id: "next-running", "data-jump": "running" }, "Next running");
+  const nextFailed = h("button", { type: "button", id: "next-failed", "data-jump": "failed" }, "Next failed");
+  const shownNote = h("p", { class: "muted shown-note", id: "shown-note" });
+  // The table is laid out with CSS grid, not table layout, and each drawn row
+  // is placed at its offset: a changed row is laid out and painted alone,
+  // where a table would lay out all its rows again. The roles keep it a
+  // table for assistive technology.
+  const headRow = h("tr", { role: "row", "aria-rowindex": 1 }, columns.map((c, i) => h("th", { scope: "col", role: "columnheader", class: i === 0 || (i >= 5 && i <= 7) ? "num" : undefined }, c)));
+  const table = h(
+    "table",
+    { class: "tasks", id: "tasks", role: "table", "aria-rowcount": 1, "aria-describedby": "tasks-cap" },
+    h("caption", { class: "sr-only", id: "tasks-cap" }, "Tasks of the set; only the rows in view are drawn"),
+    h("thead", { role: "rowgroup" }, headRow),
+  );
+  const tbody = h("tbody", { role: "rowgroup" });
+  table.append(tbody);
+  const emptyRow = h("tr", { class: "empty", role: "row" }, h("td", { role: "cell", class: "muted" }));
+  const scroller = h("div", { class: "table-wrap task-scroll", id: "task-scroll" }, table);
   const output = h("section", { class: "output", id: "output", hidden: true, "aria-labelledby": "output-h" });
+  const confirmCount = h("strong");
+  const confirmYes = h("button", { type: "submit", value: "yes", class: "danger", id: "confirm-yes" });
+  const confirmNo = h("button", { type: "submit", value: "no", id: "confirm-no", autofocus: true }, "Keep them");
+  const confirm = h(
+    "dialog",
+    { id: "confirm-cancel", "aria-labelledby": "confirm-h" },
+    h(
+      "form",
+      { method: "dialog" },
+      h("h3", { id: "confirm-h" }, "Cancel ", confirmCount, " unrequested tasks?"),
+      h("p", null, `They are the disclosed and executed tasks of set #${setId}. They will not run again and are not billed; requested and finished tasks are not touched. This cannot be undone.`),
+      h("div", { class: "form-actions" }, confirmYes, confirmNo),
+    ),
+  );
   replace(
     detail,
-    h("header", { class: "detail-head" }, h("div", null, title, sub), live),
+    h("header", { class: "detail-head" }, h("div", { class: "detail-title" }, title, sub), live),
+    bar,
     counts,
     summary,
     h("div", { class: "actions" }, requestAll, cancelRest),
     h(
       "div",
-      { class: "table-wrap" },
-      h(
-        "table",
-        { class: "tasks", id: "tasks" },
-        h("caption", { class: "sr-only" }, "Tasks of the set, in set order"),
-        h(
-          "thead",
-          null,
-          h(
-            "tr",
-            null,
-            ["#", "Command", "State", "Progress", "Copies", "Visible response", "Service", "Exit", "Actions"].map((c) =>
-              h("th", { scope: "col" }, c),
-            ),
-          ),
-        ),
-        tbody,
-      ),
+      { class: "table-tools", role: "group", "aria-label": "Which tasks to show" },
+      h("div", { class: "tool" }, h("label", { for: "f-state" }, "Show"), stateSel),
+      h("div", { class: "tool tool-text" }, h("label", { for: "f-text" }, "Find"), textIn),
+      h("div", { class: "tool" }, h("label", { for: "f-sort" }, "Sort by"), sortSel),
+      h("div", { class: "tool tool-jump" }, nextRunning, nextFailed),
     ),
+    shownNote,
+    cmdNote,
+    scroller,
     output,
+    confirm,
   );
 
-  function drawHead(): void {
-    const ts = view.set;
-    if (!ts) return;
-    title.textContent = `${ts.name || "(unnamed)"} `;
-    title.append(h("span", { class: "muted" }, `#${ts.id}`));
-    sub.textContent = `${ts.owner ? `Owner ${ts.owner} · ` : ""}created ${fmtClock(ts.createdAt)}`;
-    const c = ts.counts;
-    replace(
-      counts,
-      c
-        ? (
-            [
-              ["disclosed", c.disclosed],
-              ["executed", c.executed],
-              ["requested", c.requested],
-              ["finished", c.finished],
-              ["canceled", c.canceled],
-              ["running", c.running],
-            ] as const
-          ).map(([k, n]) => h("li", { class: `badge state-${k}`, "data-count": k }, `${n} ${k}`))
-        : null,
-    );
-    summary.textContent =
-      `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
-      ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`;
-    const rest = restCount(view);
-    cancelRest.textContent = rest > 0 ? `Cancel the rest (${rest})` : "Cancel the rest";
-    setDisabled(cancelRest, rest === 0 || pendingHead);
-    setDisabled(requestAll, rest === 0 || pendingHead);
+  // --- the order of the rows, and which rows are drawn ---------------------
+
+  let filter: Filter = { state: "all", text: "" };
+  let sort: SortKey = "index";
+  let order: number[] = [];
+  let orderBuiltAt = 0;
+  let resortTimer: ReturnType<typeof setTimeout> | undefined;
+  const rendered = new Map<number, HTMLTableRowElement>(); // rows in the DOM, by task index
+  const placed = new WeakMap<HTMLTableRowElement, number>(); // where each drawn row is placed
+  const stale = new Set<number>(); // drawn rows whose task changed since
+  let rowH = 37; // measured from a drawn row once there is one
+  let measured = false;
+  let range = { start: 0, end: 0 };
+  let jumped: number | undefined; // the row a jump landed on, marked until the next jump
+
+  // One redraw per animation frame at most, of what changed since the last.
+  const dirty = { head: false, order: false, rows: false, window: false };
+  let frame = 0;
+  function schedule(what: Partial<typeof dirty>): void {
+    Object.assign(dirty, Object.fromEntries(Object.entries(what).filter(([, v]) => v)));
+    if (frame === 0) frame = requestAnimationFrame(redraw);
+  }
+  ctx.signal.addEventListener("abort", () => {
+    cancelAnimationFrame(frame);
+    clearTimeout(resortTimer);
+    clearTimeout(headTimer);
+  });
+
+  // The counts above the table change with every task that starts or ends:
+  // they are drawn at most every headMs (the rows in view, every frame).
+  let headDrawnAt = -Infinity;
+  let headTimer: ReturnType<typeof setTimeout> | undefined;
+  function scheduleHead(): void {
+    if (headTimer !== undefined) return;
+    const wait = headDrawnAt + headMs - performance.now();
+    if (wait <= 0) schedule({ head: true });
+    else
+      headTimer = setTimeout(() => {
+        headTimer = undefined;
+        schedule({ head: true });
+      }, wait);
+  }
+
+  function redraw(): void {
+    frame = 0;
+    const d = { ...dirty };
+    Object.assign(dirty, { head: false, order: false, rows: false, window: false });
+    if (d.order) rebuildOrder();
+    if (d.order || d.rows || d.window) drawWindow();
+    if (d.head) {
+      headDrawnAt = performance.now();
+      drawHead();
+      if (view.set) onSet(view.set);
+    }
+  }
+
+  function rebuildOrder(): void {
+    clearTimeout(resortTimer);
+    resortTimer = undefined;
+    order = buildOrder(view, filter, sort, searcher);
+    orderBuiltAt = performance.now();
+    table.setAttribute("aria-rowcount", String(order.length + 1));
+    drawShown();
+  }
+
+  function drawShown(): void {
+    const total = view.tasks.size;
+    const text =
+      !loaded ? "" : order.length === total ? `${fmtCount(total)} task${total === 1 ? "" : "s"}` : `Showing ${fmtCount(order.length)} of ${fmtCount(total)} tasks`;
+    if (shownNote.textContent !== text) shownNote.textContent = text;
+  }
+
+  /** tasksChanged takes the indexes a message changed: the order is kept up to date, the rows in view redrawn. */
+  function tasksChanged(indexes: number[]): void {
+    let rows = false;
+    for (const i of indexes) {
+      if (rendered.has(i)) {
+        stale.add(i);
+        rows = true;
+      }
+    }
+    if (updateOrder(order, view, indexes, filter, sort, searcher)) {
+      if (filter.state !== "all") {
+        table.setAttribute("aria-rowcount", String(order.length + 1));
+        drawShown();
+        rows = true;
+      }
+    } else if (resortTimer === undefined) {
+      // Sorted by what changes: rebuild at most once every resortMs, so rows do not jump under the pointer.
+      const wait = Math.max(0, orderBuiltAt + resortMs - performance.now());
+      resortTimer = setTimeout(() => {
+        resortTimer = undefined;
+        schedule({ order: true });
+      }, wait);
+    }
+    if (rows) schedule({ rows: true });
   }
 
   /** focusIn says where in the table the focus is, so a redraw can put it back. */
@@ -330,47 +522,248 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
 
   function refocus(tr: HTMLTableRowElement, action: string): void {
     const again = (action && tr.querySelector<HTMLElement>(`[data-action="${action}"]`)) || tr.querySelector<HTMLElement>("button") || tr.cells[0];
-    again.focus();
+    again.focus({ preventScroll: true });
   }
 
-  function drawRow(t: Task): HTMLTableRowElement {
-    const old = rows.get(t.index);
+  function drawWindow(): void {
     const f = focusIn();
-    const tr = taskRow(t, ctx.now(), t.index === shownOutput);
-    if (old) old.replaceWith(tr);
-    rows.set(t.index, tr);
-    if (old && f?.index === t.index) refocus(tr, f.action);
-    return tr;
+    const head = table.tHead?.offsetHeight ?? 0;
+    range = windowRange(scroller.scrollTop - head, scroller.clientHeight - head, rowH, order.length, overscan);
+    const want = order.slice(range.start, range.end);
+    const keep = new Set(want);
+    for (const [i, tr] of rendered) {
+      if (!keep.has(i)) {
+        tr.remove();
+        rendered.delete(i);
+        stale.delete(i);
+      }
+    }
+    const now = ctx.now();
+    let cur = tbody.firstChild;
+    for (let k = 0; k < want.length; k++) {
+      const i = want[k];
+      let tr = rendered.get(i);
+      if (!tr || stale.has(i)) {
+        const t = view.tasks.get(i)!;
+        const fresh = taskRow(t, view.parts, now, i === shownOutput, i === jumped);
+        if (tr) {
+          if (cur === tr) cur = fresh;
+          const at = placed.get(tr);
+          if (at !== undefined) {
+            placed.set(fresh, at);
+            fresh.setAttribute("aria-rowindex", String(at + 2));
+            fresh.style.top = `${at * rowH}px`;
+          }
+          tr.replaceWith(fresh);
+        }
+        tr = fresh;
+        rendered.set(i, tr);
+        stale.delete(i);
+      }
+      const pos = range.start + k;
+      if (placed.get(tr) !== pos) {
+        placed.set(tr, pos);
+        tr.setAttribute("aria-rowindex", String(pos + 2));
+        tr.style.top = `${pos * rowH}px`;
+      }
+      if (cur === tr) cur = cur.nextSibling;
+      else tbody.insertBefore(tr, cur);
+    }
+    while (cur) {
+      const next = cur.nextSibling;
+      if (cur !== emptyRow) (cur as Element).remove();
+      cur = next;
+    }
+    const height = order.length > 0 ? `${order.length * rowH}px` : "";
+    if (tbody.style.height !== height) tbody.style.height = height;
+    // A set taller than the box (760 px at most) scrolls in a box of fixed size, so that nothing in it moves the page around it.
+    scroller.classList.toggle("tall", order.length * rowH > 760);
+    if (order.length === 0) {
+      emptyRow.cells[0].textContent = stopped && !loaded
+        ? "The set could not be loaded: see the message above."
+        : !loaded
+          ? "Loading…"
+          : view.tasks.size === 0
+            ? "This set has no tasks."
+            : "No task matches the filter.";
+      tbody.append(emptyRow);
+    } else emptyRow.remove();
+    if (f) {
+      const back = rendered.get(f.index);
+      if (back && !back.contains(document.activeElement)) refocus(back, f.action);
+      // A focused row scrolled out of the drawn rows: keep the focus in the table rather than drop it to the page.
+      else if (!back) title.focus({ preventScroll: true });
+    }
+    clock();
+    if (!measured && rendered.size > 0) {
+      const first = rendered.values().next().value!;
+      const got = first.getBoundingClientRect().height;
+      measured = true;
+      if (got > 0 && Math.abs(got - rowH) > 0.5) {
+        rowH = got;
+        for (const tr of rendered.values()) placed.delete(tr);
+        schedule({ window: true });
+      }
+    }
   }
 
-  let shown = rowsPerPage;
-  function drawAll(): void {
+  scroller.addEventListener("scroll", () => schedule({ window: true }), { passive: true });
+  const resized = new ResizeObserver(() => {
+    measured = false; // the rows may be another height on a narrower screen
+    schedule({ window: true });
+  });
+  resized.observe(scroller);
+  ctx.signal.addEventListener("abort", () => resized.disconnect());
+
+  // --- the filter, sort and jump tools ------------------------------------
+
+  function refilter(): void {
+    filter = { state: stateSel.value as StateFilter, text: textIn.value };
+    sort = sortSel.value as SortKey;
+    scroller.scrollTop = 0;
+    schedule({ order: true });
+  }
+  stateSel.addEventListener("change", refilter);
+  sortSel.addEventListener("change", refilter);
+  let typing: ReturnType<typeof setTimeout> | undefined;
+  textIn.addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(refilter, 150); // one pass over 100,000 tasks per pause in typing, not per key
+  });
+  textIn.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
+      clearTimeout(typing);
+      refilter();
+    }
+  });
+  ctx.signal.addEventListener("abort", () => clearTimeout(typing));
+
+  /** jump scrolls to the next task (after the one focused or at the top) that runs or failed, and focuses it. */
+  function jump(kind: "running" | "failed", button: HTMLButtonElement): void {
+    if (isDisabled(button)) return;
+    if (dirty.order) rebuildOrder();
+    const pred = kind === "running" ? isRunning : isFailed;
     const f = focusIn();
-    const tasks = sortedTasks(view);
-    rows.clear();
-    replace(tbody, tasks.slice(0, shown).map((t) => drawRow(t)));
-    const back = f && rows.get(f.index);
-    if (back) refocus(back, f.action);
-    if (tasks.length === 0) tbody.append(h("tr", null, h("td", { colspan: 9, class: "muted" }, "This set has no tasks.")));
-    if (tasks.length > shown) {
-      const more = h(
-        "button",
-        {
-          type: "button",
-          id: "more-tasks",
-          onclick: () => {
-            shown += rowsPerPage;
-            drawAll();
-            rows.get(tasks[shown - rowsPerPage]?.index ?? -1)?.querySelector<HTMLElement>("button, td")?.focus();
-          },
-        },
-        `Show ${Math.min(rowsPerPage, tasks.length - shown)} more`,
+    const head = table.tHead?.offsetHeight ?? 0;
+    let from = f ? order.indexOf(f.index) : Math.floor(Math.max(0, scroller.scrollTop - head) / rowH) - 1;
+    if (jumped !== undefined && !f) {
+      const p = order.indexOf(jumped);
+      if (p >= 0) from = p;
+    }
+    const n = order.length;
+    let at = -1;
+    for (let k = 1; k <= n; k++) {
+      const p = (((from + k) % n) + n) % n;
+      const t = view.tasks.get(order[p]);
+      if (t && pred(t)) {
+        at = p;
+        break;
+      }
+    }
+    if (at < 0) {
+      let hidden = 0;
+      for (const t of view.tasks.values()) if (pred(t)) hidden++;
+      ctx.notify(
+        hidden > 0
+          ? `No ${kind} task among the tasks shown; the filter hides ${hidden}.`
+          : kind === "running" ? "No task of this set is running." : "No task of this set has failed.",
       );
-      tbody.append(h("tr", null, h("td", { colspan: 9, class: "muted" }, `Showing ${shown} of ${tasks.length} tasks. `, more)));
+      return;
+    }
+    const prev = jumped;
+    jumped = order[at];
+    for (const i of [prev, jumped]) if (i !== undefined && rendered.has(i)) stale.add(i);
+    scroller.scrollTop = Math.max(0, at * rowH - 2 * rowH);
+    drawWindow();
+    const tr = rendered.get(jumped);
+    tr?.cells[0].focus({ preventScroll: true });
+  }
+  nextRunning.addEventListener("click", () => jump("running", nextRunning));
+  nextFailed.addEventListener("click", () => jump("failed", nextFailed));
+
+  // --- the head: counts, the stacked bar, the set's actions ---------------
+
+  // The head is drawn once; later frames change only the texts and widths that changed.
+  const countKeys = ["finished", "requested", "executed", "disclosed", "canceled", "running", "failed"] as const;
+  const countItems = new Map(countKeys.map((k) => [k, h("li", { class: `badge ${k === "failed" ? "failed" : `state-${k}`}`, "data-count": k, hidden: true })]));
+  bar.hidden = true; // until the set's counts are known
+  const barSegs = new Map(stateSegments(undefined).map((g) => [g.key, h("span", { class: `seg seg-${g.key}` })]));
+  replace(counts, [...countItems.values()]);
+  replace(bar, [...barSegs.values()]);
+  const setText = (el: HTMLElement, text: string) => {
+    if (el.textContent !== text) el.textContent = text;
+  };
+  let titleKey = "";
+  let noteKey = "";
+
+  function drawHead(): void {
+    const ts = view.set;
+    const blocked = !loaded || stopped;
+    setDisabled(nextRunning, blocked);
+    setDisabled(nextFailed, blocked);
+    if (!ts || blocked) {
+      setDisabled(cancelRest, true);
+      setDisabled(requestAll, true);
+      if (!ts) return;
+    }
+    const c = ts.counts;
+    const rest = restCount(view);
+    const tk = `${ts.id}\t${ts.name}\t${ts.owner}`;
+    if (tk !== titleKey) {
+      titleKey = tk;
+      title.textContent = `${ts.name || "(unnamed)"} `;
+      title.append(h("span", { class: "muted" }, `#${ts.id}`));
+      sub.textContent = `${ts.owner ? `Owner ${ts.owner} · ` : ""}created ${fmtClock(ts.createdAt)}`;
+    }
+    bar.hidden = !c;
+    for (const g of stateSegments(c)) {
+      const el = barSegs.get(g.key)!;
+      const w = `${(g.fraction * 100).toFixed(3)}%`;
+      if (el.style.width !== w) el.style.width = w;
+      el.hidden = g.n === 0;
+    }
+    const n: Record<(typeof countKeys)[number], bigint | number> = {
+      finished: c?.finished ?? 0n,
+      requested: c?.requested ?? 0n,
+      executed: c?.executed ?? 0n,
+      disclosed: c?.disclosed ?? 0n,
+      canceled: c?.canceled ?? 0n,
+      running: c?.running ?? 0n,
+      failed: view.failed,
+    };
+    for (const [k, li] of countItems) {
+      setText(li, `${fmtCount(n[k])} ${k}`);
+      li.hidden = !c || (k === "failed" && view.failed === 0);
+    }
+    setText(
+      summary,
+      `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
+        ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`,
+    );
+    setText(cancelRest, rest > 0 ? `Cancel the rest (${fmtCount(rest)})` : "Cancel the rest");
+    setDisabled(cancelRest, rest === 0 || pendingHead || blocked);
+    setDisabled(requestAll, rest === 0 || pendingHead || blocked);
+    const sh = view.parts.shared();
+    const env = view.parts.varyingEnv();
+    const nk = sh ? `${sh.prefix}\t${sh.suffix}\t${env.join(",")}` : "";
+    if (nk !== noteKey) {
+      noteKey = nk;
+      cmdNote.hidden = !sh;
+      if (sh) {
+        replace(
+          cmdNote,
+          "Every command reads ",
+          h("code", null, sh.prefix, h("mark", null, "…"), sh.suffix),
+          "; the Command column shows the part marked …",
+          env.length > 0 ? ` and the environment that differs (${env.join(", ")})` : "",
+          ".",
+        );
+      }
     }
   }
 
   function afterUpdate(indexes: Iterable<number>): void {
+    if (awaiting.size === 0) return;
     for (const i of indexes) {
       const t = view.tasks.get(i);
       if (t && awaiting.has(i) && t.state === TaskState.FINISHED) {
@@ -378,6 +771,14 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         void showOutput(i);
       } else if (t && awaiting.has(i) && t.state === TaskState.CANCELED) awaiting.delete(i);
     }
+  }
+
+  /** redrawRow draws one task's row again now, if it is drawn. */
+  function redrawRow(i: number | undefined): HTMLTableRowElement | undefined {
+    if (i === undefined || !rendered.has(i)) return undefined;
+    stale.add(i);
+    drawWindow();
+    return rendered.get(i);
   }
 
   async function act(action: string, index: number, button: HTMLButtonElement): Promise<void> {
@@ -427,8 +828,8 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       drawHead();
     }
   });
-  cancelRest.addEventListener("click", async () => {
-    if (isDisabled(cancelRest)) return;
+
+  async function cancelTheRest(): Promise<void> {
     pendingHead = true;
     drawHead();
     try {
@@ -441,15 +842,30 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       pendingHead = false;
       drawHead();
     }
+  }
+  cancelRest.addEventListener("click", () => {
+    if (isDisabled(cancelRest)) return;
+    const rest = restCount(view);
+    // One task is one click, as its own Cancel button; more ask first, and say how many.
+    if (rest <= 1) {
+      void cancelTheRest();
+      return;
+    }
+    confirmCount.textContent = fmtCount(rest);
+    confirmYes.textContent = `Cancel ${fmtCount(rest)} tasks`;
+    confirm.returnValue = "";
+    confirm.showModal();
+  });
+  confirm.addEventListener("close", () => {
+    // The dialog gives the focus back to "Cancel the rest" by itself.
+    if (confirm.returnValue === "yes") void cancelTheRest();
   });
 
   async function showOutput(index: number): Promise<void> {
     const prev = shownOutput;
     shownOutput = index;
-    for (const i of [prev, index]) {
-      const t = i === undefined ? undefined : view.tasks.get(i);
-      if (t && rows.has(t.index)) drawRow(t);
-    }
+    for (const i of [prev, index]) if (i !== undefined && rendered.has(i)) stale.add(i);
+    drawWindow();
     output.hidden = false;
     replace(output, h("h3", { id: "output-h" }, `Output of task ${index}`), h("p", { class: "muted" }, "Loading…"));
     try {
@@ -495,8 +911,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
               output.hidden = true;
               const was = shownOutput;
               shownOutput = undefined;
-              const t = was === undefined ? undefined : view.tasks.get(was);
-              if (t && rows.has(t.index)) drawRow(t).querySelector<HTMLElement>("[data-action=output]")?.focus();
+              redrawRow(was)?.querySelector<HTMLElement>("[data-action=output]")?.focus();
             },
           },
           "Close",
@@ -545,12 +960,23 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     }
   }
 
-  const ticker = setInterval(() => {
+  // The time a requested task has waited ticks in the rows in view; the
+  // clock runs only while such a row is drawn (a timer is a wake-up).
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  function tick(): void {
     const now = ctx.now();
     for (const td of tbody.querySelectorAll<HTMLElement>("td[data-since]")) {
       td.textContent = `${fmtDuration(Math.max(0, now - Number(td.dataset.since)))} so far`;
     }
-  }, 1000);
+  }
+  function clock(): void {
+    const need = tbody.querySelector("td[data-since]") !== null;
+    if (need && ticker === undefined) ticker = setInterval(tick, 1000);
+    else if (!need && ticker !== undefined) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  }
   ctx.signal.addEventListener("abort", () => clearInterval(ticker));
 
   void runWatch(
@@ -561,29 +987,35 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       backoff: new Backoff(),
     },
     (m) => {
-      const r = applyWatch(view, m);
-      view = r.view;
-      if (r.change.all) {
-        drawAll();
+      // The model follows every message; the page is drawn once per frame.
+      const change = applyWatch(view, m);
+      if (m.snapshot) {
+        loaded = true;
+        searcher.reset();
+        for (const i of rendered.keys()) stale.add(i);
+      }
+      if (change.all) {
+        schedule({ order: true, head: true });
         afterUpdate(view.tasks.keys());
       } else {
-        for (const i of r.change.indexes) {
-          const t = view.tasks.get(i);
-          if (t && rows.has(i)) drawRow(t); // rows past the shown page are drawn when shown
-        }
-        afterUpdate(r.change.indexes);
+        tasksChanged(change.indexes);
+        afterUpdate(change.indexes);
+        scheduleHead();
       }
-      drawHead();
-      if (view.set) onSet(view.set);
     },
     (s) => {
       const { text, cls } = statusText(s);
       live.textContent = text;
       live.className = `live-status ${cls}`;
-      if (s.kind === "stopped") ctx.problem(s.problem);
+      if (s.kind === "stopped") {
+        stopped = true;
+        ctx.problem(s.problem);
+        schedule({ head: true, window: true });
+      }
     },
     ctx.signal,
   );
+  schedule({ window: true });
 }
 
 function progressCell(t: Task): HTMLElement {
@@ -604,7 +1036,7 @@ function progressCell(t: Task): HTMLElement {
 
 function copiesCell(t: Task): HTMLElement | string {
   if (t.copies.length === 0) return "—";
-  const shown = t.copies.slice(-4);
+  const shown = t.copies.slice(-3);
   return h(
     "ul",
     { class: "copies" },
@@ -625,10 +1057,11 @@ function copiesCell(t: Task): HTMLElement | string {
   );
 }
 
-/** taskRow draws one task as a table row. */
-function taskRow(t: Task, now: number, outputShown: boolean): HTMLTableRowElement {
+/** taskRow draws one task as a table row of one line; its command shows the part that differs from the others'. */
+function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean, jumped: boolean): HTMLTableRowElement {
   const state = taskStateName(t.state);
   const cmd = commandText(t.spec);
+  const shown = parts.varying(t.spec);
   const vr = visibleResponse(t, now);
   const req = tsSeconds(t.requestedAt);
   const actions: HTMLElement[] = [];
@@ -653,19 +1086,24 @@ function taskRow(t: Task, now: number, outputShown: boolean): HTMLTableRowElemen
   }
   return h(
     "tr",
-    { "data-index": t.index, "data-state": state },
-    h("td", { class: "num", tabindex: -1 }, t.index),
-    h("td", { class: "cmd" }, h("code", { title: cmd }, cmd)),
-    h("td", { "data-col": "state" }, h("span", { class: `badge state-${state}` }, state), t.timedOut ? h("span", { class: "muted" }, " timed out") : null),
-    h("td", { "data-col": "progress" }, progressCell(t)),
-    h("td", { "data-col": "copies" }, copiesCell(t)),
+    { role: "row", "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined },
+    h("td", { role: "cell", class: "num", tabindex: -1 }, t.index),
+    h("td", { role: "cell", class: "cmd" }, h("code", { title: cmd }, shown)),
     h(
       "td",
-      { "data-col": "response", class: "num", "data-since": vr && !vr.final && req !== undefined ? String(req) : undefined },
+      { role: "cell", "data-col": "state" },
+      h("span", { class: `badge state-${state}` }, state),
+      isFailed(t) ? h("span", { class: "failed-mark" }, t.timedOut ? " timed out" : " failed") : t.timedOut ? h("span", { class: "muted" }, " timed out") : null,
+    ),
+    h("td", { role: "cell", "data-col": "progress" }, progressCell(t)),
+    h("td", { role: "cell", "data-col": "copies" }, copiesCell(t)),
+    h(
+      "td",
+      { role: "cell", "data-col": "response", class: "num", "data-since": vr && !vr.final && req !== undefined ? String(req) : undefined },
       vr ? (vr.final ? fmtDuration(vr.seconds) : `${fmtDuration(vr.seconds)} so far`) : "—",
     ),
-    h("td", { class: "num" }, t.state === TaskState.FINISHED || t.state === TaskState.EXECUTED ? fmtDuration(t.serviceSeconds) : "—"),
-    h("td", { class: "num", "data-col": "exit" }, t.state === TaskState.FINISHED ? String(t.exitCode) : "—"),
-    h("td", { class: "actions" }, actions),
+    h("td", { role: "cell", class: "num", "data-col": "service" }, t.state === TaskState.FINISHED || t.state === TaskState.EXECUTED ? fmtDuration(t.serviceSeconds) : "—"),
+    h("td", { role: "cell", class: "num", "data-col": "exit" }, t.state === TaskState.FINISHED ? String(t.exitCode) : "—"),
+    h("td", { role: "cell", class: "actions" }, actions),
   );
 }
