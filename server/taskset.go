@@ -118,7 +118,8 @@ var tightGC struct {
 // growth. At 10 it stays near 1.7 times (bench/authmem), for more
 // collections while such a call runs (the setting is the process's: other
 // calls share the cost). Calls nest; the last one out restores the
-// setting, and a lower setting (or GOGC=off) is left alone.
+// setting (a lower setting, or GOGC=off, is left alone) and returns the
+// freed memory to the system.
 func tightenGC() (restore func()) {
 	tightGC.mu.Lock()
 	defer tightGC.mu.Unlock()
@@ -133,6 +134,10 @@ func tightenGC() (restore func()) {
 		defer tightGC.mu.Unlock()
 		if tightGC.n--; tightGC.n == 0 {
 			debug.SetGCPercent(tightGC.prev)
+			// The stream's garbage goes back to the system now, not over
+			// minutes: after ten 100,000-task discloses the server held
+			// 233 bytes per queued task, most of it freed heap.
+			go debug.FreeOSMemory()
 		}
 	}
 }

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"runtime/debug"
+	rmetrics "runtime/metrics"
+	"time"
+)
+
+// trimEvery is how often the server looks at the memory it holds and does
+// not use (trimMemory).
+const trimEvery = 15 * time.Second
+
+// trimFloor is the free heap never worth a forced collection.
+const trimFloor = 64 << 20
+
+// shouldTrim says whether the heap the runtime holds (objects, live or
+// not yet collected, and freed memory it keeps) is worth a collection
+// that returns the excess: more than the live heap (as of the last
+// collection) by at least trimFloor and by at least half of it.
+func shouldTrim(held, live uint64) bool {
+	return held >= live+trimFloor && held >= live+live/2
+}
+
+// trimMemory returns freed heap to the system after a burst. Go keeps freed
+// heap for reuse up to about twice the live heap and gives the rest back
+// over minutes: after ten 100,000-task discloses a server held 244 MB for
+// 120 MB of live heap (233 bytes of RSS per queued task). A check is one
+// read of the runtime's metrics; a trim is one full collection, at most
+// every trimEvery, and only while that much more than is live is held.
+func (s *Server) trimMemory() {
+	samples := []rmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/gc/heap/live:bytes"}}
+	t := time.NewTicker(trimEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		rmetrics.Read(samples)
+		for _, v := range samples {
+			if v.Value.Kind() != rmetrics.KindUint64 {
+				return // a runtime without these metrics
+			}
+		}
+		if shouldTrim(samples[0].Value.Uint64()+samples[1].Value.Uint64(), samples[2].Value.Uint64()) {
+			debug.FreeOSMemory()
+		}
+	}
+}
