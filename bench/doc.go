@@ -11,13 +11,21 @@
 //     fork/exec of `date`.
 //
 //   - BenchmarkDispatchUnderLoad: 2,000 requested tasks alone and under 200
-//     API clients; the API's latencies and lapsed leases.
+//     API clients (users: with a think time; saturating: without); the
+//     API's latencies and lapsed leases.
+//
+//   - BenchmarkMillionQueued: RSS per queued task at 10⁶ queued, restart
+//     time and RSS after a kill -9.
 //
 //     go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/
 //     go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
+//     go test -run '^$' -bench MillionQueued -benchtime 1x -count 3 ./bench/
+//
+// bench/dispatch.sh runs them all and sums them up (min / median / max).
 //
 // (one op of BenchmarkPipeline is one task, of BenchmarkRequestToStart one
-// request, of BenchmarkDispatchUnderLoad one pair of 2,000-task runs)
+// request, of BenchmarkDispatchUnderLoad one pair of 2,000-task runs, of
+// BenchmarkMillionQueued one queue, kill and restart)
 //
 // The benchmarks build the real batchd binary and start `batchd serve` as
 // child processes on loopback ports with temporary data directories; with
