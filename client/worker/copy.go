@@ -208,6 +208,12 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	err = cmd.Start()
 	a.mu.Lock()
 	if err == nil {
+		if a.nice > 0 {
+			// The child is in its own process group (sysProcAttr), so
+			// far alone in it; failing to renice is not worth failing
+			// the copy for.
+			_ = setNice(cmd.Process.Pid, a.nice)
+		}
 		c.pgid = cmd.Process.Pid
 		c.state = copyRunning
 		c.startedAt, c.runSince = now, now

@@ -145,3 +145,14 @@ func killLeftovers(prefix string) (int, error) {
 	}
 	return n, nil
 }
+
+// setNice raises process pid's nice value to the agent's own plus inc (at
+// most 19, the lowest priority).
+func setNice(pid, inc int) error {
+	// The raw getpriority system call answers 20 - nice (1..40).
+	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		return err
+	}
+	return syscall.Setpriority(syscall.PRIO_PROCESS, pid, min(20-raw+inc, 19))
+}

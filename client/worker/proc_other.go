@@ -30,3 +30,5 @@ func readProcStat(int) (procStat, error) { return procStat{}, errUnsupported }
 func lockDir(string) (*os.File, error) { return nil, errUnsupported }
 
 func killLeftovers(string) (int, error) { return 0, errUnsupported }
+
+func setNice(int, int) error { return errUnsupported }

@@ -101,6 +101,13 @@ type Config struct {
 	// Hurry, when closed, cuts the grace short: the copies still running
 	// are killed at once (a second SIGTERM).
 	Hurry <-chan struct{}
+	// Nice is added to the agent's nice value for every copy's process
+	// (0 to 19, capped at 19; 0: the agent's own). Copies then yield the CPU to the agent, and on
+	// `batchd serve` to the server sharing their host, whenever both want
+	// it: the control plane answers while tasks saturate the cores. Each
+	// copy's process is reniced right after its fork, so a task that forks
+	// at once may leave a child or two at the agent's value.
+	Nice int
 	// Transport, when set, carries the worker protocol instead of Connect
 	// to Server (HTTPClient and ClientOptions are then unused): `batchd
 	// serve` hands its embedded slots the server's in-process transport.
@@ -183,6 +190,7 @@ type agent struct {
 	mu           sync.Mutex
 	copies       map[int64]*copyRun
 	stopping     bool // ctx is done: no new copies
+	nice         int  // Config.Nice
 	registered   bool
 	gen          int           // registration generation, bumped on success
 	regCh        chan struct{} // closed at the next successful registration
@@ -206,6 +214,9 @@ func newAgent(cfg Config) (*agent, error) {
 	if cfg.Server == "" && cfg.Transport == nil {
 		return nil, errors.New("worker: no server URL")
 	}
+	if cfg.Nice < 0 || cfg.Nice > 19 {
+		return nil, fmt.Errorf("worker: nice %d: tasks can be made nicer by 0 to 19, not more, and never less nice than the agent", cfg.Nice)
+	}
 	host, _ := os.Hostname()
 	if host == "" {
 		host = "worker"
@@ -224,6 +235,7 @@ func newAgent(cfg Config) (*agent, error) {
 		drain:        cfg.DrainTimeout,
 		grace:        cfg.Grace,
 		hurry:        cfg.Hurry,
+		nice:         cfg.Nice,
 		ended:        make(chan struct{}, 1),
 		now:          time.Now,
 		progressCh:   make(chan struct{}, 1),
