@@ -96,7 +96,7 @@ func benchLoop(b *testing.B, s *Scheduler, running []CopyID, slots int, req bool
 			// Keep the queue's length: a finished original's set gets a
 			// new task (the finish of the copy this start replaces).
 			st := s.sets[d.Task.Set]
-			ev := Event{Kind: EventDisclosed, Time: now, Set: d.Task.Set, Tasks: []TaskInfo{{Index: int32(len(st.tasks)), EstimateSeconds: float64(5 + len(st.tasks)%11)}}}
+			ev := Event{Kind: EventDisclosed, Time: now, Set: d.Task.Set, Tasks: []TaskInfo{{Index: st.lo + int32(len(st.tasks)), EstimateSeconds: float64(5 + len(st.tasks)%11)}}}
 			if _, err := s.Apply(ev); err != nil {
 				b.Fatal(err)
 			}
