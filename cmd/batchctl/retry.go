@@ -112,6 +112,7 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 		fmt.Fprintf(w, "retry policy: up to %d retries on %s\n", set.Retry.Retries, set.Retry.RetryOn())
 	}
 	at := newTable(c, "attempt", "state", "requested", "ended", "exit", "timed out", "service", "retried by", "output")
+	fmt.Fprintln(w, "attempts (batchctl output --attempt K reads an earlier one):")
 	for _, a := range t.Attempts {
 		ended := a.FinishedAt
 		if ended.IsZero() {
@@ -122,7 +123,7 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 		}
 		exit, out := exitText(a.State, a.ExitCode), "-"
 		if a.HasOutput && a.State == sched.TaskFinished {
-			out = fmt.Sprintf("output --attempt %d", a.Attempt)
+			out = fmt.Sprintf("--attempt %d", a.Attempt)
 		}
 		if err := at.Append(strconv.Itoa(int(a.Attempt)), string(a.State), when(a.RequestedAt), when(ended), exit,
 			yesNo(a.TimedOut && a.State != sched.TaskExecuted), secs(a.ServiceSeconds), a.RetriedBy, out); err != nil {
@@ -138,7 +139,7 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 	}
 	out := "-"
 	if t.State == sched.TaskFinished {
-		out = "output"
+		out = "yes"
 	}
 	if err := at.Append(strconv.Itoa(int(t.Attempt))+" (current)", string(t.State), when(t.RequestedAt), when(ended),
 		exitText(t.State, t.ExitCode), yesNo(t.TimedOut && t.State == sched.TaskFinished), secs(t.ServiceSeconds), "-", out); err != nil {
@@ -147,11 +148,11 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 	if err := at.Render(); err != nil {
 		return err
 	}
-	ct := newTable(c, "copy", "attempt", "worker", "slot", "kind", "state", "started", "ended", "exit", "signal", "timed out", "progress", "run")
+	ct := newTable(c, "copy", "attempt", "worker/slot", "state", "started", "ended", "exit", "signal", "timed out", "progress", "run")
 	for _, x := range t.Copies {
-		kind := "original"
+		id := strconv.FormatInt(int64(x.ID), 10)
 		if x.Speculative {
-			kind = "speculative"
+			id += " (speculative)"
 		}
 		exit, sig := "-", "-"
 		if !x.State.Live() && !x.EndedAt.IsZero() && (x.ExitCode != 0 || x.Signal != 0 || x.State == sched.CopyWon) {
@@ -164,8 +165,8 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 		if x.Progress >= 0 {
 			prog = fmt.Sprintf("%.0f%%", 100*x.Progress)
 		}
-		if err := ct.Append(strconv.FormatInt(int64(x.ID), 10), strconv.Itoa(int(x.Attempt)), string(x.Slot.Worker),
-			strconv.Itoa(int(x.Slot.Slot)), kind, string(x.State), when(x.StartedAt), when(x.EndedAt), exit, sig,
+		if err := ct.Append(id, strconv.Itoa(int(x.Attempt)), fmt.Sprintf("%s/%d", x.Slot.Worker, x.Slot.Slot),
+			string(x.State), when(x.StartedAt), when(x.EndedAt), exit, sig,
 			yesNo(x.TimedOut), prog, secs(x.RunSeconds)); err != nil {
 			return err
 		}
@@ -174,6 +175,7 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 		_, err := fmt.Fprintln(w, "no copy has run yet")
 		return err
 	}
+	fmt.Fprintln(w, "copies:")
 	return ct.Render()
 }
 

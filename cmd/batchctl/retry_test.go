@@ -29,7 +29,7 @@ func TestRetryCLI(t *testing.T) {
 		t.Errorf("output --attempt 1 = %q", got)
 	}
 	detail := e.ok("status", set+"/3")
-	for _, want := range []string{"attempt 2", "2 (current)", "finished", "user", "output --attempt 1"} {
+	for _, want := range []string{"attempt 2", "2 (current)", "finished", "user", "--attempt 1"} {
 		if !strings.Contains(detail, want) {
 			t.Errorf("status %s/3 lacks %q:\n%s", set, want, detail)
 		}
