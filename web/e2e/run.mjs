@@ -291,6 +291,7 @@ try {
   await shot("bill");
 
   step("retry the two canceled tasks in place, see their attempts, cancel them again");
+  await page.getByRole("link", { name: "Task sets" }).click();
   await openSet(setA, "e2e frames");
   await page.getByRole("button", { name: /Retry failed/ }).click();
   // Two tasks: the page asks first, with the count, and the safe answer has the focus.
@@ -302,7 +303,7 @@ try {
   await shot("confirm-retry");
   await page.getByRole("button", { name: "Retry 2 tasks" }).click();
   for (const i of [1, 2]) {
-    await text(page, `tr[data-index="${i}"] [data-col="state"]`, (t) => /^disclosed.*attempt 2$/.test(t), `task ${i} disclosed again as attempt 2`);
+    await text(page, `tr[data-index="${i}"] [data-col="state"]`, (t) => /^disclosed\s*↻2$/.test(t), `task ${i} disclosed again as attempt 2`);
   }
   await text(page, "#notice", (t, id) => t === `Retrying 2 tasks of set #${id} in place, each as its next attempt.`, "the retry is announced", setA);
   await page.locator('tr[data-index="1"] button[data-action="attempts"]').click();

@@ -1229,10 +1229,6 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
   if (isRetryable(t)) {
     actions.push(h("button", { type: "button", "data-action": "retry", title: "Run this task again in place: same index, next attempt" }, "Retry"));
   }
-  if (t.attempt > 1 && t.state !== TaskState.FINISHED) {
-    // A finished task's Output shows its attempts too.
-    actions.push(h("button", { type: "button", "data-action": "attempts", title: "Every attempt of this task and every copy of each" }, "Attempts"));
-  }
   if (isCancelable(t)) {
     const stop = t.state === TaskState.REQUESTED;
     actions.push(
@@ -1258,7 +1254,17 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
       { role: "cell", "data-col": "state" },
       h("span", { class: `badge state-${state}` }, state),
       isFailed(t) ? h("span", { class: "failed-mark" }, t.timedOut ? " timed out" : " failed") : t.timedOut ? h("span", { class: "muted" }, " timed out") : null,
-      t.attempt > 1 ? h("span", { class: "muted attempt-mark", title: "Retried in place" }, ` attempt ${t.attempt}`) : null,
+      // A retried task's attempt, as a button that opens its attempts and copies.
+      t.attempt > 1
+        ? [
+            " ",
+            h(
+              "button",
+              { type: "button", class: "link attempt-mark", "data-action": "attempts", title: `Attempt ${t.attempt}: show every attempt and copy`, "aria-label": `attempt ${t.attempt}, show its attempts` },
+              `↻${t.attempt}`,
+            ),
+          ]
+        : null,
     ),
     h("td", { role: "cell", "data-col": "progress" }, progressCell(t)),
     h("td", { role: "cell", "data-col": "copies" }, copiesCell(t)),
