@@ -98,3 +98,33 @@ func TestRetryInPlace(t *testing.T) {
 		t.Fatalf("bill lines %v", bill.Lines)
 	}
 }
+
+// A retry survives a restart: the retried task is queued again by the
+// rebuilt scheduler and starts as its next attempt, billed once for it.
+func TestRetryRestart(t *testing.T) {
+	t.Parallel()
+	dir, clk := t.TempDir(), newClock()
+	b := setup(t, options{dir: dir, clock: clk})
+	w, _ := b.worker(t, "w1", 1)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	b.srv.DispatchOnce()
+	st := w.start()
+	if _, err := w.finish(st.CopyId, "", 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	must[*batchv1.RetryResponse](t)(b.tasks.Retry(ctx(t), &batchv1.RetryRequest{SetId: set.Id, Indexes: []int32{0}}))
+	b.close()
+
+	b = setup(t, options{dir: dir, clock: clk})
+	w, _ = b.worker(t, "w1", 1)
+	b.srv.DispatchOnce()
+	again := w.start()
+	if again.Index != 0 || again.Attempt != 2 || again.CopyId <= st.CopyId {
+		t.Fatalf("after the restart: %v, want index 0 as attempt 2", again)
+	}
+	w.won(again.CopyId, "ok")
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	if len(bill.Lines) != 2 || bill.Lines[0].Attempt != 1 || bill.Lines[1].Attempt != 2 {
+		t.Fatalf("bill lines %v, want attempts 1 and 2 once each", bill.Lines)
+	}
+}

@@ -267,3 +267,61 @@ func TestRetryOnLost(t *testing.T) {
 		t.Fatalf("totals %+v %v", tot, err)
 	}
 }
+
+// A replayed finish report of a copy whose failure the policy retried gets
+// its first answer: no second charge, no second retry.
+func TestRetryPolicyReplay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, now := setup(t)
+	res, _ := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Name: "s", Tasks: echo(1), Request: true,
+		Retry: sched.RetryPolicy{Retries: 3, NonZero: true}})
+	set := res.Set.ID
+	start(t, db, 1, set, 0, "a")
+	*now = now.Add(time.Second)
+	in := store.FinishInput{Worker: "a", Copy: 1, ExitCode: 2, RunSeconds: 1}
+	first := finish(t, db, in)
+	again := finish(t, db, in)
+	if first.Retried == nil || !again.Replayed || again.Retried != nil || again.Bill != nil {
+		t.Fatalf("first %+v, replay %+v", first, again)
+	}
+	_, tk, err := db.GetTask(ctx, "u", sched.TaskRef{Set: set, Index: 0})
+	if err != nil || tk.Attempt != 2 || len(tk.Attempts) != 1 {
+		t.Fatalf("after the replay: %+v %v", tk, err)
+	}
+	if got := charges(t, db); len(got) != 1 || got[[2]int32{0, 1}] != 1 {
+		t.Fatalf("charges %v", got)
+	}
+}
+
+// A retried task is open again: Load hands it to the scheduler after a
+// restart, in the class it went back to.
+func TestRetryReload(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, now := setup(t)
+	res, _ := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Name: "s", Tasks: echo(2), Request: true})
+	set := res.Set.ID
+	start(t, db, 1, set, 0, "a")
+	*now = now.Add(time.Second)
+	finish(t, db, store.FinishInput{Worker: "a", Copy: 1, ExitCode: 1, RunSeconds: 1})
+	if _, err := db.Cancel(ctx, store.CancelInput{Owner: "u", SetID: set, Indexes: []int32{1}}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := db.Load(ctx)
+	if err != nil || len(snap.Sets) != 0 {
+		t.Fatalf("before the retry: %+v %v", snap.Sets, err)
+	}
+	if _, err := db.Retry(ctx, store.RetryInput{Owner: "u", SetID: set, All: true}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = db.Load(ctx)
+	if err != nil || len(snap.Sets) != 1 || len(snap.Sets[0].Tasks) != 2 {
+		t.Fatalf("after the retry: %+v %v", snap.Sets, err)
+	}
+	for _, ti := range snap.Sets[0].Tasks {
+		if ti.State != sched.TaskRequested {
+			t.Fatalf("task %d reloaded as %q, want requested", ti.Index, ti.State)
+		}
+	}
+}

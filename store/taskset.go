@@ -218,7 +218,7 @@ func (db *DB) Request(ctx context.Context, in RequestInput) (RequestResult, erro
 				}
 				switch state {
 				case sched.TaskCanceled:
-					return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d of set %d is canceled: it cannot be requested; disclose it again", i, in.SetID)
+					return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d of set %d is canceled: it cannot be requested; run it again in place with batchctl retry %d/%d", i, in.SetID, in.SetID, i)
 				case sched.TaskDisclosed:
 					if _, err := tx.ExecContext(rctx, `UPDATE tasks SET state = 'requested', requested_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
 						return fmt.Errorf("request task: %w", err)
