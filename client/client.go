@@ -152,6 +152,9 @@ type DiscloseInput struct {
 	// MaxRunning caps the set's running copies, speculative ones
 	// included (0: no cap; on an append, leave the cap as it is).
 	MaxRunning int32
+	// Retry is the set's retry policy (Retries 0: none; on an append,
+	// leave the policy as it is).
+	Retry sched.RetryPolicy
 }
 
 // DiscloseResult is the server's answer to Disclose.
@@ -192,6 +195,7 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 		IdempotencyKey: key,
 		Request:        in.Request,
 		MaxRunning:     in.MaxRunning,
+		Retry:          retryToPB(in.Retry),
 	}
 	for _, t := range in.Tasks {
 		req.Tasks = append(req.Tasks, specToPB(t))
@@ -245,7 +249,7 @@ func (c *Client) discloseStream(ctx context.Context, in DiscloseInput, key strin
 	if err != nil {
 		return nil, err
 	}
-	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request, MaxRunning: in.MaxRunning}
+	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request, MaxRunning: in.MaxRunning, Retry: retryToPB(in.Retry)}
 	size := 0
 	for i, t := range in.Tasks {
 		msg.Tasks = append(msg.Tasks, specToPB(t))
@@ -323,6 +327,46 @@ func (c *Client) Cancel(ctx context.Context, set sched.SetID, indexes []int32) (
 	}, nil
 }
 
+// RetryResult is the server's answer to Retry.
+type RetryResult struct {
+	Set sched.TaskSet
+	// Retried are the indexes of the tasks retried (each now in its next
+	// attempt).
+	Retried []int32
+	// Unchanged counts named tasks that did not fail.
+	Unchanged int32
+	Tasks     []sched.Task // the named tasks after the call
+}
+
+// Retry runs failed, timed-out or canceled tasks of a set again in place
+// (same index, the next attempt), the named ones or with indexes empty
+// all of them. It is not retried on a lost answer: a second call would
+// retry an attempt that may already have failed again. Errors: ENOTFOUND
+// for an unknown set or index, EFAILEDPRECONDITION when the one task named
+// did not fail.
+func (c *Client) Retry(ctx context.Context, set sched.SetID, indexes []int32) (RetryResult, error) {
+	req := &batchv1.RetryRequest{SetId: int64(set), Indexes: indexes, All: len(indexes) == 0}
+	res, err := c.sets.Retry(ctx, req)
+	if err != nil {
+		return RetryResult{}, fromConnect(err)
+	}
+	return RetryResult{Set: setFromPB(res.GetTaskSet()), Retried: res.GetRetried(), Unchanged: res.GetUnchanged(),
+		Tasks: tasksFromPB(res.GetTasks())}, nil
+}
+
+// GetTask returns one task in detail: every copy of every attempt and its
+// earlier attempts. Errors: ENOTFOUND.
+func (c *Client) GetTask(ctx context.Context, task sched.TaskRef) (sched.TaskSet, sched.Task, error) {
+	req := &batchv1.GetTaskRequest{SetId: int64(task.Set), Index: task.Index}
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetTaskResponse, error) {
+		return c.sets.GetTask(ctx, req)
+	})
+	if err != nil {
+		return sched.TaskSet{}, sched.Task{}, err
+	}
+	return setFromPB(res.GetTaskSet()), taskFromPB(res.GetTask()), nil
+}
+
 // GetTaskSetInput selects a page of a set's tasks.
 type GetTaskSetInput struct {
 	Set       sched.SetID
@@ -389,9 +433,17 @@ const maxOutputChunk = 4 << 20
 // Errors: ENOTFOUND, and EFAILEDPRECONDITION for a task not yet requested or
 // not yet finished.
 func (c *Client) GetOutput(ctx context.Context, task sched.TaskRef) (sched.Output, error) {
+	return c.GetAttemptOutput(ctx, task, 0)
+}
+
+// GetAttemptOutput is GetOutput for attempt number attempt of the task (0:
+// its current attempt). Errors: as GetOutput; ENOTFOUND for an attempt the
+// task never had, EFAILEDPRECONDITION for an earlier attempt that was not
+// requested (it executed while disclosed) or has no output.
+func (c *Client) GetAttemptOutput(ctx context.Context, task sched.TaskRef, attempt int32) (sched.Output, error) {
 	var out sched.Output
 	for offset := int64(0); ; {
-		req := &batchv1.GetOutputRequest{SetId: int64(task.Set), Index: task.Index, Offset: offset, Limit: maxOutputChunk}
+		req := &batchv1.GetOutputRequest{SetId: int64(task.Set), Index: task.Index, Offset: offset, Limit: maxOutputChunk, Attempt: attempt}
 		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetOutputResponse, error) {
 			return c.sets.GetOutput(ctx, req)
 		})
@@ -406,6 +458,7 @@ func (c *Client) GetOutput(ctx context.Context, task sched.TaskRef) (sched.Outpu
 		out.CPUSeconds, out.SlotSeconds = res.GetCpuSeconds(), res.GetSlotSeconds()
 		out.Copy, out.Worker = sched.CopyID(res.GetCopyId()), sched.WorkerID(res.GetWorker())
 		out.State = taskStateFromPB(res.GetState())
+		out.Attempt = res.GetAttempt()
 		// Both streams are read from the same offset; a stream that has
 		// ended returns fewer bytes than the other, and the server may
 		// return less than asked, so advance by what the longer one gave.

@@ -116,6 +116,7 @@ func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
 		Owner:      s.GetOwner(),
 		CreatedAt:  timeFromPB(s.GetCreatedAt()),
 		MaxRunning: s.GetMaxRunning(),
+		Retry:      retryFromPB(s.GetRetry()),
 		Counts: sched.TaskCounts{
 			Disclosed: c.GetDisclosed(),
 			Executed:  c.GetExecuted(),
@@ -146,6 +147,7 @@ func taskFromPB(t *batchv1.Task) sched.Task {
 		ExitCode:               t.GetExitCode(),
 		TimedOut:               t.GetTimedOut(),
 		Progress:               t.GetProgress(),
+		Attempt:                max(1, t.GetAttempt()),
 	}
 	for _, c := range t.GetCopies() {
 		task.Copies = append(task.Copies, sched.Copy{
@@ -157,9 +159,41 @@ func taskFromPB(t *batchv1.Task) sched.Task {
 			StartedAt:   timeFromPB(c.GetStartedAt()),
 			EndedAt:     timeFromPB(c.GetEndedAt()),
 			Progress:    c.GetProgress(),
+			Attempt:     max(1, c.GetAttempt()),
+			ExitCode:    c.GetExitCode(),
+			Signal:      c.GetSignal(),
+			TimedOut:    c.GetTimedOut(),
+			CPUSeconds:  c.GetCpuSeconds(),
+			RunSeconds:  c.GetRunSeconds(),
 		})
 	}
+	for _, a := range t.GetAttempts() {
+		st := taskStateFromPB(a.GetState())
+		if a.GetLost() {
+			st = sched.AttemptLost
+		}
+		task.Attempts = append(task.Attempts, sched.Attempt{Attempt: a.GetAttempt(), State: st,
+			RequestedAt: timeFromPB(a.GetRequestedAt()), ExecutedAt: timeFromPB(a.GetExecutedAt()),
+			FinishedAt: timeFromPB(a.GetFinishedAt()), CanceledAt: timeFromPB(a.GetCanceledAt()),
+			ExitCode: a.GetExitCode(), TimedOut: a.GetTimedOut(), ServiceSeconds: a.GetServiceSeconds(),
+			WinCopy: sched.CopyID(a.GetWinCopy()), RetriedAt: timeFromPB(a.GetRetriedAt()), RetriedBy: a.GetRetriedBy(),
+			HasOutput: a.GetHasOutput()})
+	}
 	return task
+}
+
+func retryToPB(p sched.RetryPolicy) *batchv1.RetryPolicy {
+	if p.Retries == 0 && p.RetryOn() == "" {
+		return nil
+	}
+	return &batchv1.RetryPolicy{Retries: p.Retries, ExitCodes: p.ExitCodes, Nonzero: p.NonZero, Timeout: p.Timeout, Lost: p.Lost}
+}
+
+func retryFromPB(p *batchv1.RetryPolicy) sched.RetryPolicy {
+	if p == nil {
+		return sched.RetryPolicy{}
+	}
+	return sched.RetryPolicy{Retries: p.GetRetries(), ExitCodes: p.GetExitCodes(), NonZero: p.GetNonzero(), Timeout: p.GetTimeout(), Lost: p.GetLost()}
 }
 
 func tasksFromPB(ts []*batchv1.Task) []sched.Task {
@@ -192,6 +226,7 @@ func billLineFromPB(l *batchv1.BillLine) sched.BillLine {
 		ReportedSlotSeconds: l.GetReportedSlotSeconds(),
 		ReportedCPUSeconds:  l.GetReportedCpuSeconds(),
 		Clamped:             l.GetClamped(),
+		Attempt:             l.GetAttempt(),
 	}
 }
 

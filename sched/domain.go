@@ -118,6 +118,8 @@ type TaskSet struct {
 	// MaxRunning caps the set's running copies, speculative ones
 	// included; 0 = no cap.
 	MaxRunning int32
+	// Retry is the set's retry policy (zero: no automatic retries).
+	Retry RetryPolicy
 }
 
 // Task is one task of a set.
@@ -136,8 +138,44 @@ type Task struct {
 	ExitCode               int32
 	TimedOut               bool
 	Progress               float64 // -1 when none reported
-	Copies                 []Copy
+	// Attempt numbers the task's runs in place: 1 until it is first
+	// retried. The fields above describe the current attempt.
+	Attempt int32
+	// Copies are the task's copies, of every attempt (Copy.Attempt says
+	// which), by id.
+	Copies []Copy
+	// Attempts are the earlier attempts, oldest first (read only where a
+	// task is shown in detail).
+	Attempts []Attempt
 }
+
+// Attempt is how an earlier attempt of a task ended.
+type Attempt struct {
+	Attempt int32
+	// State is how it ended: TaskExecuted, TaskFinished, TaskCanceled, or
+	// AttemptLost (its copy was lost and the policy retries on lost).
+	State                                           TaskState
+	RequestedAt, ExecutedAt, FinishedAt, CanceledAt time.Time
+	ExitCode                                        int32
+	TimedOut                                        bool
+	ServiceSeconds                                  float64
+	WinCopy                                         CopyID
+	RetriedAt                                       time.Time
+	// RetriedBy is RetriedByUser or RetriedByPolicy.
+	RetriedBy string
+	// HasOutput: its output was kept (GetOutput with its number reads it).
+	HasOutput bool
+}
+
+// AttemptLost is the state of an earlier attempt whose copy was lost with
+// its worker, retried because the set's policy retries on lost.
+const AttemptLost TaskState = "lost"
+
+// Who retried an attempt.
+const (
+	RetriedByUser   = "user"
+	RetriedByPolicy = "policy"
+)
 
 // Copy is one run of a task on one slot.
 type Copy struct {
@@ -151,6 +189,13 @@ type Copy struct {
 	Progress    float64 // -1 when none reported
 	CPUSeconds  float64
 	RunSeconds  float64
+	// Attempt is the attempt of its task the copy ran for.
+	Attempt int32
+	// ExitCode, Signal (0: none) and TimedOut are how it ended, as its
+	// worker reported (zero while live, or when it never reported).
+	ExitCode int32
+	Signal   int32
+	TimedOut bool
 }
 
 // Worker is a registered worker and its slots.
@@ -178,13 +223,18 @@ type Output struct {
 	Copy                             CopyID
 	Worker                           WorkerID
 	State                            TaskState
+	// Attempt is the attempt the output belongs to.
+	Attempt int32
 }
 
 // BillLine is one entry of the append-only ledger.
 type BillLine struct {
-	ID          int64
-	Owner       string
-	Task        TaskRef
+	ID    int64
+	Owner string
+	Task  TaskRef
+	// Attempt is the attempt of the task the line bills (one charge per
+	// requested attempt).
+	Attempt     int32
 	SetName     string
 	Copy        CopyID
 	SlotSeconds float64

@@ -70,6 +70,11 @@ const (
 	// records the same). The set need not be known. Fields: Set, Owner,
 	// Duration.
 	EventDurationObserved
+	// EventRetried: tasks that needed no more runs (executed, finished or
+	// canceled) run again in place as a new attempt. Fields: Set, Tasks
+	// (Index, and State: TaskRequested or TaskDisclosed, the class the
+	// task goes back to; RequestedAt for a requested one, 0 = Time).
+	EventRetried
 )
 
 // TaskInfo is what the scheduler knows of one task.

@@ -740,6 +740,8 @@ func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
 		return s.requested(ev)
 	case EventCanceled:
 		return ApplyResult{}, s.canceled(ev)
+	case EventRetried:
+		return ApplyResult{}, s.retried(ev)
 	case EventCopyAttached:
 		return ApplyResult{}, s.attached(ev)
 	case EventCopyProgress:

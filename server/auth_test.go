@@ -182,6 +182,21 @@ func TestIsolation(t *testing.T) {
 			}
 			return err
 		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"Retry", func(c clients, who string) error {
+			i := nextIndex()
+			if _, err := b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{i}}); err != nil {
+				return connect.NewError(connect.CodeDataLoss, err)
+			}
+			_, err := c.tasks.Retry(ctx(t), &batchv1.RetryRequest{SetId: set.Id, Indexes: []int32{i}})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetTask", func(c clients, who string) error {
+			res, err := c.tasks.GetTask(ctx(t), &batchv1.GetTaskRequest{SetId: set.Id, Index: 0})
+			if err == nil && (res.Task.Index != 0 || len(res.Task.Copies) != 1) {
+				return fmt.Errorf("task %v", res.Task)
+			}
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
 		{"Why", func(c clients, who string) error {
 			res, err := c.tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: set.Id, Indexes: []int32{0}})
 			if err == nil && (len(res.Tasks) != 1 || res.Tasks[0].Index != 0) {

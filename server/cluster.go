@@ -119,6 +119,7 @@ type metrics struct {
 	free               *prometheus.CounterVec
 	specStarted        prometheus.Counter
 	clamps             *prometheus.CounterVec
+	retries            *prometheus.CounterVec
 
 	mu                                   sync.Mutex
 	nFinished, nSpecStarted              int64
@@ -154,6 +155,9 @@ func newMetrics(s *Server) *metrics {
 	}
 	m.clamps = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchd_bill_clamps_total",
 		Help: "Winning copies whose reported run time was cut to what the server observed, per worker."}, []string{"worker"})
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchd_task_retries_total",
+		Help: "Tasks retried in place (a new attempt), by who retried: user (Retry) or policy (the set's retry policy on an exit code or timeout)."},
+		[]string{"by"})
 	m.specStarted = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_speculative_copies_started_total", Help: "Speculative copies started."})
 	stat := func(f func(sched.Stats) float64) func() float64 {
 		return func() float64 { return f(s.statsSnapshot()) }
@@ -161,7 +165,7 @@ func newMetrics(s *Server) *metrics {
 	gauge := func(name, help string, labels prometheus.Labels, f func(sched.Stats) float64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: labels}, stat(f))
 	}
-	m.reg.MustRegister(m.response, m.slowdown, m.finished, m.billed, m.free, m.specStarted, m.clamps,
+	m.reg.MustRegister(m.response, m.slowdown, m.finished, m.billed, m.free, m.specStarted, m.clamps, m.retries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		gauge("batchd_slots", "Worker slots up.", nil, func(st sched.Stats) float64 { return float64(st.Slots) }),
 		gauge("batchd_busy_slots", "Slots running a copy.", nil, func(st sched.Stats) float64 { return float64(st.BusySlots) }),
@@ -230,6 +234,11 @@ func (m *metrics) addFree(p sched.FreePart, v float64) {
 // billClamped counts a report of worker w whose run time was cut.
 func (m *metrics) billClamped(w sched.WorkerID) {
 	m.clamps.WithLabelValues(string(w)).Inc()
+}
+
+// retried counts n tasks retried in place by by (user or policy).
+func (m *metrics) retried(by string, n int) {
+	m.retries.WithLabelValues(by).Add(float64(n))
 }
 
 func (m *metrics) speculativeStarted() {

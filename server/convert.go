@@ -100,12 +100,46 @@ func setToProto(s sched.TaskSet) *batchv1.TaskSet {
 	return &batchv1.TaskSet{Id: int64(s.ID), Name: s.Name, Owner: s.Owner, CreatedAt: ts(s.CreatedAt),
 		Counts: &batchv1.TaskCounts{Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
 			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total},
-		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds, MaxRunning: s.MaxRunning}
+		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds, MaxRunning: s.MaxRunning,
+		Retry: retryToProto(s.Retry)}
 }
 
-func copyToProto(c sched.Copy) *batchv1.Copy {
-	return &batchv1.Copy{Id: int64(c.ID), Worker: string(c.Slot.Worker), Slot: c.Slot.Slot, Speculative: c.Speculative,
-		State: copyStateToProto[c.State], StartedAt: ts(c.StartedAt), EndedAt: ts(c.EndedAt), Progress: c.Progress}
+func retryToProto(p sched.RetryPolicy) *batchv1.RetryPolicy {
+	if p.Retries == 0 && p.RetryOn() == "" {
+		return nil
+	}
+	return &batchv1.RetryPolicy{Retries: p.Retries, ExitCodes: p.ExitCodes, Nonzero: p.NonZero, Timeout: p.Timeout, Lost: p.Lost}
+}
+
+func retryFromProto(p *batchv1.RetryPolicy) sched.RetryPolicy {
+	if p == nil {
+		return sched.RetryPolicy{}
+	}
+	return sched.RetryPolicy{Retries: p.Retries, ExitCodes: p.ExitCodes, NonZero: p.Nonzero, Timeout: p.Timeout, Lost: p.Lost}
+}
+
+// copyToProto converts a copy; with hide, how it ended stays hidden (a copy
+// of an attempt that is not requested: its result is not readable yet).
+func copyToProto(c sched.Copy, hide bool) *batchv1.Copy {
+	p := &batchv1.Copy{Id: int64(c.ID), Worker: string(c.Slot.Worker), Slot: c.Slot.Slot, Speculative: c.Speculative,
+		State: copyStateToProto[c.State], StartedAt: ts(c.StartedAt), EndedAt: ts(c.EndedAt), Progress: c.Progress,
+		Attempt: c.Attempt, CpuSeconds: c.CPUSeconds, RunSeconds: c.RunSeconds}
+	if !hide {
+		p.ExitCode, p.Signal, p.TimedOut = c.ExitCode, c.Signal, c.TimedOut
+	}
+	return p
+}
+
+// attemptToProto converts an earlier attempt; the exit status of one that
+// executed while disclosed stays hidden, as its output does.
+func attemptToProto(a sched.Attempt) *batchv1.Attempt {
+	p := &batchv1.Attempt{Attempt: a.Attempt, State: taskStateToProto[a.State], Lost: a.State == sched.AttemptLost,
+		RequestedAt: ts(a.RequestedAt), ExecutedAt: ts(a.ExecutedAt), FinishedAt: ts(a.FinishedAt), CanceledAt: ts(a.CanceledAt),
+		ServiceSeconds: a.ServiceSeconds, WinCopy: int64(a.WinCopy), RetriedAt: ts(a.RetriedAt), RetriedBy: a.RetriedBy, HasOutput: a.HasOutput}
+	if a.State != sched.TaskExecuted {
+		p.ExitCode, p.TimedOut = a.ExitCode, a.TimedOut
+	}
+	return p
 }
 
 // taskToProto converts a task; the exit status of a task that is not
@@ -114,12 +148,22 @@ func taskToProto(t sched.Task) *batchv1.Task {
 	p := &batchv1.Task{SetId: int64(t.Set), Index: t.Index, Spec: specToProto(t.Spec), State: taskStateToProto[t.State],
 		DisclosedAt: ts(t.DisclosedAt), RequestedAt: ts(t.RequestedAt), ExecutedAt: ts(t.ExecutedAt),
 		FinishedAt: ts(t.FinishedAt), CanceledAt: ts(t.CanceledAt), VisibleResponseSeconds: t.VisibleResponseSeconds,
-		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress}
+		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress, Attempt: t.Attempt}
 	if t.State == sched.TaskFinished {
 		p.ExitCode, p.TimedOut = t.ExitCode, t.TimedOut
 	}
+	hidden := map[int32]bool{} // attempts whose results are not readable
+	if t.State != sched.TaskFinished && t.State != sched.TaskCanceled {
+		hidden[t.Attempt] = true
+	}
+	for _, a := range t.Attempts {
+		if a.State == sched.TaskExecuted {
+			hidden[a.Attempt] = true
+		}
+		p.Attempts = append(p.Attempts, attemptToProto(a))
+	}
 	for _, c := range t.Copies {
-		p.Copies = append(p.Copies, copyToProto(c))
+		p.Copies = append(p.Copies, copyToProto(c, hidden[c.Attempt]))
 	}
 	return p
 }
@@ -136,7 +180,7 @@ func billLineToProto(b sched.BillLine) *batchv1.BillLine {
 	return &batchv1.BillLine{Id: b.ID, Owner: b.Owner, SetId: int64(b.Task.Set), Index: b.Task.Index, CopyId: int64(b.Copy),
 		SlotSeconds: b.SlotSeconds, CpuSeconds: b.CPUSeconds, BilledAt: ts(b.BilledAt), Reason: b.Reason, SetName: b.SetName,
 		Kind: b.Kind, PriceSlotSecond: b.PriceSlotSecond, PriceCpuSecond: b.PriceCPUSecond, Amount: b.Amount, Corrects: b.Corrects, Note: b.Note,
-		ReportedSlotSeconds: b.ReportedSlotSeconds, ReportedCpuSeconds: b.ReportedCPUSeconds, Clamped: b.Clamped}
+		ReportedSlotSeconds: b.ReportedSlotSeconds, ReportedCpuSeconds: b.ReportedCPUSeconds, Clamped: b.Clamped, Attempt: b.Attempt}
 }
 
 func freeWorkToProto(f sched.FreeWork) *batchv1.FreeWork {

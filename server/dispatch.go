@@ -141,7 +141,7 @@ func (s *Server) decide(now time.Time) {
 			st := spec[d.Copy]
 			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Start{Start: &batchv1.StartCopy{
 				CopyId: int64(d.Copy), Slot: d.Slot.Slot, SetId: int64(d.Task.Set), Index: d.Task.Index,
-				Spec: specToProto(st.Spec), Speculative: d.Speculative, Owner: st.Owner}}}
+				Spec: specToProto(st.Spec), Speculative: d.Speculative, Owner: st.Owner, Attempt: st.Attempt}}}
 			if d.Speculative {
 				s.metrics.speculativeStarted()
 			}

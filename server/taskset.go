@@ -30,7 +30,7 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if len(req.Tasks) > store.MaxTasksPerCall {
 		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall))
 	}
-	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning}
+	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning, retry: retryFromProto(req.Retry)}
 	if err := hd.check(); err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -65,7 +65,7 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 			defer tightenGC()()
 		}
 		if first {
-			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning}
+			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry)}
 			if err := hd.check(); err != nil {
 				return nil, s.connectError(ctx, err)
 			}
@@ -150,6 +150,8 @@ type discloseHeader struct {
 	request bool
 	// maxRunning caps the set's running copies (0: none, or unchanged).
 	maxRunning int32
+	// retry is the set's retry policy (Retries 0: none, or unchanged).
+	retry sched.RetryPolicy
 }
 
 // check bounds the name and the key and refuses a negative set id
@@ -160,6 +162,9 @@ func (hd discloseHeader) check() error {
 	}
 	if hd.maxRunning < 0 {
 		return sched.Errorf(sched.EINVALID, "max_running = %d must not be negative (0 = no cap)", hd.maxRunning)
+	}
+	if err := hd.retry.Validate(); err != nil {
+		return err
 	}
 	return checkSetID("set_id", hd.setID)
 }
@@ -228,7 +233,7 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	var res store.DiscloseResult
 	s.apiWrite(func() {
 		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
-			Tasks: specs, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning}
+			Tasks: specs, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry}
 		replay := false
 		if hd.key != "" {
 			// The key with other content is AlreadyExists, not a replay.
@@ -456,14 +461,14 @@ func (h taskSetHandler) GetOutput(ctx context.Context, req *batchv1.GetOutputReq
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	out, err := s.db.GetOutput(ctx, owner, sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}, req.Offset, req.Limit)
+	out, err := s.db.GetAttemptOutput(ctx, owner, sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}, req.Attempt, req.Offset, req.Limit)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
 	return &batchv1.GetOutputResponse{Stdout: out.Stdout, Stderr: out.Stderr, StdoutSize: out.StdoutSize, StderrSize: out.StderrSize,
 		StdoutTruncated: out.StdoutTruncated, StderrTruncated: out.StderrTruncated, ExitCode: out.ExitCode, TimedOut: out.TimedOut,
 		CpuSeconds: out.CPUSeconds, SlotSeconds: out.SlotSeconds, CopyId: int64(out.Copy), Worker: string(out.Worker),
-		State: taskStateToProto[out.State]}, nil
+		State: taskStateToProto[out.State], Attempt: out.Attempt}, nil
 }
 
 // watchChunk is the most tasks one WatchTaskSet message carries.
@@ -578,4 +583,66 @@ func (h taskSetHandler) sendSome(ctx context.Context, stream *connect.ServerStre
 		}
 	}
 	return nil
+}
+
+// Retry runs failed, timed-out or canceled tasks again in place (same set,
+// same index, the next attempt), each in the class it had.
+func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*batchv1.RetryResponse, error) {
+	s := h.s
+	if err := s.stopping(); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	if len(req.Indexes) > store.MaxIndexesPerCall {
+		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
+	}
+	if len(req.Indexes) > 0 && req.All {
+		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name tasks or set all, not both"))
+	}
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	var res store.RetryResult
+	s.apiWrite(func() {
+		res, err = s.db.Retry(ctx, store.RetryInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
+		if err != nil || len(res.Retried) == 0 {
+			return
+		}
+		s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(res.At), Set: sched.SetID(req.SetId), Owner: owner, Tasks: res.Retried})
+		s.metrics.retried(sched.RetriedByUser, len(res.Retried))
+		idx := make([]int32, len(res.Retried))
+		for i, t := range res.Retried {
+			idx[i] = t.Index
+		}
+		s.watch.publish(sched.SetID(req.SetId), idx)
+	})
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	out := &batchv1.RetryResponse{TaskSet: setToProto(res.Set), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}
+	for _, t := range res.Retried {
+		out.Retried = append(out.Retried, t.Index)
+	}
+	return out, nil
+}
+
+// GetTask returns one task in detail: its current attempt, its earlier
+// attempts, and every copy of each.
+func (h taskSetHandler) GetTask(ctx context.Context, req *batchv1.GetTaskRequest) (*batchv1.GetTaskResponse, error) {
+	s := h.s
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndex("index", req.Index)); err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	set, t, err := s.db.GetTask(ctx, owner, sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index})
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
+	return &batchv1.GetTaskResponse{TaskSet: setToProto(set), Task: taskToProto(t)}, nil
 }

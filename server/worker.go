@@ -169,7 +169,7 @@ func (s *Server) openAssignments(ctx context.Context, id sched.WorkerID) (*assig
 		c := lc.Copy
 		restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Start{Start: &batchv1.StartCopy{
 			CopyId: int64(c.ID), Slot: c.Slot.Slot, SetId: int64(c.Task.Set), Index: c.Task.Index,
-			Spec: specToProto(lc.Spec), Speculative: c.Speculative, Owner: lc.Owner}}})
+			Spec: specToProto(lc.Spec), Speculative: c.Speculative, Owner: lc.Owner, Attempt: c.Attempt}}})
 		if c.State == sched.CopySuspended {
 			restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: int64(c.ID)}})
 		} else {
@@ -322,7 +322,7 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	in := store.FinishInput{Worker: sched.WorkerID(req.WorkerId), Copy: sched.CopyID(req.CopyId), ExitCode: exit,
 		Killed: req.Killed, TimedOut: req.TimedOut, Stdout: req.Stdout, Stderr: req.Stderr,
 		StdoutTruncated: req.StdoutTruncated, StderrTruncated: req.StderrTruncated,
-		CPUSeconds: req.CpuSeconds, RunSeconds: req.RunSeconds, StartError: req.StartError}
+		CPUSeconds: req.CpuSeconds, RunSeconds: req.RunSeconds, StartError: req.StartError, Signal: req.Signal}
 	res, err := s.finish(in)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
@@ -435,6 +435,11 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			// straggler: 2,000 `true` tasks on 64 slots started 1,562
 			// speculative copies instead of 17.
 			s.apply(sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy})
+		}
+		if res.Retried != nil {
+			// The set's policy retried the attempt this copy won.
+			s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(now), Set: res.Task.Set, Owner: res.Owner, Tasks: []sched.TaskInfo{*res.Retried}})
+			s.metrics.retried(sched.RetriedByPolicy, 1)
 		}
 		if res.Clamped {
 			s.metrics.billClamped(c.in.Worker)

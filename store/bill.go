@@ -122,7 +122,7 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 			copyFilter = " AND c.set_id = ?"
 		}
 		free, err := tx.QueryContext(ctx, `SELECT part, SUM(run) FROM (SELECT `+freePartSQL+` AS part, c.run_seconds AS run
-			FROM copies c JOIN task_sets s ON s.id = c.set_id JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx
+			FROM copies c JOIN task_sets s ON s.id = c.set_id JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx`+attemptJoin+`
 			WHERE (? = 1 OR s.owner = ?) AND c.ended_at >= ? AND c.ended_at < ? AND c.ended_at > 0`+copyFilter+`)
 			WHERE part != '' GROUP BY part`, args...)
 		if err != nil {
@@ -153,7 +153,7 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 		size := clampPage(in.PageSize, DefaultBillPage, MaxBillPage)
 		rows, err := tx.QueryContext(ctx, `SELECT id, owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
 			kind, price_slot_second, price_cpu_second, amount, corrects, note,
-			COALESCE(reported_slot_seconds, slot_seconds), COALESCE(reported_cpu_seconds, cpu_seconds), clamped
+			COALESCE(reported_slot_seconds, slot_seconds), COALESCE(reported_cpu_seconds, cpu_seconds), clamped, attempt
 			FROM bill_lines WHERE `+ownerFilter+` AND billed_at >= ? AND billed_at < ?`+setFilter+` AND id > ? ORDER BY id LIMIT ?`,
 			append(args, after, size+1)...)
 		if err != nil {
@@ -167,7 +167,7 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 			)
 			if err := rows.Scan(&b.ID, &b.Owner, &b.Task.Set, &b.Task.Index, &b.SetName, &b.Copy, &b.SlotSeconds, &b.CPUSeconds, &at, &b.Reason,
 				&b.Kind, &b.PriceSlotSecond, &b.PriceCPUSecond, &b.Amount, &b.Corrects, &b.Note,
-				&b.ReportedSlotSeconds, &b.ReportedCPUSeconds, &b.Clamped); err != nil {
+				&b.ReportedSlotSeconds, &b.ReportedCPUSeconds, &b.Clamped, &b.Attempt); err != nil {
 				return err
 			}
 			b.BilledAt = fromNanos(at)
@@ -207,8 +207,8 @@ func (db *DB) CorrectBill(ctx context.Context, in CorrectInput) (sched.BillLine,
 	}
 	var b sched.BillLine
 	err := db.write(ctx, func(tx *Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT owner, set_id, idx, set_name, copy_id FROM bill_lines WHERE id = ?`, in.Line).
-			Scan(&b.Owner, &b.Task.Set, &b.Task.Index, &b.SetName, &b.Copy)
+		err := tx.QueryRowContext(ctx, `SELECT owner, set_id, idx, set_name, copy_id, attempt FROM bill_lines WHERE id = ?`, in.Line).
+			Scan(&b.Owner, &b.Task.Set, &b.Task.Index, &b.SetName, &b.Copy, &b.Attempt)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.ENOTFOUND, "no bill line %d", in.Line)
 		}
@@ -220,9 +220,9 @@ func (db *DB) CorrectBill(ctx context.Context, in CorrectInput) (sched.BillLine,
 		b.PriceSlotSecond, b.PriceCPUSecond = tx.prices.SlotSecond, tx.prices.CPUSecond
 		b.Amount = tx.prices.Amount(b.SlotSeconds, b.CPUSeconds)
 		r, err := tx.ExecContext(ctx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
-			kind, price_slot_second, price_cpu_second, amount, corrects, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			kind, price_slot_second, price_cpu_second, amount, corrects, note, attempt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason,
-			b.Kind, b.PriceSlotSecond, b.PriceCPUSecond, b.Amount, b.Corrects, b.Note)
+			b.Kind, b.PriceSlotSecond, b.PriceCPUSecond, b.Amount, b.Corrects, b.Note, b.Attempt)
 		if err != nil {
 			return fmt.Errorf("insert correction: %w", err)
 		}

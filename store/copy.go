@@ -17,6 +17,7 @@ type Started struct {
 	Decision sched.Decision
 	Spec     sched.TaskSpec
 	Owner    string
+	Attempt  int32 // the attempt of the task it runs for
 }
 
 // ApplyDecisions records the scheduler's decisions in one transaction
@@ -37,18 +38,19 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 			var err error
 			switch d.Kind {
 			case sched.DecisionStart:
-				_, err = tx.ExecContext(ctx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, state, started_at)
-					VALUES (?, ?, ?, ?, ?, ?, 'running', ?)`, d.Copy, d.Task.Set, d.Task.Index, d.Slot.Worker, d.Slot.Slot, boolInt(d.Speculative), now)
+				// The copy runs for its task's current attempt.
+				st := Started{Decision: d}
+				var spec string
+				// A join here would be planned again on every run (see
+				// "No joins per task" in store.go); a scalar subquery is not.
+				err = tx.QueryRowContext(ctx, `SELECT t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt FROM tasks t WHERE t.set_id = ? AND t.idx = ?`,
+					d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner, &st.Attempt)
 				if err == nil {
-					st := Started{Decision: d}
-					var spec string
-					// A join here would be planned again on every run
-					// (see "No joins per task" in store.go); a scalar subquery is not.
-					err = tx.QueryRowContext(ctx, `SELECT t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id) FROM tasks t WHERE t.set_id = ? AND t.idx = ?`,
-						d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner)
-					if err == nil {
-						err = decodeSpec(spec, &st.Spec)
-					}
+					_, err = tx.ExecContext(ctx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, state, started_at, attempt)
+					VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`, d.Copy, d.Task.Set, d.Task.Index, d.Slot.Worker, d.Slot.Slot, boolInt(d.Speculative), now, st.Attempt)
+				}
+				if err == nil {
+					err = decodeSpec(spec, &st.Spec)
 					started = append(started, st)
 				}
 			case sched.DecisionKill:
@@ -87,6 +89,7 @@ type FinishInput struct {
 	StdoutTruncated, StderrTruncated bool
 	CPUSeconds, RunSeconds           float64
 	StartError                       string
+	Signal                           int32 // the signal that ended it, 0 = none
 }
 
 // FinishResult is what a copy's end did.
@@ -112,6 +115,10 @@ type FinishResult struct {
 	// none (it won a requested task, or was lost before the report and
 	// counted then).
 	Free sched.FreePart
+	// Retried is set when the set's retry policy retried the task in the
+	// same transaction (the attempt the copy won failed): the scheduler
+	// must hear EventRetried after the copy's finish.
+	Retried *sched.TaskInfo
 }
 
 // FinishCopy records a copy's end. A live copy that ran to its end wins
@@ -179,14 +186,19 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			owner, setName string
 			state          string
 			requestedAt    int64
+			attempt        int32
+			pol            retryState
 		)
 		err := tx.QueryRowContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
 			c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at,
 			(SELECT owner FROM task_sets WHERE id = c.set_id), (SELECT name FROM task_sets WHERE id = c.set_id),
-			(SELECT state FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT requested_at FROM tasks WHERE set_id = c.set_id AND idx = c.idx)
+			(SELECT state FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT requested_at FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
+			c.attempt, (SELECT attempt FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT auto_retries FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
+			(SELECT retries FROM task_sets WHERE id = c.set_id), (SELECT retry_on FROM task_sets WHERE id = c.set_id)
 			FROM copies c WHERE c.id = ?`, in.Copy).
 			Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &cstate, &started, &ended,
-				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &outcome, &suspended, &suspendedAt, &owner, &setName, &state, &requestedAt)
+				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &outcome, &suspended, &suspendedAt, &owner, &setName, &state, &requestedAt,
+				&c.Attempt, &attempt, &pol.used, &pol.retries, &pol.retryOn)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.EFAILEDPRECONDITION, "copy %d is not held by worker %s: the server never started it", in.Copy, in.Worker)
 		} else if err != nil {
@@ -212,6 +224,11 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			// Ended on the server's order or lost before: keep what it used.
 		case in.Killed:
 			newCopy, res.Lost = string(sched.CopyLost), true
+		case c.Attempt != attempt:
+			// A live copy of an attempt that ended cannot be (a task is
+			// retried only without live copies); its result is not the
+			// task's in any case.
+			newCopy = string(sched.CopyKilled)
 		case state == string(sched.TaskDisclosed) || state == string(sched.TaskRequested):
 			newCopy, res.Won = string(sched.CopyWon), true
 		default:
@@ -228,12 +245,18 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 		if !c.State.Live() && !c.EndedAt.IsZero() {
 			endedAt = nanos(c.EndedAt)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, ended_at = ?, cpu_seconds = ?, run_seconds = ?, outcome = ? WHERE id = ?`,
-			newCopy, endedAt, in.CPUSeconds, in.RunSeconds, outcomeStr, in.Copy); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, ended_at = ?, cpu_seconds = ?, run_seconds = ?, outcome = ?,
+			exit_code = ?, signal = ?, timed_out = ? WHERE id = ?`,
+			newCopy, endedAt, in.CPUSeconds, in.RunSeconds, outcomeStr, in.ExitCode, in.Signal, boolInt(in.TimedOut), in.Copy); err != nil {
 			return fmt.Errorf("end copy %d: %w", in.Copy, err)
 		}
 		if res.Won {
 			if err := win(ctx, tx, c, state, owner, setName, in, &res); err != nil {
+				return err
+			}
+		}
+		if res.Lost {
+			if err := lostAttempt(ctx, tx, c.Task); err != nil {
 				return err
 			}
 		}
@@ -257,12 +280,22 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 		}
 		if res.Won {
 			t := &res.Task
-			t.ExecutedAt, t.ServiceSeconds, t.ExitCode, t.TimedOut = tx.now, in.RunSeconds, in.ExitCode, in.TimedOut
+			t.ExecutedAt, t.ServiceSeconds, t.ExitCode, t.TimedOut, t.Attempt = tx.now, in.RunSeconds, in.ExitCode, in.TimedOut, attempt
 			if t.State == sched.TaskDisclosed {
 				t.State = sched.TaskExecuted
 			} else {
 				t.State, t.FinishedAt = sched.TaskFinished, tx.now
 				t.VisibleResponseSeconds = max(0, tx.now.Sub(t.RequestedAt).Seconds())
+			}
+			// The set's policy retries the failed attempt in the same
+			// transaction, after its bill: a crash between the two
+			// cannot lose the retry or bill twice.
+			if pol.wants(in.ExitCode, in.TimedOut) {
+				info, err := retryTask(ctx, tx, c.Task, sched.RetriedByPolicy)
+				if err != nil {
+					return err
+				}
+				res.Retried = &info
 			}
 		}
 		return nil
@@ -328,10 +361,11 @@ func getCopy(ctx context.Context, tx *Tx, id sched.CopyID) (sched.Copy, string, 
 		spec           int
 		state          string
 		started, ended int64
+		timedOut       int
 	)
 	err := row.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &state, &started, &ended,
-		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &outcome)
-	c.Speculative = spec != 0
+		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &c.Attempt, &c.ExitCode, &c.Signal, &timedOut, &outcome)
+	c.Speculative, c.TimedOut = spec != 0, timedOut != 0
 	c.State = sched.CopyState(state)
 	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
 	return c, outcome, err
@@ -442,11 +476,15 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 
 func loseCopy(ctx context.Context, tx *Tx, id sched.CopyID) error {
 	now := nanos(tx.now)
-	if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = 'lost', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
-		WHERE id = ? AND state IN ('running', 'suspended')`, now, now, id); err != nil {
+	var ref sched.TaskRef
+	err := tx.QueryRowContext(ctx, `UPDATE copies SET state = 'lost', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
+		WHERE id = ? AND state IN ('running', 'suspended') RETURNING set_id, idx`, now, now, id).Scan(&ref.Set, &ref.Index)
+	if err == sql.ErrNoRows {
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("lose copy %d: %w", id, err)
 	}
-	return nil
+	return lostAttempt(ctx, tx, ref)
 }
 
 func liveCopies(ctx context.Context, tx *Tx, w sched.WorkerID) ([]sched.Copy, error) {
@@ -479,7 +517,7 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 	var out []LiveCopy
 	err := db.read(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
-			c.progress, c.cpu_seconds, c.run_seconds, t.spec, s.owner
+			c.progress, c.cpu_seconds, c.run_seconds, t.spec, s.owner, c.attempt
 			FROM copies c JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx JOIN task_sets s ON s.id = c.set_id
 			WHERE c.worker = ? AND c.state IN ('running', 'suspended') ORDER BY c.id`, w)
 		if err != nil {
@@ -495,7 +533,7 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 			)
 			c := &lc.Copy
 			if err := rows.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &isSpec, &state, &started, &ended,
-				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &spec, &lc.Owner); err != nil {
+				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &spec, &lc.Owner, &c.Attempt); err != nil {
 				return err
 			}
 			c.Speculative, c.State = isSpec != 0, sched.CopyState(state)

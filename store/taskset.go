@@ -22,6 +22,9 @@ type DiscloseInput struct {
 	// MaxRunning caps the set's running copies (0: none; on an append,
 	// leave the cap as it is).
 	MaxRunning int32
+	// Retry is the set's retry policy (on an append, Retries 0 leaves the
+	// policy as it is).
+	Retry sched.RetryPolicy
 	// RequestHash is the content hash recorded with IdempotencyKey ("":
 	// Hash computes it from the fields above; a streamed disclose passes
 	// the hash of the whole stream, see DiscloseHasher).
@@ -54,6 +57,9 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 	if in.MaxRunning < 0 {
 		return res, sched.Errorf(sched.EINVALID, "max running %d is negative (0 means no cap)", in.MaxRunning)
 	}
+	if err := in.Retry.Validate(); err != nil {
+		return res, err
+	}
 	hash := ""
 	if in.IdempotencyKey != "" {
 		hash = in.Hash() // outside the write lock: 200,000 specs take a while
@@ -73,8 +79,8 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		setID := in.SetID
 		var ntasks int64
 		if setID == 0 {
-			r, err := tx.ExecContext(ctx, `INSERT INTO task_sets (owner, name, created_at, max_running) VALUES (?, ?, ?, ?)`,
-				in.Owner, in.Name, nanos(tx.now), in.MaxRunning)
+			r, err := tx.ExecContext(ctx, `INSERT INTO task_sets (owner, name, created_at, max_running, retries, retry_on) VALUES (?, ?, ?, ?, ?, ?)`,
+				in.Owner, in.Name, nanos(tx.now), in.MaxRunning, in.Retry.Retries, in.Retry.RetryOn())
 			if err != nil {
 				return fmt.Errorf("create set: %w", err)
 			}
@@ -126,8 +132,9 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 				return fmt.Errorf("insert task: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET ntasks = ntasks + ?, max_running = IIF(? > 0, ?, max_running) WHERE id = ?`,
-			len(in.Tasks), in.MaxRunning, in.MaxRunning, setID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET ntasks = ntasks + ?, max_running = IIF(? > 0, ?, max_running),
+			retries = IIF(? > 0, ?, retries), retry_on = IIF(? > 0, ?, retry_on) WHERE id = ?`,
+			len(in.Tasks), in.MaxRunning, in.MaxRunning, in.Retry.Retries, in.Retry.Retries, in.Retry.Retries, in.Retry.RetryOn(), setID); err != nil {
 			return fmt.Errorf("count tasks: %w", err)
 		}
 		res.FirstIndex, res.Count = int32(ntasks), int32(len(in.Tasks))
@@ -211,7 +218,7 @@ func (db *DB) Request(ctx context.Context, in RequestInput) (RequestResult, erro
 				}
 				switch state {
 				case sched.TaskCanceled:
-					return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d of set %d is canceled: it cannot be requested; disclose it again", i, in.SetID)
+					return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d of set %d is canceled: it cannot be requested; run it again in place with batchctl retry %d/%d", i, in.SetID, in.SetID, i)
 				case sched.TaskDisclosed:
 					if _, err := tx.ExecContext(rctx, `UPDATE tasks SET state = 'requested', requested_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
 						return fmt.Errorf("request task: %w", err)
@@ -269,8 +276,9 @@ func finishExecuted(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sc
 }
 
 // insertBill appends a charge line to the ledger at the transaction's
-// prices. The unique index on (set_id, idx) of charges makes a second
-// charge for one task fail, whatever the logic. Unless the line is
+// prices, for the task's current attempt unless b.Attempt names one. The
+// unique index on (set_id, idx, attempt) of charges makes a second charge
+// for one attempt fail, whatever the logic. Unless the line is
 // Clamped, what was reported is what is billed.
 func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, error) {
 	b.Kind = sched.BillKindCharge
@@ -279,10 +287,16 @@ func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, 
 	}
 	b.PriceSlotSecond, b.PriceCPUSecond = tx.prices.SlotSecond, tx.prices.CPUSecond
 	b.Amount = tx.prices.Amount(b.SlotSeconds, b.CPUSeconds)
+	if b.Attempt == 0 {
+		// The task's current attempt: the one being finished or stopped.
+		if err := tx.QueryRowContext(ctx, `SELECT attempt FROM tasks WHERE set_id = ? AND idx = ?`, b.Task.Set, b.Task.Index).Scan(&b.Attempt); err != nil {
+			return b, fmt.Errorf("bill task %d/%d: read attempt: %w", b.Task.Set, b.Task.Index, err)
+		}
+	}
 	r, err := tx.ExecContext(ctx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
-		kind, price_slot_second, price_cpu_second, amount, reported_slot_seconds, reported_cpu_seconds, clamped)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason,
-		b.Kind, b.PriceSlotSecond, b.PriceCPUSecond, b.Amount, b.ReportedSlotSeconds, b.ReportedCPUSeconds, boolInt(b.Clamped))
+		kind, price_slot_second, price_cpu_second, amount, reported_slot_seconds, reported_cpu_seconds, clamped, attempt)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, b.Owner, b.Task.Set, b.Task.Index, b.SetName, b.Copy, b.SlotSeconds, b.CPUSeconds, nanos(b.BilledAt), b.Reason,
+		b.Kind, b.PriceSlotSecond, b.PriceCPUSecond, b.Amount, b.ReportedSlotSeconds, b.ReportedCPUSeconds, boolInt(b.Clamped), b.Attempt)
 	if err != nil {
 		return b, fmt.Errorf("bill task %d/%d: %w", b.Task.Set, b.Task.Index, translate(err))
 	}
@@ -619,19 +633,25 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 	var (
 		created     int64
 		sumResponse float64
+		retries     int32
+		retryOn     string
 	)
 	// The counts, the billed sum and the response sum are kept on the set's
 	// row by triggers (migration 0006): one row read, whatever the set's size.
 	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
-		billed_slot_seconds, sum_visible_response, max_running FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
+		billed_slot_seconds, sum_visible_response, max_running, retries, retry_on FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
 		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
-			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning)
+			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning, &retries, &retryOn)
 	if err == sql.ErrNoRows {
 		return set, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
 	} else if err != nil {
 		return set, fmt.Errorf("read set %d: %w", id, err)
 	}
 	set.CreatedAt = fromNanos(created)
+	if set.Retry, err = sched.ParseRetryOn(retryOn); err != nil {
+		return set, fmt.Errorf("read set %d: retry policy %q: %w", id, retryOn, err)
+	}
+	set.Retry.Retries = retries
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = ? AND state IN ('running', 'suspended')`, id).
 		Scan(&set.Counts.Running); err != nil {
 		return set, fmt.Errorf("count running: %w", err)
@@ -643,7 +663,7 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 }
 
 const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed_at, finished_at, canceled_at,
-	visible_response, service_seconds, exit_code, timed_out`
+	visible_response, service_seconds, exit_code, timed_out, attempt`
 
 func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Task, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
@@ -660,7 +680,7 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 			timedOut                                  int
 		)
 		if err := rows.Scan(&t.Set, &t.Index, &spec, &state, &disclosed, &requested, &executed, &fin, &canc,
-			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut); err != nil {
+			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt); err != nil {
 			return nil, err
 		}
 		if err := decodeSpec(spec, &t.Spec); err != nil {
@@ -710,7 +730,8 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 	return rows.Err()
 }
 
-const copyCols = `id, set_id, idx, worker, slot, speculative, state, started_at, ended_at, progress, cpu_seconds, run_seconds`
+const copyCols = `id, set_id, idx, worker, slot, speculative, state, started_at, ended_at, progress, cpu_seconds, run_seconds,
+	attempt, exit_code, signal, timed_out`
 
 type scanner interface{ Scan(...any) error }
 
@@ -720,12 +741,13 @@ func scanCopy(r scanner) (sched.Copy, error) {
 		spec           int
 		state          string
 		started, ended int64
+		timedOut       int
 	)
 	if err := r.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &state, &started, &ended,
-		&c.Progress, &c.CPUSeconds, &c.RunSeconds); err != nil {
+		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &c.Attempt, &c.ExitCode, &c.Signal, &timedOut); err != nil {
 		return c, err
 	}
-	c.Speculative = spec != 0
+	c.Speculative, c.TimedOut = spec != 0, timedOut != 0
 	c.State = sched.CopyState(state)
 	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
 	return c, nil

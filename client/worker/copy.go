@@ -164,6 +164,8 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	env = append(env,
 		"BATCH_TASK_SET="+strconv.FormatInt(c.start.GetSetId(), 10),
 		"BATCH_TASK_INDEX="+strconv.Itoa(int(c.start.GetIndex())),
+		// 1 for the first attempt; a server from before retries sends none.
+		"BATCH_TASK_ATTEMPT="+strconv.Itoa(int(max(1, c.start.GetAttempt()))),
 		"BATCH_COPY_ID="+strconv.FormatInt(c.id, 10),
 		"BATCH_PROGRESS_FILE="+progressPath,
 	)
@@ -298,7 +300,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 			}
 		}
 	}
-	res.ExitCode = exitCode(ps)
+	res.ExitCode, res.Signal = exitCode(ps), exitSignal(ps)
 	res.Killed = killed
 	res.TimedOut = timedOut && !killed
 	if res.TimedOut {
@@ -357,6 +359,17 @@ func exitCode(ps *os.ProcessState) int32 {
 		return 128 + int32(ws.Signal())
 	}
 	return int32(ps.ExitCode())
+}
+
+// exitSignal is the signal that ended the process, 0 when it exited.
+func exitSignal(ps *os.ProcessState) int32 {
+	if ps == nil {
+		return 0
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return int32(ws.Signal())
+	}
+	return 0
 }
 
 func tvSeconds(tv syscall.Timeval) float64 {

@@ -211,6 +211,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			discloseCommand(),
 			requestCommand(),
 			cancelCommand(),
+			retryCommand(),
 			statusCommand(),
 			whyCommand(),
 			outputCommand(),

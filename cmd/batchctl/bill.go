@@ -145,7 +145,7 @@ func bill(c *cli.Context) error {
 	if !c.Bool("lines") {
 		return nil
 	}
-	lt := newTable(c, "line", "task", "set name", "copy", "slot-seconds", "reported", "cpu-seconds", "amount", "billed at", "reason")
+	lt := newTable(c, "line", "task", "attempt", "set name", "copy", "slot-seconds", "reported", "cpu-seconds", "amount", "billed at", "reason")
 	for _, l := range b.Lines {
 		reason := l.Reason
 		if l.Kind == sched.BillKindCorrection {
@@ -155,7 +155,7 @@ func bill(c *cli.Context) error {
 		if l.Clamped {
 			reported = secs(l.ReportedSlotSeconds) + " (cut)"
 		}
-		if err := lt.Append(l.ID, fmt.Sprintf("%d/%d", l.Task.Set, l.Task.Index), l.SetName, int64(l.Copy),
+		if err := lt.Append(l.ID, fmt.Sprintf("%d/%d", l.Task.Set, l.Task.Index), max(1, l.Attempt), l.SetName, int64(l.Copy),
 			secs(l.SlotSeconds), reported, secs(l.CPUSeconds), money(l.Amount), when(l.BilledAt), reason); err != nil {
 			return err
 		}
@@ -172,14 +172,15 @@ func writeBillCSV(w io.Writer, lines []sched.BillLine) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	if err := cw.Write([]string{"line", "owner", "set", "index", "set_name", "copy", "slot_seconds", "cpu_seconds",
 		"price_slot_second", "price_cpu_second", "amount", "billed_at", "reason", "kind", "corrects", "note",
-		"reported_slot_seconds", "reported_cpu_seconds", "clamped"}); err != nil {
+		"reported_slot_seconds", "reported_cpu_seconds", "clamped", "attempt"}); err != nil {
 		return err
 	}
 	for _, l := range lines {
 		if err := cw.Write([]string{strconv.FormatInt(l.ID, 10), l.Owner, strconv.FormatInt(int64(l.Task.Set), 10),
 			strconv.Itoa(int(l.Task.Index)), l.SetName, strconv.FormatInt(int64(l.Copy), 10), f(l.SlotSeconds), f(l.CPUSeconds),
 			f(l.PriceSlotSecond), f(l.PriceCPUSecond), f(l.Amount), l.BilledAt.UTC().Format(time.RFC3339Nano), l.Reason, l.Kind,
-			strconv.FormatInt(l.Corrects, 10), l.Note, f(l.ReportedSlotSeconds), f(l.ReportedCPUSeconds), strconv.FormatBool(l.Clamped)}); err != nil {
+			strconv.FormatInt(l.Corrects, 10), l.Note, f(l.ReportedSlotSeconds), f(l.ReportedCPUSeconds), strconv.FormatBool(l.Clamped),
+			strconv.Itoa(int(max(1, l.Attempt)))}); err != nil {
 			return err
 		}
 	}

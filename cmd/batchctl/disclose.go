@@ -36,10 +36,19 @@ Examples:
    batchctl disclose --request --timeout 1m -- make test
    batchctl disclose --max-running 4 --file jobs.txt   # at most 4 run at once
    batchctl disclose --cpus 4 --memory 8G -- ./solve big.dat
+   batchctl disclose --retries 2 --retry-on 75,timeout --file jobs.txt
 
-A --spec file is a list of tasks, or an object with a name and tasks:
+--retries N lets the server retry each task in place up to N times (same set,
+same index, the next attempt; the task sees BATCH_TASK_ATTEMPT) when an
+attempt ends in a way --retry-on names: exit codes (1-255), nonzero (any
+failure), timeout, lost (a re-run after a worker was lost becomes a new
+attempt; lost copies run again anyway). --retry-on defaults to
+nonzero,timeout. Each requested attempt is billed once; see batchctl retry.
 
-   {"name": "sweep", "tasks": [
+A --spec file is a list of tasks, or an object with a name, a retry policy
+and tasks:
+
+   {"name": "sweep", "retries": 2, "retry_on": "nonzero,timeout", "tasks": [
      {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
       "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600,
       "cpus": 2, "memory_mb": 4096}]}
@@ -60,6 +69,8 @@ the set id only.`,
 			&cli.IntFlag{Name: "cpus", Usage: "slots of one worker each task takes (default 1; the scheduler accounts them, see README, Resources)"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
+			&cli.IntFlag{Name: "retries", Usage: "retry each failed task in place up to `N` times (0 to 100; with --set: change the set's policy)"},
+			&cli.StringFlag{Name: "retry-on", Usage: "what --retries retries: `LIST` of exit codes, nonzero, timeout, lost (default " + sched.DefaultRetryOn + ")"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the set id"},
 			jsonFlag(),
 		},
@@ -69,8 +80,10 @@ the set id only.`,
 
 // specFile is the --spec format: a list of tasks or an object with them.
 type specFile struct {
-	Name  string     `json:"name"`
-	Tasks []specView `json:"tasks"`
+	Name    string     `json:"name"`
+	Retries int32      `json:"retries"`
+	RetryOn string     `json:"retry_on"`
+	Tasks   []specView `json:"tasks"`
 }
 
 func disclose(c *cli.Context) error {
@@ -80,6 +93,7 @@ func disclose(c *cli.Context) error {
 	}
 	var specs []sched.TaskSpec
 	name := c.String("name")
+	retries, retryOn := int32(c.Int("retries")), c.String("retry-on")
 	sources := 0
 	if c.Args().Present() {
 		sources++
@@ -127,6 +141,9 @@ func disclose(c *cli.Context) error {
 		if name == "" {
 			name = sf.Name
 		}
+		if retries == 0 && retryOn == "" {
+			retries, retryOn = sf.Retries, sf.RetryOn
+		}
 		for _, t := range sf.Tasks {
 			specs = append(specs, withDefaults(sched.TaskSpec{
 				Argv: t.Argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
@@ -148,12 +165,17 @@ func disclose(c *cli.Context) error {
 	if maxRunning < 0 || maxRunning > 1<<30 {
 		return usageErr("--max-running %d: want a number of copies, 1 or more (0: no cap)", maxRunning)
 	}
+	policy, err := retryPolicy(retries, retryOn)
+	if err != nil {
+		return err
+	}
 	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{
 		Set:        sched.SetID(c.Int64("set")),
 		Name:       name,
 		Tasks:      specs,
 		Request:    c.Bool("request"),
 		MaxRunning: int32(maxRunning),
+		Retry:      policy,
 	})
 	if err != nil {
 		return err
@@ -301,4 +323,30 @@ func plural(n int64, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// retryPolicy reads --retries and --retry-on (or the spec file's retries
+// and retry_on).
+func retryPolicy(retries int32, retryOn string) (sched.RetryPolicy, error) {
+	if retries < 0 || retries > sched.MaxRetries {
+		return sched.RetryPolicy{}, usageErr("--retries %d: want 0 to %d", retries, sched.MaxRetries)
+	}
+	if retries == 0 {
+		if retryOn != "" {
+			return sched.RetryPolicy{}, usageErr("--retry-on %q needs --retries N: how many times to retry", retryOn)
+		}
+		return sched.RetryPolicy{}, nil
+	}
+	if retryOn == "" {
+		retryOn = sched.DefaultRetryOn
+	}
+	p, err := sched.ParseRetryOn(retryOn)
+	if err != nil {
+		return p, usageErr("--retry-on: %s", sched.ErrorMessage(err))
+	}
+	if p.RetryOn() == "" {
+		return p, usageErr("--retry-on %q names nothing to retry on", retryOn)
+	}
+	p.Retries = retries
+	return p, nil
 }

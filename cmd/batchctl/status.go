@@ -15,18 +15,22 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Aliases:   []string{"ls"},
-		Usage:     "list your task sets, or the tasks of one",
-		ArgsUsage: "[SET]",
+		Usage:     "list your task sets, the tasks of one, or one task in detail",
+		ArgsUsage: "[SET[/INDEX]]",
 		Description: `Without an argument, lists your task sets, newest first, a page at a time
 (--limit, then --page TOKEN as printed). With SET, shows the set and its tasks
 (--state to pick states; the first 1000 tasks unless --limit says
-otherwise, then --page TOKEN as printed).
+otherwise, then --page TOKEN as printed). With SET/INDEX, shows one task in
+detail: each attempt (batchctl retry) and every copy of each, with its worker,
+start, end, exit code, signal, timed-out flag and progress.
 
 Examples:
 
    batchctl ls
    batchctl status 3
-   batchctl status --state requested,finished 3`,
+   batchctl status --state requested,finished 3
+   batchctl status --state failed,running 3
+   batchctl status 3/7`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state", Usage: "only tasks in these `STATES`, comma-separated: " + stateNames + " (running: a copy runs; failed: finished with a non-zero exit or timed out)"},
 			&cli.IntFlag{Name: "limit", Usage: "at most this many rows (default: 100 sets, 1000 tasks)"},
@@ -47,10 +51,13 @@ func status(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if len(sel.Indexes) > 0 {
-			return usageErr("status takes a set (e.g. 3), not tasks; use --state to filter")
+		switch len(sel.Indexes) {
+		case 0:
+			return showSet(c, cl, sel.Set)
+		case 1:
+			return showTask(c, cl, sched.TaskRef{Set: sel.Set, Index: sel.Indexes[0]})
 		}
-		return showSet(c, cl, sel.Set)
+		return usageErr("status takes a set (e.g. 3) or one task (e.g. 3/7); use --state to filter a set's tasks")
 	}
 	return usageErr("status takes at most one set")
 }
@@ -214,19 +221,25 @@ func copiesText(copies []sched.Copy) string {
 func outputCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "output",
-		Usage:     "print a requested task's output",
+		Usage:     "print a requested task's output (of its current attempt, or --attempt K)",
 		ArgsUsage: "SET/INDEX",
 		Description: `Prints the task's stdout exactly as it was written (--stderr for its stderr).
 Only requested tasks' output is readable: request a disclosed task first
 (which finishes it at once if it already ran). --json adds the exit status,
 CPU and slot seconds.
 
+--attempt K prints an earlier attempt's output (batchctl status SET/INDEX
+lists the attempts); an attempt that ran while disclosed and was retried
+before its request was not billed, and its output is not readable.
+
 Examples:
 
    batchctl output 3/0 > result.txt
-   batchctl output --stderr 3/0`,
+   batchctl output --stderr 3/0
+   batchctl output --attempt 1 3/0`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
+			&cli.IntFlag{Name: "attempt", Usage: "the output of attempt `K` of the task (default: the current attempt)"},
 			jsonFlag(),
 		},
 		Action: output,
@@ -245,7 +258,7 @@ func output(c *cli.Context) error {
 		return usageErr("output takes one task, e.g. %d/0", sel.Set)
 	}
 	ref := sched.TaskRef{Set: sel.Set, Index: sel.Indexes[0]}
-	out, err := newClient(c).GetOutput(c.Context, ref)
+	out, err := newClient(c).GetAttemptOutput(c.Context, ref, int32(c.Int("attempt")))
 	if err != nil {
 		return err
 	}

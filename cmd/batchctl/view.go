@@ -30,6 +30,9 @@ type setView struct {
 	MeanVisibleResponseSeconds float64    `json:"mean_visible_response_seconds"`
 	// MaxRunning is the set's --max-running cap (0 = none).
 	MaxRunning int32 `json:"max_running"`
+	// Retries and RetryOn are the set's retry policy (0 and "": none).
+	Retries int32  `json:"retries"`
+	RetryOn string `json:"retry_on"`
 }
 
 type specView struct {
@@ -53,6 +56,12 @@ type copyView struct {
 	StartedAt   *time.Time `json:"started_at,omitempty"`
 	EndedAt     *time.Time `json:"ended_at,omitempty"`
 	Progress    float64    `json:"progress"`
+	Attempt     int32      `json:"attempt"`
+	ExitCode    int32      `json:"exit_code"`
+	Signal      int32      `json:"signal"`
+	TimedOut    bool       `json:"timed_out"`
+	CPUSeconds  float64    `json:"cpu_seconds"`
+	RunSeconds  float64    `json:"run_seconds"`
 }
 
 type taskView struct {
@@ -70,7 +79,27 @@ type taskView struct {
 	ExitCode               int32      `json:"exit_code"`
 	TimedOut               bool       `json:"timed_out"`
 	Progress               float64    `json:"progress"`
-	Copies                 []copyView `json:"copies"`
+	// Attempt is the current attempt (1 until the task is retried).
+	Attempt int32      `json:"attempt"`
+	Copies  []copyView `json:"copies"`
+	// Attempts are the earlier attempts (status SET/I only).
+	Attempts []attemptView `json:"attempts,omitempty"`
+}
+
+type attemptView struct {
+	Attempt        int32      `json:"attempt"`
+	State          string     `json:"state"`
+	RequestedAt    *time.Time `json:"requested_at,omitempty"`
+	ExecutedAt     *time.Time `json:"executed_at,omitempty"`
+	FinishedAt     *time.Time `json:"finished_at,omitempty"`
+	CanceledAt     *time.Time `json:"canceled_at,omitempty"`
+	ExitCode       int32      `json:"exit_code"`
+	TimedOut       bool       `json:"timed_out"`
+	ServiceSeconds float64    `json:"service_seconds"`
+	WinCopy        int64      `json:"win_copy,omitempty"`
+	RetriedAt      *time.Time `json:"retried_at,omitempty"`
+	RetriedBy      string     `json:"retried_by"`
+	HasOutput      bool       `json:"has_output"`
 }
 
 type outputView struct {
@@ -89,6 +118,7 @@ type outputView struct {
 	SlotSeconds     float64 `json:"slot_seconds"`
 	Copy            int64   `json:"copy"`
 	Worker          string  `json:"worker"`
+	Attempt         int32   `json:"attempt"`
 }
 
 type billLineView struct {
@@ -113,6 +143,7 @@ type billLineView struct {
 	ReportedSlotSeconds float64 `json:"reported_slot_seconds"`
 	ReportedCPUSeconds  float64 `json:"reported_cpu_seconds"`
 	Clamped             bool    `json:"clamped"`
+	Attempt             int32   `json:"attempt"`
 }
 
 type billGroupView struct {
@@ -236,6 +267,8 @@ func viewSet(s sched.TaskSet) setView {
 		},
 		BilledSlotSeconds:          s.BilledSlotSeconds,
 		MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds,
+		Retries:                    s.Retry.Retries,
+		RetryOn:                    s.Retry.RetryOn(),
 		MaxRunning:                 s.MaxRunning,
 	}
 }
@@ -261,6 +294,7 @@ func viewTask(t sched.Task) taskView {
 		ExitCode:               t.ExitCode,
 		TimedOut:               t.TimedOut,
 		Progress:               t.Progress,
+		Attempt:                t.Attempt,
 		Copies:                 []copyView{},
 	}
 	for _, c := range t.Copies {
@@ -268,7 +302,15 @@ func viewTask(t sched.Task) taskView {
 			ID: int64(c.ID), Worker: string(c.Slot.Worker), Slot: c.Slot.Slot,
 			Speculative: c.Speculative, State: string(c.State),
 			StartedAt: timePtr(c.StartedAt), EndedAt: timePtr(c.EndedAt), Progress: c.Progress,
+			Attempt: c.Attempt, ExitCode: c.ExitCode, Signal: c.Signal, TimedOut: c.TimedOut,
+			CPUSeconds: c.CPUSeconds, RunSeconds: c.RunSeconds,
 		})
+	}
+	for _, a := range t.Attempts {
+		v.Attempts = append(v.Attempts, attemptView{Attempt: a.Attempt, State: string(a.State),
+			RequestedAt: timePtr(a.RequestedAt), ExecutedAt: timePtr(a.ExecutedAt), FinishedAt: timePtr(a.FinishedAt),
+			CanceledAt: timePtr(a.CanceledAt), ExitCode: a.ExitCode, TimedOut: a.TimedOut, ServiceSeconds: a.ServiceSeconds,
+			WinCopy: int64(a.WinCopy), RetriedAt: timePtr(a.RetriedAt), RetriedBy: a.RetriedBy, HasOutput: a.HasOutput})
 	}
 	return v
 }
@@ -289,7 +331,7 @@ func viewOutput(ref sched.TaskRef, o sched.Output) outputView {
 		StdoutSize: o.StdoutSize, StderrSize: o.StderrSize,
 		StdoutTruncated: o.StdoutTruncated, StderrTruncated: o.StderrTruncated,
 		CPUSeconds: o.CPUSeconds, SlotSeconds: o.SlotSeconds,
-		Copy: int64(o.Copy), Worker: string(o.Worker),
+		Copy: int64(o.Copy), Worker: string(o.Worker), Attempt: o.Attempt,
 	}
 }
 
@@ -299,7 +341,7 @@ func viewBillLine(l sched.BillLine) billLineView {
 		Copy: int64(l.Copy), SlotSeconds: l.SlotSeconds, CPUSeconds: l.CPUSeconds,
 		BilledAt: l.BilledAt.UTC(), Reason: l.Reason,
 		Kind: l.Kind, PriceSlot: l.PriceSlotSecond, PriceCPU: l.PriceCPUSecond, Amount: l.Amount, Corrects: l.Corrects, Note: l.Note,
-		ReportedSlotSeconds: l.ReportedSlotSeconds, ReportedCPUSeconds: l.ReportedCPUSeconds, Clamped: l.Clamped,
+		ReportedSlotSeconds: l.ReportedSlotSeconds, ReportedCPUSeconds: l.ReportedCPUSeconds, Clamped: l.Clamped, Attempt: l.Attempt,
 	}
 }
 

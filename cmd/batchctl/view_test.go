@@ -10,7 +10,7 @@ import (
 )
 
 // TestJSONShapeStable pins the --json field names of a task: scripts depend
-// on them, so a rename must fail here first.
+// on them, so a rename must fail here first (fields are only added).
 func TestJSONShapeStable(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -18,8 +18,8 @@ func TestJSONShapeStable(t *testing.T) {
 		Set: 3, Index: 1, State: sched.TaskFinished,
 		Spec:        sched.TaskSpec{Argv: []string{"echo", "hi"}, EstimateSeconds: 2},
 		DisclosedAt: at, RequestedAt: at, ExecutedAt: at.Add(time.Second), FinishedAt: at.Add(time.Second),
-		VisibleResponseSeconds: 1, ServiceSeconds: 1, Progress: -1,
-		Copies: []sched.Copy{{ID: 9, Slot: sched.SlotRef{Worker: "w", Slot: 0}, State: sched.CopyWon, StartedAt: at, EndedAt: at.Add(time.Second), Progress: -1}},
+		VisibleResponseSeconds: 1, ServiceSeconds: 1, Progress: -1, Attempt: 1,
+		Copies: []sched.Copy{{ID: 9, Slot: sched.SlotRef{Worker: "w", Slot: 0}, State: sched.CopyWon, StartedAt: at, EndedAt: at.Add(time.Second), Progress: -1, Attempt: 1}},
 	}
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, viewTask(task)); err != nil {
@@ -45,6 +45,7 @@ func TestJSONShapeStable(t *testing.T) {
   "exit_code": 0,
   "timed_out": false,
   "progress": -1,
+  "attempt": 1,
   "copies": [
     {
       "id": 9,
@@ -54,7 +55,13 @@ func TestJSONShapeStable(t *testing.T) {
       "state": "won",
       "started_at": "2026-11-22T10:00:00Z",
       "ended_at": "2026-11-22T10:00:01Z",
-      "progress": -1
+      "progress": -1,
+      "attempt": 1,
+      "exit_code": 0,
+      "signal": 0,
+      "timed_out": false,
+      "cpu_seconds": 0,
+      "run_seconds": 0
     }
   ]
 }`

@@ -19,6 +19,8 @@
 //   - kill -9 and restart of batchd: the page says the stream dropped, then
 //     that it reconnected by itself, and shows the same states;
 //   - the bill: exactly one billed task, and its chart;
+//   - retry the canceled tasks in place (with a count confirmation), see a
+//     task's attempts in its detail, and cancel them again;
 //   - sign out, sign in as the admin, and read the cluster;
 //   - every view fits 1280×800, its text meets WCAG AA contrast, its inputs
 //     have labels and its controls have names.
@@ -140,7 +142,7 @@ try {
 
   step("keyboard: from the set's heading, Tab reaches its actions, the table's tools and each task's buttons");
   await page.locator("#detail-h").focus();
-  for (const want of ["request-all", "cancel-rest", "f-state", "f-text", "f-sort", "next-running", "next-failed"]) {
+  for (const want of ["request-all", "retry-failed", "cancel-rest", "f-state", "f-text", "f-sort", "next-running", "next-failed"]) {
     await page.keyboard.press("Tab");
     const id = await page.evaluate(() => document.activeElement?.id);
     if (id !== want) throw new Error(`Tab from the heading lands on ${JSON.stringify(id)}, want #${want}`);
@@ -287,6 +289,33 @@ try {
   await fits(page, "bill");
   await a11y(page, "bill");
   await shot("bill");
+
+  step("retry the two canceled tasks in place, see their attempts, cancel them again");
+  await page.getByRole("link", { name: "Task sets" }).click();
+  await openSet(setA, "e2e frames");
+  await page.getByRole("button", { name: /Retry failed/ }).click();
+  // Two tasks: the page asks first, with the count, and the safe answer has the focus.
+  await page.locator("#confirm-retry[open]").waitFor();
+  await text(page, "#retry-h", (t) => t === "Retry 2 tasks?", "the retry confirmation names the count");
+  const safeRetry = await page.evaluate(() => document.activeElement?.id);
+  if (safeRetry !== "retry-no") throw new Error(`the retry confirmation's focus is on ${JSON.stringify(safeRetry)}, want "Not now"`);
+  await a11y(page, "confirm retry");
+  await shot("confirm-retry");
+  await page.getByRole("button", { name: "Retry 2 tasks" }).click();
+  for (const i of [1, 2]) {
+    await text(page, `tr[data-index="${i}"] [data-col="state"]`, (t) => /^disclosed\s*↻2$/.test(t), `task ${i} disclosed again as attempt 2`);
+  }
+  await text(page, "#notice", (t, id) => t === `Retrying 2 tasks of set #${id} in place, each as its next attempt.`, "the retry is announced", setA);
+  await page.locator('tr[data-index="1"] button[data-action="attempts"]').click();
+  await text(page, "#output-h", (t) => t === "Task 1 in detail", "the task's detail opens");
+  await text(page, "#attempts tbody tr:first-child", (t) => /^1canceled/.test(t.replace(/\s+/g, "")), "attempt 1 was canceled");
+  await text(page, "#attempts tbody tr.current", (t) => t.startsWith("2 (current)"), "attempt 2 is the current one");
+  await fits(page, "task detail");
+  await a11y(page, "task detail");
+  await shot("task-detail");
+  await page.getByRole("button", { name: /Cancel the rest/ }).click();
+  await page.getByRole("button", { name: "Cancel 2 tasks" }).click();
+  for (const i of [1, 2]) await text(page, `tr[data-index="${i}"] [data-col="state"]`, (t) => /^canceled/.test(t), `task ${i} canceled again`);
 
   step("sign out, sign in as the admin, and read the cluster");
   await page.getByRole("button", { name: "Sign out" }).click();

@@ -95,6 +95,21 @@ export function isFailed(t: Task): boolean {
   return t.state === TaskState.FINISHED && (t.exitCode !== 0 || t.timedOut);
 }
 
+/**
+ * isRetryable reports whether Retry would run the task again in place: it
+ * finished with a failure (non-zero exit or timed out) or was canceled. (A
+ * disclosed task that executed and failed is retryable too, but its exit is
+ * not shown before it is requested, so the page offers Request for it.)
+ */
+export function isRetryable(t: Task): boolean {
+  return isFailed(t) || t.state === TaskState.CANCELED;
+}
+
+/** retryCount counts the tasks "Retry failed" would retry: failed and canceled ones. */
+export function retryCount(v: SetView): number {
+  return v.failed + Number(v.set?.counts?.canceled ?? 0n);
+}
+
 /** restCount counts the tasks "cancel the rest" would cancel: the unrequested ones. */
 export function restCount(v: SetView): number {
   const c = v.set?.counts;

@@ -13,7 +13,9 @@ import {
   emptyView,
   isCancelable,
   isRequestable,
+  isRetryable,
   restCount,
+  retryCount,
   sortedTasks,
   stateSegments,
   updateOrder,
@@ -109,6 +111,17 @@ test("requestable, cancelable and the rest", () => {
   assert.equal(restCount(v), 2, "counted from the tasks without a summary's counts");
   v.set = create(TaskSetSchema, { id: 1n, counts: create(TaskCountsSchema, { disclosed: 300n, executed: 7n }) });
   assert.equal(restCount(v), 307, "counted by the server when it sent counts");
+});
+
+test("retryable: failed, timed out or canceled; counted from the failures and the set's canceled tasks", () => {
+  const states = [TaskState.DISCLOSED, TaskState.EXECUTED, TaskState.REQUESTED, TaskState.FINISHED, TaskState.CANCELED];
+  assert.deepEqual(states.map((s) => isRetryable(task(0, s))), [false, false, false, false, true]);
+  assert.equal(isRetryable(task(0, TaskState.FINISHED, { exitCode: 2 })), true, "a non-zero exit");
+  assert.equal(isRetryable(task(0, TaskState.FINISHED, { timedOut: true })), true, "a timeout");
+  const v = emptyView();
+  applyWatch(v, msg(true, [task(0, TaskState.FINISHED, { exitCode: 1 }), task(1, TaskState.FINISHED), task(2, TaskState.CANCELED)]));
+  v.set = create(TaskSetSchema, { id: 1n, counts: create(TaskCountsSchema, { finished: 2n, canceled: 1n }) });
+  assert.equal(retryCount(v), 2, "one failed and one canceled");
 });
 
 test("visible response: final when finished, running clock when requested", () => {

@@ -58,8 +58,11 @@ type BillLine struct {
 	ReportedSlotSeconds float64 `protobuf:"fixed64,17,opt,name=reported_slot_seconds,json=reportedSlotSeconds,proto3" json:"reported_slot_seconds,omitempty"`
 	ReportedCpuSeconds  float64 `protobuf:"fixed64,18,opt,name=reported_cpu_seconds,json=reportedCpuSeconds,proto3" json:"reported_cpu_seconds,omitempty"`
 	Clamped             bool    `protobuf:"varint,19,opt,name=clamped,proto3" json:"clamped,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The attempt of the task the line bills (one charge per requested
+	// attempt; see README, Billing).
+	Attempt       int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BillLine) Reset() {
@@ -223,6 +226,13 @@ func (x *BillLine) GetClamped() bool {
 		return x.Clamped
 	}
 	return false
+}
+
+func (x *BillLine) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 type GetBillRequest struct {
@@ -620,7 +630,7 @@ var File_batch_v1_billing_proto protoreflect.FileDescriptor
 
 const file_batch_v1_billing_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x04\n" +
+	"\x16batch/v1/billing.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf2\x04\n" +
 	"\bBillLine\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05owner\x18\x02 \x01(\tR\x05owner\x12\x15\n" +
@@ -642,7 +652,8 @@ const file_batch_v1_billing_proto_rawDesc = "" +
 	"\x04note\x18\x10 \x01(\tR\x04note\x122\n" +
 	"\x15reported_slot_seconds\x18\x11 \x01(\x01R\x13reportedSlotSeconds\x120\n" +
 	"\x14reported_cpu_seconds\x18\x12 \x01(\x01R\x12reportedCpuSeconds\x12\x18\n" +
-	"\aclamped\x18\x13 \x01(\bR\aclamped\"\x82\x02\n" +
+	"\aclamped\x18\x13 \x01(\bR\aclamped\x12\x18\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\x82\x02\n" +
 	"\x0eGetBillRequest\x12\x14\n" +
 	"\x05owner\x18\x01 \x01(\tR\x05owner\x120\n" +
 	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +

@@ -116,7 +116,9 @@ type DiscloseRequest struct {
 	Request bool `protobuf:"varint,5,opt,name=request,proto3" json:"request,omitempty"`
 	// At most this many copies of the set run at once, speculative copies
 	// included; 0 = no cap (on an append: leave the cap as it is).
-	MaxRunning    int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	MaxRunning int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// The set's retry policy (on an append, retries 0 leaves it as it is).
+	Retry         *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -191,6 +193,13 @@ func (x *DiscloseRequest) GetMaxRunning() int32 {
 		return x.MaxRunning
 	}
 	return 0
+}
+
+func (x *DiscloseRequest) GetRetry() *RetryPolicy {
+	if x != nil {
+		return x.Retry
+	}
+	return nil
 }
 
 type DiscloseResponse struct {
@@ -274,8 +283,10 @@ type DiscloseStreamRequest struct {
 	IdempotencyKey string                 `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	Request        bool                   `protobuf:"varint,5,opt,name=request,proto3" json:"request,omitempty"`
 	MaxRunning     int32                  `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The set's retry policy (on an append, retries 0 leaves it as it is).
+	Retry         *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DiscloseStreamRequest) Reset() {
@@ -348,6 +359,13 @@ func (x *DiscloseStreamRequest) GetMaxRunning() int32 {
 		return x.MaxRunning
 	}
 	return 0
+}
+
+func (x *DiscloseStreamRequest) GetRetry() *RetryPolicy {
+	if x != nil {
+		return x.Retry
+	}
+	return nil
 }
 
 // DiscloseStreamResponse is DiscloseResponse for the whole stream.
@@ -1055,8 +1073,10 @@ type GetOutputRequest struct {
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
 	Index int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
 	// Byte range of each stream to return; limit 0 means up to 4 MiB.
-	Offset        int64 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
-	Limit         int64 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	Offset int64 `protobuf:"varint,3,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit  int64 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The attempt to read (0: the current one).
+	Attempt       int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1119,6 +1139,13 @@ func (x *GetOutputRequest) GetLimit() int64 {
 	return 0
 }
 
+func (x *GetOutputRequest) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
 type GetOutputResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Stdout []byte                 `protobuf:"bytes,1,opt,name=stdout,proto3" json:"stdout,omitempty"`
@@ -1136,8 +1163,10 @@ type GetOutputResponse struct {
 	CopyId          int64     `protobuf:"varint,11,opt,name=copy_id,json=copyId,proto3" json:"copy_id,omitempty"`
 	Worker          string    `protobuf:"bytes,12,opt,name=worker,proto3" json:"worker,omitempty"`
 	State           TaskState `protobuf:"varint,13,opt,name=state,proto3,enum=batch.v1.TaskState" json:"state,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The attempt the output belongs to.
+	Attempt       int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetOutputResponse) Reset() {
@@ -1259,6 +1288,13 @@ func (x *GetOutputResponse) GetState() TaskState {
 		return x.State
 	}
 	return TaskState_TASK_STATE_UNSPECIFIED
+}
+
+func (x *GetOutputResponse) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 type WhyRequest struct {
@@ -1534,11 +1570,249 @@ func (x *TaskWhy) GetAssumptions() string {
 	return ""
 }
 
+type RetryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	// The tasks to retry; those that did not fail are counted as unchanged
+	// (naming one such task alone is FAILED_PRECONDITION).
+	Indexes []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
+	// Every task of the set that failed, timed out or was canceled.
+	All           bool `protobuf:"varint,3,opt,name=all,proto3" json:"all,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryRequest) Reset() {
+	*x = RetryRequest{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryRequest) ProtoMessage() {}
+
+func (x *RetryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryRequest.ProtoReflect.Descriptor instead.
+func (*RetryRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RetryRequest) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *RetryRequest) GetIndexes() []int32 {
+	if x != nil {
+		return x.Indexes
+	}
+	return nil
+}
+
+func (x *RetryRequest) GetAll() bool {
+	if x != nil {
+		return x.All
+	}
+	return false
+}
+
+type RetryResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TaskSet *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
+	// The tasks retried (each now in its next attempt).
+	Retried   []int32 `protobuf:"varint,2,rep,packed,name=retried,proto3" json:"retried,omitempty"`
+	Unchanged int32   `protobuf:"varint,3,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// The named tasks after the call.
+	Tasks         []*Task `protobuf:"bytes,4,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryResponse) Reset() {
+	*x = RetryResponse{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryResponse) ProtoMessage() {}
+
+func (x *RetryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryResponse.ProtoReflect.Descriptor instead.
+func (*RetryResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *RetryResponse) GetTaskSet() *TaskSet {
+	if x != nil {
+		return x.TaskSet
+	}
+	return nil
+}
+
+func (x *RetryResponse) GetRetried() []int32 {
+	if x != nil {
+		return x.Retried
+	}
+	return nil
+}
+
+func (x *RetryResponse) GetUnchanged() int32 {
+	if x != nil {
+		return x.Unchanged
+	}
+	return 0
+}
+
+func (x *RetryResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+type GetTaskRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SetId         int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	Index         int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskRequest) Reset() {
+	*x = GetTaskRequest{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskRequest) ProtoMessage() {}
+
+func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
+func (*GetTaskRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GetTaskRequest) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *GetTaskRequest) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+type GetTaskResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TaskSet *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
+	// The task with every copy of every attempt and its earlier attempts.
+	Task          *Task `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTaskResponse) Reset() {
+	*x = GetTaskResponse{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTaskResponse) ProtoMessage() {}
+
+func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
+func (*GetTaskResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetTaskResponse) GetTaskSet() *TaskSet {
+	if x != nil {
+		return x.TaskSet
+	}
+	return nil
+}
+
+func (x *GetTaskResponse) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
 var File_batch_v1_taskset_proto protoreflect.FileDescriptor
 
 const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\"\xca\x01\n" +
+	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\"\xf7\x01\n" +
 	"\x0fDiscloseRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -1546,13 +1820,14 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
 	"\arequest\x18\x05 \x01(\bR\arequest\x12\x1f\n" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
-	"maxRunning\"\x93\x01\n" +
+	"maxRunning\x12+\n" +
+	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\"\x93\x01\n" +
 	"\x10DiscloseResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
-	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xd0\x01\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xfd\x01\n" +
 	"\x15DiscloseStreamRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -1560,7 +1835,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12\x18\n" +
 	"\arequest\x18\x05 \x01(\bR\arequest\x12\x1f\n" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
-	"maxRunning\"\x99\x01\n" +
+	"maxRunning\x12+\n" +
+	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\"\x99\x01\n" +
 	"\x16DiscloseStreamResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
@@ -1610,12 +1886,13 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x14WatchTaskSetResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12$\n" +
 	"\x05tasks\x18\x02 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\x12\x1a\n" +
-	"\bsnapshot\x18\x03 \x01(\bR\bsnapshot\"m\n" +
+	"\bsnapshot\x18\x03 \x01(\bR\bsnapshot\"\x87\x01\n" +
 	"\x10GetOutputRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\x03R\x05limit\"\xb5\x03\n" +
+	"\x05limit\x18\x04 \x01(\x03R\x05limit\x12\x18\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\xcf\x03\n" +
 	"\x11GetOutputResponse\x12\x16\n" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12\x1f\n" +
@@ -1633,7 +1910,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	" \x01(\x01R\vslotSeconds\x12\x17\n" +
 	"\acopy_id\x18\v \x01(\x03R\x06copyId\x12\x16\n" +
 	"\x06worker\x18\f \x01(\tR\x06worker\x12)\n" +
-	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\"=\n" +
+	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x18\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\"=\n" +
 	"\n" +
 	"WhyRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
@@ -1662,7 +1940,22 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\arunning\x18\r \x01(\x05R\arunning\x12(\n" +
 	"\x10start_in_seconds\x18\x0e \x01(\x01R\x0estartInSeconds\x12*\n" +
 	"\x11finish_in_seconds\x18\x0f \x01(\x01R\x0ffinishInSeconds\x12 \n" +
-	"\vassumptions\x18\x10 \x01(\tR\vassumptions*\xdb\x02\n" +
+	"\vassumptions\x18\x10 \x01(\tR\vassumptions\"Q\n" +
+	"\fRetryRequest\x12\x15\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
+	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x10\n" +
+	"\x03all\x18\x03 \x01(\bR\x03all\"\x9b\x01\n" +
+	"\rRetryResponse\x12,\n" +
+	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x18\n" +
+	"\aretried\x18\x02 \x03(\x05R\aretried\x12\x1c\n" +
+	"\tunchanged\x18\x03 \x01(\x05R\tunchanged\x12$\n" +
+	"\x05tasks\x18\x04 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\"=\n" +
+	"\x0eGetTaskRequest\x12\x15\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
+	"\x0fGetTaskResponse\x12,\n" +
+	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xdb\x02\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -1674,7 +1967,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"*WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS\x10\x06\x12,\n" +
 	"(WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK\x10\a\x12$\n" +
 	" WAIT_REASON_WORKER_LOST_REQUEUED\x10\b\x12%\n" +
-	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t2\x9c\x05\n" +
+	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t2\x9a\x06\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
@@ -1685,7 +1978,9 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\fListTaskSets\x12\x1d.batch.v1.ListTaskSetsRequest\x1a\x1e.batch.v1.ListTaskSetsResponse\"\x00\x12Q\n" +
 	"\fWatchTaskSet\x12\x1d.batch.v1.WatchTaskSetRequest\x1a\x1e.batch.v1.WatchTaskSetResponse\"\x000\x01\x12F\n" +
 	"\tGetOutput\x12\x1a.batch.v1.GetOutputRequest\x1a\x1b.batch.v1.GetOutputResponse\"\x00\x124\n" +
-	"\x03Why\x12\x14.batch.v1.WhyRequest\x1a\x15.batch.v1.WhyResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\x03Why\x12\x14.batch.v1.WhyRequest\x1a\x15.batch.v1.WhyResponse\"\x00\x12:\n" +
+	"\x05Retry\x12\x16.batch.v1.RetryRequest\x1a\x17.batch.v1.RetryResponse\"\x00\x12@\n" +
+	"\aGetTask\x12\x18.batch.v1.GetTaskRequest\x1a\x19.batch.v1.GetTaskResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_taskset_proto_rawDescOnce sync.Once
@@ -1700,7 +1995,7 @@ func file_batch_v1_taskset_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_taskset_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_batch_v1_taskset_proto_goTypes = []any{
 	(WaitReason)(0),                // 0: batch.v1.WaitReason
 	(*DiscloseRequest)(nil),        // 1: batch.v1.DiscloseRequest
@@ -1722,52 +2017,67 @@ var file_batch_v1_taskset_proto_goTypes = []any{
 	(*WhyRequest)(nil),             // 17: batch.v1.WhyRequest
 	(*WhyResponse)(nil),            // 18: batch.v1.WhyResponse
 	(*TaskWhy)(nil),                // 19: batch.v1.TaskWhy
-	(*TaskSpec)(nil),               // 20: batch.v1.TaskSpec
-	(*TaskSet)(nil),                // 21: batch.v1.TaskSet
-	(*Task)(nil),                   // 22: batch.v1.Task
-	(TaskState)(0),                 // 23: batch.v1.TaskState
+	(*RetryRequest)(nil),           // 20: batch.v1.RetryRequest
+	(*RetryResponse)(nil),          // 21: batch.v1.RetryResponse
+	(*GetTaskRequest)(nil),         // 22: batch.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),        // 23: batch.v1.GetTaskResponse
+	(*TaskSpec)(nil),               // 24: batch.v1.TaskSpec
+	(*RetryPolicy)(nil),            // 25: batch.v1.RetryPolicy
+	(*TaskSet)(nil),                // 26: batch.v1.TaskSet
+	(*Task)(nil),                   // 27: batch.v1.Task
+	(TaskState)(0),                 // 28: batch.v1.TaskState
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
-	20, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
-	21, // 1: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
-	20, // 2: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
-	21, // 3: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
-	21, // 4: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
-	22, // 5: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
-	21, // 6: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
-	23, // 7: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
-	21, // 8: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	22, // 9: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
-	21, // 10: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
-	21, // 11: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	22, // 12: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
-	23, // 13: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
-	19, // 14: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
-	23, // 15: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
-	0,  // 16: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
-	1,  // 17: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
-	3,  // 18: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
-	5,  // 19: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
-	7,  // 20: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
-	9,  // 21: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
-	11, // 22: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
-	13, // 23: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
-	15, // 24: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
-	17, // 25: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
-	2,  // 26: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	4,  // 27: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
-	6,  // 28: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	8,  // 29: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	10, // 30: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	12, // 31: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	14, // 32: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	16, // 33: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	18, // 34: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
-	26, // [26:35] is the sub-list for method output_type
-	17, // [17:26] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	24, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
+	25, // 1: batch.v1.DiscloseRequest.retry:type_name -> batch.v1.RetryPolicy
+	26, // 2: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
+	24, // 3: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
+	25, // 4: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
+	26, // 5: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
+	26, // 6: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
+	27, // 7: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
+	26, // 8: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
+	28, // 9: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
+	26, // 10: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	27, // 11: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
+	26, // 12: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
+	26, // 13: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	27, // 14: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
+	28, // 15: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
+	19, // 16: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
+	28, // 17: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
+	0,  // 18: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
+	26, // 19: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
+	27, // 20: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
+	26, // 21: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
+	27, // 22: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
+	1,  // 23: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
+	3,  // 24: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
+	5,  // 25: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
+	7,  // 26: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
+	9,  // 27: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
+	11, // 28: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
+	13, // 29: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
+	15, // 30: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
+	17, // 31: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
+	20, // 32: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
+	22, // 33: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
+	2,  // 34: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	4,  // 35: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	6,  // 36: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	8,  // 37: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	10, // 38: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	12, // 39: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	14, // 40: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	16, // 41: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	18, // 42: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
+	21, // 43: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
+	23, // 44: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
+	34, // [34:45] is the sub-list for method output_type
+	23, // [23:34] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_taskset_proto_init() }
@@ -1782,7 +2092,7 @@ func file_batch_v1_taskset_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_taskset_proto_rawDesc), len(file_batch_v1_taskset_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -384,7 +384,9 @@ type TaskSet struct {
 	// Mean visible response time of the set's finished tasks, seconds.
 	MeanVisibleResponseSeconds float64 `protobuf:"fixed64,7,opt,name=mean_visible_response_seconds,json=meanVisibleResponseSeconds,proto3" json:"mean_visible_response_seconds,omitempty"`
 	// At most this many copies of the set run at once; 0 = no cap.
-	MaxRunning    int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	MaxRunning int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
+	// The set's retry policy (retries 0: none).
+	Retry         *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -475,6 +477,253 @@ func (x *TaskSet) GetMaxRunning() int32 {
 	return 0
 }
 
+func (x *TaskSet) GetRetry() *RetryPolicy {
+	if x != nil {
+		return x.Retry
+	}
+	return nil
+}
+
+// RetryPolicy says when the server retries a task in place (same set, same
+// index, the next attempt) on its own: at most `retries` times per task,
+// when an attempt ends in one of the ways named.
+type RetryPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Automatic retries per task (0 to 100; 0: none).
+	Retries int32 `protobuf:"varint,1,opt,name=retries,proto3" json:"retries,omitempty"`
+	// Exit codes retried (1 to 255).
+	ExitCodes []int32 `protobuf:"varint,2,rep,packed,name=exit_codes,json=exitCodes,proto3" json:"exit_codes,omitempty"`
+	// Any non-zero exit that did not time out.
+	Nonzero bool `protobuf:"varint,3,opt,name=nonzero,proto3" json:"nonzero,omitempty"`
+	// An attempt that ran out of its timeout.
+	Timeout bool `protobuf:"varint,4,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// A re-run after the task's copy was lost with its worker becomes a new
+	// attempt (free, counted against retries). Lost copies run again with or
+	// without this.
+	Lost          bool `protobuf:"varint,5,opt,name=lost,proto3" json:"lost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryPolicy) Reset() {
+	*x = RetryPolicy{}
+	mi := &file_batch_v1_types_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryPolicy) ProtoMessage() {}
+
+func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
+func (*RetryPolicy) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RetryPolicy) GetRetries() int32 {
+	if x != nil {
+		return x.Retries
+	}
+	return 0
+}
+
+func (x *RetryPolicy) GetExitCodes() []int32 {
+	if x != nil {
+		return x.ExitCodes
+	}
+	return nil
+}
+
+func (x *RetryPolicy) GetNonzero() bool {
+	if x != nil {
+		return x.Nonzero
+	}
+	return false
+}
+
+func (x *RetryPolicy) GetTimeout() bool {
+	if x != nil {
+		return x.Timeout
+	}
+	return false
+}
+
+func (x *RetryPolicy) GetLost() bool {
+	if x != nil {
+		return x.Lost
+	}
+	return false
+}
+
+// Attempt is how an earlier attempt of a task ended (the task's own fields
+// describe its current attempt).
+type Attempt struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Attempt int32                  `protobuf:"varint,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// How it ended: EXECUTED, FINISHED or CANCELED; UNSPECIFIED with lost set
+	// when its copy was lost with its worker and the policy retried on lost.
+	State          TaskState              `protobuf:"varint,2,opt,name=state,proto3,enum=batch.v1.TaskState" json:"state,omitempty"`
+	Lost           bool                   `protobuf:"varint,3,opt,name=lost,proto3" json:"lost,omitempty"`
+	RequestedAt    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=requested_at,json=requestedAt,proto3" json:"requested_at,omitempty"`
+	ExecutedAt     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=executed_at,json=executedAt,proto3" json:"executed_at,omitempty"`
+	FinishedAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	CanceledAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=canceled_at,json=canceledAt,proto3" json:"canceled_at,omitempty"`
+	ExitCode       int32                  `protobuf:"varint,8,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	TimedOut       bool                   `protobuf:"varint,9,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	ServiceSeconds float64                `protobuf:"fixed64,10,opt,name=service_seconds,json=serviceSeconds,proto3" json:"service_seconds,omitempty"`
+	WinCopy        int64                  `protobuf:"varint,11,opt,name=win_copy,json=winCopy,proto3" json:"win_copy,omitempty"`
+	RetriedAt      *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=retried_at,json=retriedAt,proto3" json:"retried_at,omitempty"`
+	// "user" (batchctl retry, the page) or "policy" (the set's retry policy).
+	RetriedBy string `protobuf:"bytes,13,opt,name=retried_by,json=retriedBy,proto3" json:"retried_by,omitempty"`
+	// Its output is kept; GetOutput with its number reads it when it finished.
+	HasOutput     bool `protobuf:"varint,14,opt,name=has_output,json=hasOutput,proto3" json:"has_output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attempt) Reset() {
+	*x = Attempt{}
+	mi := &file_batch_v1_types_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attempt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attempt) ProtoMessage() {}
+
+func (x *Attempt) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
+func (*Attempt) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Attempt) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Attempt) GetState() TaskState {
+	if x != nil {
+		return x.State
+	}
+	return TaskState_TASK_STATE_UNSPECIFIED
+}
+
+func (x *Attempt) GetLost() bool {
+	if x != nil {
+		return x.Lost
+	}
+	return false
+}
+
+func (x *Attempt) GetRequestedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RequestedAt
+	}
+	return nil
+}
+
+func (x *Attempt) GetExecutedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExecutedAt
+	}
+	return nil
+}
+
+func (x *Attempt) GetFinishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return nil
+}
+
+func (x *Attempt) GetCanceledAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CanceledAt
+	}
+	return nil
+}
+
+func (x *Attempt) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *Attempt) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
+func (x *Attempt) GetServiceSeconds() float64 {
+	if x != nil {
+		return x.ServiceSeconds
+	}
+	return 0
+}
+
+func (x *Attempt) GetWinCopy() int64 {
+	if x != nil {
+		return x.WinCopy
+	}
+	return 0
+}
+
+func (x *Attempt) GetRetriedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RetriedAt
+	}
+	return nil
+}
+
+func (x *Attempt) GetRetriedBy() string {
+	if x != nil {
+		return x.RetriedBy
+	}
+	return ""
+}
+
+func (x *Attempt) GetHasOutput() bool {
+	if x != nil {
+		return x.HasOutput
+	}
+	return false
+}
+
 // Copy is one run of a task on one worker slot.
 type Copy struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -486,14 +735,23 @@ type Copy struct {
 	StartedAt   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	EndedAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
 	// Last reported progress in [0,1]; -1 when the task reports none.
-	Progress      float64 `protobuf:"fixed64,8,opt,name=progress,proto3" json:"progress,omitempty"`
+	Progress float64 `protobuf:"fixed64,8,opt,name=progress,proto3" json:"progress,omitempty"`
+	// The attempt of its task the copy ran for (1 = the first).
+	Attempt int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// How it ended, as its worker reported (0 while it runs): exit code, the
+	// signal that ended it (0: none), whether it ran out of its timeout.
+	ExitCode      int32   `protobuf:"varint,31,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal        int32   `protobuf:"varint,32,opt,name=signal,proto3" json:"signal,omitempty"`
+	TimedOut      bool    `protobuf:"varint,33,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	CpuSeconds    float64 `protobuf:"fixed64,34,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	RunSeconds    float64 `protobuf:"fixed64,35,opt,name=run_seconds,json=runSeconds,proto3" json:"run_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Copy) Reset() {
 	*x = Copy{}
-	mi := &file_batch_v1_types_proto_msgTypes[3]
+	mi := &file_batch_v1_types_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -505,7 +763,7 @@ func (x *Copy) String() string {
 func (*Copy) ProtoMessage() {}
 
 func (x *Copy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[3]
+	mi := &file_batch_v1_types_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -518,7 +776,7 @@ func (x *Copy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Copy.ProtoReflect.Descriptor instead.
 func (*Copy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Copy) GetId() int64 {
@@ -577,6 +835,48 @@ func (x *Copy) GetProgress() float64 {
 	return 0
 }
 
+func (x *Copy) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Copy) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *Copy) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *Copy) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
+func (x *Copy) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *Copy) GetRunSeconds() float64 {
+	if x != nil {
+		return x.RunSeconds
+	}
+	return 0
+}
+
 // Task is one task of a set with its state and copies.
 type Task struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
@@ -600,14 +900,19 @@ type Task struct {
 	// Copies of the task, newest last (running ones, and the finished ones).
 	Copies []*Copy `protobuf:"bytes,14,rep,name=copies,proto3" json:"copies,omitempty"`
 	// Largest progress reported by a running copy, -1 when none.
-	Progress      float64 `protobuf:"fixed64,15,opt,name=progress,proto3" json:"progress,omitempty"`
+	Progress float64 `protobuf:"fixed64,15,opt,name=progress,proto3" json:"progress,omitempty"`
+	// The current attempt (1 until the task is first retried); the fields
+	// above describe it.
+	Attempt int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// Earlier attempts, oldest first (filled by GetTask only).
+	Attempts      []*Attempt `protobuf:"bytes,31,rep,name=attempts,proto3" json:"attempts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_batch_v1_types_proto_msgTypes[4]
+	mi := &file_batch_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -619,7 +924,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[4]
+	mi := &file_batch_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -632,7 +937,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Task) GetSetId() int64 {
@@ -740,6 +1045,20 @@ func (x *Task) GetProgress() float64 {
 	return 0
 }
 
+func (x *Task) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Task) GetAttempts() []*Attempt {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
 // FreeWork is work that ran and nobody pays for, in slot-seconds, in
 // DESIGN.md's four parts. The bill, the cluster's live metrics, /metrics
 // (batchd_free_slot_seconds_total{part}), batchctl and the page use these
@@ -764,7 +1083,7 @@ type FreeWork struct {
 
 func (x *FreeWork) Reset() {
 	*x = FreeWork{}
-	mi := &file_batch_v1_types_proto_msgTypes[5]
+	mi := &file_batch_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +1095,7 @@ func (x *FreeWork) String() string {
 func (*FreeWork) ProtoMessage() {}
 
 func (x *FreeWork) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[5]
+	mi := &file_batch_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +1108,7 @@ func (x *FreeWork) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreeWork.ProtoReflect.Descriptor instead.
 func (*FreeWork) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FreeWork) GetExecutedUnrequestedSlotSeconds() float64 {
@@ -846,7 +1165,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\bfinished\x18\x04 \x01(\x03R\bfinished\x12\x1a\n" +
 	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\x12\x18\n" +
 	"\arunning\x18\x06 \x01(\x03R\arunning\x12\x14\n" +
-	"\x05total\x18\a \x01(\x03R\x05total\"\xc0\x02\n" +
+	"\x05total\x18\a \x01(\x03R\x05total\"\xed\x02\n" +
 	"\aTaskSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -857,7 +1176,37 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x13billed_slot_seconds\x18\x06 \x01(\x01R\x11billedSlotSeconds\x12A\n" +
 	"\x1dmean_visible_response_seconds\x18\a \x01(\x01R\x1ameanVisibleResponseSeconds\x12\x1f\n" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
-	"maxRunning\"\x9d\x02\n" +
+	"maxRunning\x12+\n" +
+	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\"\x8e\x01\n" +
+	"\vRetryPolicy\x12\x18\n" +
+	"\aretries\x18\x01 \x01(\x05R\aretries\x12\x1d\n" +
+	"\n" +
+	"exit_codes\x18\x02 \x03(\x05R\texitCodes\x12\x18\n" +
+	"\anonzero\x18\x03 \x01(\bR\anonzero\x12\x18\n" +
+	"\atimeout\x18\x04 \x01(\bR\atimeout\x12\x12\n" +
+	"\x04lost\x18\x05 \x01(\bR\x04lost\"\xcf\x04\n" +
+	"\aAttempt\x12\x18\n" +
+	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12)\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x12\n" +
+	"\x04lost\x18\x03 \x01(\bR\x04lost\x12=\n" +
+	"\frequested_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vrequestedAt\x12;\n" +
+	"\vexecuted_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"executedAt\x12;\n" +
+	"\vfinished_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"finishedAt\x12;\n" +
+	"\vcanceled_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"canceledAt\x12\x1b\n" +
+	"\texit_code\x18\b \x01(\x05R\bexitCode\x12\x1b\n" +
+	"\ttimed_out\x18\t \x01(\bR\btimedOut\x12'\n" +
+	"\x0fservice_seconds\x18\n" +
+	" \x01(\x01R\x0eserviceSeconds\x12\x19\n" +
+	"\bwin_copy\x18\v \x01(\x03R\awinCopy\x129\n" +
+	"\n" +
+	"retried_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\tretriedAt\x12\x1d\n" +
+	"\n" +
+	"retried_by\x18\r \x01(\tR\tretriedBy\x12\x1d\n" +
+	"\n" +
+	"has_output\x18\x0e \x01(\bR\thasOutput\"\xcb\x03\n" +
 	"\x04Copy\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x12\n" +
@@ -867,7 +1216,15 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
 	"\bended_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x1a\n" +
-	"\bprogress\x18\b \x01(\x01R\bprogress\"\x9c\x05\n" +
+	"\bprogress\x18\b \x01(\x01R\bprogress\x12\x18\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\x12\x1b\n" +
+	"\texit_code\x18\x1f \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18  \x01(\x05R\x06signal\x12\x1b\n" +
+	"\ttimed_out\x18! \x01(\bR\btimedOut\x12\x1f\n" +
+	"\vcpu_seconds\x18\" \x01(\x01R\n" +
+	"cpuSeconds\x12\x1f\n" +
+	"\vrun_seconds\x18# \x01(\x01R\n" +
+	"runSeconds\"\xe5\x05\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12&\n" +
@@ -887,7 +1244,9 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\texit_code\x18\f \x01(\x05R\bexitCode\x12\x1b\n" +
 	"\ttimed_out\x18\r \x01(\bR\btimedOut\x12&\n" +
 	"\x06copies\x18\x0e \x03(\v2\x0e.batch.v1.CopyR\x06copies\x12\x1a\n" +
-	"\bprogress\x18\x0f \x01(\x01R\bprogress\"\x8e\x02\n" +
+	"\bprogress\x18\x0f \x01(\x01R\bprogress\x12\x18\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\x12-\n" +
+	"\battempts\x18\x1f \x03(\v2\x11.batch.v1.AttemptR\battempts\"\x8e\x02\n" +
 	"\bFreeWork\x12I\n" +
 	"!executed_unrequested_slot_seconds\x18\x01 \x01(\x01R\x1eexecutedUnrequestedSlotSeconds\x12A\n" +
 	"\x1dspeculative_lost_slot_seconds\x18\x02 \x01(\x01R\x1aspeculativeLostSlotSeconds\x122\n" +
@@ -921,39 +1280,49 @@ func file_batch_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_batch_v1_types_proto_goTypes = []any{
 	(TaskState)(0),                // 0: batch.v1.TaskState
 	(CopyState)(0),                // 1: batch.v1.CopyState
 	(*TaskSpec)(nil),              // 2: batch.v1.TaskSpec
 	(*TaskCounts)(nil),            // 3: batch.v1.TaskCounts
 	(*TaskSet)(nil),               // 4: batch.v1.TaskSet
-	(*Copy)(nil),                  // 5: batch.v1.Copy
-	(*Task)(nil),                  // 6: batch.v1.Task
-	(*FreeWork)(nil),              // 7: batch.v1.FreeWork
-	nil,                           // 8: batch.v1.TaskSpec.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*RetryPolicy)(nil),           // 5: batch.v1.RetryPolicy
+	(*Attempt)(nil),               // 6: batch.v1.Attempt
+	(*Copy)(nil),                  // 7: batch.v1.Copy
+	(*Task)(nil),                  // 8: batch.v1.Task
+	(*FreeWork)(nil),              // 9: batch.v1.FreeWork
+	nil,                           // 10: batch.v1.TaskSpec.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
 }
 var file_batch_v1_types_proto_depIdxs = []int32{
-	8,  // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
-	9,  // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
+	10, // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
+	11, // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: batch.v1.TaskSet.counts:type_name -> batch.v1.TaskCounts
-	1,  // 3: batch.v1.Copy.state:type_name -> batch.v1.CopyState
-	9,  // 4: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
-	9,  // 5: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
-	2,  // 6: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
-	0,  // 7: batch.v1.Task.state:type_name -> batch.v1.TaskState
-	9,  // 8: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
-	9,  // 9: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
-	9,  // 10: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
-	9,  // 11: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	9,  // 12: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
-	5,  // 13: batch.v1.Task.copies:type_name -> batch.v1.Copy
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	5,  // 3: batch.v1.TaskSet.retry:type_name -> batch.v1.RetryPolicy
+	0,  // 4: batch.v1.Attempt.state:type_name -> batch.v1.TaskState
+	11, // 5: batch.v1.Attempt.requested_at:type_name -> google.protobuf.Timestamp
+	11, // 6: batch.v1.Attempt.executed_at:type_name -> google.protobuf.Timestamp
+	11, // 7: batch.v1.Attempt.finished_at:type_name -> google.protobuf.Timestamp
+	11, // 8: batch.v1.Attempt.canceled_at:type_name -> google.protobuf.Timestamp
+	11, // 9: batch.v1.Attempt.retried_at:type_name -> google.protobuf.Timestamp
+	1,  // 10: batch.v1.Copy.state:type_name -> batch.v1.CopyState
+	11, // 11: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
+	11, // 12: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
+	2,  // 13: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
+	0,  // 14: batch.v1.Task.state:type_name -> batch.v1.TaskState
+	11, // 15: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
+	11, // 16: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
+	11, // 17: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
+	11, // 18: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	11, // 19: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
+	7,  // 20: batch.v1.Task.copies:type_name -> batch.v1.Copy
+	6,  // 21: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_types_proto_init() }
@@ -967,7 +1336,7 @@ func file_batch_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_types_proto_rawDesc), len(file_batch_v1_types_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -382,14 +382,17 @@ func (x *AssignmentsRequest) GetWorkerId() string {
 
 // StartCopy tells a worker to run one copy of a task on one of its slots.
 type StartCopy struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CopyId        int64                  `protobuf:"varint,1,opt,name=copy_id,json=copyId,proto3" json:"copy_id,omitempty"`
-	Slot          int32                  `protobuf:"varint,2,opt,name=slot,proto3" json:"slot,omitempty"`
-	SetId         int64                  `protobuf:"varint,3,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
-	Index         int32                  `protobuf:"varint,4,opt,name=index,proto3" json:"index,omitempty"`
-	Spec          *TaskSpec              `protobuf:"bytes,5,opt,name=spec,proto3" json:"spec,omitempty"`
-	Speculative   bool                   `protobuf:"varint,6,opt,name=speculative,proto3" json:"speculative,omitempty"`
-	Owner         string                 `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	CopyId      int64                  `protobuf:"varint,1,opt,name=copy_id,json=copyId,proto3" json:"copy_id,omitempty"`
+	Slot        int32                  `protobuf:"varint,2,opt,name=slot,proto3" json:"slot,omitempty"`
+	SetId       int64                  `protobuf:"varint,3,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	Index       int32                  `protobuf:"varint,4,opt,name=index,proto3" json:"index,omitempty"`
+	Spec        *TaskSpec              `protobuf:"bytes,5,opt,name=spec,proto3" json:"spec,omitempty"`
+	Speculative bool                   `protobuf:"varint,6,opt,name=speculative,proto3" json:"speculative,omitempty"`
+	Owner       string                 `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The attempt of the task this copy runs for (1 = the first); the copy
+	// sees it as BATCH_TASK_ATTEMPT.
+	Attempt       int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -471,6 +474,13 @@ func (x *StartCopy) GetOwner() string {
 		return x.Owner
 	}
 	return ""
+}
+
+func (x *StartCopy) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
 }
 
 type AssignmentsResponse struct {
@@ -774,7 +784,9 @@ type ReportFinishedRequest struct {
 	RunSeconds float64                `protobuf:"fixed64,11,opt,name=run_seconds,json=runSeconds,proto3" json:"run_seconds,omitempty"`
 	EndedAt    *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
 	// The command could not be started (not found, not executable, bad dir).
-	StartError    string `protobuf:"bytes,13,opt,name=start_error,json=startError,proto3" json:"start_error,omitempty"`
+	StartError string `protobuf:"bytes,13,opt,name=start_error,json=startError,proto3" json:"start_error,omitempty"`
+	// The signal that ended the copy's process (0: it exited).
+	Signal        int32 `protobuf:"varint,30,opt,name=signal,proto3" json:"signal,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -900,6 +912,13 @@ func (x *ReportFinishedRequest) GetStartError() string {
 	return ""
 }
 
+func (x *ReportFinishedRequest) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
 type ReportFinishedResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Outcome       ReportOutcome          `protobuf:"varint,1,opt,name=outcome,proto3,enum=batch.v1.ReportOutcome" json:"outcome,omitempty"`
@@ -974,7 +993,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x04kill\x18\x04 \x03(\x03R\x04kill\x12(\n" +
 	"\x10output_cap_bytes\x18\x05 \x01(\x03R\x0eoutputCapBytes\"1\n" +
 	"\x12AssignmentsRequest\x12\x1b\n" +
-	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xc5\x01\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xdf\x01\n" +
 	"\tStartCopy\x12\x17\n" +
 	"\acopy_id\x18\x01 \x01(\x03R\x06copyId\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\x05R\x04slot\x12\x15\n" +
@@ -982,7 +1001,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x05index\x18\x04 \x01(\x05R\x05index\x12&\n" +
 	"\x04spec\x18\x05 \x01(\v2\x12.batch.v1.TaskSpecR\x04spec\x12 \n" +
 	"\vspeculative\x18\x06 \x01(\bR\vspeculative\x12\x14\n" +
-	"\x05owner\x18\a \x01(\tR\x05owner\"\x98\x01\n" +
+	"\x05owner\x18\a \x01(\tR\x05owner\x12\x18\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\x98\x01\n" +
 	"\x13AssignmentsResponse\x12+\n" +
 	"\x05start\x18\x01 \x01(\v2\x13.batch.v1.StartCopyH\x00R\x05start\x12\x14\n" +
 	"\x04kill\x18\x02 \x01(\x03H\x00R\x04kill\x12\x1a\n" +
@@ -999,7 +1019,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06copies\x18\x02 \x03(\v2\x16.batch.v1.CopyProgressR\x06copies\"L\n" +
 	"\x11HeartbeatResponse\x12#\n" +
 	"\rlease_seconds\x18\x01 \x01(\x01R\fleaseSeconds\x12\x12\n" +
-	"\x04kill\x18\x02 \x03(\x03R\x04kill\"\xbf\x03\n" +
+	"\x04kill\x18\x02 \x03(\x03R\x04kill\"\xd7\x03\n" +
 	"\x15ReportFinishedRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x17\n" +
 	"\acopy_id\x18\x02 \x01(\x03R\x06copyId\x12\x1b\n" +
@@ -1017,7 +1037,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"runSeconds\x125\n" +
 	"\bended_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x1f\n" +
 	"\vstart_error\x18\r \x01(\tR\n" +
-	"startError\"K\n" +
+	"startError\x12\x16\n" +
+	"\x06signal\x18\x1e \x01(\x05R\x06signal\"K\n" +
 	"\x16ReportFinishedResponse\x121\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x17.batch.v1.ReportOutcomeR\aoutcome*e\n" +
 	"\rReportOutcome\x12\x1e\n" +

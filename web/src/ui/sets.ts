@@ -33,6 +33,8 @@ import {
   buildOrder,
   emptyView,
   isCancelable,
+  isRetryable,
+  retryCount,
   isFailed,
   isRequestable,
   isRunning,
@@ -352,6 +354,11 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   const summary = h("p", { class: "summary" });
   const requestAll = h("button", { type: "button", id: "request-all", "aria-disabled": "true" }, "Request all");
   const cancelRest = h("button", { type: "button", id: "cancel-rest", class: "danger", "aria-disabled": "true" }, "Cancel the rest");
+  const retryFailed = h(
+    "button",
+    { type: "button", id: "retry-failed", "aria-disabled": "true", title: "Run failed, timed-out and canceled tasks again in place: same index, next attempt" },
+    "Retry failed",
+  );
   const cmdNote = h("p", { class: "cmd-note muted", id: "cmd-note", hidden: true });
   const stateSel = h(
     "select",
@@ -393,13 +400,32 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       h("div", { class: "form-actions" }, confirmYes, confirmNo),
     ),
   );
+  const retryCountEl = h("strong");
+  const retryYes = h("button", { type: "submit", value: "yes", id: "retry-yes" });
+  const retryNo = h("button", { type: "submit", value: "no", id: "retry-no", autofocus: true }, "Not now");
+  const confirmRetry = h(
+    "dialog",
+    { id: "confirm-retry", "aria-labelledby": "retry-h" },
+    h(
+      "form",
+      { method: "dialog" },
+      h("h3", { id: "retry-h" }, "Retry ", retryCountEl, " tasks?"),
+      h(
+        "p",
+        null,
+        `They are the failed, timed-out and canceled tasks of set #${setId}. Each runs again in place, as its next attempt, with the same index; ` +
+          "a requested task is requested again and billed once more when it finishes. Earlier attempts and their outputs are kept.",
+      ),
+      h("div", { class: "form-actions" }, retryYes, retryNo),
+    ),
+  );
   replace(
     detail,
     h("header", { class: "detail-head" }, h("div", { class: "detail-title" }, title, sub), live),
     bar,
     counts,
     summary,
-    h("div", { class: "actions" }, requestAll, cancelRest),
+    h("div", { class: "actions" }, requestAll, retryFailed, cancelRest),
     h(
       "div",
       { class: "table-tools", role: "group", "aria-label": "Which tasks to show" },
@@ -413,6 +439,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     scroller,
     output,
     confirm,
+    confirmRetry,
   );
 
   // --- the order of the rows, and which rows are drawn ---------------------
@@ -704,6 +731,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     if (!ts || blocked) {
       setDisabled(cancelRest, true);
       setDisabled(requestAll, true);
+      setDisabled(retryFailed, true);
       if (!ts) return;
     }
     const c = ts.counts;
@@ -743,6 +771,9 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     setText(cancelRest, rest > 0 ? `Cancel the rest (${fmtCount(rest)})` : "Cancel the rest");
     setDisabled(cancelRest, rest === 0 || pendingHead || blocked);
     setDisabled(requestAll, rest === 0 || pendingHead || blocked);
+    const again = retryCount(view);
+    setText(retryFailed, again > 0 ? `Retry failed (${fmtCount(again)})` : "Retry failed");
+    setDisabled(retryFailed, again === 0 || pendingHead || blocked);
     const sh = view.parts.shared();
     const env = view.parts.varyingEnv();
     const nk = sh ? `${sh.prefix}\t${sh.suffix}\t${env.join(",")}` : "";
@@ -793,14 +824,22 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       } else if (action === "cancel") {
         const r = await ctx.clients.tasks.cancel({ setId, indexes: [index] }, { signal: ctx.signal });
         ctx.notify(r.stopped > 0 ? `Stopped task ${index} of set #${setId} (billed for what it used).` : `Canceled task ${index} of set #${setId}.`);
+      } else if (action === "retry") {
+        const r = await ctx.clients.tasks.retry({ setId, indexes: [index] }, { signal: ctx.signal });
+        const t = r.tasks[0];
+        ctx.notify(`Retrying task ${index} of set #${setId} in place${t ? ` as attempt ${t.attempt}` : ""}.`);
       } else if (action === "output") {
         await showOutput(index);
+        return;
+      } else if (action === "attempts") {
+        await showDetail(index);
         return;
       }
       ctx.clearProblem();
     } catch (err) {
       awaiting.delete(index);
-      ctx.fail(err, `${action === "request" ? "Requesting" : action === "cancel" ? "Canceling" : "Reading the output of"} task ${index}`);
+      const what = { request: "Requesting", cancel: "Canceling", retry: "Retrying" }[action] ?? "Reading the output of";
+      ctx.fail(err, `${what} task ${index}`);
     } finally {
       setDisabled(button, false);
     }
@@ -827,6 +866,37 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       pendingHead = false;
       drawHead();
     }
+  });
+
+  async function retryTheFailed(): Promise<void> {
+    pendingHead = true;
+    drawHead();
+    try {
+      const r = await ctx.clients.tasks.retry({ setId, all: true }, { signal: ctx.signal });
+      ctx.clearProblem();
+      ctx.notify(`Retrying ${plural(r.retried.length, "task")} of set #${setId} in place, each as its next attempt.`);
+    } catch (err) {
+      ctx.fail(err, "Retrying the failed tasks");
+    } finally {
+      pendingHead = false;
+      drawHead();
+    }
+  }
+  retryFailed.addEventListener("click", () => {
+    if (isDisabled(retryFailed)) return;
+    const n = retryCount(view);
+    // One task is one click, as its own Retry button; more ask first, and say how many.
+    if (n <= 1) {
+      void retryTheFailed();
+      return;
+    }
+    retryCountEl.textContent = fmtCount(n);
+    retryYes.textContent = `Retry ${fmtCount(n)} tasks`;
+    confirmRetry.returnValue = "";
+    confirmRetry.showModal();
+  });
+  confirmRetry.addEventListener("close", () => {
+    if (confirmRetry.returnValue === "yes") void retryTheFailed();
   });
 
   async function cancelTheRest(): Promise<void> {
@@ -872,6 +942,8 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       const r = await ctx.clients.tasks.getOutput({ setId, index }, { signal: ctx.signal });
       if (shownOutput !== index) return;
       drawOutput(index, r);
+      const t = view.tasks.get(index);
+      if (t && t.attempt > 1) await showAttempts(index);
     } catch (err) {
       replace(output, h("h3", { id: "output-h" }, `Output of task ${index}`), h("p", null, "Not available."));
       ctx.fail(err, `Reading the output of task ${index}`);
@@ -930,6 +1002,91 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         h("dd", null, `#${r.copyId} on ${r.worker || "?"}`),
       ),
       streams,
+    );
+  }
+
+  /** showDetail opens the panel on one task's attempts and copies, without its output. */
+  async function showDetail(index: number): Promise<void> {
+    const prev = shownOutput;
+    shownOutput = index;
+    for (const i of [prev, index]) if (i !== undefined && rendered.has(i)) stale.add(i);
+    drawWindow();
+    output.hidden = false;
+    const close = h("button", { type: "button", class: "link" }, "Close");
+    close.addEventListener("click", () => {
+      output.hidden = true;
+      const was = shownOutput;
+      shownOutput = undefined;
+      redrawRow(was)?.querySelector<HTMLElement>("[data-action=attempts]")?.focus();
+    });
+    replace(output, h("div", { class: "output-head" }, h("h3", { id: "output-h" }, `Task ${index} in detail`), close));
+    try {
+      await showAttempts(index);
+    } catch (err) {
+      output.append(h("p", null, "Not available."));
+      ctx.fail(err, `Reading the attempts of task ${index}`);
+    }
+  }
+
+  /** showAttempts adds the task's earlier attempts and every copy of each to the output panel. */
+  async function showAttempts(index: number): Promise<void> {
+    const r = await ctx.clients.tasks.getTask({ setId, index }, { signal: ctx.signal });
+    const t = r.task;
+    if (shownOutput !== index || !t) return;
+    const exitText = (exit: number, timedOut: boolean, shown: boolean) => (shown ? `${exit}${timedOut ? " (timed out)" : ""}` : "—");
+    const rows = t.attempts.map((a) =>
+      h(
+        "tr",
+        null,
+        h("td", { class: "num" }, a.attempt),
+        h("td", null, a.lost ? "lost" : taskStateName(a.state)),
+        h("td", { class: "num" }, exitText(a.exitCode, a.timedOut, a.state === TaskState.FINISHED)),
+        h("td", null, a.retriedBy || "—"),
+        h("td", null, fmtClock(a.retriedAt)),
+      ),
+    );
+    rows.push(
+      h(
+        "tr",
+        { class: "current" },
+        h("td", { class: "num" }, `${t.attempt} (current)`),
+        h("td", null, taskStateName(t.state)),
+        h("td", { class: "num" }, exitText(t.exitCode, t.timedOut, t.state === TaskState.FINISHED)),
+        h("td", null, "—"),
+        h("td", null, "—"),
+      ),
+    );
+    const copies = t.copies.map((c) =>
+      h(
+        "tr",
+        null,
+        h("td", { class: "num" }, `#${c.id}${c.speculative ? " spec" : ""}`),
+        h("td", { class: "num" }, c.attempt),
+        h("td", null, `${c.worker || "?"}/${c.slot}`),
+        h("td", null, copyStateName(c.state)),
+        h("td", null, fmtClock(c.startedAt)),
+        h("td", null, c.endedAt ? fmtClock(c.endedAt) : "—"),
+        h("td", { class: "num" }, c.state === CopyState.RUNNING || c.state === CopyState.SUSPENDED ? "—" : String(c.exitCode)),
+        h("td", { class: "num" }, c.signal ? String(c.signal) : "—"),
+        h("td", null, c.timedOut ? "yes" : "—"),
+        h("td", { class: "num" }, c.progress >= 0 ? fmtPercent(c.progress) : "—"),
+      ),
+    );
+    const head = (...cols: string[]) => h("thead", null, h("tr", null, cols.map((c) => h("th", { scope: "col" }, c))));
+    output.append(
+      h(
+        "section",
+        { class: "attempts", id: "attempts", "aria-labelledby": "attempts-h" },
+        h("h4", { id: "attempts-h" }, `Attempts of task ${index}`),
+        h("table", { class: "attempts-table" }, head("Attempt", "State", "Exit", "Retried by", "Retried at"), h("tbody", null, rows)),
+        h("h4", null, "Copies"),
+        h(
+          "table",
+          { class: "attempts-table" },
+          head("Copy", "Attempt", "Worker/slot", "State", "Started", "Ended", "Exit", "Signal", "Timed out", "Progress"),
+          h("tbody", null, copies),
+        ),
+      ),
     );
   }
 
@@ -1069,6 +1226,9 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
   if (t.state === TaskState.FINISHED) {
     actions.push(h("button", { type: "button", "data-action": "output", "aria-pressed": outputShown ? "true" : "false" }, "Output"));
   }
+  if (isRetryable(t)) {
+    actions.push(h("button", { type: "button", "data-action": "retry", title: "Run this task again in place: same index, next attempt" }, "Retry"));
+  }
   if (isCancelable(t)) {
     const stop = t.state === TaskState.REQUESTED;
     actions.push(
@@ -1094,6 +1254,17 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
       { role: "cell", "data-col": "state" },
       h("span", { class: `badge state-${state}` }, state),
       isFailed(t) ? h("span", { class: "failed-mark" }, t.timedOut ? " timed out" : " failed") : t.timedOut ? h("span", { class: "muted" }, " timed out") : null,
+      // A retried task's attempt, as a button that opens its attempts and copies.
+      t.attempt > 1
+        ? [
+            " ",
+            h(
+              "button",
+              { type: "button", class: "link attempt-mark", "data-action": "attempts", title: `Attempt ${t.attempt}: show every attempt and copy`, "aria-label": `attempt ${t.attempt}, show its attempts` },
+              `↻${t.attempt}`,
+            ),
+          ]
+        : null,
     ),
     h("td", { role: "cell", "data-col": "progress" }, progressCell(t)),
     h("td", { role: "cell", "data-col": "copies" }, copiesCell(t)),

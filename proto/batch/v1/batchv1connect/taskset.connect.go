@@ -56,6 +56,10 @@ const (
 	TaskSetServiceGetOutputProcedure = "/batch.v1.TaskSetService/GetOutput"
 	// TaskSetServiceWhyProcedure is the fully-qualified name of the TaskSetService's Why RPC.
 	TaskSetServiceWhyProcedure = "/batch.v1.TaskSetService/Why"
+	// TaskSetServiceRetryProcedure is the fully-qualified name of the TaskSetService's Retry RPC.
+	TaskSetServiceRetryProcedure = "/batch.v1.TaskSetService/Retry"
+	// TaskSetServiceGetTaskProcedure is the fully-qualified name of the TaskSetService's GetTask RPC.
+	TaskSetServiceGetTaskProcedure = "/batch.v1.TaskSetService/GetTask"
 )
 
 // TaskSetServiceClient is a client for the batch.v1.TaskSetService service.
@@ -93,6 +97,10 @@ type TaskSetServiceClient interface {
 	// line, the reason and an estimate of when it starts, as the scheduler
 	// sees it now. At most 1000 indexes a call.
 	Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error)
+	// Retry runs failed, timed-out or canceled tasks again in place.
+	Retry(context.Context, *v1.RetryRequest) (*v1.RetryResponse, error)
+	// GetTask returns one task in detail: every attempt and copy.
+	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
 }
 
 // NewTaskSetServiceClient constructs a client for the batch.v1.TaskSetService service. By default,
@@ -160,6 +168,18 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(taskSetServiceMethods.ByName("Why")),
 			connect.WithClientOptions(opts...),
 		),
+		retry: connect.NewClient[v1.RetryRequest, v1.RetryResponse](
+			httpClient,
+			baseURL+TaskSetServiceRetryProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("Retry")),
+			connect.WithClientOptions(opts...),
+		),
+		getTask: connect.NewClient[v1.GetTaskRequest, v1.GetTaskResponse](
+			httpClient,
+			baseURL+TaskSetServiceGetTaskProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("GetTask")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -174,6 +194,8 @@ type taskSetServiceClient struct {
 	watchTaskSet   *connect.Client[v1.WatchTaskSetRequest, v1.WatchTaskSetResponse]
 	getOutput      *connect.Client[v1.GetOutputRequest, v1.GetOutputResponse]
 	why            *connect.Client[v1.WhyRequest, v1.WhyResponse]
+	retry          *connect.Client[v1.RetryRequest, v1.RetryResponse]
+	getTask        *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
 }
 
 // Disclose calls batch.v1.TaskSetService.Disclose.
@@ -249,6 +271,24 @@ func (c *taskSetServiceClient) Why(ctx context.Context, req *v1.WhyRequest) (*v1
 	return nil, err
 }
 
+// Retry calls batch.v1.TaskSetService.Retry.
+func (c *taskSetServiceClient) Retry(ctx context.Context, req *v1.RetryRequest) (*v1.RetryResponse, error) {
+	response, err := c.retry.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// GetTask calls batch.v1.TaskSetService.GetTask.
+func (c *taskSetServiceClient) GetTask(ctx context.Context, req *v1.GetTaskRequest) (*v1.GetTaskResponse, error) {
+	response, err := c.getTask.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // TaskSetServiceHandler is an implementation of the batch.v1.TaskSetService service.
 type TaskSetServiceHandler interface {
 	// Disclose creates a task set (set_id 0) or appends tasks to one. A retried
@@ -284,6 +324,10 @@ type TaskSetServiceHandler interface {
 	// line, the reason and an estimate of when it starts, as the scheduler
 	// sees it now. At most 1000 indexes a call.
 	Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error)
+	// Retry runs failed, timed-out or canceled tasks again in place.
+	Retry(context.Context, *v1.RetryRequest) (*v1.RetryResponse, error)
+	// GetTask returns one task in detail: every attempt and copy.
+	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
 }
 
 // NewTaskSetServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -347,6 +391,18 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		connect.WithSchema(taskSetServiceMethods.ByName("Why")),
 		connect.WithHandlerOptions(opts...),
 	)
+	taskSetServiceRetryHandler := connect.NewUnaryHandlerSimple(
+		TaskSetServiceRetryProcedure,
+		svc.Retry,
+		connect.WithSchema(taskSetServiceMethods.ByName("Retry")),
+		connect.WithHandlerOptions(opts...),
+	)
+	taskSetServiceGetTaskHandler := connect.NewUnaryHandlerSimple(
+		TaskSetServiceGetTaskProcedure,
+		svc.GetTask,
+		connect.WithSchema(taskSetServiceMethods.ByName("GetTask")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.TaskSetService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TaskSetServiceDiscloseProcedure:
@@ -367,6 +423,10 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 			taskSetServiceGetOutputHandler.ServeHTTP(w, r)
 		case TaskSetServiceWhyProcedure:
 			taskSetServiceWhyHandler.ServeHTTP(w, r)
+		case TaskSetServiceRetryProcedure:
+			taskSetServiceRetryHandler.ServeHTTP(w, r)
+		case TaskSetServiceGetTaskProcedure:
+			taskSetServiceGetTaskHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -410,4 +470,12 @@ func (UnimplementedTaskSetServiceHandler) GetOutput(context.Context, *v1.GetOutp
 
 func (UnimplementedTaskSetServiceHandler) Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.Why is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) Retry(context.Context, *v1.RetryRequest) (*v1.RetryResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.Retry is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetTask is not implemented"))
 }

@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Task, TaskSet, TaskSpec, TaskState } from "./types_pb";
+import type { RetryPolicy, Task, TaskSet, TaskSpec, TaskState } from "./types_pb";
 import { file_batch_v1_types } from "./types_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/taskset.proto.
  */
 export const file_batch_v1_taskset: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSKRAQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUibQoQRGlzY2xvc2VSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEwoLZmlyc3RfaW5kZXgYAiABKAUSDQoFY291bnQYAyABKAUSEAoIcmVwbGF5ZWQYBCABKAgilwEKFURpc2Nsb3NlU3RyZWFtUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIhCgV0YXNrcxgDIAMoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRIPCgdyZXF1ZXN0GAUgASgIEhMKC21heF9ydW5uaW5nGBQgASgFInMKFkRpc2Nsb3NlU3RyZWFtUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhMKC2ZpcnN0X2luZGV4GAIgASgFEg0KBWNvdW50GAMgASgFEhAKCHJlcGxheWVkGAQgASgIIj4KDlJlcXVlc3RSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCKVAQoPUmVxdWVzdFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIRCglyZXF1ZXN0ZWQYAiABKAUSGAoQZmluaXNoZWRfYXRfb25jZRgDIAEoBRIRCgl1bmNoYW5nZWQYBCABKAUSHQoFdGFza3MYBSADKAsyDi5iYXRjaC52MS5UYXNrIjAKDUNhbmNlbFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUihQEKDkNhbmNlbFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIQCghjYW5jZWxlZBgCIAEoBRIPCgdzdG9wcGVkGAMgASgFEhgKEGFscmVhZHlfY2FuY2VsZWQYBCABKAUSEQoJdW5jaGFuZ2VkGAUgASgFIm8KEUdldFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIjCgZzdGF0ZXMYBCADKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUicQoSR2V0VGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIlAKE0xpc3RUYXNrU2V0c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEgoKYWxsX293bmVycxgDIAEoCCJVChRMaXN0VGFza1NldHNSZXNwb25zZRIkCgl0YXNrX3NldHMYASADKAsyES5iYXRjaC52MS5UYXNrU2V0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIlChNXYXRjaFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAyJsChRXYXRjaFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhAKCHNuYXBzaG90GAMgASgIIlAKEEdldE91dHB1dFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFEg4KBm9mZnNldBgDIAEoAxINCgVsaW1pdBgEIAEoAyKnAgoRR2V0T3V0cHV0UmVzcG9uc2USDgoGc3Rkb3V0GAEgASgMEg4KBnN0ZGVychgCIAEoDBITCgtzdGRvdXRfc2l6ZRgDIAEoAxITCgtzdGRlcnJfc2l6ZRgEIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAUgASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYBiABKAgSEQoJZXhpdF9jb2RlGAcgASgFEhEKCXRpbWVkX291dBgIIAEoCBITCgtjcHVfc2Vjb25kcxgJIAEoARIUCgxzbG90X3NlY29uZHMYCiABKAESDwoHY29weV9pZBgLIAEoAxIOCgZ3b3JrZXIYDCABKAkSIgoFc3RhdGUYDSABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUiLQoKV2h5UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBSIvCgtXaHlSZXNwb25zZRIgCgV0YXNrcxgBIAMoCzIRLmJhdGNoLnYxLlRhc2tXaHki4wIKB1Rhc2tXaHkSDQoFaW5kZXgYASABKAUSIgoFc3RhdGUYAiABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSDQoFY2xhc3MYAyABKAkSJAoGcmVhc29uGAQgASgOMhQuYmF0Y2gudjEuV2FpdFJlYXNvbhITCgtyZWFzb25fdGV4dBgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBRISCgpqb2JzX2FoZWFkGAcgASgFEhMKC3Rhc2tzX2FoZWFkGAggASgDEg0KBWV4YWN0GAkgASgIEhIKCmZyZWVfc2xvdHMYCiABKAUSDQoFc2xvdHMYCyABKAUSEwoLbWF4X3J1bm5pbmcYDCABKAUSDwoHcnVubmluZxgNIAEoBRIYChBzdGFydF9pbl9zZWNvbmRzGA4gASgBEhkKEWZpbmlzaF9pbl9zZWNvbmRzGA8gASgBEhMKC2Fzc3VtcHRpb25zGBAgASgJKtsCCgpXYWl0UmVhc29uEhsKF1dBSVRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTV0FJVF9SRUFTT05fUlVOTklORxABEhsKF1dBSVRfUkVBU09OX05PVF9XQUlUSU5HEAISFAoQV0FJVF9SRUFTT05fTkVYVBADEhwKGFdBSVRfUkVBU09OX05PX0ZSRUVfU0xPVBAEEhsKF1dBSVRfUkVBU09OX01BWF9SVU5OSU5HEAUSLgoqV0FJVF9SRUFTT05fRElTQ0xPU0VEX1dBSVRTX0ZPUl9JRExFX1NMT1RTEAYSLAooV0FJVF9SRUFTT05fU1VTUEVOREVEX0ZPUl9SRVFVRVNURURfV09SSxAHEiQKIFdBSVRfUkVBU09OX1dPUktFUl9MT1NUX1JFUVVFVUVEEAgSJQohV0FJVF9SRUFTT05fV0FJVElOR19GT1JfUkVTT1VSQ0VTEAkynAUKDlRhc2tTZXRTZXJ2aWNlEkMKCERpc2Nsb3NlEhkuYmF0Y2gudjEuRGlzY2xvc2VSZXF1ZXN0GhouYmF0Y2gudjEuRGlzY2xvc2VSZXNwb25zZSIAElcKDkRpc2Nsb3NlU3RyZWFtEh8uYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXF1ZXN0GiAuYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXNwb25zZSIAKAESQAoHUmVxdWVzdBIYLmJhdGNoLnYxLlJlcXVlc3RSZXF1ZXN0GhkuYmF0Y2gudjEuUmVxdWVzdFJlc3BvbnNlIgASPQoGQ2FuY2VsEhcuYmF0Y2gudjEuQ2FuY2VsUmVxdWVzdBoYLmJhdGNoLnYxLkNhbmNlbFJlc3BvbnNlIgASSQoKR2V0VGFza1NldBIbLmJhdGNoLnYxLkdldFRhc2tTZXRSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0VGFza1NldFJlc3BvbnNlIgASTwoMTGlzdFRhc2tTZXRzEh0uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVxdWVzdBoeLmJhdGNoLnYxLkxpc3RUYXNrU2V0c1Jlc3BvbnNlIgASUQoMV2F0Y2hUYXNrU2V0Eh0uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVxdWVzdBoeLmJhdGNoLnYxLldhdGNoVGFza1NldFJlc3BvbnNlIgAwARJGCglHZXRPdXRwdXQSGi5iYXRjaC52MS5HZXRPdXRwdXRSZXF1ZXN0GhsuYmF0Y2gudjEuR2V0T3V0cHV0UmVzcG9uc2UiABI0CgNXaHkSFC5iYXRjaC52MS5XaHlSZXF1ZXN0GhUuYmF0Y2gudjEuV2h5UmVzcG9uc2UiAEIfWh1iYXRjaGQvcHJvdG8vYmF0Y2gvdjE7YmF0Y2h2MWIGcHJvdG8z", [file_batch_v1_types]);
+  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSK3AQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeSJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCK9AQoVRGlzY2xvc2VTdHJlYW1SZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeSJzChZEaXNjbG9zZVN0cmVhbVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCI+Cg5SZXF1ZXN0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBRILCgNhbGwYAyABKAgilQEKD1JlcXVlc3RSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEQoJcmVxdWVzdGVkGAIgASgFEhgKEGZpbmlzaGVkX2F0X29uY2UYAyABKAUSEQoJdW5jaGFuZ2VkGAQgASgFEh0KBXRhc2tzGAUgAygLMg4uYmF0Y2gudjEuVGFzayIwCg1DYW5jZWxSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIoUBCg5DYW5jZWxSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEAoIY2FuY2VsZWQYAiABKAUSDwoHc3RvcHBlZBgDIAEoBRIYChBhbHJlYWR5X2NhbmNlbGVkGAQgASgFEhEKCXVuY2hhbmdlZBgFIAEoBSJvChFHZXRUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSIwoGc3RhdGVzGAQgAygOMhMuYmF0Y2gudjEuVGFza1N0YXRlInEKEkdldFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCSJQChNMaXN0VGFza1NldHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEhIKCmFsbF9vd25lcnMYAyABKAgiVQoUTGlzdFRhc2tTZXRzUmVzcG9uc2USJAoJdGFza19zZXRzGAEgAygLMhEuYmF0Y2gudjEuVGFza1NldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJQoTV2F0Y2hUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMibAoUV2F0Y2hUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIQCghzbmFwc2hvdBgDIAEoCCJhChBHZXRPdXRwdXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIOCgZvZmZzZXQYAyABKAMSDQoFbGltaXQYBCABKAMSDwoHYXR0ZW1wdBgeIAEoBSK4AgoRR2V0T3V0cHV0UmVzcG9uc2USDgoGc3Rkb3V0GAEgASgMEg4KBnN0ZGVychgCIAEoDBITCgtzdGRvdXRfc2l6ZRgDIAEoAxITCgtzdGRlcnJfc2l6ZRgEIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAUgASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYBiABKAgSEQoJZXhpdF9jb2RlGAcgASgFEhEKCXRpbWVkX291dBgIIAEoCBITCgtjcHVfc2Vjb25kcxgJIAEoARIUCgxzbG90X3NlY29uZHMYCiABKAESDwoHY29weV9pZBgLIAEoAxIOCgZ3b3JrZXIYDCABKAkSIgoFc3RhdGUYDSABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSDwoHYXR0ZW1wdBgeIAEoBSItCgpXaHlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIi8KC1doeVJlc3BvbnNlEiAKBXRhc2tzGAEgAygLMhEuYmF0Y2gudjEuVGFza1doeSLjAgoHVGFza1doeRINCgVpbmRleBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRINCgVjbGFzcxgDIAEoCRIkCgZyZWFzb24YBCABKA4yFC5iYXRjaC52MS5XYWl0UmVhc29uEhMKC3JlYXNvbl90ZXh0GAUgASgJEhAKCHBvc2l0aW9uGAYgASgFEhIKCmpvYnNfYWhlYWQYByABKAUSEwoLdGFza3NfYWhlYWQYCCABKAMSDQoFZXhhY3QYCSABKAgSEgoKZnJlZV9zbG90cxgKIAEoBRINCgVzbG90cxgLIAEoBRITCgttYXhfcnVubmluZxgMIAEoBRIPCgdydW5uaW5nGA0gASgFEhgKEHN0YXJ0X2luX3NlY29uZHMYDiABKAESGQoRZmluaXNoX2luX3NlY29uZHMYDyABKAESEwoLYXNzdW1wdGlvbnMYECABKAkiPAoMUmV0cnlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCJ3Cg1SZXRyeVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIPCgdyZXRyaWVkGAIgAygFEhEKCXVuY2hhbmdlZBgDIAEoBRIdCgV0YXNrcxgEIAMoCzIOLmJhdGNoLnYxLlRhc2siLwoOR2V0VGFza1JlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFIlQKD0dldFRhc2tSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHAoEdGFzaxgCIAEoCzIOLmJhdGNoLnYxLlRhc2sq2wIKCldhaXRSZWFzb24SGwoXV0FJVF9SRUFTT05fVU5TUEVDSUZJRUQQABIXChNXQUlUX1JFQVNPTl9SVU5OSU5HEAESGwoXV0FJVF9SRUFTT05fTk9UX1dBSVRJTkcQAhIUChBXQUlUX1JFQVNPTl9ORVhUEAMSHAoYV0FJVF9SRUFTT05fTk9fRlJFRV9TTE9UEAQSGwoXV0FJVF9SRUFTT05fTUFYX1JVTk5JTkcQBRIuCipXQUlUX1JFQVNPTl9ESVNDTE9TRURfV0FJVFNfRk9SX0lETEVfU0xPVFMQBhIsCihXQUlUX1JFQVNPTl9TVVNQRU5ERURfRk9SX1JFUVVFU1RFRF9XT1JLEAcSJAogV0FJVF9SRUFTT05fV09SS0VSX0xPU1RfUkVRVUVVRUQQCBIlCiFXQUlUX1JFQVNPTl9XQUlUSU5HX0ZPUl9SRVNPVVJDRVMQCTKaBgoOVGFza1NldFNlcnZpY2USQwoIRGlzY2xvc2USGS5iYXRjaC52MS5EaXNjbG9zZVJlcXVlc3QaGi5iYXRjaC52MS5EaXNjbG9zZVJlc3BvbnNlIgASVwoORGlzY2xvc2VTdHJlYW0SHy5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlcXVlc3QaIC5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlc3BvbnNlIgAoARJACgdSZXF1ZXN0EhguYmF0Y2gudjEuUmVxdWVzdFJlcXVlc3QaGS5iYXRjaC52MS5SZXF1ZXN0UmVzcG9uc2UiABI9CgZDYW5jZWwSFy5iYXRjaC52MS5DYW5jZWxSZXF1ZXN0GhguYmF0Y2gudjEuQ2FuY2VsUmVzcG9uc2UiABJJCgpHZXRUYXNrU2V0EhsuYmF0Y2gudjEuR2V0VGFza1NldFJlcXVlc3QaHC5iYXRjaC52MS5HZXRUYXNrU2V0UmVzcG9uc2UiABJPCgxMaXN0VGFza1NldHMSHS5iYXRjaC52MS5MaXN0VGFza1NldHNSZXF1ZXN0Gh4uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVzcG9uc2UiABJRCgxXYXRjaFRhc2tTZXQSHS5iYXRjaC52MS5XYXRjaFRhc2tTZXRSZXF1ZXN0Gh4uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVzcG9uc2UiADABEkYKCUdldE91dHB1dBIaLmJhdGNoLnYxLkdldE91dHB1dFJlcXVlc3QaGy5iYXRjaC52MS5HZXRPdXRwdXRSZXNwb25zZSIAEjQKA1doeRIULmJhdGNoLnYxLldoeVJlcXVlc3QaFS5iYXRjaC52MS5XaHlSZXNwb25zZSIAEjoKBVJldHJ5EhYuYmF0Y2gudjEuUmV0cnlSZXF1ZXN0GhcuYmF0Y2gudjEuUmV0cnlSZXNwb25zZSIAEkAKB0dldFRhc2sSGC5iYXRjaC52MS5HZXRUYXNrUmVxdWVzdBoZLmJhdGNoLnYxLkdldFRhc2tSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types]);
 
 /**
  * @generated from message batch.v1.DiscloseRequest
@@ -58,6 +58,13 @@ export type DiscloseRequest = Message<"batch.v1.DiscloseRequest"> & {
    * @generated from field: int32 max_running = 20;
    */
   maxRunning: number;
+
+  /**
+   * The set's retry policy (on an append, retries 0 leaves it as it is).
+   *
+   * @generated from field: batch.v1.RetryPolicy retry = 30;
+   */
+  retry?: RetryPolicy | undefined;
 };
 
 /**
@@ -140,6 +147,13 @@ export type DiscloseStreamRequest = Message<"batch.v1.DiscloseStreamRequest"> & 
    * @generated from field: int32 max_running = 20;
    */
   maxRunning: number;
+
+  /**
+   * The set's retry policy (on an append, retries 0 leaves it as it is).
+   *
+   * @generated from field: batch.v1.RetryPolicy retry = 30;
+   */
+  retry?: RetryPolicy | undefined;
 };
 
 /**
@@ -521,6 +535,13 @@ export type GetOutputRequest = Message<"batch.v1.GetOutputRequest"> & {
    * @generated from field: int64 limit = 4;
    */
   limit: bigint;
+
+  /**
+   * The attempt to read (0: the current one).
+   *
+   * @generated from field: int32 attempt = 30;
+   */
+  attempt: number;
 };
 
 /**
@@ -602,6 +623,13 @@ export type GetOutputResponse = Message<"batch.v1.GetOutputResponse"> & {
    * @generated from field: batch.v1.TaskState state = 13;
    */
   state: TaskState;
+
+  /**
+   * The attempt the output belongs to.
+   *
+   * @generated from field: int32 attempt = 30;
+   */
+  attempt: number;
 };
 
 /**
@@ -765,6 +793,120 @@ export type TaskWhy = Message<"batch.v1.TaskWhy"> & {
  */
 export const TaskWhySchema: GenMessage<TaskWhy> = /*@__PURE__*/
   messageDesc(file_batch_v1_taskset, 18);
+
+/**
+ * @generated from message batch.v1.RetryRequest
+ */
+export type RetryRequest = Message<"batch.v1.RetryRequest"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * The tasks to retry; those that did not fail are counted as unchanged
+   * (naming one such task alone is FAILED_PRECONDITION).
+   *
+   * @generated from field: repeated int32 indexes = 2;
+   */
+  indexes: number[];
+
+  /**
+   * Every task of the set that failed, timed out or was canceled.
+   *
+   * @generated from field: bool all = 3;
+   */
+  all: boolean;
+};
+
+/**
+ * Describes the message batch.v1.RetryRequest.
+ * Use `create(RetryRequestSchema)` to create a new message.
+ */
+export const RetryRequestSchema: GenMessage<RetryRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 19);
+
+/**
+ * @generated from message batch.v1.RetryResponse
+ */
+export type RetryResponse = Message<"batch.v1.RetryResponse"> & {
+  /**
+   * @generated from field: batch.v1.TaskSet task_set = 1;
+   */
+  taskSet?: TaskSet | undefined;
+
+  /**
+   * The tasks retried (each now in its next attempt).
+   *
+   * @generated from field: repeated int32 retried = 2;
+   */
+  retried: number[];
+
+  /**
+   * @generated from field: int32 unchanged = 3;
+   */
+  unchanged: number;
+
+  /**
+   * The named tasks after the call.
+   *
+   * @generated from field: repeated batch.v1.Task tasks = 4;
+   */
+  tasks: Task[];
+};
+
+/**
+ * Describes the message batch.v1.RetryResponse.
+ * Use `create(RetryResponseSchema)` to create a new message.
+ */
+export const RetryResponseSchema: GenMessage<RetryResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 20);
+
+/**
+ * @generated from message batch.v1.GetTaskRequest
+ */
+export type GetTaskRequest = Message<"batch.v1.GetTaskRequest"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * @generated from field: int32 index = 2;
+   */
+  index: number;
+};
+
+/**
+ * Describes the message batch.v1.GetTaskRequest.
+ * Use `create(GetTaskRequestSchema)` to create a new message.
+ */
+export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 21);
+
+/**
+ * @generated from message batch.v1.GetTaskResponse
+ */
+export type GetTaskResponse = Message<"batch.v1.GetTaskResponse"> & {
+  /**
+   * @generated from field: batch.v1.TaskSet task_set = 1;
+   */
+  taskSet?: TaskSet | undefined;
+
+  /**
+   * The task with every copy of every attempt and its earlier attempts.
+   *
+   * @generated from field: batch.v1.Task task = 2;
+   */
+  task?: Task | undefined;
+};
+
+/**
+ * Describes the message batch.v1.GetTaskResponse.
+ * Use `create(GetTaskResponseSchema)` to create a new message.
+ */
+export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 22);
 
 /**
  * WaitReason says why a task is not running (DESIGN.md, "Why is it
@@ -959,6 +1101,26 @@ export const TaskSetService: GenService<{
     methodKind: "unary";
     input: typeof WhyRequestSchema;
     output: typeof WhyResponseSchema;
+  },
+  /**
+   * Retry runs failed, timed-out or canceled tasks again in place.
+   *
+   * @generated from rpc batch.v1.TaskSetService.Retry
+   */
+  retry: {
+    methodKind: "unary";
+    input: typeof RetryRequestSchema;
+    output: typeof RetryResponseSchema;
+  },
+  /**
+   * GetTask returns one task in detail: every attempt and copy.
+   *
+   * @generated from rpc batch.v1.TaskSetService.GetTask
+   */
+  getTask: {
+    methodKind: "unary";
+    input: typeof GetTaskRequestSchema;
+    output: typeof GetTaskResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_batch_v1_taskset, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/types.proto.
  */
 export const file_batch_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChRiYXRjaC92MS90eXBlcy5wcm90bxIIYmF0Y2gudjEigQIKCFRhc2tTcGVjEgwKBGFyZ3YYASADKAkSKAoDZW52GAIgAygLMhsuYmF0Y2gudjEuVGFza1NwZWMuRW52RW50cnkSCwoDZGlyGAMgASgJEhgKEGVzdGltYXRlX3NlY29uZHMYBCABKAESFgoObm9fc3BlY3VsYXRpb24YBSABKAgSFwoPdGltZW91dF9zZWNvbmRzGAYgASgBEhgKEGRlYWRsaW5lX3NlY29uZHMYByABKAESDAoEY3B1cxgUIAEoBRIRCgltZW1vcnlfbWIYFSABKAMaKgoIRW52RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKIAQoKVGFza0NvdW50cxIRCglkaXNjbG9zZWQYASABKAMSEAoIZXhlY3V0ZWQYAiABKAMSEQoJcmVxdWVzdGVkGAMgASgDEhAKCGZpbmlzaGVkGAQgASgDEhAKCGNhbmNlbGVkGAUgASgDEg8KB3J1bm5pbmcYBiABKAMSDQoFdG90YWwYByABKAMi4QEKB1Rhc2tTZXQSCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRINCgVvd25lchgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIkCgZjb3VudHMYBSABKAsyFC5iYXRjaC52MS5UYXNrQ291bnRzEhsKE2JpbGxlZF9zbG90X3NlY29uZHMYBiABKAESJQodbWVhbl92aXNpYmxlX3Jlc3BvbnNlX3NlY29uZHMYByABKAESEwoLbWF4X3J1bm5pbmcYFCABKAUi2QEKBENvcHkSCgoCaWQYASABKAMSDgoGd29ya2VyGAIgASgJEgwKBHNsb3QYAyABKAUSEwoLc3BlY3VsYXRpdmUYBCABKAgSIgoFc3RhdGUYBSABKA4yEy5iYXRjaC52MS5Db3B5U3RhdGUSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHByb2dyZXNzGAggASgBIvUDCgRUYXNrEg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIgCgRzcGVjGAMgASgLMhIuYmF0Y2gudjEuVGFza1NwZWMSIgoFc3RhdGUYBCABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSMAoMZGlzY2xvc2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZXF1ZXN0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4ZWN1dGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2FuY2VsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGHZpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgKIAEoARIXCg9zZXJ2aWNlX3NlY29uZHMYCyABKAESEQoJZXhpdF9jb2RlGAwgASgFEhEKCXRpbWVkX291dBgNIAEoCBIeCgZjb3BpZXMYDiADKAsyDi5iYXRjaC52MS5Db3B5EhAKCHByb2dyZXNzGA8gASgBIqIBCghGcmVlV29yaxIpCiFleGVjdXRlZF91bnJlcXVlc3RlZF9zbG90X3NlY29uZHMYASABKAESJQodc3BlY3VsYXRpdmVfbG9zdF9zbG90X3NlY29uZHMYAiABKAESHQoVY2FuY2VsZWRfc2xvdF9zZWNvbmRzGAMgASgBEiUKHWxvc3Rfd2l0aF93b3JrZXJfc2xvdF9zZWNvbmRzGAQgASgBKqYBCglUYXNrU3RhdGUSGgoWVEFTS19TVEFURV9VTlNQRUNJRklFRBAAEhgKFFRBU0tfU1RBVEVfRElTQ0xPU0VEEAESFwoTVEFTS19TVEFURV9FWEVDVVRFRBACEhgKFFRBU0tfU1RBVEVfUkVRVUVTVEVEEAMSFwoTVEFTS19TVEFURV9GSU5JU0hFRBAEEhcKE1RBU0tfU1RBVEVfQ0FOQ0VMRUQQBSqZAQoJQ29weVN0YXRlEhoKFkNPUFlfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJDT1BZX1NUQVRFX1JVTk5JTkcQARIYChRDT1BZX1NUQVRFX1NVU1BFTkRFRBACEhIKDkNPUFlfU1RBVEVfV09OEAMSFQoRQ09QWV9TVEFURV9LSUxMRUQQBBITCg9DT1BZX1NUQVRFX0xPU1QQBUIfWh1iYXRjaGQvcHJvdG8vYmF0Y2gvdjE7YmF0Y2h2MWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChRiYXRjaC92MS90eXBlcy5wcm90bxIIYmF0Y2gudjEigQIKCFRhc2tTcGVjEgwKBGFyZ3YYASADKAkSKAoDZW52GAIgAygLMhsuYmF0Y2gudjEuVGFza1NwZWMuRW52RW50cnkSCwoDZGlyGAMgASgJEhgKEGVzdGltYXRlX3NlY29uZHMYBCABKAESFgoObm9fc3BlY3VsYXRpb24YBSABKAgSFwoPdGltZW91dF9zZWNvbmRzGAYgASgBEhgKEGRlYWRsaW5lX3NlY29uZHMYByABKAESDAoEY3B1cxgUIAEoBRIRCgltZW1vcnlfbWIYFSABKAMaKgoIRW52RW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKIAQoKVGFza0NvdW50cxIRCglkaXNjbG9zZWQYASABKAMSEAoIZXhlY3V0ZWQYAiABKAMSEQoJcmVxdWVzdGVkGAMgASgDEhAKCGZpbmlzaGVkGAQgASgDEhAKCGNhbmNlbGVkGAUgASgDEg8KB3J1bm5pbmcYBiABKAMSDQoFdG90YWwYByABKAMihwIKB1Rhc2tTZXQSCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRINCgVvd25lchgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIkCgZjb3VudHMYBSABKAsyFC5iYXRjaC52MS5UYXNrQ291bnRzEhsKE2JpbGxlZF9zbG90X3NlY29uZHMYBiABKAESJQodbWVhbl92aXNpYmxlX3Jlc3BvbnNlX3NlY29uZHMYByABKAESEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeSJiCgtSZXRyeVBvbGljeRIPCgdyZXRyaWVzGAEgASgFEhIKCmV4aXRfY29kZXMYAiADKAUSDwoHbm9uemVybxgDIAEoCBIPCgd0aW1lb3V0GAQgASgIEgwKBGxvc3QYBSABKAgiugMKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRIMCgRsb3N0GAMgASgIEjAKDHJlcXVlc3RlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhlY3V0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjYW5jZWxlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZXhpdF9jb2RlGAggASgFEhEKCXRpbWVkX291dBgJIAEoCBIXCg9zZXJ2aWNlX3NlY29uZHMYCiABKAESEAoId2luX2NvcHkYCyABKAMSLgoKcmV0cmllZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmV0cmllZF9ieRgNIAEoCRISCgpoYXNfb3V0cHV0GA4gASgIIsoCCgRDb3B5EgoKAmlkGAEgASgDEg4KBndvcmtlchgCIAEoCRIMCgRzbG90GAMgASgFEhMKC3NwZWN1bGF0aXZlGAQgASgIEiIKBXN0YXRlGAUgASgOMhMuYmF0Y2gudjEuQ29weVN0YXRlEi4KCnN0YXJ0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghwcm9ncmVzcxgIIAEoARIPCgdhdHRlbXB0GB4gASgFEhEKCWV4aXRfY29kZRgfIAEoBRIOCgZzaWduYWwYICABKAUSEQoJdGltZWRfb3V0GCEgASgIEhMKC2NwdV9zZWNvbmRzGCIgASgBEhMKC3J1bl9zZWNvbmRzGCMgASgBIqsECgRUYXNrEg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIgCgRzcGVjGAMgASgLMhIuYmF0Y2gudjEuVGFza1NwZWMSIgoFc3RhdGUYBCABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSMAoMZGlzY2xvc2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZXF1ZXN0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4ZWN1dGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2FuY2VsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGHZpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgKIAEoARIXCg9zZXJ2aWNlX3NlY29uZHMYCyABKAESEQoJZXhpdF9jb2RlGAwgASgFEhEKCXRpbWVkX291dBgNIAEoCBIeCgZjb3BpZXMYDiADKAsyDi5iYXRjaC52MS5Db3B5EhAKCHByb2dyZXNzGA8gASgBEg8KB2F0dGVtcHQYHiABKAUSIwoIYXR0ZW1wdHMYHyADKAsyES5iYXRjaC52MS5BdHRlbXB0IqIBCghGcmVlV29yaxIpCiFleGVjdXRlZF91bnJlcXVlc3RlZF9zbG90X3NlY29uZHMYASABKAESJQodc3BlY3VsYXRpdmVfbG9zdF9zbG90X3NlY29uZHMYAiABKAESHQoVY2FuY2VsZWRfc2xvdF9zZWNvbmRzGAMgASgBEiUKHWxvc3Rfd2l0aF93b3JrZXJfc2xvdF9zZWNvbmRzGAQgASgBKqYBCglUYXNrU3RhdGUSGgoWVEFTS19TVEFURV9VTlNQRUNJRklFRBAAEhgKFFRBU0tfU1RBVEVfRElTQ0xPU0VEEAESFwoTVEFTS19TVEFURV9FWEVDVVRFRBACEhgKFFRBU0tfU1RBVEVfUkVRVUVTVEVEEAMSFwoTVEFTS19TVEFURV9GSU5JU0hFRBAEEhcKE1RBU0tfU1RBVEVfQ0FOQ0VMRUQQBSqZAQoJQ29weVN0YXRlEhoKFkNPUFlfU1RBVEVfVU5TUEVDSUZJRUQQABIWChJDT1BZX1NUQVRFX1JVTk5JTkcQARIYChRDT1BZX1NUQVRFX1NVU1BFTkRFRBACEhIKDkNPUFlfU1RBVEVfV09OEAMSFQoRQ09QWV9TVEFURV9LSUxMRUQQBBITCg9DT1BZX1NUQVRFX0xPU1QQBUIfWh1iYXRjaGQvcHJvdG8vYmF0Y2gvdjE7YmF0Y2h2MWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * TaskSpec is one command to run once.
@@ -199,6 +199,13 @@ export type TaskSet = Message<"batch.v1.TaskSet"> & {
    * @generated from field: int32 max_running = 20;
    */
   maxRunning: number;
+
+  /**
+   * The set's retry policy (retries 0: none).
+   *
+   * @generated from field: batch.v1.RetryPolicy retry = 30;
+   */
+  retry?: RetryPolicy | undefined;
 };
 
 /**
@@ -207,6 +214,151 @@ export type TaskSet = Message<"batch.v1.TaskSet"> & {
  */
 export const TaskSetSchema: GenMessage<TaskSet> = /*@__PURE__*/
   messageDesc(file_batch_v1_types, 2);
+
+/**
+ * RetryPolicy says when the server retries a task in place (same set, same
+ * index, the next attempt) on its own: at most `retries` times per task,
+ * when an attempt ends in one of the ways named.
+ *
+ * @generated from message batch.v1.RetryPolicy
+ */
+export type RetryPolicy = Message<"batch.v1.RetryPolicy"> & {
+  /**
+   * Automatic retries per task (0 to 100; 0: none).
+   *
+   * @generated from field: int32 retries = 1;
+   */
+  retries: number;
+
+  /**
+   * Exit codes retried (1 to 255).
+   *
+   * @generated from field: repeated int32 exit_codes = 2;
+   */
+  exitCodes: number[];
+
+  /**
+   * Any non-zero exit that did not time out.
+   *
+   * @generated from field: bool nonzero = 3;
+   */
+  nonzero: boolean;
+
+  /**
+   * An attempt that ran out of its timeout.
+   *
+   * @generated from field: bool timeout = 4;
+   */
+  timeout: boolean;
+
+  /**
+   * A re-run after the task's copy was lost with its worker becomes a new
+   * attempt (free, counted against retries). Lost copies run again with or
+   * without this.
+   *
+   * @generated from field: bool lost = 5;
+   */
+  lost: boolean;
+};
+
+/**
+ * Describes the message batch.v1.RetryPolicy.
+ * Use `create(RetryPolicySchema)` to create a new message.
+ */
+export const RetryPolicySchema: GenMessage<RetryPolicy> = /*@__PURE__*/
+  messageDesc(file_batch_v1_types, 3);
+
+/**
+ * Attempt is how an earlier attempt of a task ended (the task's own fields
+ * describe its current attempt).
+ *
+ * @generated from message batch.v1.Attempt
+ */
+export type Attempt = Message<"batch.v1.Attempt"> & {
+  /**
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+
+  /**
+   * How it ended: EXECUTED, FINISHED or CANCELED; UNSPECIFIED with lost set
+   * when its copy was lost with its worker and the policy retried on lost.
+   *
+   * @generated from field: batch.v1.TaskState state = 2;
+   */
+  state: TaskState;
+
+  /**
+   * @generated from field: bool lost = 3;
+   */
+  lost: boolean;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp requested_at = 4;
+   */
+  requestedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp executed_at = 5;
+   */
+  executedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp finished_at = 6;
+   */
+  finishedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp canceled_at = 7;
+   */
+  canceledAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: int32 exit_code = 8;
+   */
+  exitCode: number;
+
+  /**
+   * @generated from field: bool timed_out = 9;
+   */
+  timedOut: boolean;
+
+  /**
+   * @generated from field: double service_seconds = 10;
+   */
+  serviceSeconds: number;
+
+  /**
+   * @generated from field: int64 win_copy = 11;
+   */
+  winCopy: bigint;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp retried_at = 12;
+   */
+  retriedAt?: Timestamp | undefined;
+
+  /**
+   * "user" (batchctl retry, the page) or "policy" (the set's retry policy).
+   *
+   * @generated from field: string retried_by = 13;
+   */
+  retriedBy: string;
+
+  /**
+   * Its output is kept; GetOutput with its number reads it when it finished.
+   *
+   * @generated from field: bool has_output = 14;
+   */
+  hasOutput: boolean;
+};
+
+/**
+ * Describes the message batch.v1.Attempt.
+ * Use `create(AttemptSchema)` to create a new message.
+ */
+export const AttemptSchema: GenMessage<Attempt> = /*@__PURE__*/
+  messageDesc(file_batch_v1_types, 4);
 
 /**
  * Copy is one run of a task on one worker slot.
@@ -255,6 +407,41 @@ export type Copy = Message<"batch.v1.Copy"> & {
    * @generated from field: double progress = 8;
    */
   progress: number;
+
+  /**
+   * The attempt of its task the copy ran for (1 = the first).
+   *
+   * @generated from field: int32 attempt = 30;
+   */
+  attempt: number;
+
+  /**
+   * How it ended, as its worker reported (0 while it runs): exit code, the
+   * signal that ended it (0: none), whether it ran out of its timeout.
+   *
+   * @generated from field: int32 exit_code = 31;
+   */
+  exitCode: number;
+
+  /**
+   * @generated from field: int32 signal = 32;
+   */
+  signal: number;
+
+  /**
+   * @generated from field: bool timed_out = 33;
+   */
+  timedOut: boolean;
+
+  /**
+   * @generated from field: double cpu_seconds = 34;
+   */
+  cpuSeconds: number;
+
+  /**
+   * @generated from field: double run_seconds = 35;
+   */
+  runSeconds: number;
 };
 
 /**
@@ -262,7 +449,7 @@ export type Copy = Message<"batch.v1.Copy"> & {
  * Use `create(CopySchema)` to create a new message.
  */
 export const CopySchema: GenMessage<Copy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 3);
+  messageDesc(file_batch_v1_types, 5);
 
 /**
  * Task is one task of a set with its state and copies.
@@ -356,6 +543,21 @@ export type Task = Message<"batch.v1.Task"> & {
    * @generated from field: double progress = 15;
    */
   progress: number;
+
+  /**
+   * The current attempt (1 until the task is first retried); the fields
+   * above describe it.
+   *
+   * @generated from field: int32 attempt = 30;
+   */
+  attempt: number;
+
+  /**
+   * Earlier attempts, oldest first (filled by GetTask only).
+   *
+   * @generated from field: repeated batch.v1.Attempt attempts = 31;
+   */
+  attempts: Attempt[];
 };
 
 /**
@@ -363,7 +565,7 @@ export type Task = Message<"batch.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 4);
+  messageDesc(file_batch_v1_types, 6);
 
 /**
  * FreeWork is work that ran and nobody pays for, in slot-seconds, in
@@ -412,7 +614,7 @@ export type FreeWork = Message<"batch.v1.FreeWork"> & {
  * Use `create(FreeWorkSchema)` to create a new message.
  */
 export const FreeWorkSchema: GenMessage<FreeWork> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 5);
+  messageDesc(file_batch_v1_types, 7);
 
 /**
  * TaskState is where a task stands in its life (DESIGN.md, Petrou Fig. 3).
