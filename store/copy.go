@@ -45,7 +45,7 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 					err = tx.QueryRowContext(ctx, `SELECT t.spec, s.owner FROM tasks t JOIN task_sets s ON s.id = t.set_id WHERE t.set_id = ? AND t.idx = ?`,
 						d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner)
 					if err == nil {
-						err = decodeSpec(spec, &st.Spec)
+						err = taskSpec(ctx, tx, spec, d.Task.Index, &st.Spec)
 					}
 					started = append(started, st)
 				}
@@ -481,6 +481,7 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 			return fmt.Errorf("read live copies: %w", err)
 		}
 		defer rows.Close()
+		var later specLater
 		for rows.Next() {
 			var (
 				lc             LiveCopy
@@ -495,12 +496,16 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 			}
 			c.Speculative, c.State = isSpec != 0, sched.CopyState(state)
 			c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
-			if err := decodeSpec(spec, &lc.Spec); err != nil {
+			if err := later.decode(spec, c.Task.Index, len(out), &lc.Spec); err != nil {
 				return fmt.Errorf("decode spec: %w", err)
 			}
 			out = append(out, lc)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		return later.finish(ctx, tx, func(pos int) *sched.TaskSpec { return &out[pos].Spec })
 	})
 	return out, err
 }

@@ -56,6 +56,9 @@ const (
 	TaskSetServiceGetOutputProcedure = "/batch.v1.TaskSetService/GetOutput"
 	// TaskSetServiceWhyProcedure is the fully-qualified name of the TaskSetService's Why RPC.
 	TaskSetServiceWhyProcedure = "/batch.v1.TaskSetService/Why"
+	// TaskSetServiceGetOutputsProcedure is the fully-qualified name of the TaskSetService's GetOutputs
+	// RPC.
+	TaskSetServiceGetOutputsProcedure = "/batch.v1.TaskSetService/GetOutputs"
 )
 
 // TaskSetServiceClient is a client for the batch.v1.TaskSetService service.
@@ -93,6 +96,13 @@ type TaskSetServiceClient interface {
 	// line, the reason and an estimate of when it starts, as the scheduler
 	// sees it now. At most 1000 indexes a call.
 	Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error)
+	// GetOutputs returns many tasks' outputs in one call, in index order, up
+	// to a byte budget per page; next_page_token continues where the budget
+	// ran out (in the middle of a task's streams when one task alone is over
+	// the budget). Each task is read under GetOutput's rules: a task whose
+	// output is not readable comes back with its state and the reason, and
+	// no bytes.
+	GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error)
 }
 
 // NewTaskSetServiceClient constructs a client for the batch.v1.TaskSetService service. By default,
@@ -160,6 +170,12 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(taskSetServiceMethods.ByName("Why")),
 			connect.WithClientOptions(opts...),
 		),
+		getOutputs: connect.NewClient[v1.GetOutputsRequest, v1.GetOutputsResponse](
+			httpClient,
+			baseURL+TaskSetServiceGetOutputsProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("GetOutputs")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -174,6 +190,7 @@ type taskSetServiceClient struct {
 	watchTaskSet   *connect.Client[v1.WatchTaskSetRequest, v1.WatchTaskSetResponse]
 	getOutput      *connect.Client[v1.GetOutputRequest, v1.GetOutputResponse]
 	why            *connect.Client[v1.WhyRequest, v1.WhyResponse]
+	getOutputs     *connect.Client[v1.GetOutputsRequest, v1.GetOutputsResponse]
 }
 
 // Disclose calls batch.v1.TaskSetService.Disclose.
@@ -249,6 +266,15 @@ func (c *taskSetServiceClient) Why(ctx context.Context, req *v1.WhyRequest) (*v1
 	return nil, err
 }
 
+// GetOutputs calls batch.v1.TaskSetService.GetOutputs.
+func (c *taskSetServiceClient) GetOutputs(ctx context.Context, req *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error) {
+	response, err := c.getOutputs.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // TaskSetServiceHandler is an implementation of the batch.v1.TaskSetService service.
 type TaskSetServiceHandler interface {
 	// Disclose creates a task set (set_id 0) or appends tasks to one. A retried
@@ -284,6 +310,13 @@ type TaskSetServiceHandler interface {
 	// line, the reason and an estimate of when it starts, as the scheduler
 	// sees it now. At most 1000 indexes a call.
 	Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error)
+	// GetOutputs returns many tasks' outputs in one call, in index order, up
+	// to a byte budget per page; next_page_token continues where the budget
+	// ran out (in the middle of a task's streams when one task alone is over
+	// the budget). Each task is read under GetOutput's rules: a task whose
+	// output is not readable comes back with its state and the reason, and
+	// no bytes.
+	GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error)
 }
 
 // NewTaskSetServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -347,6 +380,12 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		connect.WithSchema(taskSetServiceMethods.ByName("Why")),
 		connect.WithHandlerOptions(opts...),
 	)
+	taskSetServiceGetOutputsHandler := connect.NewUnaryHandlerSimple(
+		TaskSetServiceGetOutputsProcedure,
+		svc.GetOutputs,
+		connect.WithSchema(taskSetServiceMethods.ByName("GetOutputs")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.TaskSetService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TaskSetServiceDiscloseProcedure:
@@ -367,6 +406,8 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 			taskSetServiceGetOutputHandler.ServeHTTP(w, r)
 		case TaskSetServiceWhyProcedure:
 			taskSetServiceWhyHandler.ServeHTTP(w, r)
+		case TaskSetServiceGetOutputsProcedure:
+			taskSetServiceGetOutputsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -410,4 +451,8 @@ func (UnimplementedTaskSetServiceHandler) GetOutput(context.Context, *v1.GetOutp
 
 func (UnimplementedTaskSetServiceHandler) Why(context.Context, *v1.WhyRequest) (*v1.WhyResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.Why is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetOutputs is not implemented"))
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/taskset.proto.
  */
 export const file_batch_v1_taskset: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSKRAQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUibQoQRGlzY2xvc2VSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEwoLZmlyc3RfaW5kZXgYAiABKAUSDQoFY291bnQYAyABKAUSEAoIcmVwbGF5ZWQYBCABKAgilwEKFURpc2Nsb3NlU3RyZWFtUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIhCgV0YXNrcxgDIAMoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRIPCgdyZXF1ZXN0GAUgASgIEhMKC21heF9ydW5uaW5nGBQgASgFInMKFkRpc2Nsb3NlU3RyZWFtUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhMKC2ZpcnN0X2luZGV4GAIgASgFEg0KBWNvdW50GAMgASgFEhAKCHJlcGxheWVkGAQgASgIIj4KDlJlcXVlc3RSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCKVAQoPUmVxdWVzdFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIRCglyZXF1ZXN0ZWQYAiABKAUSGAoQZmluaXNoZWRfYXRfb25jZRgDIAEoBRIRCgl1bmNoYW5nZWQYBCABKAUSHQoFdGFza3MYBSADKAsyDi5iYXRjaC52MS5UYXNrIjAKDUNhbmNlbFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUihQEKDkNhbmNlbFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIQCghjYW5jZWxlZBgCIAEoBRIPCgdzdG9wcGVkGAMgASgFEhgKEGFscmVhZHlfY2FuY2VsZWQYBCABKAUSEQoJdW5jaGFuZ2VkGAUgASgFIm8KEUdldFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIjCgZzdGF0ZXMYBCADKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUicQoSR2V0VGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIlAKE0xpc3RUYXNrU2V0c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEgoKYWxsX293bmVycxgDIAEoCCJVChRMaXN0VGFza1NldHNSZXNwb25zZRIkCgl0YXNrX3NldHMYASADKAsyES5iYXRjaC52MS5UYXNrU2V0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIlChNXYXRjaFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAyJsChRXYXRjaFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhAKCHNuYXBzaG90GAMgASgIIlAKEEdldE91dHB1dFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFEg4KBm9mZnNldBgDIAEoAxINCgVsaW1pdBgEIAEoAyKnAgoRR2V0T3V0cHV0UmVzcG9uc2USDgoGc3Rkb3V0GAEgASgMEg4KBnN0ZGVychgCIAEoDBITCgtzdGRvdXRfc2l6ZRgDIAEoAxITCgtzdGRlcnJfc2l6ZRgEIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAUgASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYBiABKAgSEQoJZXhpdF9jb2RlGAcgASgFEhEKCXRpbWVkX291dBgIIAEoCBITCgtjcHVfc2Vjb25kcxgJIAEoARIUCgxzbG90X3NlY29uZHMYCiABKAESDwoHY29weV9pZBgLIAEoAxIOCgZ3b3JrZXIYDCABKAkSIgoFc3RhdGUYDSABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUiLQoKV2h5UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBSIvCgtXaHlSZXNwb25zZRIgCgV0YXNrcxgBIAMoCzIRLmJhdGNoLnYxLlRhc2tXaHki4wIKB1Rhc2tXaHkSDQoFaW5kZXgYASABKAUSIgoFc3RhdGUYAiABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSDQoFY2xhc3MYAyABKAkSJAoGcmVhc29uGAQgASgOMhQuYmF0Y2gudjEuV2FpdFJlYXNvbhITCgtyZWFzb25fdGV4dBgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBRISCgpqb2JzX2FoZWFkGAcgASgFEhMKC3Rhc2tzX2FoZWFkGAggASgDEg0KBWV4YWN0GAkgASgIEhIKCmZyZWVfc2xvdHMYCiABKAUSDQoFc2xvdHMYCyABKAUSEwoLbWF4X3J1bm5pbmcYDCABKAUSDwoHcnVubmluZxgNIAEoBRIYChBzdGFydF9pbl9zZWNvbmRzGA4gASgBEhkKEWZpbmlzaF9pbl9zZWNvbmRzGA8gASgBEhMKC2Fzc3VtcHRpb25zGBAgASgJKtsCCgpXYWl0UmVhc29uEhsKF1dBSVRfUkVBU09OX1VOU1BFQ0lGSUVEEAASFwoTV0FJVF9SRUFTT05fUlVOTklORxABEhsKF1dBSVRfUkVBU09OX05PVF9XQUlUSU5HEAISFAoQV0FJVF9SRUFTT05fTkVYVBADEhwKGFdBSVRfUkVBU09OX05PX0ZSRUVfU0xPVBAEEhsKF1dBSVRfUkVBU09OX01BWF9SVU5OSU5HEAUSLgoqV0FJVF9SRUFTT05fRElTQ0xPU0VEX1dBSVRTX0ZPUl9JRExFX1NMT1RTEAYSLAooV0FJVF9SRUFTT05fU1VTUEVOREVEX0ZPUl9SRVFVRVNURURfV09SSxAHEiQKIFdBSVRfUkVBU09OX1dPUktFUl9MT1NUX1JFUVVFVUVEEAgSJQohV0FJVF9SRUFTT05fV0FJVElOR19GT1JfUkVTT1VSQ0VTEAkynAUKDlRhc2tTZXRTZXJ2aWNlEkMKCERpc2Nsb3NlEhkuYmF0Y2gudjEuRGlzY2xvc2VSZXF1ZXN0GhouYmF0Y2gudjEuRGlzY2xvc2VSZXNwb25zZSIAElcKDkRpc2Nsb3NlU3RyZWFtEh8uYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXF1ZXN0GiAuYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXNwb25zZSIAKAESQAoHUmVxdWVzdBIYLmJhdGNoLnYxLlJlcXVlc3RSZXF1ZXN0GhkuYmF0Y2gudjEuUmVxdWVzdFJlc3BvbnNlIgASPQoGQ2FuY2VsEhcuYmF0Y2gudjEuQ2FuY2VsUmVxdWVzdBoYLmJhdGNoLnYxLkNhbmNlbFJlc3BvbnNlIgASSQoKR2V0VGFza1NldBIbLmJhdGNoLnYxLkdldFRhc2tTZXRSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0VGFza1NldFJlc3BvbnNlIgASTwoMTGlzdFRhc2tTZXRzEh0uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVxdWVzdBoeLmJhdGNoLnYxLkxpc3RUYXNrU2V0c1Jlc3BvbnNlIgASUQoMV2F0Y2hUYXNrU2V0Eh0uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVxdWVzdBoeLmJhdGNoLnYxLldhdGNoVGFza1NldFJlc3BvbnNlIgAwARJGCglHZXRPdXRwdXQSGi5iYXRjaC52MS5HZXRPdXRwdXRSZXF1ZXN0GhsuYmF0Y2gudjEuR2V0T3V0cHV0UmVzcG9uc2UiABI0CgNXaHkSFC5iYXRjaC52MS5XaHlSZXF1ZXN0GhUuYmF0Y2gudjEuV2h5UmVzcG9uc2UiAEIfWh1iYXRjaGQvcHJvdG8vYmF0Y2gvdjE7YmF0Y2h2MWIGcHJvdG8z", [file_batch_v1_types]);
+  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSK1AQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSIgoFYXJyYXkYFSABKAsyEy5iYXRjaC52MS5UYXNrQXJyYXkiWAoJVGFza0FycmF5Eg0KBWZpcnN0GAEgASgDEgwKBGxhc3QYAiABKAMSDAoEc3RlcBgDIAEoAxIgCgRzcGVjGAQgASgLMhIuYmF0Y2gudjEuVGFza1NwZWMibQoQRGlzY2xvc2VSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEwoLZmlyc3RfaW5kZXgYAiABKAUSDQoFY291bnQYAyABKAUSEAoIcmVwbGF5ZWQYBCABKAgiuwEKFURpc2Nsb3NlU3RyZWFtUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDAoEbmFtZRgCIAEoCRIhCgV0YXNrcxgDIAMoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRIPCgdyZXF1ZXN0GAUgASgIEhMKC21heF9ydW5uaW5nGBQgASgFEiIKBWFycmF5GBUgASgLMhMuYmF0Y2gudjEuVGFza0FycmF5InMKFkRpc2Nsb3NlU3RyZWFtUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhMKC2ZpcnN0X2luZGV4GAIgASgFEg0KBWNvdW50GAMgASgFEhAKCHJlcGxheWVkGAQgASgIIj4KDlJlcXVlc3RSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCKVAQoPUmVxdWVzdFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIRCglyZXF1ZXN0ZWQYAiABKAUSGAoQZmluaXNoZWRfYXRfb25jZRgDIAEoBRIRCgl1bmNoYW5nZWQYBCABKAUSHQoFdGFza3MYBSADKAsyDi5iYXRjaC52MS5UYXNrIjAKDUNhbmNlbFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUihQEKDkNhbmNlbFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIQCghjYW5jZWxlZBgCIAEoBRIPCgdzdG9wcGVkGAMgASgFEhgKEGFscmVhZHlfY2FuY2VsZWQYBCABKAUSEQoJdW5jaGFuZ2VkGAUgASgFIm8KEUdldFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCRIjCgZzdGF0ZXMYBCADKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUicQoSR2V0VGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSFwoPbmV4dF9wYWdlX3Rva2VuGAMgASgJIlAKE0xpc3RUYXNrU2V0c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkSEgoKYWxsX293bmVycxgDIAEoCCJVChRMaXN0VGFza1NldHNSZXNwb25zZRIkCgl0YXNrX3NldHMYASADKAsyES5iYXRjaC52MS5UYXNrU2V0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIlChNXYXRjaFRhc2tTZXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAyJsChRXYXRjaFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhAKCHNuYXBzaG90GAMgASgIIlAKEEdldE91dHB1dFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFEg4KBm9mZnNldBgDIAEoAxINCgVsaW1pdBgEIAEoAyKnAgoRR2V0T3V0cHV0UmVzcG9uc2USDgoGc3Rkb3V0GAEgASgMEg4KBnN0ZGVychgCIAEoDBITCgtzdGRvdXRfc2l6ZRgDIAEoAxITCgtzdGRlcnJfc2l6ZRgEIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAUgASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYBiABKAgSEQoJZXhpdF9jb2RlGAcgASgFEhEKCXRpbWVkX291dBgIIAEoCBITCgtjcHVfc2Vjb25kcxgJIAEoARIUCgxzbG90X3NlY29uZHMYCiABKAESDwoHY29weV9pZBgLIAEoAxIOCgZ3b3JrZXIYDCABKAkSIgoFc3RhdGUYDSABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUiWwoRR2V0T3V0cHV0c1JlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUSEQoJbWF4X2J5dGVzGAMgASgDEhIKCnBhZ2VfdG9rZW4YBCABKAkiVAoSR2V0T3V0cHV0c1Jlc3BvbnNlEiUKB291dHB1dHMYASADKAsyFC5iYXRjaC52MS5UYXNrT3V0cHV0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLxAgoKVGFza091dHB1dBINCgVpbmRleBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRISCgp1bnJlYWRhYmxlGAMgASgJEg4KBnN0ZG91dBgEIAEoDBIOCgZzdGRlcnIYBSABKAwSFQoNc3Rkb3V0X29mZnNldBgGIAEoAxIVCg1zdGRlcnJfb2Zmc2V0GAcgASgDEhMKC3N0ZG91dF9zaXplGAggASgDEhMKC3N0ZGVycl9zaXplGAkgASgDEhgKEHN0ZG91dF90cnVuY2F0ZWQYCiABKAgSGAoQc3RkZXJyX3RydW5jYXRlZBgLIAEoCBIRCglleGl0X2NvZGUYDCABKAUSEQoJdGltZWRfb3V0GA0gASgIEhMKC2NwdV9zZWNvbmRzGA4gASgBEhQKDHNsb3Rfc2Vjb25kcxgPIAEoARIPCgdjb3B5X2lkGBAgASgDEg4KBndvcmtlchgRIAEoCSItCgpXaHlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIi8KC1doeVJlc3BvbnNlEiAKBXRhc2tzGAEgAygLMhEuYmF0Y2gudjEuVGFza1doeSLjAgoHVGFza1doeRINCgVpbmRleBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRINCgVjbGFzcxgDIAEoCRIkCgZyZWFzb24YBCABKA4yFC5iYXRjaC52MS5XYWl0UmVhc29uEhMKC3JlYXNvbl90ZXh0GAUgASgJEhAKCHBvc2l0aW9uGAYgASgFEhIKCmpvYnNfYWhlYWQYByABKAUSEwoLdGFza3NfYWhlYWQYCCABKAMSDQoFZXhhY3QYCSABKAgSEgoKZnJlZV9zbG90cxgKIAEoBRINCgVzbG90cxgLIAEoBRITCgttYXhfcnVubmluZxgMIAEoBRIPCgdydW5uaW5nGA0gASgFEhgKEHN0YXJ0X2luX3NlY29uZHMYDiABKAESGQoRZmluaXNoX2luX3NlY29uZHMYDyABKAESEwoLYXNzdW1wdGlvbnMYECABKAkq2wIKCldhaXRSZWFzb24SGwoXV0FJVF9SRUFTT05fVU5TUEVDSUZJRUQQABIXChNXQUlUX1JFQVNPTl9SVU5OSU5HEAESGwoXV0FJVF9SRUFTT05fTk9UX1dBSVRJTkcQAhIUChBXQUlUX1JFQVNPTl9ORVhUEAMSHAoYV0FJVF9SRUFTT05fTk9fRlJFRV9TTE9UEAQSGwoXV0FJVF9SRUFTT05fTUFYX1JVTk5JTkcQBRIuCipXQUlUX1JFQVNPTl9ESVNDTE9TRURfV0FJVFNfRk9SX0lETEVfU0xPVFMQBhIsCihXQUlUX1JFQVNPTl9TVVNQRU5ERURfRk9SX1JFUVVFU1RFRF9XT1JLEAcSJAogV0FJVF9SRUFTT05fV09SS0VSX0xPU1RfUkVRVUVVRUQQCBIlCiFXQUlUX1JFQVNPTl9XQUlUSU5HX0ZPUl9SRVNPVVJDRVMQCTLnBQoOVGFza1NldFNlcnZpY2USQwoIRGlzY2xvc2USGS5iYXRjaC52MS5EaXNjbG9zZVJlcXVlc3QaGi5iYXRjaC52MS5EaXNjbG9zZVJlc3BvbnNlIgASVwoORGlzY2xvc2VTdHJlYW0SHy5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlcXVlc3QaIC5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlc3BvbnNlIgAoARJACgdSZXF1ZXN0EhguYmF0Y2gudjEuUmVxdWVzdFJlcXVlc3QaGS5iYXRjaC52MS5SZXF1ZXN0UmVzcG9uc2UiABI9CgZDYW5jZWwSFy5iYXRjaC52MS5DYW5jZWxSZXF1ZXN0GhguYmF0Y2gudjEuQ2FuY2VsUmVzcG9uc2UiABJJCgpHZXRUYXNrU2V0EhsuYmF0Y2gudjEuR2V0VGFza1NldFJlcXVlc3QaHC5iYXRjaC52MS5HZXRUYXNrU2V0UmVzcG9uc2UiABJPCgxMaXN0VGFza1NldHMSHS5iYXRjaC52MS5MaXN0VGFza1NldHNSZXF1ZXN0Gh4uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVzcG9uc2UiABJRCgxXYXRjaFRhc2tTZXQSHS5iYXRjaC52MS5XYXRjaFRhc2tTZXRSZXF1ZXN0Gh4uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVzcG9uc2UiADABEkYKCUdldE91dHB1dBIaLmJhdGNoLnYxLkdldE91dHB1dFJlcXVlc3QaGy5iYXRjaC52MS5HZXRPdXRwdXRSZXNwb25zZSIAEjQKA1doeRIULmJhdGNoLnYxLldoeVJlcXVlc3QaFS5iYXRjaC52MS5XaHlSZXNwb25zZSIAEkkKCkdldE91dHB1dHMSGy5iYXRjaC52MS5HZXRPdXRwdXRzUmVxdWVzdBocLmJhdGNoLnYxLkdldE91dHB1dHNSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types]);
 
 /**
  * @generated from message batch.v1.DiscloseRequest
@@ -58,6 +58,15 @@ export type DiscloseRequest = Message<"batch.v1.DiscloseRequest"> & {
    * @generated from field: int32 max_running = 20;
    */
   maxRunning: number;
+
+  /**
+   * An array of tasks instead of tasks: one task per value, expanded and
+   * kept by the server in this compact form. Give tasks or an array, not
+   * both.
+   *
+   * @generated from field: batch.v1.TaskArray array = 21;
+   */
+  array?: TaskArray | undefined;
 };
 
 /**
@@ -66,6 +75,51 @@ export type DiscloseRequest = Message<"batch.v1.DiscloseRequest"> & {
  */
 export const DiscloseRequestSchema: GenMessage<DiscloseRequest> = /*@__PURE__*/
   messageDesc(file_batch_v1_taskset, 0);
+
+/**
+ * TaskArray is a task array (Slurm's --array): one task per value of
+ * first, first+step, ... up to last, each with the same spec. A task of
+ * the array sees its value as $BATCH_ARRAY_VALUE (and its index in the set
+ * as $BATCH_TASK_INDEX, as every task does). The server keeps the array
+ * once and each task as a reference to it, so 100,000 tasks cost a few
+ * bytes each on the wire and in the store.
+ *
+ * @generated from message batch.v1.TaskArray
+ */
+export type TaskArray = Message<"batch.v1.TaskArray"> & {
+  /**
+   * @generated from field: int64 first = 1;
+   */
+  first: bigint;
+
+  /**
+   * The last value (inclusive); at least first.
+   *
+   * @generated from field: int64 last = 2;
+   */
+  last: bigint;
+
+  /**
+   * The step between values; 0 means 1; negative is refused.
+   *
+   * @generated from field: int64 step = 3;
+   */
+  step: bigint;
+
+  /**
+   * Every task's spec (argv as given: for a shell line, [shell, "-c", line]).
+   *
+   * @generated from field: batch.v1.TaskSpec spec = 4;
+   */
+  spec?: TaskSpec | undefined;
+};
+
+/**
+ * Describes the message batch.v1.TaskArray.
+ * Use `create(TaskArraySchema)` to create a new message.
+ */
+export const TaskArraySchema: GenMessage<TaskArray> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 1);
 
 /**
  * @generated from message batch.v1.DiscloseResponse
@@ -101,7 +155,7 @@ export type DiscloseResponse = Message<"batch.v1.DiscloseResponse"> & {
  * Use `create(DiscloseResponseSchema)` to create a new message.
  */
 export const DiscloseResponseSchema: GenMessage<DiscloseResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 1);
+  messageDesc(file_batch_v1_taskset, 2);
 
 /**
  * DiscloseStreamRequest is one chunk of a DiscloseStream. The first chunk
@@ -140,6 +194,13 @@ export type DiscloseStreamRequest = Message<"batch.v1.DiscloseStreamRequest"> & 
    * @generated from field: int32 max_running = 20;
    */
   maxRunning: number;
+
+  /**
+   * Only in the first message, as in DiscloseRequest.
+   *
+   * @generated from field: batch.v1.TaskArray array = 21;
+   */
+  array?: TaskArray | undefined;
 };
 
 /**
@@ -147,7 +208,7 @@ export type DiscloseStreamRequest = Message<"batch.v1.DiscloseStreamRequest"> & 
  * Use `create(DiscloseStreamRequestSchema)` to create a new message.
  */
 export const DiscloseStreamRequestSchema: GenMessage<DiscloseStreamRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 2);
+  messageDesc(file_batch_v1_taskset, 3);
 
 /**
  * DiscloseStreamResponse is DiscloseResponse for the whole stream.
@@ -181,7 +242,7 @@ export type DiscloseStreamResponse = Message<"batch.v1.DiscloseStreamResponse"> 
  * Use `create(DiscloseStreamResponseSchema)` to create a new message.
  */
 export const DiscloseStreamResponseSchema: GenMessage<DiscloseStreamResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 3);
+  messageDesc(file_batch_v1_taskset, 4);
 
 /**
  * @generated from message batch.v1.RequestRequest
@@ -211,7 +272,7 @@ export type RequestRequest = Message<"batch.v1.RequestRequest"> & {
  * Use `create(RequestRequestSchema)` to create a new message.
  */
 export const RequestRequestSchema: GenMessage<RequestRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 4);
+  messageDesc(file_batch_v1_taskset, 5);
 
 /**
  * @generated from message batch.v1.RequestResponse
@@ -256,7 +317,7 @@ export type RequestResponse = Message<"batch.v1.RequestResponse"> & {
  * Use `create(RequestResponseSchema)` to create a new message.
  */
 export const RequestResponseSchema: GenMessage<RequestResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 5);
+  messageDesc(file_batch_v1_taskset, 6);
 
 /**
  * @generated from message batch.v1.CancelRequest
@@ -280,7 +341,7 @@ export type CancelRequest = Message<"batch.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 6);
+  messageDesc(file_batch_v1_taskset, 7);
 
 /**
  * @generated from message batch.v1.CancelResponse
@@ -327,7 +388,7 @@ export type CancelResponse = Message<"batch.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 7);
+  messageDesc(file_batch_v1_taskset, 8);
 
 /**
  * @generated from message batch.v1.GetTaskSetRequest
@@ -364,7 +425,7 @@ export type GetTaskSetRequest = Message<"batch.v1.GetTaskSetRequest"> & {
  * Use `create(GetTaskSetRequestSchema)` to create a new message.
  */
 export const GetTaskSetRequestSchema: GenMessage<GetTaskSetRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 8);
+  messageDesc(file_batch_v1_taskset, 9);
 
 /**
  * @generated from message batch.v1.GetTaskSetResponse
@@ -391,7 +452,7 @@ export type GetTaskSetResponse = Message<"batch.v1.GetTaskSetResponse"> & {
  * Use `create(GetTaskSetResponseSchema)` to create a new message.
  */
 export const GetTaskSetResponseSchema: GenMessage<GetTaskSetResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 9);
+  messageDesc(file_batch_v1_taskset, 10);
 
 /**
  * @generated from message batch.v1.ListTaskSetsRequest
@@ -422,7 +483,7 @@ export type ListTaskSetsRequest = Message<"batch.v1.ListTaskSetsRequest"> & {
  * Use `create(ListTaskSetsRequestSchema)` to create a new message.
  */
 export const ListTaskSetsRequestSchema: GenMessage<ListTaskSetsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 10);
+  messageDesc(file_batch_v1_taskset, 11);
 
 /**
  * @generated from message batch.v1.ListTaskSetsResponse
@@ -444,7 +505,7 @@ export type ListTaskSetsResponse = Message<"batch.v1.ListTaskSetsResponse"> & {
  * Use `create(ListTaskSetsResponseSchema)` to create a new message.
  */
 export const ListTaskSetsResponseSchema: GenMessage<ListTaskSetsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 11);
+  messageDesc(file_batch_v1_taskset, 12);
 
 /**
  * @generated from message batch.v1.WatchTaskSetRequest
@@ -461,7 +522,7 @@ export type WatchTaskSetRequest = Message<"batch.v1.WatchTaskSetRequest"> & {
  * Use `create(WatchTaskSetRequestSchema)` to create a new message.
  */
 export const WatchTaskSetRequestSchema: GenMessage<WatchTaskSetRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 12);
+  messageDesc(file_batch_v1_taskset, 13);
 
 /**
  * @generated from message batch.v1.WatchTaskSetResponse
@@ -494,7 +555,7 @@ export type WatchTaskSetResponse = Message<"batch.v1.WatchTaskSetResponse"> & {
  * Use `create(WatchTaskSetResponseSchema)` to create a new message.
  */
 export const WatchTaskSetResponseSchema: GenMessage<WatchTaskSetResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 13);
+  messageDesc(file_batch_v1_taskset, 14);
 
 /**
  * @generated from message batch.v1.GetOutputRequest
@@ -528,7 +589,7 @@ export type GetOutputRequest = Message<"batch.v1.GetOutputRequest"> & {
  * Use `create(GetOutputRequestSchema)` to create a new message.
  */
 export const GetOutputRequestSchema: GenMessage<GetOutputRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 14);
+  messageDesc(file_batch_v1_taskset, 15);
 
 /**
  * @generated from message batch.v1.GetOutputResponse
@@ -609,7 +670,180 @@ export type GetOutputResponse = Message<"batch.v1.GetOutputResponse"> & {
  * Use `create(GetOutputResponseSchema)` to create a new message.
  */
 export const GetOutputResponseSchema: GenMessage<GetOutputResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 15);
+  messageDesc(file_batch_v1_taskset, 16);
+
+/**
+ * @generated from message batch.v1.GetOutputsRequest
+ */
+export type GetOutputsRequest = Message<"batch.v1.GetOutputsRequest"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * The tasks to read, in this order (at most 1,000,000); empty reads every
+   * task of the set in index order.
+   *
+   * @generated from field: repeated int32 indexes = 2;
+   */
+  indexes: number[];
+
+  /**
+   * The most bytes of stdout and stderr one page carries (0: 4 MiB; at
+   * most 16 MiB). A page holds at least one task's first bytes.
+   *
+   * @generated from field: int64 max_bytes = 3;
+   */
+  maxBytes: bigint;
+
+  /**
+   * From the previous page's next_page_token, with the same set, indexes
+   * and max_bytes.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message batch.v1.GetOutputsRequest.
+ * Use `create(GetOutputsRequestSchema)` to create a new message.
+ */
+export const GetOutputsRequestSchema: GenMessage<GetOutputsRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 17);
+
+/**
+ * @generated from message batch.v1.GetOutputsResponse
+ */
+export type GetOutputsResponse = Message<"batch.v1.GetOutputsResponse"> & {
+  /**
+   * The tasks of this page in order. A task whose streams go on past the
+   * page comes back again at the top of the next page with the rest
+   * (stdout_offset and stderr_offset say where each piece starts).
+   *
+   * @generated from field: repeated batch.v1.TaskOutput outputs = 1;
+   */
+  outputs: TaskOutput[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message batch.v1.GetOutputsResponse.
+ * Use `create(GetOutputsResponseSchema)` to create a new message.
+ */
+export const GetOutputsResponseSchema: GenMessage<GetOutputsResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 18);
+
+/**
+ * TaskOutput is one task's output, or a piece of it, in GetOutputs.
+ *
+ * @generated from message batch.v1.TaskOutput
+ */
+export type TaskOutput = Message<"batch.v1.TaskOutput"> & {
+  /**
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * @generated from field: batch.v1.TaskState state = 2;
+   */
+  state: TaskState;
+
+  /**
+   * Why the output is not readable (disclosed, not finished, canceled
+   * before a result); empty when it is.
+   *
+   * @generated from field: string unreadable = 3;
+   */
+  unreadable: string;
+
+  /**
+   * @generated from field: bytes stdout = 4;
+   */
+  stdout: Uint8Array;
+
+  /**
+   * @generated from field: bytes stderr = 5;
+   */
+  stderr: Uint8Array;
+
+  /**
+   * Where stdout and stderr of this piece start in the task's streams.
+   *
+   * @generated from field: int64 stdout_offset = 6;
+   */
+  stdoutOffset: bigint;
+
+  /**
+   * @generated from field: int64 stderr_offset = 7;
+   */
+  stderrOffset: bigint;
+
+  /**
+   * @generated from field: int64 stdout_size = 8;
+   */
+  stdoutSize: bigint;
+
+  /**
+   * @generated from field: int64 stderr_size = 9;
+   */
+  stderrSize: bigint;
+
+  /**
+   * @generated from field: bool stdout_truncated = 10;
+   */
+  stdoutTruncated: boolean;
+
+  /**
+   * @generated from field: bool stderr_truncated = 11;
+   */
+  stderrTruncated: boolean;
+
+  /**
+   * @generated from field: int32 exit_code = 12;
+   */
+  exitCode: number;
+
+  /**
+   * @generated from field: bool timed_out = 13;
+   */
+  timedOut: boolean;
+
+  /**
+   * @generated from field: double cpu_seconds = 14;
+   */
+  cpuSeconds: number;
+
+  /**
+   * @generated from field: double slot_seconds = 15;
+   */
+  slotSeconds: number;
+
+  /**
+   * @generated from field: int64 copy_id = 16;
+   */
+  copyId: bigint;
+
+  /**
+   * @generated from field: string worker = 17;
+   */
+  worker: string;
+};
+
+/**
+ * Describes the message batch.v1.TaskOutput.
+ * Use `create(TaskOutputSchema)` to create a new message.
+ */
+export const TaskOutputSchema: GenMessage<TaskOutput> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 19);
 
 /**
  * @generated from message batch.v1.WhyRequest
@@ -633,7 +867,7 @@ export type WhyRequest = Message<"batch.v1.WhyRequest"> & {
  * Use `create(WhyRequestSchema)` to create a new message.
  */
 export const WhyRequestSchema: GenMessage<WhyRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 16);
+  messageDesc(file_batch_v1_taskset, 20);
 
 /**
  * @generated from message batch.v1.WhyResponse
@@ -650,7 +884,7 @@ export type WhyResponse = Message<"batch.v1.WhyResponse"> & {
  * Use `create(WhyResponseSchema)` to create a new message.
  */
 export const WhyResponseSchema: GenMessage<WhyResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 17);
+  messageDesc(file_batch_v1_taskset, 21);
 
 /**
  * TaskWhy is the scheduler's answer for one task.
@@ -764,7 +998,7 @@ export type TaskWhy = Message<"batch.v1.TaskWhy"> & {
  * Use `create(TaskWhySchema)` to create a new message.
  */
 export const TaskWhySchema: GenMessage<TaskWhy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 18);
+  messageDesc(file_batch_v1_taskset, 22);
 
 /**
  * WaitReason says why a task is not running (DESIGN.md, "Why is it
@@ -959,6 +1193,21 @@ export const TaskSetService: GenService<{
     methodKind: "unary";
     input: typeof WhyRequestSchema;
     output: typeof WhyResponseSchema;
+  },
+  /**
+   * GetOutputs returns many tasks' outputs in one call, in index order, up
+   * to a byte budget per page; next_page_token continues where the budget
+   * ran out (in the middle of a task's streams when one task alone is over
+   * the budget). Each task is read under GetOutput's rules: a task whose
+   * output is not readable comes back with its state and the reason, and
+   * no bytes.
+   *
+   * @generated from rpc batch.v1.TaskSetService.GetOutputs
+   */
+  getOutputs: {
+    methodKind: "unary";
+    input: typeof GetOutputsRequestSchema;
+    output: typeof GetOutputsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_batch_v1_taskset, 0);
