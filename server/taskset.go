@@ -281,8 +281,10 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		// can go once they are stored.
 		infos := make([]sched.TaskInfo, n)
 		for i := range infos {
-			sp := &arr.Spec // nil arr: every task has its own spec
-			if arr == nil {
+			var sp *sched.TaskSpec
+			if arr != nil {
+				sp = &arr.Spec
+			} else {
 				sp = &specs[i]
 			}
 			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds,
