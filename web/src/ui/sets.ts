@@ -8,7 +8,7 @@
 
 import { Backoff } from "../backoff";
 import { describeError } from "../errors";
-import { formKey, parseDiscloseForm } from "../form";
+import { formKey, parseDiscloseForm, Shells } from "../form";
 import type { DiscloseForm } from "../form";
 import {
   commandText,
@@ -24,7 +24,7 @@ import {
   taskStateName,
   tsSeconds,
 } from "../format";
-import type { GetOutputResponse } from "../gen/batch/v1/taskset_pb";
+import type { GetOutputResponse, TaskWhy } from "../gen/batch/v1/taskset_pb";
 import { CopyState, TaskState } from "../gen/batch/v1/types_pb";
 import type { Task, TaskSet } from "../gen/batch/v1/types_pb";
 import {
@@ -194,6 +194,10 @@ const draft = {
   estimate: "",
   requestNow: false,
   noSpeculation: false,
+  /** mode is "lines" (one task per line) or "array" (one command per value of a range). */
+  mode: "lines",
+  array: "",
+  shell: "sh",
   key: "",
   formKey: "",
   /** open is whether the person opened or closed the form; undefined until they do. */
@@ -217,26 +221,63 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
   const estimate = h("input", { id: "f-estimate", name: "estimate", type: "text", inputmode: "decimal", autocomplete: "off", placeholder: "e.g. 30s, 2m" });
   const requestNow = h("input", { id: "f-request", name: "request", type: "checkbox" });
   const noSpec = h("input", { id: "f-nospec", name: "nospec", type: "checkbox" });
+  const mode = h(
+    "select",
+    { id: "f-mode", name: "mode" },
+    h("option", { value: "lines" }, "One task per line"),
+    h("option", { value: "array" }, "An array: one task per value of a range"),
+  );
+  const array = h("input", { id: "f-array", name: "array", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "e.g. 0-299 or 0-299:2" });
+  const shell = h("select", { id: "f-shell", name: "shell" }, Shells.map((x) => h("option", { value: x }, x)));
   const submit = h("button", { type: "submit", class: "primary" }, "Disclose");
-  const inputs = { name, commands, estimate } as const;
+  const inputs = { name, commands, estimate, array, shell } as const;
   name.value = draft.name;
   commands.value = draft.commands;
   estimate.value = draft.estimate;
   requestNow.checked = draft.requestNow;
   noSpec.checked = draft.noSpeculation;
+  mode.value = draft.mode;
+  array.value = draft.array;
+  shell.value = draft.shell;
+  const commandsLabel = h("label", { for: "f-commands" });
+  const commandsHelp = h("p", { class: "help", id: "f-commands-help" });
+  const arrayField = field("f-array", "Range of values (LOW-HIGH[:STEP])", array,
+    "One task per value; each sees it as $BATCH_ARRAY_VALUE, and its place in the set as $BATCH_TASK_INDEX.");
+  const drawMode = () => {
+    const isArray = mode.value === "array";
+    arrayField.hidden = !isArray;
+    commandsLabel.textContent = isArray ? "Command each task runs" : "Commands, one per line";
+    commands.placeholder = isArray ? "./sim --seed $BATCH_ARRAY_VALUE" : "./render --frame 1\n./render --frame 2";
+    commandsHelp.textContent = isArray
+      ? `Runs as \`${shell.value} -c LINE\` once per value of the range.`
+      : `Each line runs as \`${shell.value} -c LINE\` on a worker; # starts a comment.`;
+  };
+  drawMode();
   const keep = () => {
     draft.name = name.value;
     draft.commands = commands.value;
     draft.estimate = estimate.value;
     draft.requestNow = requestNow.checked;
     draft.noSpeculation = noSpec.checked;
+    draft.mode = mode.value;
+    draft.array = array.value;
+    draft.shell = shell.value;
+    drawMode();
   };
+  const commandsField = field("f-commands", "", commands, " ");
+  commandsField.querySelector("label")!.replaceWith(commandsLabel);
+  commandsField.querySelector("#f-commands-help")!.replaceWith(commandsHelp);
 
   const form = h(
     "form",
     { id: "disclose-form", novalidate: true },
     field("f-name", "Name", name),
-    field("f-commands", "Commands, one per line", commands, "Each line runs as `sh -c LINE` on a worker; # starts a comment."),
+    h("div", { class: "form-row" },
+      field("f-mode", "Tasks", mode),
+      field("f-shell", "Shell", shell, "sh is dash on Debian; bash has $RANDOM, arrays and [[ ]]."),
+    ),
+    arrayField,
+    commandsField,
     field("f-estimate", "Estimated run time per task (optional)", estimate),
     h("div", { class: "checks" },
       h("label", null, requestNow, " Request them all now (batch)"),
@@ -256,6 +297,8 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
       estimate: estimate.value,
       requestNow: requestNow.checked,
       noSpeculation: noSpec.checked,
+      array: mode.value === "array" ? array.value : undefined,
+      shell: shell.value,
     };
     // A resubmission of the same form (after an error) reuses its key, so a
     // disclose that reached the server before the answer was lost is not doubled.
@@ -288,7 +331,8 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
       ctx.clearProblem();
       ctx.notify(`Disclosed ${r.count} task${r.count === 1 ? "" : "s"} as set #${id}${r.replayed ? " (already disclosed earlier)" : ""}.`, true);
       form.reset();
-      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, key: "", formKey: "" });
+      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, mode: "lines", array: "", shell: "sh", key: "", formKey: "" });
+      drawMode();
       location.hash = `#/sets/${id}`;
     } catch (err) {
       ctx.fail(err, "Disclosing the task set");
@@ -297,7 +341,7 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
       submit.textContent = "Disclose";
     }
   });
-  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "";
+  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "" || draft.array !== "";
   const summary = h("summary", null, h("h2", { id: "disclose-h" }, "Disclose a task set"));
   const el = h("details", { class: "card disclose", id: "disclose" }, summary, form);
   el.open = draft.open ?? typed();
@@ -429,6 +473,11 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   let measured = false;
   let range = { start: 0, end: 0 };
   let jumped: number | undefined; // the row a jump landed on, marked until the next jump
+  // Why the waiting tasks in view wait, as the scheduler last said (one Why
+  // call for the rows in view, at most every whyEvery ms while such rows are drawn).
+  const whys = new Map<number, TaskWhy>();
+  let whyBusy = false;
+  let whyAt = 0;
 
   // One redraw per animation frame at most, of what changed since the last.
   const dirty = { head: false, order: false, rows: false, window: false };
@@ -545,7 +594,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       let tr = rendered.get(i);
       if (!tr || stale.has(i)) {
         const t = view.tasks.get(i)!;
-        const fresh = taskRow(t, view.parts, now, i === shownOutput, i === jumped);
+        const fresh = taskRow(t, view.parts, now, i === shownOutput, i === jumped, isWaiting(t) ? whys.get(i) : undefined);
         if (tr) {
           if (cur === tr) cur = fresh;
           const at = placed.get(tr);
@@ -976,8 +1025,43 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       clearInterval(ticker);
       ticker = undefined;
     }
+    const waiting = tbody.querySelector("tr[data-waiting]") !== null;
+    if (waiting && whyTicker === undefined) {
+      whyTicker = setInterval(() => void askWhy(), whyEvery);
+      // Rows that just came into view are asked about soon, not at the next tick.
+      setTimeout(() => void askWhy(), 300);
+    } else if (!waiting && whyTicker !== undefined) {
+      clearInterval(whyTicker);
+      whyTicker = undefined;
+    }
   }
-  ctx.signal.addEventListener("abort", () => clearInterval(ticker));
+  ctx.signal.addEventListener("abort", () => {
+    clearInterval(ticker);
+    clearInterval(whyTicker);
+  });
+
+  let whyTicker: ReturnType<typeof setInterval> | undefined;
+  /** askWhy asks the scheduler why the waiting tasks in view wait: one call, at most one at a time and one per whyEvery. */
+  async function askWhy(): Promise<void> {
+    if (whyBusy || document.hidden || Date.now() - whyAt < whyEvery - 500) return;
+    const idx: number[] = [];
+    for (const [i, tr] of rendered) if (tr.dataset.waiting !== undefined) idx.push(i);
+    if (idx.length === 0) return;
+    whyBusy = true;
+    whyAt = Date.now();
+    try {
+      const r = await ctx.clients.tasks.why({ setId, indexes: idx.slice(0, 1000) }, { signal: ctx.signal });
+      for (const w of r.tasks) {
+        whys.set(w.index, w);
+        if (rendered.has(w.index)) stale.add(w.index);
+      }
+      schedule({ window: true });
+    } catch {
+      // The next tick asks again; the rows keep their last answer.
+    } finally {
+      whyBusy = false;
+    }
+  }
 
   void runWatch(
     setId,
@@ -1016,6 +1100,30 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     ctx.signal,
   );
   schedule({ window: true });
+}
+
+/** whyEvery is how often, in ms, the page asks why the waiting tasks in view wait. */
+const whyEvery = 5000;
+
+/** isWaiting says whether a task waits for a slot: requested or disclosed, with no copy running. */
+function isWaiting(t: Task): boolean {
+  return (t.state === TaskState.REQUESTED || t.state === TaskState.DISCLOSED) && !t.copies.some((c) => c.state === CopyState.RUNNING);
+}
+
+/** whyNote is the scheduler's answer for a waiting task: the reason, its place in line and when it should start. */
+function whyNote(w: TaskWhy): HTMLElement | null {
+  if (w.reasonText === "" || w.class === "") return null;
+  // The column is narrow: the start estimate first, the rest in the tooltip.
+  const line: string[] = [w.startInSeconds >= 0 ? `starts ~${fmtDuration(w.startInSeconds)}` : "start unknown", w.reasonText];
+  if (w.tasksAhead > 0n) line.push(`${fmtCount(w.tasksAhead)}${w.exact ? "" : "+"} ahead`);
+  const detail = [
+    line.join(" · "),
+    `Class: ${w.class}`,
+    `Position in its set: ${w.position}; sets ahead: ${w.jobsAhead}`,
+    w.finishInSeconds >= 0 ? `Finishes in ~${fmtDuration(w.finishInSeconds)}` : "",
+    w.assumptions ? `Assuming ${w.assumptions}` : "",
+  ].filter((x) => x !== "").join("\n");
+  return h("span", { class: "why muted", "data-why": "", title: detail }, line.join(" · "));
 }
 
 function progressCell(t: Task): HTMLElement {
@@ -1058,7 +1166,7 @@ function copiesCell(t: Task): HTMLElement | string {
 }
 
 /** taskRow draws one task as a table row of one line; its command shows the part that differs from the others'. */
-function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean, jumped: boolean): HTMLTableRowElement {
+function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean, jumped: boolean, why: TaskWhy | undefined): HTMLTableRowElement {
   const state = taskStateName(t.state);
   const cmd = commandText(t.spec);
   const shown = parts.varying(t.spec);
@@ -1086,7 +1194,7 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
   }
   return h(
     "tr",
-    { role: "row", "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined },
+    { role: "row", "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined, "data-waiting": isWaiting(t) ? "" : undefined },
     h("td", { role: "cell", class: "num", tabindex: -1 }, t.index),
     h("td", { role: "cell", class: "cmd" }, h("code", { title: cmd }, shown)),
     h(
@@ -1095,7 +1203,7 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
       h("span", { class: `badge state-${state}` }, state),
       isFailed(t) ? h("span", { class: "failed-mark" }, t.timedOut ? " timed out" : " failed") : t.timedOut ? h("span", { class: "muted" }, " timed out") : null,
     ),
-    h("td", { role: "cell", "data-col": "progress" }, progressCell(t)),
+    h("td", { role: "cell", "data-col": "progress" }, (why && whyNote(why)) || progressCell(t)),
     h("td", { role: "cell", "data-col": "copies" }, copiesCell(t)),
     h(
       "td",
