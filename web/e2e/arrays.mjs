@@ -67,7 +67,21 @@ try {
   }
   const title = await page.locator('tr[data-index="5"] .why').getAttribute("title");
   if (!/Class: requested/.test(title) || !/Assuming/.test(title)) throw new Error(`task 5's why tooltip: ${JSON.stringify(title)}`);
+
+  step("the why of task 5 opens in full below the table");
+  await page.locator('tr[data-index="5"] .why').click();
+  await text(page, "#why-h", (t) => t === "Why task 5 waits", "the why panel's title");
+  await text(page, "#why-class", (t) => t === "requested", "its class");
+  await text(page, "#why-reason", (t) => /slot/.test(t), "its reason");
+  await text(page, "#why-position", (t) => t === "3", "its place among the set's waiting tasks (2, 3 and 4 go first)");
+  await text(page, "#why-start", (t) => /^~\S/.test(t), "its start estimate");
+  await text(page, "#why-assumptions", (t) => t.startsWith("The estimate assumes "), "the estimate's assumptions");
+  await page.locator("#why").scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(import.meta.dirname, "out", "array-why.png") });
+
+  step("once task 5 no longer waits, the panel says so");
+  await page.locator('tr[data-index="5"] [data-action="cancel"]').click();
+  await text(page, "#why-state", (t) => /is not waiting: it is canceled/.test(t), "the panel follows the task");
 
   if (pageErrors.length > 0) throw new Error(`uncaught errors in the page:\n${pageErrors.join("\n")}`);
   console.log("e2e arrays: ok");

@@ -423,6 +423,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   const emptyRow = h("tr", { class: "empty", role: "row" }, h("td", { role: "cell", class: "muted" }));
   const scroller = h("div", { class: "table-wrap task-scroll", id: "task-scroll" }, table);
   const output = h("section", { class: "output", id: "output", hidden: true, "aria-labelledby": "output-h" });
+  const whyBox = h("section", { class: "output why-box", id: "why", hidden: true, "aria-labelledby": "why-h", "aria-live": "polite" });
   const confirmCount = h("strong");
   const confirmYes = h("button", { type: "submit", value: "yes", class: "danger", id: "confirm-yes" });
   const confirmNo = h("button", { type: "submit", value: "no", id: "confirm-no", autofocus: true }, "Keep them");
@@ -455,6 +456,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     shownNote,
     cmdNote,
     scroller,
+    whyBox,
     output,
     confirm,
   );
@@ -478,6 +480,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   const whys = new Map<number, TaskWhy>();
   let whyBusy = false;
   let whyAt = 0;
+  let shownWhy: number | undefined; // the task whose why is open below the table
 
   // One redraw per animation frame at most, of what changed since the last.
   const dirty = { head: false, order: false, rows: false, window: false };
@@ -845,6 +848,9 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       } else if (action === "output") {
         await showOutput(index);
         return;
+      } else if (action === "why") {
+        showWhy(index);
+        return;
       }
       ctx.clearProblem();
     } catch (err) {
@@ -909,6 +915,61 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     // The dialog gives the focus back to "Cancel the rest" by itself.
     if (confirm.returnValue === "yes") void cancelTheRest();
   });
+
+  /** showWhy opens the scheduler's whole answer for one task below the table, asked again with the rows in view. */
+  function showWhy(index: number): void {
+    shownWhy = index;
+    whyBox.hidden = false;
+    drawWhy();
+    void askWhy(true);
+  }
+
+  function drawWhy(): void {
+    if (shownWhy === undefined) return;
+    const index = shownWhy;
+    const t = view.tasks.get(index);
+    const w = whys.get(index);
+    const close = h(
+      "button",
+      {
+        type: "button",
+        class: "link",
+        onclick: () => {
+          whyBox.hidden = true;
+          shownWhy = undefined;
+          redrawRow(index)?.querySelector<HTMLElement>("[data-action=why]")?.focus();
+        },
+      },
+      "Close",
+    );
+    const head = h("div", { class: "output-head" }, h("h3", { id: "why-h" }, `Why task ${index} waits`), close);
+    if (!t || !isWaiting(t)) {
+      replace(whyBox, head, h("p", { id: "why-state" }, t ? `Task ${index} is not waiting: it is ${taskStateName(t.state)}${t.copies.some((c) => c.state === CopyState.RUNNING) ? " and running" : ""}.` : "Loading…"));
+      return;
+    }
+    if (!w) {
+      replace(whyBox, head, h("p", { class: "muted" }, "Asking the scheduler…"));
+      return;
+    }
+    const dur = (s: number) => (s >= 0 ? `~${fmtDuration(s)}` : "unknown");
+    const rows: [string, string, string][] = [
+      ["Reason", "why-reason", w.reasonText],
+      ["Class", "why-class", w.class],
+      ["Position in its set", "why-position", String(w.position)],
+      ["Sets ahead", "why-jobs", String(w.jobsAhead)],
+      ["Tasks ahead", "why-ahead", `${fmtCount(w.tasksAhead)}${w.exact ? "" : " or more"}`],
+      ["Starts in", "why-start", dur(w.startInSeconds)],
+      ["Finishes in", "why-finish", dur(w.finishInSeconds)],
+      ["Slots free", "why-slots", `${w.freeSlots} of ${w.slots}`],
+    ];
+    if (w.maxRunning > 0) rows.push(["Cap (--max-running)", "why-cap", `${w.running} of ${w.maxRunning} running`]);
+    replace(
+      whyBox,
+      head,
+      h("dl", { class: "meta" }, rows.map(([k, id, v]) => [h("dt", null, k), h("dd", { id }, v)])),
+      w.assumptions ? h("p", { class: "muted", id: "why-assumptions" }, `The estimate assumes ${w.assumptions}.`) : null,
+    );
+  }
 
   async function showOutput(index: number): Promise<void> {
     const prev = shownOutput;
@@ -1042,9 +1103,10 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
 
   let whyTicker: ReturnType<typeof setInterval> | undefined;
   /** askWhy asks the scheduler why the waiting tasks in view wait: one call, at most one at a time and one per whyEvery. */
-  async function askWhy(): Promise<void> {
-    if (whyBusy || document.hidden || Date.now() - whyAt < whyEvery - 500) return;
+  async function askWhy(now = false): Promise<void> {
+    if (whyBusy || document.hidden || (!now && Date.now() - whyAt < whyEvery - 500)) return;
     const idx: number[] = [];
+    if (shownWhy !== undefined && !rendered.has(shownWhy)) idx.push(shownWhy);
     for (const [i, tr] of rendered) if (tr.dataset.waiting !== undefined) idx.push(i);
     if (idx.length === 0) return;
     whyBusy = true;
@@ -1056,6 +1118,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         if (rendered.has(w.index)) stale.add(w.index);
       }
       schedule({ window: true });
+      drawWhy();
     } catch {
       // The next tick asks again; the rows keep their last answer.
     } finally {
@@ -1086,6 +1149,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         afterUpdate(change.indexes);
         scheduleHead();
       }
+      if (shownWhy !== undefined) drawWhy();
     },
     (s) => {
       const { text, cls } = statusText(s);
@@ -1123,7 +1187,7 @@ function whyNote(w: TaskWhy): HTMLElement | null {
     w.finishInSeconds >= 0 ? `Finishes in ~${fmtDuration(w.finishInSeconds)}` : "",
     w.assumptions ? `Assuming ${w.assumptions}` : "",
   ].filter((x) => x !== "").join("\n");
-  return h("span", { class: "why muted", "data-why": "", title: detail }, line.join(" · "));
+  return h("button", { type: "button", class: "link why", "data-action": "why", title: detail, "aria-label": `Why task ${w.index} waits: ${line.join(", ")}` }, line.join(" · "));
 }
 
 function progressCell(t: Task): HTMLElement {
