@@ -165,7 +165,7 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 		if why == "" || why == sched.WhyRunning.Short() {
 			why = "-"
 		}
-		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, shortCommand(x.Spec.Argv),
+		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, taskCommand(c, x.Spec),
 			copiesText(x.Copies), prog, exit, secs(x.ServiceSeconds), secs(x.VisibleResponseSeconds)); err != nil {
 			return err
 		}
