@@ -155,6 +155,16 @@ type DiscloseInput struct {
 	// Retry is the set's retry policy (Retries 0: none; on an append,
 	// leave the policy as it is).
 	Retry sched.RetryPolicy
+	// Array discloses a task array instead of Tasks (nil: none).
+	Array *Array
+}
+
+// Array is a task array: one task per value First, First+Step, ... up to
+// Last, each with Spec; a task sees its value as $BATCH_ARRAY_VALUE. The
+// server expands it, so it costs a few bytes however many tasks it has.
+type Array struct {
+	First, Last, Step int64
+	Spec              sched.TaskSpec
 }
 
 // DiscloseResult is the server's answer to Disclose.
@@ -179,7 +189,7 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 	if key == "" {
 		key = NewIdempotencyKey()
 	}
-	if specBytes(in.Tasks) > discloseUnaryBytes {
+	if in.Array == nil && specBytes(in.Tasks) > discloseUnaryBytes {
 		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.DiscloseStreamResponse, error) {
 			return c.discloseStream(ctx, in, key)
 		})
@@ -199,6 +209,9 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 	}
 	for _, t := range in.Tasks {
 		req.Tasks = append(req.Tasks, specToPB(t))
+	}
+	if a := in.Array; a != nil {
+		req.Array = &batchv1.TaskArray{First: a.First, Last: a.Last, Step: a.Step, Spec: specToPB(a.Spec)}
 	}
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.DiscloseResponse, error) {
 		return c.sets.Disclose(ctx, req)

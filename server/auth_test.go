@@ -197,6 +197,13 @@ func TestIsolation(t *testing.T) {
 			}
 			return err
 		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetOutputs", func(c clients, who string) error {
+			res, err := c.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set.Id})
+			if err == nil && (len(res.Outputs) == 0 || string(res.Outputs[0].Stdout) != "secret") {
+				return fmt.Errorf("outputs %v", res.Outputs)
+			}
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
 		{"Why", func(c clients, who string) error {
 			res, err := c.tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: set.Id, Indexes: []int32{0}})
 			if err == nil && (len(res.Tasks) != 1 || res.Tasks[0].Index != 0) {

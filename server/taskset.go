@@ -24,7 +24,7 @@ type taskSetHandler struct{ s *Server }
 // tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
-	if len(req.Tasks) == 0 {
+	if len(req.Tasks) == 0 && req.Array == nil {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
 	}
 	if len(req.Tasks) > store.MaxTasksPerCall {
@@ -34,11 +34,15 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if err := hd.check(); err != nil {
 		return nil, s.connectError(ctx, err)
 	}
+	arr, err := arrayFromProto(req.Array, len(req.Tasks))
+	if err != nil {
+		return nil, s.connectError(ctx, err)
+	}
 	specs, err := appendSpecs(make([]sched.TaskSpec, 0, len(req.Tasks)), req.Tasks)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	res, err := s.disclose(ctx, hd, specs)
+	res, err := s.disclose(ctx, hd, specs, arr)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -55,6 +59,7 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 	var (
 		hd    discloseHeader
 		specs []sched.TaskSpec
+		arr   *store.TaskArray
 		size  int  // bytes of the messages so far
 		tight bool // tightenGC is in force
 	)
@@ -69,8 +74,14 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 			if err := hd.check(); err != nil {
 				return nil, s.connectError(ctx, err)
 			}
-		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key and request"))
+			var err error
+			if arr, err = arrayFromProto(m.Array, len(m.Tasks)); err != nil {
+				return nil, s.connectError(ctx, err)
+			}
+		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request || m.Array != nil {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key, request and array"))
+		} else if arr != nil && len(m.Tasks) > 0 {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "give tasks or an array, not both"))
 		}
 		if len(specs)+len(m.Tasks) > store.MaxTasksPerCall {
 			return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "more than %d tasks in one disclose: disclose in several calls (append with set_id)", store.MaxTasksPerCall))
@@ -85,10 +96,10 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 	if err := stream.Err(); err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	if len(specs) == 0 {
+	if len(specs) == 0 && arr == nil {
 		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
 	}
-	res, err := s.disclose(ctx, hd, specs)
+	res, err := s.disclose(ctx, hd, specs, arr)
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
@@ -169,6 +180,26 @@ func (hd discloseHeader) check() error {
 	return checkSetID("set_id", hd.setID)
 }
 
+// arrayFromProto converts a disclosed array (nil: none); ntasks is the
+// number of tasks the same call gives, which must be 0 beside an array.
+func arrayFromProto(p *batchv1.TaskArray, ntasks int) (*store.TaskArray, error) {
+	if p == nil {
+		return nil, nil
+	}
+	if ntasks > 0 {
+		return nil, sched.Errorf(sched.EINVALID, "give tasks or an array, not both")
+	}
+	spec, err := specFromProto(0, p.Spec)
+	if err != nil {
+		return nil, sched.Errorf(sched.ErrorCode(err), "array: %s", sched.ErrorMessage(err))
+	}
+	a, err := store.NewTaskArray(p.First, p.Last, p.Step, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
 // appendSpecs converts tasks to specs and appends them to specs (tasks are
 // numbered from len(specs) in errors).
 func appendSpecs(specs []sched.TaskSpec, tasks []*batchv1.TaskSpec) ([]sched.TaskSpec, error) {
@@ -222,7 +253,7 @@ func compact(specs []sched.TaskSpec) {
 // disclose stores specs (or replays the idempotency key's first answer),
 // tells the scheduler and runs it: the part Disclose and DiscloseStream
 // share.
-func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.TaskSpec) (store.DiscloseResult, error) {
+func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.TaskSpec, arr *store.TaskArray) (store.DiscloseResult, error) {
 	if err := s.stopping(); err != nil {
 		return store.DiscloseResult{}, err
 	}
@@ -233,7 +264,11 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	var res store.DiscloseResult
 	s.apiWrite(func() {
 		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
-			Tasks: specs, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry}
+			Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry}
+		n := len(specs)
+		if arr != nil {
+			n = int(arr.Count)
+		}
 		replay := false
 		if hd.key != "" {
 			// The key with other content is AlreadyExists, not a replay.
@@ -243,14 +278,20 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 			}
 		}
 		if !replay {
-			if err = s.checkLoad(ctx, owner, hd.setID == 0, len(specs)); err != nil {
+			if err = s.checkLoad(ctx, owner, hd.setID == 0, n); err != nil {
 				return
 			}
 		}
 		// What the scheduler needs of the specs, taken now so that the specs
 		// can go once they are stored.
-		infos := make([]sched.TaskInfo, len(specs))
-		for i, sp := range specs {
+		infos := make([]sched.TaskInfo, n)
+		for i := range infos {
+			var sp *sched.TaskSpec
+			if arr != nil {
+				sp = &arr.Spec
+			} else {
+				sp = &specs[i]
+			}
 			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds,
 				Cpus: sp.Cpus, MemoryMB: sp.MemoryMB}
 		}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -24,6 +25,9 @@ func TestDiscloseErrors(t *testing.T) {
 	rest := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
 	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: rest.Id, Indexes: []int32{0}}))
 	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: rest.Id}))
+	// A set of two tasks has room for MaxTasksPerSet-2 more: an array of
+	// MaxTasksPerSet-1 does not fit.
+	full := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
 	manyArgs := make([]string, store.MaxArgs+1)
 	for i := range manyArgs {
 		manyArgs[i] = "x"
@@ -44,15 +48,21 @@ func TestDiscloseErrors(t *testing.T) {
 		{"ErrUnknownSet", &batchv1.DiscloseRequest{SetId: 9999, Tasks: echo(1)}, connect.CodeNotFound},
 		{"ErrAppendToCanceled", &batchv1.DiscloseRequest{SetId: canceled.Id, Tasks: echo(1)}, connect.CodeFailedPrecondition},
 		{"ErrAppendToCanceledRest", &batchv1.DiscloseRequest{SetId: rest.Id, Tasks: echo(1)}, connect.CodeFailedPrecondition},
+		{"ErrArrayAndTasks", &batchv1.DiscloseRequest{Tasks: echo(1), Array: &batchv1.TaskArray{Last: 3, Spec: echo(1)[0]}}, connect.CodeInvalidArgument},
+		{"ErrArrayReversed", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{First: 4, Last: 3, Spec: echo(1)[0]}}, connect.CodeInvalidArgument},
+		{"ErrArrayNegativeStep", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Step: -1, Spec: echo(1)[0]}}, connect.CodeInvalidArgument},
+		{"ErrArrayEmptyArgv", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Spec: &batchv1.TaskSpec{}}}, connect.CodeInvalidArgument},
+		{"ErrArrayTooBig", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: store.MaxTasksPerSet, Spec: echo(1)[0]}}, connect.CodeResourceExhausted},
+		{"ErrArrayPastSetLimit", &batchv1.DiscloseRequest{SetId: full.Id, Array: &batchv1.TaskArray{Last: store.MaxTasksPerSet - 2, Spec: echo(1)[0]}}, connect.CodeResourceExhausted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := b.tasks.Disclose(ctx(t), tc.req)
 			wantCode(t, err, tc.want)
 		})
 	}
-	// Nothing was half written: still two sets, with two tasks each.
+	// Nothing was half written: still three sets, with two tasks each.
 	list := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
-	if len(list.TaskSets) != 2 || list.TaskSets[0].Counts.Total != 2 || list.TaskSets[1].Counts.Total != 2 {
+	if len(list.TaskSets) != 3 || list.TaskSets[0].Counts.Total != 2 || list.TaskSets[1].Counts.Total != 2 || list.TaskSets[2].Counts.Total != 2 {
 		t.Fatalf("sets: %v", list.TaskSets)
 	}
 }
@@ -404,4 +414,56 @@ func TestInternalErrorHidden(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Message() != "internal error" {
 		t.Fatalf("message %q, want %q", ce.Message(), "internal error")
 	}
+}
+
+// TestGetOutputsPaging: GetOutputs through the generated client, in pages
+// of a small budget; a bad token or budget is InvalidArgument, an index
+// past the set NotFound.
+func TestGetOutputsPaging(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w", 1)
+	res := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Request: true,
+		Array: &batchv1.TaskArray{First: 10, Last: 18, Step: 2, Spec: &batchv1.TaskSpec{Argv: []string{"true"}, NoSpeculation: true}}}))
+	set := res.TaskSet.Id
+	if res.Count != 5 {
+		t.Fatalf("array 10-18:2 disclosed %d tasks", res.Count)
+	}
+	// The worker is sent each task's value; it answers with it.
+	for range 5 {
+		st := w.start()
+		w.won(st.CopyId, fmt.Sprintf("value %s, index %d", st.Spec.Env[store.ArrayValueEnv], st.Index))
+	}
+	got := map[int32]string{}
+	token, pages := "", 0
+	for {
+		page, err := b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, MaxBytes: 20, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, o := range page.Outputs {
+			if int64(len(got[o.Index])) != o.StdoutOffset {
+				t.Fatalf("task %d: piece at %d after %d bytes", o.Index, o.StdoutOffset, len(got[o.Index]))
+			}
+			got[o.Index] += string(o.Stdout)
+		}
+		if token = page.NextPageToken; token == "" || pages > 50 {
+			break
+		}
+	}
+	for i := int32(0); i < 5; i++ {
+		if want := fmt.Sprintf("value %d, index %d", 10+2*i, i); got[i] != want {
+			t.Errorf("task %d: %q, want %q", i, got[i], want)
+		}
+	}
+	if pages < 5 {
+		t.Errorf("%d pages for 5 outputs of 18 bytes at 20 bytes a page", pages)
+	}
+	_, err := b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, PageToken: "o1.2"})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, MaxBytes: store.MaxOutputsPageBytes + 1})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, Indexes: []int32{5}})
+	wantCode(t, err, connect.CodeNotFound)
 }

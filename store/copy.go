@@ -50,7 +50,7 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 					VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`, d.Copy, d.Task.Set, d.Task.Index, d.Slot.Worker, d.Slot.Slot, boolInt(d.Speculative), now, st.Attempt)
 				}
 				if err == nil {
-					err = decodeSpec(spec, &st.Spec)
+					err = taskSpec(ctx, tx, spec, d.Task.Index, &st.Spec)
 					started = append(started, st)
 				}
 			case sched.DecisionKill:
@@ -524,6 +524,7 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 			return fmt.Errorf("read live copies: %w", err)
 		}
 		defer rows.Close()
+		var later specLater
 		for rows.Next() {
 			var (
 				lc             LiveCopy
@@ -538,12 +539,16 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 			}
 			c.Speculative, c.State = isSpec != 0, sched.CopyState(state)
 			c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
-			if err := decodeSpec(spec, &lc.Spec); err != nil {
+			if err := later.decode(spec, c.Task.Index, len(out), &lc.Spec); err != nil {
 				return fmt.Errorf("decode spec: %w", err)
 			}
 			out = append(out, lc)
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		return later.finish(ctx, tx, func(pos int) *sched.TaskSpec { return &out[pos].Spec })
 	})
 	return out, err
 }

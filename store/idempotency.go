@@ -68,6 +68,15 @@ func (d *DiscloseHasher) Add(tasks ...sched.TaskSpec) {
 	}
 }
 
+// AddArray hashes a task array (after any tasks).
+func (d *DiscloseHasher) AddArray(a TaskArray) {
+	d.str("array")
+	d.u64(uint64(a.First))
+	d.u64(uint64(a.Step))
+	d.u64(uint64(a.Count))
+	d.Add(a.Spec)
+}
+
 // Sum returns the hash in hex.
 func (d *DiscloseHasher) Sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
 
@@ -99,6 +108,9 @@ func (in DiscloseInput) Hash() string {
 	}
 	d := NewDiscloseHasher(in.SetID, in.Name, in.Request)
 	d.Add(in.Tasks...)
+	if in.Array != nil {
+		d.AddArray(*in.Array)
+	}
 	return d.Sum()
 }
 

@@ -50,6 +50,8 @@ type DB struct {
 	wconn *sql.Conn
 
 	auth authCache // tokens found valid lately (see Authenticate)
+	// arrays keeps task arrays read lately (they never change).
+	arrays *arrayCache
 
 	// Now returns the current time; it is read once per transaction so that
 	// every row a transaction writes carries the same time. Tests pin it.
@@ -95,7 +97,7 @@ func init() {
 
 // NewDB returns a DB for the file at path; call Open before use.
 func NewDB(path string) *DB {
-	return &DB{Path: path, Now: time.Now, OutputCap: DefaultOutputCap}
+	return &DB{Path: path, Now: time.Now, OutputCap: DefaultOutputCap, arrays: &arrayCache{}}
 }
 
 // Open opens the database file, creating it, and runs pending migrations.
@@ -227,6 +229,7 @@ type Tx struct {
 	now    time.Time
 	cap    int64  // DB.OutputCap
 	prices Prices // DB.Prices
+	arrays *arrayCache
 }
 
 // No joins per task: a statement run once per task (the start's spec read, the
@@ -348,7 +351,7 @@ func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
 			discard(c) // still in a transaction, or broken: not back to the pool
 		}
 	}()
-	return translate(fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}))
+	return translate(fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices, arrays: db.arrays}))
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE, one at a time)
@@ -380,7 +383,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			db.dropWriteConn()
 		}
 	}()
-	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices}); err != nil {
+	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices, arrays: db.arrays}); err != nil {
 		return translate(err)
 	}
 	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {

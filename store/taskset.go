@@ -13,10 +13,12 @@ import (
 
 // DiscloseInput is one Disclose call.
 type DiscloseInput struct {
-	Owner          string
-	SetID          sched.SetID // 0 creates a set
-	Name           string
-	Tasks          []sched.TaskSpec
+	Owner string
+	SetID sched.SetID // 0 creates a set
+	Name  string
+	Tasks []sched.TaskSpec
+	// Array is a task array to disclose instead of Tasks (nil: none).
+	Array          *TaskArray
 	IdempotencyKey string // "" = none
 	Request        bool   // request the new tasks at once
 	// MaxRunning caps the set's running copies (0: none; on an append,
@@ -51,8 +53,18 @@ type DiscloseResult struct {
 // ERESOURCEEXHAUSTED (the set would exceed MaxTasksPerSet).
 func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, error) {
 	var res DiscloseResult
-	if len(in.Tasks) == 0 {
+	if len(in.Tasks) == 0 && in.Array == nil {
 		return res, sched.Errorf(sched.EINVALID, "no tasks to disclose: give at least one task")
+	}
+	if len(in.Tasks) > 0 && in.Array != nil {
+		return res, sched.Errorf(sched.EINVALID, "give tasks or an array, not both")
+	}
+	n := len(in.Tasks)
+	if in.Array != nil {
+		if in.Array.Count <= 0 || in.Array.Step <= 0 {
+			return res, sched.Errorf(sched.EINVALID, "array of %d tasks by step %d: want at least one task and a positive step", in.Array.Count, in.Array.Step)
+		}
+		n = int(in.Array.Count)
 	}
 	if in.MaxRunning < 0 {
 		return res, sched.Errorf(sched.EINVALID, "max running %d is negative (0 means no cap)", in.MaxRunning)
@@ -104,8 +116,8 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 				return sched.Errorf(sched.EFAILEDPRECONDITION, "task set %d is canceled (all its %d tasks are): disclose a new set instead", setID, ntasks)
 			}
 		}
-		if ntasks+int64(len(in.Tasks)) > MaxTasksPerSet {
-			return sched.Errorf(sched.ERESOURCEEXHAUSTED, "task set %d would hold %d tasks; the limit is %d per set", setID, ntasks+int64(len(in.Tasks)), MaxTasksPerSet)
+		if ntasks+int64(n) > MaxTasksPerSet {
+			return sched.Errorf(sched.ERESOURCEEXHAUSTED, "task set %d would hold %d tasks; the limit is %d per set", setID, ntasks+int64(n), MaxTasksPerSet)
 		}
 		state, reqAt := sched.TaskDisclosed, int64(0)
 		if in.Request {
@@ -119,6 +131,23 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		defer stmt.Close()
 		now := nanos(tx.now)
 		rctx := rowCtx(ctx)
+		if a := in.Array; a != nil {
+			// One row for the array, and per task a row that refers to it.
+			ref, err := insertArray(ctx, tx, setID, ntasks, *a)
+			if err != nil {
+				return err
+			}
+			spec := a.Spec
+			for i := 0; i < n; i++ {
+				if err := canceled(ctx, i); err != nil {
+					return err
+				}
+				if _, err := stmt.ExecContext(rctx, setID, ntasks+int64(i), ref, spec.EstimateSeconds,
+					boolInt(spec.NoSpeculation), spec.DeadlineSeconds, string(state), now, reqAt, spec.Cpus, spec.MemoryMB); err != nil {
+					return fmt.Errorf("insert task: %w", err)
+				}
+			}
+		}
 		for i, spec := range in.Tasks {
 			if err := canceled(ctx, i); err != nil {
 				return err
@@ -134,10 +163,10 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET ntasks = ntasks + ?, max_running = IIF(? > 0, ?, max_running),
 			retries = IIF(? > 0, ?, retries), retry_on = IIF(? > 0, ?, retry_on) WHERE id = ?`,
-			len(in.Tasks), in.MaxRunning, in.MaxRunning, in.Retry.Retries, in.Retry.Retries, in.Retry.Retries, in.Retry.RetryOn(), setID); err != nil {
+			n, in.MaxRunning, in.MaxRunning, in.Retry.Retries, in.Retry.Retries, in.Retry.Retries, in.Retry.RetryOn(), setID); err != nil {
 			return fmt.Errorf("count tasks: %w", err)
 		}
-		res.FirstIndex, res.Count = int32(ntasks), int32(len(in.Tasks))
+		res.FirstIndex, res.Count = int32(ntasks), int32(n)
 		if in.IdempotencyKey != "" {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (owner, key, set_id, first_index, count, created_at, request_hash) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 				in.Owner, in.IdempotencyKey, setID, res.FirstIndex, res.Count, now, hash); err != nil {
@@ -671,7 +700,10 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 		return nil, fmt.Errorf("read tasks: %w", err)
 	}
 	defer rows.Close()
-	var out []sched.Task
+	var (
+		out   []sched.Task
+		later specLater
+	)
 	for rows.Next() {
 		var (
 			t                                         sched.Task
@@ -683,7 +715,7 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt); err != nil {
 			return nil, err
 		}
-		if err := decodeSpec(spec, &t.Spec); err != nil {
+		if err := later.decode(spec, t.Index, len(out), &t.Spec); err != nil {
 			return nil, fmt.Errorf("decode spec of task %d/%d: %w", t.Set, t.Index, err)
 		}
 		t.State = sched.TaskState(state)
@@ -693,7 +725,14 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 		t.Progress = -1
 		out = append(out, t)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	if err := later.finish(ctx, tx, func(pos int) *sched.TaskSpec { return &out[pos].Spec }); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // attachCopies reads the copies of the given tasks (sorted by index) and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,5 +105,25 @@ func TestTableWidth(t *testing.T) {
 	}
 	if got := widest(e.ok("status", set, "--wide")); got <= 80 {
 		t.Errorf("status --wide with COLUMNS=80: %d columns wide, want the whole table", got)
+	}
+}
+
+// TestArrayStatusAndWideCommand: the tasks of an array show their values
+// before their (shared) command; --wide shows a command whole, which is
+// otherwise cut at 40 characters.
+func TestArrayStatusAndWideCommand(t *testing.T) {
+	e := newEnv(t, 0)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--array", "5-9:2", "--", "echo value $BATCH_ARRAY_VALUE and then a long tail that goes past forty characters"))
+	out := e.ok("status", set)
+	for i, v := range []string{"5", "7", "9"} {
+		if !strings.Contains(out, fmt.Sprintf("%s/%d", set, i)) || !strings.Contains(out, "["+v+"] echo value") {
+			t.Errorf("status of array: no task %d with value %s:\n%s", i, v, out)
+		}
+	}
+	if strings.Contains(out, "past forty characters") {
+		t.Errorf("status without --wide shows the whole long command:\n%s", out)
+	}
+	if wide := e.ok("status", set, "--wide"); !strings.Contains(wide, "past forty characters") {
+		t.Errorf("status --wide cuts the command:\n%s", wide)
 	}
 }

@@ -25,8 +25,21 @@ func discloseCommand() *cli.Command {
 		ArgsUsage: "[-- COMMAND ARGS...]",
 		Description: `Tasks come from the arguments after -- (one task), from --file (one shell
 command per line, run with sh -c; blank lines and lines starting with # are
-skipped; - reads stdin) or from --spec (a JSON file with every TaskSpec field).
-Disclosed tasks run on idle slots; nothing is billed until you request them.
+skipped; - reads stdin), from --array with a command after -- (one task per
+value, like Slurm's --array) or from --spec (a JSON file with every TaskSpec
+field). Disclosed tasks run on idle slots; nothing is billed until you
+request them.
+
+--array LOW-HIGH[:STEP] makes one task per value LOW, LOW+STEP, ... up to
+HIGH. The words after -- are joined with spaces into one shell line (as ssh
+does) and run with sh -c, so quote the line to keep $ for the task: each task
+sees its value as $BATCH_ARRAY_VALUE and its place in the set as
+$BATCH_TASK_INDEX (the same when the set is new and the range starts at 0 by
+step 1). The server keeps the array in one piece: 100,000 tasks cost a few
+bytes each.
+
+--shell picks the shell that runs --file lines and array lines (default sh,
+which is dash on Debian: use --shell bash for $RANDOM, arrays or [[ ]]).
 
 Examples:
 
@@ -44,6 +57,14 @@ attempt ends in a way --retry-on names: exit codes (1-255), nonzero (any
 failure), timeout, lost (a re-run after a worker was lost becomes a new
 attempt; lost copies run again anyway). --retry-on defaults to
 nonzero,timeout. Each requested attempt is billed once; see batchctl retry.
+   batchctl disclose --array 0-299 -- './sim --seed $BATCH_ARRAY_VALUE'
+   batchctl disclose --array 0-1000:10 --shell bash -- 'echo $((BATCH_ARRAY_VALUE * RANDOM))'
+   batchctl disclose --shell bash --file commands.txt
+
+A --spec file is a list of tasks, or an object with a name and tasks; a task
+gives argv, or a shell line as "command" (run by the set's "shell", default
+sh). Instead of tasks the object may hold an array: a range, and a command
+or argv with the other task fields:
 
 A --spec file is a list of tasks, or an object with a name, a retry policy
 and tasks:
@@ -51,7 +72,12 @@ and tasks:
    {"name": "sweep", "retries": 2, "retry_on": "nonzero,timeout", "tasks": [
      {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
       "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600,
-      "cpus": 2, "memory_mb": 4096}]}
+      "cpus": 2, "memory_mb": 4096},
+     {"command": "./sim --p 0.2 > out-$BATCH_COPY_ID"}]}
+
+   {"name": "study", "shell": "bash",
+    "array": {"range": "0-299:2", "command": "./sim --seed $BATCH_ARRAY_VALUE",
+              "estimate_seconds": 60}}
 
 Prints the set id and the new tasks' references (SET/FIRST..LAST); -q prints
 the set id only.`,
@@ -59,6 +85,8 @@ the set id only.`,
 			&cli.StringFlag{Name: "name", Aliases: []string{"n"}, Usage: "name of a new task set"},
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read one shell command per line from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "spec", Usage: "read tasks from a JSON `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "array", Aliases: []string{"a"}, Usage: "one task per value of `LOW-HIGH[:STEP]` running the command after -- (its value in $BATCH_ARRAY_VALUE)"},
+			&cli.StringFlag{Name: "shell", Value: "sh", Usage: "the `SHELL` that runs --file lines and array lines, as SHELL -c LINE (e.g. bash)"},
 			&cli.Int64Flag{Name: "set", Usage: "append to task set `ID` instead of creating one"},
 			&cli.StringFlag{Name: "estimate", Aliases: []string{"e"}, Usage: "estimated run time of each task (e.g. 30s, 2m, or seconds)"},
 			&cli.StringFlag{Name: "timeout", Usage: "kill a copy after this run time and finish the task as timed out (e.g. 10m)"},
@@ -78,12 +106,80 @@ the set id only.`,
 	}
 }
 
-// specFile is the --spec format: a list of tasks or an object with them.
+// specFile is the --spec format: a list of tasks or an object with them
+// (or with an array).
 type specFile struct {
 	Name    string     `json:"name"`
+	Shell   string     `json:"shell"`
 	Retries int32      `json:"retries"`
 	RetryOn string     `json:"retry_on"`
-	Tasks   []specView `json:"tasks"`
+	Tasks   []specTask `json:"tasks"`
+	Array   *specArray `json:"array"`
+}
+
+// specTask is a task of a --spec file: argv, or a shell line as command.
+type specTask struct {
+	specView
+	Command string `json:"command"`
+}
+
+// specArray is the array of a --spec file: a range and a task.
+type specArray struct {
+	specTask
+	Range string `json:"range"`
+}
+
+// spec turns a --spec file's task into a spec, running a command with
+// shell; what is the task's name in errors.
+func (t specTask) spec(shell, what string) (sched.TaskSpec, error) {
+	argv := t.Argv
+	switch {
+	case t.Command != "" && len(argv) > 0:
+		return sched.TaskSpec{}, usageErr("%s: give argv or command, not both", what)
+	case t.Command != "":
+		argv = []string{shell, "-c", t.Command}
+	case len(argv) == 0:
+		return sched.TaskSpec{}, usageErr("%s: give argv or command", what)
+	}
+	return sched.TaskSpec{
+		Argv: argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
+		NoSpeculation: t.NoSpeculation, TimeoutSeconds: t.TimeoutSeconds, DeadlineSeconds: t.DeadlineSeconds,
+		Cpus: t.Cpus, MemoryMB: t.MemoryMB,
+	}, nil
+}
+
+// parseArray reads --array's LOW-HIGH[:STEP] (or a single value N).
+func parseArray(s string) (first, last, step int64, err error) {
+	bad := func(why string) error {
+		return usageErr("--array %q: %s: want LOW-HIGH[:STEP], e.g. 0-299 or 0-299:2", s, why)
+	}
+	if strings.TrimSpace(s) == "" {
+		return 0, 0, 0, bad("empty range")
+	}
+	rng, stepPart, hasStep := strings.Cut(s, ":")
+	step = 1
+	if hasStep {
+		if step, err = strconv.ParseInt(stepPart, 10, 64); err != nil {
+			return 0, 0, 0, bad("the step is not a whole number")
+		}
+		if step <= 0 {
+			return 0, 0, 0, bad(fmt.Sprintf("step %d: the step must be 1 or more", step))
+		}
+	}
+	lo, hi, isRange := strings.Cut(rng, "-")
+	if first, err = strconv.ParseInt(lo, 10, 64); err != nil || first < 0 {
+		return 0, 0, 0, bad("LOW is not a whole number from 0")
+	}
+	last = first
+	if isRange {
+		if last, err = strconv.ParseInt(hi, 10, 64); err != nil || last < 0 {
+			return 0, 0, 0, bad("HIGH is not a whole number from 0")
+		}
+	}
+	if last < first {
+		return 0, 0, 0, bad(fmt.Sprintf("the range is reversed (%d is above %d)", first, last))
+	}
+	return first, last, step, nil
 }
 
 func disclose(c *cli.Context) error {
@@ -91,11 +187,29 @@ func disclose(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var specs []sched.TaskSpec
+	var (
+		specs []sched.TaskSpec
+		array *client.Array
+	)
 	name := c.String("name")
 	retries, retryOn := int32(c.Int("retries")), c.String("retry-on")
+	shell := c.String("shell")
+	if strings.TrimSpace(shell) == "" {
+		return usageErr("--shell is empty: name a shell such as sh or bash")
+	}
 	sources := 0
-	if c.Args().Present() {
+	if r := c.String("array"); c.IsSet("array") {
+		if !c.Args().Present() {
+			return usageErr("--array needs the command each task runs, after --: e.g. batchctl disclose --array 0-9 -- 'echo $BATCH_ARRAY_VALUE'")
+		}
+		first, last, step, err := parseArray(r)
+		if err != nil {
+			return err
+		}
+		line := strings.Join(c.Args().Slice(), " ")
+		array = &client.Array{First: first, Last: last, Step: step, Spec: withDefaults(sched.TaskSpec{Argv: []string{shell, "-c", line}}, defaults)}
+		sources++
+	} else if c.Args().Present() {
 		sources++
 		specs = append(specs, withDefaults(sched.TaskSpec{Argv: c.Args().Slice()}, defaults))
 	}
@@ -112,7 +226,7 @@ func disclose(c *cli.Context) error {
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
-			specs = append(specs, withDefaults(sched.TaskSpec{Argv: []string{"sh", "-c", line}}, defaults))
+			specs = append(specs, withDefaults(sched.TaskSpec{Argv: []string{shell, "-c", line}}, defaults))
 		}
 		if err := sc.Err(); err != nil {
 			return usageErr("read %s: %v", f, err)
@@ -144,21 +258,39 @@ func disclose(c *cli.Context) error {
 		if retries == 0 && retryOn == "" {
 			retries, retryOn = sf.Retries, sf.RetryOn
 		}
-		for _, t := range sf.Tasks {
-			specs = append(specs, withDefaults(sched.TaskSpec{
-				Argv: t.Argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
-				NoSpeculation: t.NoSpeculation, TimeoutSeconds: t.TimeoutSeconds, DeadlineSeconds: t.DeadlineSeconds,
-				Cpus: t.Cpus, MemoryMB: t.MemoryMB,
-			}, defaults))
+		fileShell := shell
+		if sf.Shell != "" && !c.IsSet("shell") {
+			fileShell = sf.Shell
+		}
+		for i, t := range sf.Tasks {
+			spec, err := t.spec(fileShell, fmt.Sprintf("%s: task %d", f, i))
+			if err != nil {
+				return err
+			}
+			specs = append(specs, withDefaults(spec, defaults))
+		}
+		if sf.Array != nil {
+			if len(sf.Tasks) > 0 {
+				return usageErr("%s: give tasks or an array, not both", f)
+			}
+			first, last, step, err := parseArray(sf.Array.Range)
+			if err != nil {
+				return usageErr("%s: array: %s", f, sched.ErrorMessage(err))
+			}
+			spec, err := sf.Array.spec(fileShell, f+": array")
+			if err != nil {
+				return err
+			}
+			array = &client.Array{First: first, Last: last, Step: step, Spec: withDefaults(spec, defaults)}
 		}
 	}
 	if sources == 0 {
-		return usageErr("nothing to disclose: give a command after --, a --file of commands, or a --spec file (see batchctl disclose --help)")
+		return usageErr("nothing to disclose: give a command after --, --array with a command, a --file of commands, or a --spec file (see batchctl disclose --help)")
 	}
 	if sources > 1 {
-		return usageErr("give tasks in one way only: a command after --, --file or --spec")
+		return usageErr("give tasks in one way only: a command after --, --array, --file or --spec")
 	}
-	if len(specs) == 0 {
+	if len(specs) == 0 && array == nil {
 		return usageErr("nothing to disclose: the input has no tasks")
 	}
 	maxRunning := c.Int("max-running")
@@ -173,6 +305,7 @@ func disclose(c *cli.Context) error {
 		Set:        sched.SetID(c.Int64("set")),
 		Name:       name,
 		Tasks:      specs,
+		Array:      array,
 		Request:    c.Bool("request"),
 		MaxRunning: int32(maxRunning),
 		Retry:      policy,

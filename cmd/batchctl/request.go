@@ -38,6 +38,7 @@ Examples:
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "no-wait", Usage: "request and return without waiting"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress display, even on a terminal"},
+			&cli.BoolFlag{Name: "with-output", Usage: "with --json and several tasks: each task carries its stdout and stderr"},
 			jsonFlag(),
 		},
 		Action: request,
@@ -111,7 +112,7 @@ func request(c *cli.Context) error {
 	if len(done) == 1 && len(sels[0].Indexes) == 1 {
 		return printOne(c, cl, done[0])
 	}
-	return printMany(c, done)
+	return printMany(c, cl, done)
 }
 
 // waitFor waits until the selected tasks are finished or canceled and
@@ -218,14 +219,38 @@ func failed(t sched.Task) bool {
 
 // printMany prints a table (or JSON) of final tasks and exits with 5 when
 // any failed.
-func printMany(c *cli.Context, tasks []sched.Task) error {
+func printMany(c *cli.Context, cl *client.Client, tasks []sched.Task) error {
 	nfailed := 0
 	for _, t := range tasks {
 		if failed(t) {
 			nfailed++
 		}
 	}
-	if asJSON(c) {
+	if asJSON(c) && c.Bool("with-output") {
+		outs, err := outputsOf(c, cl, tasks)
+		if err != nil {
+			return err
+		}
+		type withOutput struct {
+			taskView
+			Output *outputView `json:"output"`
+		}
+		views := make([]withOutput, len(tasks))
+		for i, t := range tasks {
+			views[i].taskView = viewTask(t)
+			ref := sched.TaskRef{Set: t.Set, Index: t.Index}
+			if o := outs[ref]; o != nil {
+				v := viewOutput(ref, *o)
+				views[i].Output = &v
+			}
+		}
+		if err := writeJSON(c.App.Writer, struct {
+			Tasks  []withOutput `json:"tasks"`
+			Failed int          `json:"failed"`
+		}{views, nfailed}); err != nil {
+			return err
+		}
+	} else if asJSON(c) {
 		if err := writeJSON(c.App.Writer, struct {
 			Tasks  []taskView `json:"tasks"`
 			Failed int        `json:"failed"`

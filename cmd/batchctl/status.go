@@ -172,7 +172,7 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 		if why == "" || why == sched.WhyRunning.Short() {
 			why = "-"
 		}
-		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, shortCommand(x.Spec.Argv),
+		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, taskCommand(c, x.Spec),
 			copiesText(x.Copies), prog, exit, secs(x.ServiceSeconds), secs(x.VisibleResponseSeconds)); err != nil {
 			return err
 		}
@@ -221,8 +221,8 @@ func copiesText(copies []sched.Copy) string {
 func outputCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "output",
-		Usage:     "print a requested task's output (of its current attempt, or --attempt K)",
-		ArgsUsage: "SET/INDEX",
+		Usage:     "print a requested task's output (its current attempt, or --attempt K), or write many tasks' outputs to files",
+		ArgsUsage: "SET/INDEX | SET[/RANGE] --dir DIR | SET[/RANGE] --tar",
 		Description: `Prints the task's stdout exactly as it was written (--stderr for its stderr).
 Only requested tasks' output is readable: request a disclosed task first
 (which finishes it at once if it already ran). --json adds the exit status,
@@ -232,14 +232,29 @@ CPU and slot seconds.
 lists the attempts); an attempt that ran while disclosed and was retried
 before its request was not billed, and its output is not readable.
 
+With --dir DIR, writes the outputs of a whole set (SET) or some of its tasks
+(SET/0-99,120) as DIR/SET-I.out and DIR/SET-I.err, reading many tasks per
+call (up to --page-bytes of output each); with --tar, writes the same files
+as a tar stream to stdout or to --output FILE. Progress goes to stderr (-q:
+none). Tasks whose output is not readable (not requested, not finished,
+canceled) are listed on stderr and make the command exit 3 after the others
+are written.
+
 Examples:
 
    batchctl output 3/0 > result.txt
    batchctl output --stderr 3/0
-   batchctl output --attempt 1 3/0`,
+   batchctl output --attempt 1 3/0
+   batchctl output 3 --dir results/          # results/3-0.out, results/3-0.err, ...
+   batchctl output 3/0-99 --tar > first100.tar`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
 			&cli.IntFlag{Name: "attempt", Usage: "the output of attempt `K` of the task (default: the current attempt)"},
+			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "write each task's streams to `DIR`/SET-I.out and DIR/SET-I.err"},
+			&cli.BoolFlag{Name: "tar", Usage: "write SET-I.out and SET-I.err of each task as a tar stream (to stdout, or --output)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "with --tar: write the tar to `FILE` instead of stdout"},
+			&cli.StringFlag{Name: "page-bytes", Usage: "with --dir or --tar: at most this much output per call (e.g. 1M; default the server's, 4 MiB)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "with --dir or --tar: no progress on stderr"},
 			jsonFlag(),
 		},
 		Action: output,
@@ -254,8 +269,11 @@ func output(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("dir") || c.Bool("tar") {
+		return bulkOutput(c, sel)
+	}
 	if len(sel.Indexes) != 1 {
-		return usageErr("output takes one task, e.g. %d/0", sel.Set)
+		return usageErr("output prints one task, e.g. %d/0; for many, write them to files with --dir DIR or --tar", sel.Set)
 	}
 	ref := sched.TaskRef{Set: sel.Set, Index: sel.Indexes[0]}
 	out, err := newClient(c).GetAttemptOutput(c.Context, ref, int32(c.Int("attempt")))

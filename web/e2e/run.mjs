@@ -108,6 +108,8 @@ try {
       "Sign out",
       "Disclose a task set",
       "Name",
+      "Tasks",
+      "Shell",
       "Commands, one per line",
       /^Estimated run time/,
       /Request them all now/,

@@ -13,6 +13,35 @@ export interface DiscloseForm {
   estimate: string;
   requestNow: boolean;
   noSpeculation: boolean;
+  /** array is the range LOW-HIGH[:STEP] in array mode; "" means one task per line. */
+  array?: string;
+  /** shell runs each line (default sh). */
+  shell?: string;
+}
+
+/** Shells offered by the form; the first is the default. */
+export const Shells = ["sh", "bash"] as const;
+
+/** MaxArrayTasks is the server's per-set limit, which an array may not pass. */
+export const MaxArrayTasks = 1_000_000;
+
+/**
+ * parseArrayRange reads LOW-HIGH[:STEP] (or one value N) as the array's
+ * first and last values and step; anything else is an error message.
+ */
+export function parseArrayRange(text: string): { first: bigint; last: bigint; step: bigint; count: number } | string {
+  const t = text.trim();
+  if (t === "") return "Write the range as LOW-HIGH or LOW-HIGH:STEP, e.g. 0-299 or 0-299:2.";
+  const m = /^(\d+)(?:-(\d+))?(?::(-?\d+))?$/.exec(t);
+  if (!m) return "Write the range as LOW-HIGH or LOW-HIGH:STEP, e.g. 0-299 or 0-299:2.";
+  const first = BigInt(m[1]);
+  const last = m[2] === undefined ? first : BigInt(m[2]);
+  const step = m[3] === undefined ? 1n : BigInt(m[3]);
+  if (step <= 0n) return "The step must be 1 or more.";
+  if (last < first) return `The range is reversed: ${first} is above ${last}.`;
+  const count = (last - first) / step + 1n;
+  if (count > BigInt(MaxArrayTasks)) return `That is ${count} tasks; a set holds at most ${MaxArrayTasks}.`;
+  return { first, last, step, count: Number(count) };
 }
 
 /** FormResult is either the request to send or the errors to show, keyed by field. */
@@ -70,14 +99,34 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
   const errors: Partial<Record<keyof DiscloseForm, string>> = {};
   const name = f.name.trim();
   if (name.length > 200) errors.name = "The name is too long (at most 200 characters).";
+  const shell = f.shell || "sh";
+  if (!(Shells as readonly string[]).includes(shell)) errors.shell = `Pick a shell: ${Shells.join(" or ")}.`;
   const commands = parseCommands(f.commands);
-  if (commands.length === 0) errors.commands = "Write at least one command, one per line.";
-  else if (commands.length > MaxTasksPerForm) {
+  const isArray = f.array !== undefined;
+  const range = isArray ? parseArrayRange(f.array!) : undefined;
+  if (typeof range === "string") errors.array = range;
+  if (commands.length === 0) errors.commands = isArray ? "Write the command each task of the array runs." : "Write at least one command, one per line.";
+  else if (isArray && commands.length > 1) {
+    errors.commands = "An array runs one command (a line; end a line with \\ to go on): each task sees its value as $BATCH_ARRAY_VALUE.";
+  } else if (commands.length > MaxTasksPerForm) {
     errors.commands = `At most ${MaxTasksPerForm} commands at once; append the rest later.`;
   }
   const est = parseEstimate(f.estimate);
   if (typeof est === "string") errors.estimate = est;
   if (Object.keys(errors).length > 0) return { ok: false, errors };
+  const spec = (line: string) => ({ argv: [shell, "-c", line], estimateSeconds: est as number, noSpeculation: f.noSpeculation });
+  if (range && typeof range !== "string") {
+    return {
+      ok: true,
+      request: {
+        setId: 0n,
+        name,
+        idempotencyKey,
+        request: f.requestNow,
+        array: { first: range.first, last: range.last, step: range.step, spec: spec(commands[0]) },
+      },
+    };
+  }
   return {
     ok: true,
     request: {
@@ -85,16 +134,12 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
       name,
       idempotencyKey,
       request: f.requestNow,
-      tasks: commands.map((c) => ({
-        argv: ["sh", "-c", c],
-        estimateSeconds: est as number,
-        noSpeculation: f.noSpeculation,
-      })),
+      tasks: commands.map(spec),
     },
   };
 }
 
 /** formKey is a stable digest of the form's content, so a resubmission of the same form reuses its idempotency key. */
 export function formKey(f: DiscloseForm): string {
-  return JSON.stringify([f.name.trim(), parseCommands(f.commands), f.estimate.trim(), f.requestNow, f.noSpeculation]);
+  return JSON.stringify([f.name.trim(), parseCommands(f.commands), f.estimate.trim(), f.requestNow, f.noSpeculation, f.array?.trim() ?? null, f.shell || "sh"]);
 }

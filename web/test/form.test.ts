@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formKey, MaxTasksPerForm, parseCommands, parseDiscloseForm, parseEstimate } from "../src/form";
+import { formKey, MaxTasksPerForm, parseArrayRange, parseCommands, parseDiscloseForm, parseEstimate } from "../src/form";
 import type { DiscloseForm } from "../src/form";
 
 test("parseEstimate", () => {
@@ -61,4 +61,34 @@ test("formKey is the same for the same content and differs otherwise", () => {
   assert.equal(formKey(base), formKey({ ...base, name: "frames", commands: "echo 1\n\necho 2\necho 3\n" }));
   assert.notEqual(formKey(base), formKey({ ...base, requestNow: true }));
   assert.notEqual(formKey(base), formKey({ ...base, commands: "echo 1" }));
+});
+
+test("parseArrayRange: LOW-HIGH[:STEP], with clear refusals", () => {
+  assert.deepEqual(parseArrayRange("0-299"), { first: 0n, last: 299n, step: 1n, count: 300 });
+  assert.deepEqual(parseArrayRange(" 3-21:3 "), { first: 3n, last: 21n, step: 3n, count: 7 });
+  assert.deepEqual(parseArrayRange("7"), { first: 7n, last: 7n, step: 1n, count: 1 });
+  assert.match(parseArrayRange("") as string, /LOW-HIGH/);
+  assert.match(parseArrayRange("9-3") as string, /reversed/);
+  assert.match(parseArrayRange("0-9:0") as string, /step/);
+  assert.match(parseArrayRange("0-9:-2") as string, /step/);
+  assert.match(parseArrayRange("a-b") as string, /LOW-HIGH/);
+  assert.match(parseArrayRange("0-1000000") as string, /at most 1000000/);
+});
+
+test("parseDiscloseForm in array mode sends one array with the chosen shell", () => {
+  const r = parseDiscloseForm({ ...base, commands: "echo $BATCH_ARRAY_VALUE", array: "0-10:5", shell: "bash" }, "k");
+  assert.ok(r.ok);
+  const a = r.request.array!;
+  assert.equal(r.request.tasks, undefined);
+  assert.equal(a.first, 0n);
+  assert.equal(a.last, 10n);
+  assert.equal(a.step, 5n);
+  assert.deepEqual(a.spec!.argv, ["bash", "-c", "echo $BATCH_ARRAY_VALUE"]);
+  const two = parseDiscloseForm({ ...base, array: "0-3" }, "k");
+  assert.ok(!two.ok);
+  assert.match(two.errors.commands!, /one command/);
+  const lines = parseDiscloseForm({ ...base, shell: "bash" }, "k");
+  assert.ok(lines.ok);
+  assert.deepEqual(lines.request.tasks![0].argv, ["bash", "-c", "echo 1"]);
+  assert.notEqual(formKey(base), formKey({ ...base, shell: "bash" }));
 });

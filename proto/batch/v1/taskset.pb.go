@@ -118,7 +118,11 @@ type DiscloseRequest struct {
 	// included; 0 = no cap (on an append: leave the cap as it is).
 	MaxRunning int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
 	// The set's retry policy (on an append, retries 0 leaves it as it is).
-	Retry         *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
+	Retry *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
+	// An array of tasks instead of tasks: one task per value, expanded and
+	// kept by the server in this compact form. Give tasks or an array, not
+	// both.
+	Array         *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +206,90 @@ func (x *DiscloseRequest) GetRetry() *RetryPolicy {
 	return nil
 }
 
+func (x *DiscloseRequest) GetArray() *TaskArray {
+	if x != nil {
+		return x.Array
+	}
+	return nil
+}
+
+// TaskArray is a task array (Slurm's --array): one task per value of
+// first, first+step, ... up to last, each with the same spec. A task of
+// the array sees its value as $BATCH_ARRAY_VALUE (and its index in the set
+// as $BATCH_TASK_INDEX, as every task does). The server keeps the array
+// once and each task as a reference to it, so 100,000 tasks cost a few
+// bytes each on the wire and in the store.
+type TaskArray struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	First int64                  `protobuf:"varint,1,opt,name=first,proto3" json:"first,omitempty"`
+	// The last value (inclusive); at least first.
+	Last int64 `protobuf:"varint,2,opt,name=last,proto3" json:"last,omitempty"`
+	// The step between values; 0 means 1; negative is refused.
+	Step int64 `protobuf:"varint,3,opt,name=step,proto3" json:"step,omitempty"`
+	// Every task's spec (argv as given: for a shell line, [shell, "-c", line]).
+	Spec          *TaskSpec `protobuf:"bytes,4,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskArray) Reset() {
+	*x = TaskArray{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskArray) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskArray) ProtoMessage() {}
+
+func (x *TaskArray) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskArray.ProtoReflect.Descriptor instead.
+func (*TaskArray) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *TaskArray) GetFirst() int64 {
+	if x != nil {
+		return x.First
+	}
+	return 0
+}
+
+func (x *TaskArray) GetLast() int64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
+func (x *TaskArray) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *TaskArray) GetSpec() *TaskSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
 type DiscloseResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	TaskSet *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
@@ -216,7 +304,7 @@ type DiscloseResponse struct {
 
 func (x *DiscloseResponse) Reset() {
 	*x = DiscloseResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[1]
+	mi := &file_batch_v1_taskset_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -228,7 +316,7 @@ func (x *DiscloseResponse) String() string {
 func (*DiscloseResponse) ProtoMessage() {}
 
 func (x *DiscloseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[1]
+	mi := &file_batch_v1_taskset_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -241,7 +329,7 @@ func (x *DiscloseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscloseResponse.ProtoReflect.Descriptor instead.
 func (*DiscloseResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{1}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DiscloseResponse) GetTaskSet() *TaskSet {
@@ -284,14 +372,16 @@ type DiscloseStreamRequest struct {
 	Request        bool                   `protobuf:"varint,5,opt,name=request,proto3" json:"request,omitempty"`
 	MaxRunning     int32                  `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
 	// The set's retry policy (on an append, retries 0 leaves it as it is).
-	Retry         *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
+	Retry *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
+	// Only in the first message, as in DiscloseRequest.
+	Array         *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DiscloseStreamRequest) Reset() {
 	*x = DiscloseStreamRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[2]
+	mi := &file_batch_v1_taskset_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -303,7 +393,7 @@ func (x *DiscloseStreamRequest) String() string {
 func (*DiscloseStreamRequest) ProtoMessage() {}
 
 func (x *DiscloseStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[2]
+	mi := &file_batch_v1_taskset_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -316,7 +406,7 @@ func (x *DiscloseStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscloseStreamRequest.ProtoReflect.Descriptor instead.
 func (*DiscloseStreamRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{2}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DiscloseStreamRequest) GetSetId() int64 {
@@ -368,6 +458,13 @@ func (x *DiscloseStreamRequest) GetRetry() *RetryPolicy {
 	return nil
 }
 
+func (x *DiscloseStreamRequest) GetArray() *TaskArray {
+	if x != nil {
+		return x.Array
+	}
+	return nil
+}
+
 // DiscloseStreamResponse is DiscloseResponse for the whole stream.
 type DiscloseStreamResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -381,7 +478,7 @@ type DiscloseStreamResponse struct {
 
 func (x *DiscloseStreamResponse) Reset() {
 	*x = DiscloseStreamResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[3]
+	mi := &file_batch_v1_taskset_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -393,7 +490,7 @@ func (x *DiscloseStreamResponse) String() string {
 func (*DiscloseStreamResponse) ProtoMessage() {}
 
 func (x *DiscloseStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[3]
+	mi := &file_batch_v1_taskset_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -406,7 +503,7 @@ func (x *DiscloseStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscloseStreamResponse.ProtoReflect.Descriptor instead.
 func (*DiscloseStreamResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{3}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DiscloseStreamResponse) GetTaskSet() *TaskSet {
@@ -450,7 +547,7 @@ type RequestRequest struct {
 
 func (x *RequestRequest) Reset() {
 	*x = RequestRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[4]
+	mi := &file_batch_v1_taskset_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -462,7 +559,7 @@ func (x *RequestRequest) String() string {
 func (*RequestRequest) ProtoMessage() {}
 
 func (x *RequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[4]
+	mi := &file_batch_v1_taskset_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -475,7 +572,7 @@ func (x *RequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestRequest.ProtoReflect.Descriptor instead.
 func (*RequestRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{4}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RequestRequest) GetSetId() int64 {
@@ -516,7 +613,7 @@ type RequestResponse struct {
 
 func (x *RequestResponse) Reset() {
 	*x = RequestResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[5]
+	mi := &file_batch_v1_taskset_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +625,7 @@ func (x *RequestResponse) String() string {
 func (*RequestResponse) ProtoMessage() {}
 
 func (x *RequestResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[5]
+	mi := &file_batch_v1_taskset_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +638,7 @@ func (x *RequestResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestResponse.ProtoReflect.Descriptor instead.
 func (*RequestResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RequestResponse) GetTaskSet() *TaskSet {
@@ -590,7 +687,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[6]
+	mi := &file_batch_v1_taskset_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +699,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[6]
+	mi := &file_batch_v1_taskset_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +712,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{6}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CancelRequest) GetSetId() int64 {
@@ -651,7 +748,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[7]
+	mi := &file_batch_v1_taskset_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -663,7 +760,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[7]
+	mi := &file_batch_v1_taskset_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -676,7 +773,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{7}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CancelResponse) GetTaskSet() *TaskSet {
@@ -729,7 +826,7 @@ type GetTaskSetRequest struct {
 
 func (x *GetTaskSetRequest) Reset() {
 	*x = GetTaskSetRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[8]
+	mi := &file_batch_v1_taskset_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -741,7 +838,7 @@ func (x *GetTaskSetRequest) String() string {
 func (*GetTaskSetRequest) ProtoMessage() {}
 
 func (x *GetTaskSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[8]
+	mi := &file_batch_v1_taskset_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -754,7 +851,7 @@ func (x *GetTaskSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskSetRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskSetRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{8}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetTaskSetRequest) GetSetId() int64 {
@@ -796,7 +893,7 @@ type GetTaskSetResponse struct {
 
 func (x *GetTaskSetResponse) Reset() {
 	*x = GetTaskSetResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[9]
+	mi := &file_batch_v1_taskset_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +905,7 @@ func (x *GetTaskSetResponse) String() string {
 func (*GetTaskSetResponse) ProtoMessage() {}
 
 func (x *GetTaskSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[9]
+	mi := &file_batch_v1_taskset_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +918,7 @@ func (x *GetTaskSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskSetResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskSetResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{9}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetTaskSetResponse) GetTaskSet() *TaskSet {
@@ -858,7 +955,7 @@ type ListTaskSetsRequest struct {
 
 func (x *ListTaskSetsRequest) Reset() {
 	*x = ListTaskSetsRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[10]
+	mi := &file_batch_v1_taskset_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +967,7 @@ func (x *ListTaskSetsRequest) String() string {
 func (*ListTaskSetsRequest) ProtoMessage() {}
 
 func (x *ListTaskSetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[10]
+	mi := &file_batch_v1_taskset_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +980,7 @@ func (x *ListTaskSetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTaskSetsRequest.ProtoReflect.Descriptor instead.
 func (*ListTaskSetsRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{10}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTaskSetsRequest) GetPageSize() int32 {
@@ -917,7 +1014,7 @@ type ListTaskSetsResponse struct {
 
 func (x *ListTaskSetsResponse) Reset() {
 	*x = ListTaskSetsResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[11]
+	mi := &file_batch_v1_taskset_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1026,7 @@ func (x *ListTaskSetsResponse) String() string {
 func (*ListTaskSetsResponse) ProtoMessage() {}
 
 func (x *ListTaskSetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[11]
+	mi := &file_batch_v1_taskset_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1039,7 @@ func (x *ListTaskSetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTaskSetsResponse.ProtoReflect.Descriptor instead.
 func (*ListTaskSetsResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{11}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTaskSetsResponse) GetTaskSets() []*TaskSet {
@@ -968,7 +1065,7 @@ type WatchTaskSetRequest struct {
 
 func (x *WatchTaskSetRequest) Reset() {
 	*x = WatchTaskSetRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[12]
+	mi := &file_batch_v1_taskset_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -980,7 +1077,7 @@ func (x *WatchTaskSetRequest) String() string {
 func (*WatchTaskSetRequest) ProtoMessage() {}
 
 func (x *WatchTaskSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[12]
+	mi := &file_batch_v1_taskset_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -993,7 +1090,7 @@ func (x *WatchTaskSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTaskSetRequest.ProtoReflect.Descriptor instead.
 func (*WatchTaskSetRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{12}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchTaskSetRequest) GetSetId() int64 {
@@ -1019,7 +1116,7 @@ type WatchTaskSetResponse struct {
 
 func (x *WatchTaskSetResponse) Reset() {
 	*x = WatchTaskSetResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[13]
+	mi := &file_batch_v1_taskset_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1031,7 +1128,7 @@ func (x *WatchTaskSetResponse) String() string {
 func (*WatchTaskSetResponse) ProtoMessage() {}
 
 func (x *WatchTaskSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[13]
+	mi := &file_batch_v1_taskset_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1044,7 +1141,7 @@ func (x *WatchTaskSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTaskSetResponse.ProtoReflect.Descriptor instead.
 func (*WatchTaskSetResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{13}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WatchTaskSetResponse) GetTaskSet() *TaskSet {
@@ -1083,7 +1180,7 @@ type GetOutputRequest struct {
 
 func (x *GetOutputRequest) Reset() {
 	*x = GetOutputRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[14]
+	mi := &file_batch_v1_taskset_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1095,7 +1192,7 @@ func (x *GetOutputRequest) String() string {
 func (*GetOutputRequest) ProtoMessage() {}
 
 func (x *GetOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[14]
+	mi := &file_batch_v1_taskset_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1108,7 +1205,7 @@ func (x *GetOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOutputRequest.ProtoReflect.Descriptor instead.
 func (*GetOutputRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{14}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetOutputRequest) GetSetId() int64 {
@@ -1171,7 +1268,7 @@ type GetOutputResponse struct {
 
 func (x *GetOutputResponse) Reset() {
 	*x = GetOutputResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[15]
+	mi := &file_batch_v1_taskset_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1280,7 @@ func (x *GetOutputResponse) String() string {
 func (*GetOutputResponse) ProtoMessage() {}
 
 func (x *GetOutputResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[15]
+	mi := &file_batch_v1_taskset_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1293,7 @@ func (x *GetOutputResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOutputResponse.ProtoReflect.Descriptor instead.
 func (*GetOutputResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{15}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetOutputResponse) GetStdout() []byte {
@@ -1297,6 +1394,312 @@ func (x *GetOutputResponse) GetAttempt() int32 {
 	return 0
 }
 
+type GetOutputsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	// The tasks to read, in this order (at most 1,000,000); empty reads every
+	// task of the set in index order.
+	Indexes []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
+	// The most bytes of stdout and stderr one page carries (0: 4 MiB; at
+	// most 16 MiB). A page holds at least one task's first bytes.
+	MaxBytes int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
+	// From the previous page's next_page_token, with the same set, indexes
+	// and max_bytes.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOutputsRequest) Reset() {
+	*x = GetOutputsRequest{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOutputsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOutputsRequest) ProtoMessage() {}
+
+func (x *GetOutputsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOutputsRequest.ProtoReflect.Descriptor instead.
+func (*GetOutputsRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetOutputsRequest) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *GetOutputsRequest) GetIndexes() []int32 {
+	if x != nil {
+		return x.Indexes
+	}
+	return nil
+}
+
+func (x *GetOutputsRequest) GetMaxBytes() int64 {
+	if x != nil {
+		return x.MaxBytes
+	}
+	return 0
+}
+
+func (x *GetOutputsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+type GetOutputsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tasks of this page in order. A task whose streams go on past the
+	// page comes back again at the top of the next page with the rest
+	// (stdout_offset and stderr_offset say where each piece starts).
+	Outputs []*TaskOutput `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOutputsResponse) Reset() {
+	*x = GetOutputsResponse{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOutputsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOutputsResponse) ProtoMessage() {}
+
+func (x *GetOutputsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOutputsResponse.ProtoReflect.Descriptor instead.
+func (*GetOutputsResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetOutputsResponse) GetOutputs() []*TaskOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+func (x *GetOutputsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// TaskOutput is one task's output, or a piece of it, in GetOutputs.
+type TaskOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Index int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	State TaskState              `protobuf:"varint,2,opt,name=state,proto3,enum=batch.v1.TaskState" json:"state,omitempty"`
+	// Why the output is not readable (disclosed, not finished, canceled
+	// before a result); empty when it is.
+	Unreadable string `protobuf:"bytes,3,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
+	Stdout     []byte `protobuf:"bytes,4,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr     []byte `protobuf:"bytes,5,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	// Where stdout and stderr of this piece start in the task's streams.
+	StdoutOffset    int64   `protobuf:"varint,6,opt,name=stdout_offset,json=stdoutOffset,proto3" json:"stdout_offset,omitempty"`
+	StderrOffset    int64   `protobuf:"varint,7,opt,name=stderr_offset,json=stderrOffset,proto3" json:"stderr_offset,omitempty"`
+	StdoutSize      int64   `protobuf:"varint,8,opt,name=stdout_size,json=stdoutSize,proto3" json:"stdout_size,omitempty"`
+	StderrSize      int64   `protobuf:"varint,9,opt,name=stderr_size,json=stderrSize,proto3" json:"stderr_size,omitempty"`
+	StdoutTruncated bool    `protobuf:"varint,10,opt,name=stdout_truncated,json=stdoutTruncated,proto3" json:"stdout_truncated,omitempty"`
+	StderrTruncated bool    `protobuf:"varint,11,opt,name=stderr_truncated,json=stderrTruncated,proto3" json:"stderr_truncated,omitempty"`
+	ExitCode        int32   `protobuf:"varint,12,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	TimedOut        bool    `protobuf:"varint,13,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	CpuSeconds      float64 `protobuf:"fixed64,14,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	SlotSeconds     float64 `protobuf:"fixed64,15,opt,name=slot_seconds,json=slotSeconds,proto3" json:"slot_seconds,omitempty"`
+	CopyId          int64   `protobuf:"varint,16,opt,name=copy_id,json=copyId,proto3" json:"copy_id,omitempty"`
+	Worker          string  `protobuf:"bytes,17,opt,name=worker,proto3" json:"worker,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TaskOutput) Reset() {
+	*x = TaskOutput{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskOutput) ProtoMessage() {}
+
+func (x *TaskOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
+func (*TaskOutput) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *TaskOutput) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetState() TaskState {
+	if x != nil {
+		return x.State
+	}
+	return TaskState_TASK_STATE_UNSPECIFIED
+}
+
+func (x *TaskOutput) GetUnreadable() string {
+	if x != nil {
+		return x.Unreadable
+	}
+	return ""
+}
+
+func (x *TaskOutput) GetStdout() []byte {
+	if x != nil {
+		return x.Stdout
+	}
+	return nil
+}
+
+func (x *TaskOutput) GetStderr() []byte {
+	if x != nil {
+		return x.Stderr
+	}
+	return nil
+}
+
+func (x *TaskOutput) GetStdoutOffset() int64 {
+	if x != nil {
+		return x.StdoutOffset
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetStderrOffset() int64 {
+	if x != nil {
+		return x.StderrOffset
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetStdoutSize() int64 {
+	if x != nil {
+		return x.StdoutSize
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetStderrSize() int64 {
+	if x != nil {
+		return x.StderrSize
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetStdoutTruncated() bool {
+	if x != nil {
+		return x.StdoutTruncated
+	}
+	return false
+}
+
+func (x *TaskOutput) GetStderrTruncated() bool {
+	if x != nil {
+		return x.StderrTruncated
+	}
+	return false
+}
+
+func (x *TaskOutput) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
+func (x *TaskOutput) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetSlotSeconds() float64 {
+	if x != nil {
+		return x.SlotSeconds
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetCopyId() int64 {
+	if x != nil {
+		return x.CopyId
+	}
+	return 0
+}
+
+func (x *TaskOutput) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
 type WhyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
@@ -1308,7 +1711,7 @@ type WhyRequest struct {
 
 func (x *WhyRequest) Reset() {
 	*x = WhyRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[16]
+	mi := &file_batch_v1_taskset_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1320,7 +1723,7 @@ func (x *WhyRequest) String() string {
 func (*WhyRequest) ProtoMessage() {}
 
 func (x *WhyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[16]
+	mi := &file_batch_v1_taskset_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1333,7 +1736,7 @@ func (x *WhyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhyRequest.ProtoReflect.Descriptor instead.
 func (*WhyRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{16}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WhyRequest) GetSetId() int64 {
@@ -1359,7 +1762,7 @@ type WhyResponse struct {
 
 func (x *WhyResponse) Reset() {
 	*x = WhyResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	mi := &file_batch_v1_taskset_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1371,7 +1774,7 @@ func (x *WhyResponse) String() string {
 func (*WhyResponse) ProtoMessage() {}
 
 func (x *WhyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	mi := &file_batch_v1_taskset_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1384,7 +1787,7 @@ func (x *WhyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhyResponse.ProtoReflect.Descriptor instead.
 func (*WhyResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{17}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WhyResponse) GetTasks() []*TaskWhy {
@@ -1430,7 +1833,7 @@ type TaskWhy struct {
 
 func (x *TaskWhy) Reset() {
 	*x = TaskWhy{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	mi := &file_batch_v1_taskset_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1442,7 +1845,7 @@ func (x *TaskWhy) String() string {
 func (*TaskWhy) ProtoMessage() {}
 
 func (x *TaskWhy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	mi := &file_batch_v1_taskset_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1455,7 +1858,7 @@ func (x *TaskWhy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskWhy.ProtoReflect.Descriptor instead.
 func (*TaskWhy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{18}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TaskWhy) GetIndex() int32 {
@@ -1584,7 +1987,7 @@ type RetryRequest struct {
 
 func (x *RetryRequest) Reset() {
 	*x = RetryRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	mi := &file_batch_v1_taskset_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1999,7 @@ func (x *RetryRequest) String() string {
 func (*RetryRequest) ProtoMessage() {}
 
 func (x *RetryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	mi := &file_batch_v1_taskset_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +2012,7 @@ func (x *RetryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryRequest.ProtoReflect.Descriptor instead.
 func (*RetryRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{19}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RetryRequest) GetSetId() int64 {
@@ -1647,7 +2050,7 @@ type RetryResponse struct {
 
 func (x *RetryResponse) Reset() {
 	*x = RetryResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[20]
+	mi := &file_batch_v1_taskset_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +2062,7 @@ func (x *RetryResponse) String() string {
 func (*RetryResponse) ProtoMessage() {}
 
 func (x *RetryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[20]
+	mi := &file_batch_v1_taskset_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +2075,7 @@ func (x *RetryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryResponse.ProtoReflect.Descriptor instead.
 func (*RetryResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{20}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *RetryResponse) GetTaskSet() *TaskSet {
@@ -1713,7 +2116,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[21]
+	mi := &file_batch_v1_taskset_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +2128,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[21]
+	mi := &file_batch_v1_taskset_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +2141,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{21}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetTaskRequest) GetSetId() int64 {
@@ -1766,7 +2169,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[22]
+	mi := &file_batch_v1_taskset_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +2181,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[22]
+	mi := &file_batch_v1_taskset_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +2194,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{22}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetTaskResponse) GetTaskSet() *TaskSet {
@@ -1812,7 +2215,7 @@ var File_batch_v1_taskset_proto protoreflect.FileDescriptor
 
 const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\"\xf7\x01\n" +
+	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\"\xa2\x02\n" +
 	"\x0fDiscloseRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -1821,13 +2224,19 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\arequest\x18\x05 \x01(\bR\arequest\x12\x1f\n" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
 	"maxRunning\x12+\n" +
-	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\"\x93\x01\n" +
+	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12)\n" +
+	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\"q\n" +
+	"\tTaskArray\x12\x14\n" +
+	"\x05first\x18\x01 \x01(\x03R\x05first\x12\x12\n" +
+	"\x04last\x18\x02 \x01(\x03R\x04last\x12\x12\n" +
+	"\x04step\x18\x03 \x01(\x03R\x04step\x12&\n" +
+	"\x04spec\x18\x04 \x01(\v2\x12.batch.v1.TaskSpecR\x04spec\"\x93\x01\n" +
 	"\x10DiscloseResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
-	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xfd\x01\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xa8\x02\n" +
 	"\x15DiscloseStreamRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -1836,7 +2245,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\arequest\x18\x05 \x01(\bR\arequest\x12\x1f\n" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
 	"maxRunning\x12+\n" +
-	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\"\x99\x01\n" +
+	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12)\n" +
+	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\"\x99\x01\n" +
 	"\x16DiscloseStreamResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
@@ -1911,7 +2321,41 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\acopy_id\x18\v \x01(\x03R\x06copyId\x12\x16\n" +
 	"\x06worker\x18\f \x01(\tR\x06worker\x12)\n" +
 	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x18\n" +
-	"\aattempt\x18\x1e \x01(\x05R\aattempt\"=\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\x80\x01\n" +
+	"\x11GetOutputsRequest\x12\x15\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
+	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x1b\n" +
+	"\tmax_bytes\x18\x03 \x01(\x03R\bmaxBytes\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"l\n" +
+	"\x12GetOutputsResponse\x12.\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x14.batch.v1.TaskOutputR\aoutputs\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xae\x04\n" +
+	"\n" +
+	"TaskOutput\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12)\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x1e\n" +
+	"\n" +
+	"unreadable\x18\x03 \x01(\tR\n" +
+	"unreadable\x12\x16\n" +
+	"\x06stdout\x18\x04 \x01(\fR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18\x05 \x01(\fR\x06stderr\x12#\n" +
+	"\rstdout_offset\x18\x06 \x01(\x03R\fstdoutOffset\x12#\n" +
+	"\rstderr_offset\x18\a \x01(\x03R\fstderrOffset\x12\x1f\n" +
+	"\vstdout_size\x18\b \x01(\x03R\n" +
+	"stdoutSize\x12\x1f\n" +
+	"\vstderr_size\x18\t \x01(\x03R\n" +
+	"stderrSize\x12)\n" +
+	"\x10stdout_truncated\x18\n" +
+	" \x01(\bR\x0fstdoutTruncated\x12)\n" +
+	"\x10stderr_truncated\x18\v \x01(\bR\x0fstderrTruncated\x12\x1b\n" +
+	"\texit_code\x18\f \x01(\x05R\bexitCode\x12\x1b\n" +
+	"\ttimed_out\x18\r \x01(\bR\btimedOut\x12\x1f\n" +
+	"\vcpu_seconds\x18\x0e \x01(\x01R\n" +
+	"cpuSeconds\x12!\n" +
+	"\fslot_seconds\x18\x0f \x01(\x01R\vslotSeconds\x12\x17\n" +
+	"\acopy_id\x18\x10 \x01(\x03R\x06copyId\x12\x16\n" +
+	"\x06worker\x18\x11 \x01(\tR\x06worker\"=\n" +
 	"\n" +
 	"WhyRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
@@ -1967,7 +2411,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"*WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS\x10\x06\x12,\n" +
 	"(WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK\x10\a\x12$\n" +
 	" WAIT_REASON_WORKER_LOST_REQUEUED\x10\b\x12%\n" +
-	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t2\x9a\x06\n" +
+	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t2\xe5\x06\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
@@ -1980,7 +2424,9 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\tGetOutput\x12\x1a.batch.v1.GetOutputRequest\x1a\x1b.batch.v1.GetOutputResponse\"\x00\x124\n" +
 	"\x03Why\x12\x14.batch.v1.WhyRequest\x1a\x15.batch.v1.WhyResponse\"\x00\x12:\n" +
 	"\x05Retry\x12\x16.batch.v1.RetryRequest\x1a\x17.batch.v1.RetryResponse\"\x00\x12@\n" +
-	"\aGetTask\x12\x18.batch.v1.GetTaskRequest\x1a\x19.batch.v1.GetTaskResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\aGetTask\x12\x18.batch.v1.GetTaskRequest\x1a\x19.batch.v1.GetTaskResponse\"\x00\x12I\n" +
+	"\n" +
+	"GetOutputs\x12\x1b.batch.v1.GetOutputsRequest\x1a\x1c.batch.v1.GetOutputsResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_taskset_proto_rawDescOnce sync.Once
@@ -1995,89 +2441,100 @@ func file_batch_v1_taskset_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_taskset_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_batch_v1_taskset_proto_goTypes = []any{
 	(WaitReason)(0),                // 0: batch.v1.WaitReason
 	(*DiscloseRequest)(nil),        // 1: batch.v1.DiscloseRequest
-	(*DiscloseResponse)(nil),       // 2: batch.v1.DiscloseResponse
-	(*DiscloseStreamRequest)(nil),  // 3: batch.v1.DiscloseStreamRequest
-	(*DiscloseStreamResponse)(nil), // 4: batch.v1.DiscloseStreamResponse
-	(*RequestRequest)(nil),         // 5: batch.v1.RequestRequest
-	(*RequestResponse)(nil),        // 6: batch.v1.RequestResponse
-	(*CancelRequest)(nil),          // 7: batch.v1.CancelRequest
-	(*CancelResponse)(nil),         // 8: batch.v1.CancelResponse
-	(*GetTaskSetRequest)(nil),      // 9: batch.v1.GetTaskSetRequest
-	(*GetTaskSetResponse)(nil),     // 10: batch.v1.GetTaskSetResponse
-	(*ListTaskSetsRequest)(nil),    // 11: batch.v1.ListTaskSetsRequest
-	(*ListTaskSetsResponse)(nil),   // 12: batch.v1.ListTaskSetsResponse
-	(*WatchTaskSetRequest)(nil),    // 13: batch.v1.WatchTaskSetRequest
-	(*WatchTaskSetResponse)(nil),   // 14: batch.v1.WatchTaskSetResponse
-	(*GetOutputRequest)(nil),       // 15: batch.v1.GetOutputRequest
-	(*GetOutputResponse)(nil),      // 16: batch.v1.GetOutputResponse
-	(*WhyRequest)(nil),             // 17: batch.v1.WhyRequest
-	(*WhyResponse)(nil),            // 18: batch.v1.WhyResponse
-	(*TaskWhy)(nil),                // 19: batch.v1.TaskWhy
-	(*RetryRequest)(nil),           // 20: batch.v1.RetryRequest
-	(*RetryResponse)(nil),          // 21: batch.v1.RetryResponse
-	(*GetTaskRequest)(nil),         // 22: batch.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 23: batch.v1.GetTaskResponse
-	(*TaskSpec)(nil),               // 24: batch.v1.TaskSpec
-	(*RetryPolicy)(nil),            // 25: batch.v1.RetryPolicy
-	(*TaskSet)(nil),                // 26: batch.v1.TaskSet
-	(*Task)(nil),                   // 27: batch.v1.Task
-	(TaskState)(0),                 // 28: batch.v1.TaskState
+	(*TaskArray)(nil),              // 2: batch.v1.TaskArray
+	(*DiscloseResponse)(nil),       // 3: batch.v1.DiscloseResponse
+	(*DiscloseStreamRequest)(nil),  // 4: batch.v1.DiscloseStreamRequest
+	(*DiscloseStreamResponse)(nil), // 5: batch.v1.DiscloseStreamResponse
+	(*RequestRequest)(nil),         // 6: batch.v1.RequestRequest
+	(*RequestResponse)(nil),        // 7: batch.v1.RequestResponse
+	(*CancelRequest)(nil),          // 8: batch.v1.CancelRequest
+	(*CancelResponse)(nil),         // 9: batch.v1.CancelResponse
+	(*GetTaskSetRequest)(nil),      // 10: batch.v1.GetTaskSetRequest
+	(*GetTaskSetResponse)(nil),     // 11: batch.v1.GetTaskSetResponse
+	(*ListTaskSetsRequest)(nil),    // 12: batch.v1.ListTaskSetsRequest
+	(*ListTaskSetsResponse)(nil),   // 13: batch.v1.ListTaskSetsResponse
+	(*WatchTaskSetRequest)(nil),    // 14: batch.v1.WatchTaskSetRequest
+	(*WatchTaskSetResponse)(nil),   // 15: batch.v1.WatchTaskSetResponse
+	(*GetOutputRequest)(nil),       // 16: batch.v1.GetOutputRequest
+	(*GetOutputResponse)(nil),      // 17: batch.v1.GetOutputResponse
+	(*GetOutputsRequest)(nil),      // 18: batch.v1.GetOutputsRequest
+	(*GetOutputsResponse)(nil),     // 19: batch.v1.GetOutputsResponse
+	(*TaskOutput)(nil),             // 20: batch.v1.TaskOutput
+	(*WhyRequest)(nil),             // 21: batch.v1.WhyRequest
+	(*WhyResponse)(nil),            // 22: batch.v1.WhyResponse
+	(*TaskWhy)(nil),                // 23: batch.v1.TaskWhy
+	(*RetryRequest)(nil),           // 24: batch.v1.RetryRequest
+	(*RetryResponse)(nil),          // 25: batch.v1.RetryResponse
+	(*GetTaskRequest)(nil),         // 26: batch.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),        // 27: batch.v1.GetTaskResponse
+	(*TaskSpec)(nil),               // 28: batch.v1.TaskSpec
+	(*RetryPolicy)(nil),            // 29: batch.v1.RetryPolicy
+	(*TaskSet)(nil),                // 30: batch.v1.TaskSet
+	(*Task)(nil),                   // 31: batch.v1.Task
+	(TaskState)(0),                 // 32: batch.v1.TaskState
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
-	24, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
-	25, // 1: batch.v1.DiscloseRequest.retry:type_name -> batch.v1.RetryPolicy
-	26, // 2: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
-	24, // 3: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
-	25, // 4: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
-	26, // 5: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
-	26, // 6: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
-	27, // 7: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
-	26, // 8: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
-	28, // 9: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
-	26, // 10: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	27, // 11: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
-	26, // 12: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
-	26, // 13: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	27, // 14: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
-	28, // 15: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
-	19, // 16: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
-	28, // 17: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
-	0,  // 18: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
-	26, // 19: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
-	27, // 20: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
-	26, // 21: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
-	27, // 22: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
-	1,  // 23: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
-	3,  // 24: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
-	5,  // 25: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
-	7,  // 26: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
-	9,  // 27: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
-	11, // 28: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
-	13, // 29: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
-	15, // 30: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
-	17, // 31: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
-	20, // 32: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
-	22, // 33: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
-	2,  // 34: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	4,  // 35: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
-	6,  // 36: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	8,  // 37: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	10, // 38: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	12, // 39: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	14, // 40: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	16, // 41: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	18, // 42: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
-	21, // 43: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
-	23, // 44: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
-	34, // [34:45] is the sub-list for method output_type
-	23, // [23:34] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	28, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
+	29, // 1: batch.v1.DiscloseRequest.retry:type_name -> batch.v1.RetryPolicy
+	2,  // 2: batch.v1.DiscloseRequest.array:type_name -> batch.v1.TaskArray
+	28, // 3: batch.v1.TaskArray.spec:type_name -> batch.v1.TaskSpec
+	30, // 4: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
+	28, // 5: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
+	29, // 6: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
+	2,  // 7: batch.v1.DiscloseStreamRequest.array:type_name -> batch.v1.TaskArray
+	30, // 8: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
+	30, // 9: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
+	31, // 10: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
+	30, // 11: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
+	32, // 12: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
+	30, // 13: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	31, // 14: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
+	30, // 15: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
+	30, // 16: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	31, // 17: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
+	32, // 18: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
+	20, // 19: batch.v1.GetOutputsResponse.outputs:type_name -> batch.v1.TaskOutput
+	32, // 20: batch.v1.TaskOutput.state:type_name -> batch.v1.TaskState
+	23, // 21: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
+	32, // 22: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
+	0,  // 23: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
+	30, // 24: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
+	31, // 25: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
+	30, // 26: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
+	31, // 27: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
+	1,  // 28: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
+	4,  // 29: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
+	6,  // 30: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
+	8,  // 31: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
+	10, // 32: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
+	12, // 33: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
+	14, // 34: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
+	16, // 35: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
+	21, // 36: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
+	24, // 37: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
+	26, // 38: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
+	18, // 39: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
+	3,  // 40: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	5,  // 41: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	7,  // 42: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	9,  // 43: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	11, // 44: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	13, // 45: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	15, // 46: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	17, // 47: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	22, // 48: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
+	25, // 49: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
+	27, // 50: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
+	19, // 51: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
+	40, // [40:52] is the sub-list for method output_type
+	28, // [28:40] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_taskset_proto_init() }
@@ -2092,7 +2549,7 @@ func file_batch_v1_taskset_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_taskset_proto_rawDesc), len(file_batch_v1_taskset_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

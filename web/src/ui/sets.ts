@@ -8,7 +8,7 @@
 
 import { Backoff } from "../backoff";
 import { describeError } from "../errors";
-import { formKey, parseDiscloseForm } from "../form";
+import { formKey, parseDiscloseForm, Shells } from "../form";
 import type { DiscloseForm } from "../form";
 import {
   commandText,
@@ -24,7 +24,7 @@ import {
   taskStateName,
   tsSeconds,
 } from "../format";
-import type { GetOutputResponse } from "../gen/batch/v1/taskset_pb";
+import type { GetOutputResponse, TaskWhy } from "../gen/batch/v1/taskset_pb";
 import { CopyState, TaskState } from "../gen/batch/v1/types_pb";
 import type { Task, TaskSet } from "../gen/batch/v1/types_pb";
 import {
@@ -196,6 +196,10 @@ const draft = {
   estimate: "",
   requestNow: false,
   noSpeculation: false,
+  /** mode is "lines" (one task per line) or "array" (one command per value of a range). */
+  mode: "lines",
+  array: "",
+  shell: "sh",
   key: "",
   formKey: "",
   /** open is whether the person opened or closed the form; undefined until they do. */
@@ -219,26 +223,63 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
   const estimate = h("input", { id: "f-estimate", name: "estimate", type: "text", inputmode: "decimal", autocomplete: "off", placeholder: "e.g. 30s, 2m" });
   const requestNow = h("input", { id: "f-request", name: "request", type: "checkbox" });
   const noSpec = h("input", { id: "f-nospec", name: "nospec", type: "checkbox" });
+  const mode = h(
+    "select",
+    { id: "f-mode", name: "mode" },
+    h("option", { value: "lines" }, "One task per line"),
+    h("option", { value: "array" }, "An array: one task per value of a range"),
+  );
+  const array = h("input", { id: "f-array", name: "array", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "e.g. 0-299 or 0-299:2" });
+  const shell = h("select", { id: "f-shell", name: "shell" }, Shells.map((x) => h("option", { value: x }, x)));
   const submit = h("button", { type: "submit", class: "primary" }, "Disclose");
-  const inputs = { name, commands, estimate } as const;
+  const inputs = { name, commands, estimate, array, shell } as const;
   name.value = draft.name;
   commands.value = draft.commands;
   estimate.value = draft.estimate;
   requestNow.checked = draft.requestNow;
   noSpec.checked = draft.noSpeculation;
+  mode.value = draft.mode;
+  array.value = draft.array;
+  shell.value = draft.shell;
+  const commandsLabel = h("label", { for: "f-commands" });
+  const commandsHelp = h("p", { class: "help", id: "f-commands-help" });
+  const arrayField = field("f-array", "Range of values (LOW-HIGH[:STEP])", array,
+    "One task per value; each sees it as $BATCH_ARRAY_VALUE, and its place in the set as $BATCH_TASK_INDEX.");
+  const drawMode = () => {
+    const isArray = mode.value === "array";
+    arrayField.hidden = !isArray;
+    commandsLabel.textContent = isArray ? "Command each task runs" : "Commands, one per line";
+    commands.placeholder = isArray ? "./sim --seed $BATCH_ARRAY_VALUE" : "./render --frame 1\n./render --frame 2";
+    commandsHelp.textContent = isArray
+      ? `Runs as \`${shell.value} -c LINE\` once per value of the range.`
+      : `Each line runs as \`${shell.value} -c LINE\` on a worker; # starts a comment.`;
+  };
+  drawMode();
   const keep = () => {
     draft.name = name.value;
     draft.commands = commands.value;
     draft.estimate = estimate.value;
     draft.requestNow = requestNow.checked;
     draft.noSpeculation = noSpec.checked;
+    draft.mode = mode.value;
+    draft.array = array.value;
+    draft.shell = shell.value;
+    drawMode();
   };
+  const commandsField = field("f-commands", "", commands, " ");
+  commandsField.querySelector("label")!.replaceWith(commandsLabel);
+  commandsField.querySelector("#f-commands-help")!.replaceWith(commandsHelp);
 
   const form = h(
     "form",
     { id: "disclose-form", novalidate: true },
     field("f-name", "Name", name),
-    field("f-commands", "Commands, one per line", commands, "Each line runs as `sh -c LINE` on a worker; # starts a comment."),
+    h("div", { class: "form-row" },
+      field("f-mode", "Tasks", mode),
+      field("f-shell", "Shell", shell, "sh is dash on Debian; bash has $RANDOM, arrays and [[ ]]."),
+    ),
+    arrayField,
+    commandsField,
     field("f-estimate", "Estimated run time per task (optional)", estimate),
     h("div", { class: "checks" },
       h("label", null, requestNow, " Request them all now (batch)"),
@@ -258,6 +299,8 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
       estimate: estimate.value,
       requestNow: requestNow.checked,
       noSpeculation: noSpec.checked,
+      array: mode.value === "array" ? array.value : undefined,
+      shell: shell.value,
     };
     // A resubmission of the same form (after an error) reuses its key, so a
     // disclose that reached the server before the answer was lost is not doubled.
@@ -290,7 +333,8 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
       ctx.clearProblem();
       ctx.notify(`Disclosed ${r.count} task${r.count === 1 ? "" : "s"} as set #${id}${r.replayed ? " (already disclosed earlier)" : ""}.`, true);
       form.reset();
-      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, key: "", formKey: "" });
+      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, mode: "lines", array: "", shell: "sh", key: "", formKey: "" });
+      drawMode();
       location.hash = `#/sets/${id}`;
     } catch (err) {
       ctx.fail(err, "Disclosing the task set");
@@ -299,7 +343,7 @@ function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
       submit.textContent = "Disclose";
     }
   });
-  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "";
+  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "" || draft.array !== "";
   const summary = h("summary", null, h("h2", { id: "disclose-h" }, "Disclose a task set"));
   const el = h("details", { class: "card disclose", id: "disclose" }, summary, form);
   el.open = draft.open ?? typed();
@@ -386,6 +430,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   const emptyRow = h("tr", { class: "empty", role: "row" }, h("td", { role: "cell", class: "muted" }));
   const scroller = h("div", { class: "table-wrap task-scroll", id: "task-scroll" }, table);
   const output = h("section", { class: "output", id: "output", hidden: true, "aria-labelledby": "output-h" });
+  const whyBox = h("section", { class: "output why-box", id: "why", hidden: true, "aria-labelledby": "why-h", "aria-live": "polite" });
   const confirmCount = h("strong");
   const confirmYes = h("button", { type: "submit", value: "yes", class: "danger", id: "confirm-yes" });
   const confirmNo = h("button", { type: "submit", value: "no", id: "confirm-no", autofocus: true }, "Keep them");
@@ -437,6 +482,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     shownNote,
     cmdNote,
     scroller,
+    whyBox,
     output,
     confirm,
     confirmRetry,
@@ -456,6 +502,12 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
   let measured = false;
   let range = { start: 0, end: 0 };
   let jumped: number | undefined; // the row a jump landed on, marked until the next jump
+  // Why the waiting tasks in view wait, as the scheduler last said (one Why
+  // call for the rows in view, at most every whyEvery ms while such rows are drawn).
+  const whys = new Map<number, TaskWhy>();
+  let whyBusy = false;
+  let whyAt = 0;
+  let shownWhy: number | undefined; // the task whose why is open below the table
 
   // One redraw per animation frame at most, of what changed since the last.
   const dirty = { head: false, order: false, rows: false, window: false };
@@ -572,7 +624,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       let tr = rendered.get(i);
       if (!tr || stale.has(i)) {
         const t = view.tasks.get(i)!;
-        const fresh = taskRow(t, view.parts, now, i === shownOutput, i === jumped);
+        const fresh = taskRow(t, view.parts, now, i === shownOutput, i === jumped, isWaiting(t) ? whys.get(i) : undefined);
         if (tr) {
           if (cur === tr) cur = fresh;
           const at = placed.get(tr);
@@ -833,6 +885,8 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         return;
       } else if (action === "attempts") {
         await showDetail(index);
+      } else if (action === "why") {
+        showWhy(index);
         return;
       }
       ctx.clearProblem();
@@ -930,6 +984,61 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     // The dialog gives the focus back to "Cancel the rest" by itself.
     if (confirm.returnValue === "yes") void cancelTheRest();
   });
+
+  /** showWhy opens the scheduler's whole answer for one task below the table, asked again with the rows in view. */
+  function showWhy(index: number): void {
+    shownWhy = index;
+    whyBox.hidden = false;
+    drawWhy();
+    void askWhy(true);
+  }
+
+  function drawWhy(): void {
+    if (shownWhy === undefined) return;
+    const index = shownWhy;
+    const t = view.tasks.get(index);
+    const w = whys.get(index);
+    const close = h(
+      "button",
+      {
+        type: "button",
+        class: "link",
+        onclick: () => {
+          whyBox.hidden = true;
+          shownWhy = undefined;
+          redrawRow(index)?.querySelector<HTMLElement>("[data-action=why]")?.focus();
+        },
+      },
+      "Close",
+    );
+    const head = h("div", { class: "output-head" }, h("h3", { id: "why-h" }, `Why task ${index} waits`), close);
+    if (!t || !isWaiting(t)) {
+      replace(whyBox, head, h("p", { id: "why-state" }, t ? `Task ${index} is not waiting: it is ${taskStateName(t.state)}${t.copies.some((c) => c.state === CopyState.RUNNING) ? " and running" : ""}.` : "Loading…"));
+      return;
+    }
+    if (!w) {
+      replace(whyBox, head, h("p", { class: "muted" }, "Asking the scheduler…"));
+      return;
+    }
+    const dur = (s: number) => (s >= 0 ? `~${fmtDuration(s)}` : "unknown");
+    const rows: [string, string, string][] = [
+      ["Reason", "why-reason", w.reasonText],
+      ["Class", "why-class", w.class],
+      ["Position in its set", "why-position", String(w.position)],
+      ["Sets ahead", "why-jobs", String(w.jobsAhead)],
+      ["Tasks ahead", "why-ahead", `${fmtCount(w.tasksAhead)}${w.exact ? "" : " or more"}`],
+      ["Starts in", "why-start", dur(w.startInSeconds)],
+      ["Finishes in", "why-finish", dur(w.finishInSeconds)],
+      ["Slots free", "why-slots", `${w.freeSlots} of ${w.slots}`],
+    ];
+    if (w.maxRunning > 0) rows.push(["Cap (--max-running)", "why-cap", `${w.running} of ${w.maxRunning} running`]);
+    replace(
+      whyBox,
+      head,
+      h("dl", { class: "meta" }, rows.map(([k, id, v]) => [h("dt", null, k), h("dd", { id }, v)])),
+      w.assumptions ? h("p", { class: "muted", id: "why-assumptions" }, `The estimate assumes ${w.assumptions}.`) : null,
+    );
+  }
 
   async function showOutput(index: number): Promise<void> {
     const prev = shownOutput;
@@ -1133,8 +1242,45 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
       clearInterval(ticker);
       ticker = undefined;
     }
+    const waiting = tbody.querySelector("tr[data-waiting]") !== null;
+    if (waiting && whyTicker === undefined) {
+      whyTicker = setInterval(() => void askWhy(), whyEvery);
+      // Rows that just came into view are asked about soon, not at the next tick.
+      setTimeout(() => void askWhy(), 300);
+    } else if (!waiting && whyTicker !== undefined) {
+      clearInterval(whyTicker);
+      whyTicker = undefined;
+    }
   }
-  ctx.signal.addEventListener("abort", () => clearInterval(ticker));
+  ctx.signal.addEventListener("abort", () => {
+    clearInterval(ticker);
+    clearInterval(whyTicker);
+  });
+
+  let whyTicker: ReturnType<typeof setInterval> | undefined;
+  /** askWhy asks the scheduler why the waiting tasks in view wait: one call, at most one at a time and one per whyEvery. */
+  async function askWhy(now = false): Promise<void> {
+    if (whyBusy || document.hidden || (!now && Date.now() - whyAt < whyEvery - 500)) return;
+    const idx: number[] = [];
+    if (shownWhy !== undefined && !rendered.has(shownWhy)) idx.push(shownWhy);
+    for (const [i, tr] of rendered) if (tr.dataset.waiting !== undefined) idx.push(i);
+    if (idx.length === 0) return;
+    whyBusy = true;
+    whyAt = Date.now();
+    try {
+      const r = await ctx.clients.tasks.why({ setId, indexes: idx.slice(0, 1000) }, { signal: ctx.signal });
+      for (const w of r.tasks) {
+        whys.set(w.index, w);
+        if (rendered.has(w.index)) stale.add(w.index);
+      }
+      schedule({ window: true });
+      drawWhy();
+    } catch {
+      // The next tick asks again; the rows keep their last answer.
+    } finally {
+      whyBusy = false;
+    }
+  }
 
   void runWatch(
     setId,
@@ -1159,6 +1305,7 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
         afterUpdate(change.indexes);
         scheduleHead();
       }
+      if (shownWhy !== undefined) drawWhy();
     },
     (s) => {
       const { text, cls } = statusText(s);
@@ -1173,6 +1320,30 @@ function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet: (ts: T
     ctx.signal,
   );
   schedule({ window: true });
+}
+
+/** whyEvery is how often, in ms, the page asks why the waiting tasks in view wait. */
+const whyEvery = 5000;
+
+/** isWaiting says whether a task waits for a slot: requested or disclosed, with no copy running. */
+function isWaiting(t: Task): boolean {
+  return (t.state === TaskState.REQUESTED || t.state === TaskState.DISCLOSED) && !t.copies.some((c) => c.state === CopyState.RUNNING);
+}
+
+/** whyNote is the scheduler's answer for a waiting task: the reason, its place in line and when it should start. */
+function whyNote(w: TaskWhy): HTMLElement | null {
+  if (w.reasonText === "" || w.class === "") return null;
+  // The column is narrow: the start estimate first, the rest in the tooltip.
+  const line: string[] = [w.startInSeconds >= 0 ? `starts ~${fmtDuration(w.startInSeconds)}` : "start unknown", w.reasonText];
+  if (w.tasksAhead > 0n) line.push(`${fmtCount(w.tasksAhead)}${w.exact ? "" : "+"} ahead`);
+  const detail = [
+    line.join(" · "),
+    `Class: ${w.class}`,
+    `Position in its set: ${w.position}; sets ahead: ${w.jobsAhead}`,
+    w.finishInSeconds >= 0 ? `Finishes in ~${fmtDuration(w.finishInSeconds)}` : "",
+    w.assumptions ? `Assuming ${w.assumptions}` : "",
+  ].filter((x) => x !== "").join("\n");
+  return h("button", { type: "button", class: "link why", "data-action": "why", title: detail, "aria-label": `Why task ${w.index} waits: ${line.join(", ")}` }, line.join(" · "));
 }
 
 function progressCell(t: Task): HTMLElement {
@@ -1215,7 +1386,7 @@ function copiesCell(t: Task): HTMLElement | string {
 }
 
 /** taskRow draws one task as a table row of one line; its command shows the part that differs from the others'. */
-function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean, jumped: boolean): HTMLTableRowElement {
+function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean, jumped: boolean, why: TaskWhy | undefined): HTMLTableRowElement {
   const state = taskStateName(t.state);
   const cmd = commandText(t.spec);
   const shown = parts.varying(t.spec);
@@ -1246,7 +1417,7 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
   }
   return h(
     "tr",
-    { role: "row", "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined },
+    { role: "row", "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined, "data-waiting": isWaiting(t) ? "" : undefined },
     h("td", { role: "cell", class: "num", tabindex: -1 }, t.index),
     h("td", { role: "cell", class: "cmd" }, h("code", { title: cmd }, shown)),
     h(
@@ -1266,7 +1437,7 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
           ]
         : null,
     ),
-    h("td", { role: "cell", "data-col": "progress" }, progressCell(t)),
+    h("td", { role: "cell", "data-col": "progress" }, (why && whyNote(why)) || progressCell(t)),
     h("td", { role: "cell", "data-col": "copies" }, copiesCell(t)),
     h(
       "td",

@@ -60,6 +60,9 @@ const (
 	TaskSetServiceRetryProcedure = "/batch.v1.TaskSetService/Retry"
 	// TaskSetServiceGetTaskProcedure is the fully-qualified name of the TaskSetService's GetTask RPC.
 	TaskSetServiceGetTaskProcedure = "/batch.v1.TaskSetService/GetTask"
+	// TaskSetServiceGetOutputsProcedure is the fully-qualified name of the TaskSetService's GetOutputs
+	// RPC.
+	TaskSetServiceGetOutputsProcedure = "/batch.v1.TaskSetService/GetOutputs"
 )
 
 // TaskSetServiceClient is a client for the batch.v1.TaskSetService service.
@@ -101,6 +104,13 @@ type TaskSetServiceClient interface {
 	Retry(context.Context, *v1.RetryRequest) (*v1.RetryResponse, error)
 	// GetTask returns one task in detail: every attempt and copy.
 	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
+	// GetOutputs returns many tasks' outputs in one call, in index order, up
+	// to a byte budget per page; next_page_token continues where the budget
+	// ran out (in the middle of a task's streams when one task alone is over
+	// the budget). Each task is read under GetOutput's rules: a task whose
+	// output is not readable comes back with its state and the reason, and
+	// no bytes.
+	GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error)
 }
 
 // NewTaskSetServiceClient constructs a client for the batch.v1.TaskSetService service. By default,
@@ -180,6 +190,12 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(taskSetServiceMethods.ByName("GetTask")),
 			connect.WithClientOptions(opts...),
 		),
+		getOutputs: connect.NewClient[v1.GetOutputsRequest, v1.GetOutputsResponse](
+			httpClient,
+			baseURL+TaskSetServiceGetOutputsProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("GetOutputs")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -196,6 +212,7 @@ type taskSetServiceClient struct {
 	why            *connect.Client[v1.WhyRequest, v1.WhyResponse]
 	retry          *connect.Client[v1.RetryRequest, v1.RetryResponse]
 	getTask        *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
+	getOutputs     *connect.Client[v1.GetOutputsRequest, v1.GetOutputsResponse]
 }
 
 // Disclose calls batch.v1.TaskSetService.Disclose.
@@ -289,6 +306,15 @@ func (c *taskSetServiceClient) GetTask(ctx context.Context, req *v1.GetTaskReque
 	return nil, err
 }
 
+// GetOutputs calls batch.v1.TaskSetService.GetOutputs.
+func (c *taskSetServiceClient) GetOutputs(ctx context.Context, req *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error) {
+	response, err := c.getOutputs.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // TaskSetServiceHandler is an implementation of the batch.v1.TaskSetService service.
 type TaskSetServiceHandler interface {
 	// Disclose creates a task set (set_id 0) or appends tasks to one. A retried
@@ -328,6 +354,13 @@ type TaskSetServiceHandler interface {
 	Retry(context.Context, *v1.RetryRequest) (*v1.RetryResponse, error)
 	// GetTask returns one task in detail: every attempt and copy.
 	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
+	// GetOutputs returns many tasks' outputs in one call, in index order, up
+	// to a byte budget per page; next_page_token continues where the budget
+	// ran out (in the middle of a task's streams when one task alone is over
+	// the budget). Each task is read under GetOutput's rules: a task whose
+	// output is not readable comes back with its state and the reason, and
+	// no bytes.
+	GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error)
 }
 
 // NewTaskSetServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -403,6 +436,12 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		connect.WithSchema(taskSetServiceMethods.ByName("GetTask")),
 		connect.WithHandlerOptions(opts...),
 	)
+	taskSetServiceGetOutputsHandler := connect.NewUnaryHandlerSimple(
+		TaskSetServiceGetOutputsProcedure,
+		svc.GetOutputs,
+		connect.WithSchema(taskSetServiceMethods.ByName("GetOutputs")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.TaskSetService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TaskSetServiceDiscloseProcedure:
@@ -427,6 +466,8 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 			taskSetServiceRetryHandler.ServeHTTP(w, r)
 		case TaskSetServiceGetTaskProcedure:
 			taskSetServiceGetTaskHandler.ServeHTTP(w, r)
+		case TaskSetServiceGetOutputsProcedure:
+			taskSetServiceGetOutputsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -478,4 +519,8 @@ func (UnimplementedTaskSetServiceHandler) Retry(context.Context, *v1.RetryReques
 
 func (UnimplementedTaskSetServiceHandler) GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetTask is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetOutputs is not implemented"))
 }

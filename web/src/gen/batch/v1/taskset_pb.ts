@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/taskset.proto.
  */
 export const file_batch_v1_taskset: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSK3AQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeSJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCK9AQoVRGlzY2xvc2VTdHJlYW1SZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeSJzChZEaXNjbG9zZVN0cmVhbVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCI+Cg5SZXF1ZXN0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBRILCgNhbGwYAyABKAgilQEKD1JlcXVlc3RSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEQoJcmVxdWVzdGVkGAIgASgFEhgKEGZpbmlzaGVkX2F0X29uY2UYAyABKAUSEQoJdW5jaGFuZ2VkGAQgASgFEh0KBXRhc2tzGAUgAygLMg4uYmF0Y2gudjEuVGFzayIwCg1DYW5jZWxSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIoUBCg5DYW5jZWxSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEAoIY2FuY2VsZWQYAiABKAUSDwoHc3RvcHBlZBgDIAEoBRIYChBhbHJlYWR5X2NhbmNlbGVkGAQgASgFEhEKCXVuY2hhbmdlZBgFIAEoBSJvChFHZXRUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSIwoGc3RhdGVzGAQgAygOMhMuYmF0Y2gudjEuVGFza1N0YXRlInEKEkdldFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCSJQChNMaXN0VGFza1NldHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEhIKCmFsbF9vd25lcnMYAyABKAgiVQoUTGlzdFRhc2tTZXRzUmVzcG9uc2USJAoJdGFza19zZXRzGAEgAygLMhEuYmF0Y2gudjEuVGFza1NldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJQoTV2F0Y2hUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMibAoUV2F0Y2hUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIQCghzbmFwc2hvdBgDIAEoCCJhChBHZXRPdXRwdXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIOCgZvZmZzZXQYAyABKAMSDQoFbGltaXQYBCABKAMSDwoHYXR0ZW1wdBgeIAEoBSK4AgoRR2V0T3V0cHV0UmVzcG9uc2USDgoGc3Rkb3V0GAEgASgMEg4KBnN0ZGVychgCIAEoDBITCgtzdGRvdXRfc2l6ZRgDIAEoAxITCgtzdGRlcnJfc2l6ZRgEIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAUgASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYBiABKAgSEQoJZXhpdF9jb2RlGAcgASgFEhEKCXRpbWVkX291dBgIIAEoCBITCgtjcHVfc2Vjb25kcxgJIAEoARIUCgxzbG90X3NlY29uZHMYCiABKAESDwoHY29weV9pZBgLIAEoAxIOCgZ3b3JrZXIYDCABKAkSIgoFc3RhdGUYDSABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSDwoHYXR0ZW1wdBgeIAEoBSItCgpXaHlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIi8KC1doeVJlc3BvbnNlEiAKBXRhc2tzGAEgAygLMhEuYmF0Y2gudjEuVGFza1doeSLjAgoHVGFza1doeRINCgVpbmRleBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRINCgVjbGFzcxgDIAEoCRIkCgZyZWFzb24YBCABKA4yFC5iYXRjaC52MS5XYWl0UmVhc29uEhMKC3JlYXNvbl90ZXh0GAUgASgJEhAKCHBvc2l0aW9uGAYgASgFEhIKCmpvYnNfYWhlYWQYByABKAUSEwoLdGFza3NfYWhlYWQYCCABKAMSDQoFZXhhY3QYCSABKAgSEgoKZnJlZV9zbG90cxgKIAEoBRINCgVzbG90cxgLIAEoBRITCgttYXhfcnVubmluZxgMIAEoBRIPCgdydW5uaW5nGA0gASgFEhgKEHN0YXJ0X2luX3NlY29uZHMYDiABKAESGQoRZmluaXNoX2luX3NlY29uZHMYDyABKAESEwoLYXNzdW1wdGlvbnMYECABKAkiPAoMUmV0cnlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCJ3Cg1SZXRyeVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIPCgdyZXRyaWVkGAIgAygFEhEKCXVuY2hhbmdlZBgDIAEoBRIdCgV0YXNrcxgEIAMoCzIOLmJhdGNoLnYxLlRhc2siLwoOR2V0VGFza1JlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFIlQKD0dldFRhc2tSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHAoEdGFzaxgCIAEoCzIOLmJhdGNoLnYxLlRhc2sq2wIKCldhaXRSZWFzb24SGwoXV0FJVF9SRUFTT05fVU5TUEVDSUZJRUQQABIXChNXQUlUX1JFQVNPTl9SVU5OSU5HEAESGwoXV0FJVF9SRUFTT05fTk9UX1dBSVRJTkcQAhIUChBXQUlUX1JFQVNPTl9ORVhUEAMSHAoYV0FJVF9SRUFTT05fTk9fRlJFRV9TTE9UEAQSGwoXV0FJVF9SRUFTT05fTUFYX1JVTk5JTkcQBRIuCipXQUlUX1JFQVNPTl9ESVNDTE9TRURfV0FJVFNfRk9SX0lETEVfU0xPVFMQBhIsCihXQUlUX1JFQVNPTl9TVVNQRU5ERURfRk9SX1JFUVVFU1RFRF9XT1JLEAcSJAogV0FJVF9SRUFTT05fV09SS0VSX0xPU1RfUkVRVUVVRUQQCBIlCiFXQUlUX1JFQVNPTl9XQUlUSU5HX0ZPUl9SRVNPVVJDRVMQCTKaBgoOVGFza1NldFNlcnZpY2USQwoIRGlzY2xvc2USGS5iYXRjaC52MS5EaXNjbG9zZVJlcXVlc3QaGi5iYXRjaC52MS5EaXNjbG9zZVJlc3BvbnNlIgASVwoORGlzY2xvc2VTdHJlYW0SHy5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlcXVlc3QaIC5iYXRjaC52MS5EaXNjbG9zZVN0cmVhbVJlc3BvbnNlIgAoARJACgdSZXF1ZXN0EhguYmF0Y2gudjEuUmVxdWVzdFJlcXVlc3QaGS5iYXRjaC52MS5SZXF1ZXN0UmVzcG9uc2UiABI9CgZDYW5jZWwSFy5iYXRjaC52MS5DYW5jZWxSZXF1ZXN0GhguYmF0Y2gudjEuQ2FuY2VsUmVzcG9uc2UiABJJCgpHZXRUYXNrU2V0EhsuYmF0Y2gudjEuR2V0VGFza1NldFJlcXVlc3QaHC5iYXRjaC52MS5HZXRUYXNrU2V0UmVzcG9uc2UiABJPCgxMaXN0VGFza1NldHMSHS5iYXRjaC52MS5MaXN0VGFza1NldHNSZXF1ZXN0Gh4uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVzcG9uc2UiABJRCgxXYXRjaFRhc2tTZXQSHS5iYXRjaC52MS5XYXRjaFRhc2tTZXRSZXF1ZXN0Gh4uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVzcG9uc2UiADABEkYKCUdldE91dHB1dBIaLmJhdGNoLnYxLkdldE91dHB1dFJlcXVlc3QaGy5iYXRjaC52MS5HZXRPdXRwdXRSZXNwb25zZSIAEjQKA1doeRIULmJhdGNoLnYxLldoeVJlcXVlc3QaFS5iYXRjaC52MS5XaHlSZXNwb25zZSIAEjoKBVJldHJ5EhYuYmF0Y2gudjEuUmV0cnlSZXF1ZXN0GhcuYmF0Y2gudjEuUmV0cnlSZXNwb25zZSIAEkAKB0dldFRhc2sSGC5iYXRjaC52MS5HZXRUYXNrUmVxdWVzdBoZLmJhdGNoLnYxLkdldFRhc2tSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types]);
+  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSLbAQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeRIiCgVhcnJheRgVIAEoCzITLmJhdGNoLnYxLlRhc2tBcnJheSJYCglUYXNrQXJyYXkSDQoFZmlyc3QYASABKAMSDAoEbGFzdBgCIAEoAxIMCgRzdGVwGAMgASgDEiAKBHNwZWMYBCABKAsyEi5iYXRjaC52MS5UYXNrU3BlYyJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCLhAQoVRGlzY2xvc2VTdHJlYW1SZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeRIiCgVhcnJheRgVIAEoCzITLmJhdGNoLnYxLlRhc2tBcnJheSJzChZEaXNjbG9zZVN0cmVhbVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCI+Cg5SZXF1ZXN0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBRILCgNhbGwYAyABKAgilQEKD1JlcXVlc3RSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEQoJcmVxdWVzdGVkGAIgASgFEhgKEGZpbmlzaGVkX2F0X29uY2UYAyABKAUSEQoJdW5jaGFuZ2VkGAQgASgFEh0KBXRhc2tzGAUgAygLMg4uYmF0Y2gudjEuVGFzayIwCg1DYW5jZWxSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIoUBCg5DYW5jZWxSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEAoIY2FuY2VsZWQYAiABKAUSDwoHc3RvcHBlZBgDIAEoBRIYChBhbHJlYWR5X2NhbmNlbGVkGAQgASgFEhEKCXVuY2hhbmdlZBgFIAEoBSJvChFHZXRUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkSIwoGc3RhdGVzGAQgAygOMhMuYmF0Y2gudjEuVGFza1N0YXRlInEKEkdldFRhc2tTZXRSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHQoFdGFza3MYAiADKAsyDi5iYXRjaC52MS5UYXNrEhcKD25leHRfcGFnZV90b2tlbhgDIAEoCSJQChNMaXN0VGFza1NldHNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJEhIKCmFsbF9vd25lcnMYAyABKAgiVQoUTGlzdFRhc2tTZXRzUmVzcG9uc2USJAoJdGFza19zZXRzGAEgAygLMhEuYmF0Y2gudjEuVGFza1NldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiJQoTV2F0Y2hUYXNrU2V0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMibAoUV2F0Y2hUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIQCghzbmFwc2hvdBgDIAEoCCJhChBHZXRPdXRwdXRSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIOCgZvZmZzZXQYAyABKAMSDQoFbGltaXQYBCABKAMSDwoHYXR0ZW1wdBgeIAEoBSK4AgoRR2V0T3V0cHV0UmVzcG9uc2USDgoGc3Rkb3V0GAEgASgMEg4KBnN0ZGVychgCIAEoDBITCgtzdGRvdXRfc2l6ZRgDIAEoAxITCgtzdGRlcnJfc2l6ZRgEIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAUgASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYBiABKAgSEQoJZXhpdF9jb2RlGAcgASgFEhEKCXRpbWVkX291dBgIIAEoCBITCgtjcHVfc2Vjb25kcxgJIAEoARIUCgxzbG90X3NlY29uZHMYCiABKAESDwoHY29weV9pZBgLIAEoAxIOCgZ3b3JrZXIYDCABKAkSIgoFc3RhdGUYDSABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSDwoHYXR0ZW1wdBgeIAEoBSJbChFHZXRPdXRwdXRzUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBRIRCgltYXhfYnl0ZXMYAyABKAMSEgoKcGFnZV90b2tlbhgEIAEoCSJUChJHZXRPdXRwdXRzUmVzcG9uc2USJQoHb3V0cHV0cxgBIAMoCzIULmJhdGNoLnYxLlRhc2tPdXRwdXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIvECCgpUYXNrT3V0cHV0Eg0KBWluZGV4GAEgASgFEiIKBXN0YXRlGAIgASgOMhMuYmF0Y2gudjEuVGFza1N0YXRlEhIKCnVucmVhZGFibGUYAyABKAkSDgoGc3Rkb3V0GAQgASgMEg4KBnN0ZGVychgFIAEoDBIVCg1zdGRvdXRfb2Zmc2V0GAYgASgDEhUKDXN0ZGVycl9vZmZzZXQYByABKAMSEwoLc3Rkb3V0X3NpemUYCCABKAMSEwoLc3RkZXJyX3NpemUYCSABKAMSGAoQc3Rkb3V0X3RydW5jYXRlZBgKIAEoCBIYChBzdGRlcnJfdHJ1bmNhdGVkGAsgASgIEhEKCWV4aXRfY29kZRgMIAEoBRIRCgl0aW1lZF9vdXQYDSABKAgSEwoLY3B1X3NlY29uZHMYDiABKAESFAoMc2xvdF9zZWNvbmRzGA8gASgBEg8KB2NvcHlfaWQYECABKAMSDgoGd29ya2VyGBEgASgJIi0KCldoeVJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUiLwoLV2h5UmVzcG9uc2USIAoFdGFza3MYASADKAsyES5iYXRjaC52MS5UYXNrV2h5IuMCCgdUYXNrV2h5Eg0KBWluZGV4GAEgASgFEiIKBXN0YXRlGAIgASgOMhMuYmF0Y2gudjEuVGFza1N0YXRlEg0KBWNsYXNzGAMgASgJEiQKBnJlYXNvbhgEIAEoDjIULmJhdGNoLnYxLldhaXRSZWFzb24SEwoLcmVhc29uX3RleHQYBSABKAkSEAoIcG9zaXRpb24YBiABKAUSEgoKam9ic19haGVhZBgHIAEoBRITCgt0YXNrc19haGVhZBgIIAEoAxINCgVleGFjdBgJIAEoCBISCgpmcmVlX3Nsb3RzGAogASgFEg0KBXNsb3RzGAsgASgFEhMKC21heF9ydW5uaW5nGAwgASgFEg8KB3J1bm5pbmcYDSABKAUSGAoQc3RhcnRfaW5fc2Vjb25kcxgOIAEoARIZChFmaW5pc2hfaW5fc2Vjb25kcxgPIAEoARITCgthc3N1bXB0aW9ucxgQIAEoCSI8CgxSZXRyeVJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUSCwoDYWxsGAMgASgIIncKDVJldHJ5UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eg8KB3JldHJpZWQYAiADKAUSEQoJdW5jaGFuZ2VkGAMgASgFEh0KBXRhc2tzGAQgAygLMg4uYmF0Y2gudjEuVGFzayIvCg5HZXRUYXNrUmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDQoFaW5kZXgYAiABKAUiVAoPR2V0VGFza1Jlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIcCgR0YXNrGAIgASgLMg4uYmF0Y2gudjEuVGFzayrbAgoKV2FpdFJlYXNvbhIbChdXQUlUX1JFQVNPTl9VTlNQRUNJRklFRBAAEhcKE1dBSVRfUkVBU09OX1JVTk5JTkcQARIbChdXQUlUX1JFQVNPTl9OT1RfV0FJVElORxACEhQKEFdBSVRfUkVBU09OX05FWFQQAxIcChhXQUlUX1JFQVNPTl9OT19GUkVFX1NMT1QQBBIbChdXQUlUX1JFQVNPTl9NQVhfUlVOTklORxAFEi4KKldBSVRfUkVBU09OX0RJU0NMT1NFRF9XQUlUU19GT1JfSURMRV9TTE9UUxAGEiwKKFdBSVRfUkVBU09OX1NVU1BFTkRFRF9GT1JfUkVRVUVTVEVEX1dPUksQBxIkCiBXQUlUX1JFQVNPTl9XT1JLRVJfTE9TVF9SRVFVRVVFRBAIEiUKIVdBSVRfUkVBU09OX1dBSVRJTkdfRk9SX1JFU09VUkNFUxAJMuUGCg5UYXNrU2V0U2VydmljZRJDCghEaXNjbG9zZRIZLmJhdGNoLnYxLkRpc2Nsb3NlUmVxdWVzdBoaLmJhdGNoLnYxLkRpc2Nsb3NlUmVzcG9uc2UiABJXCg5EaXNjbG9zZVN0cmVhbRIfLmJhdGNoLnYxLkRpc2Nsb3NlU3RyZWFtUmVxdWVzdBogLmJhdGNoLnYxLkRpc2Nsb3NlU3RyZWFtUmVzcG9uc2UiACgBEkAKB1JlcXVlc3QSGC5iYXRjaC52MS5SZXF1ZXN0UmVxdWVzdBoZLmJhdGNoLnYxLlJlcXVlc3RSZXNwb25zZSIAEj0KBkNhbmNlbBIXLmJhdGNoLnYxLkNhbmNlbFJlcXVlc3QaGC5iYXRjaC52MS5DYW5jZWxSZXNwb25zZSIAEkkKCkdldFRhc2tTZXQSGy5iYXRjaC52MS5HZXRUYXNrU2V0UmVxdWVzdBocLmJhdGNoLnYxLkdldFRhc2tTZXRSZXNwb25zZSIAEk8KDExpc3RUYXNrU2V0cxIdLmJhdGNoLnYxLkxpc3RUYXNrU2V0c1JlcXVlc3QaHi5iYXRjaC52MS5MaXN0VGFza1NldHNSZXNwb25zZSIAElEKDFdhdGNoVGFza1NldBIdLmJhdGNoLnYxLldhdGNoVGFza1NldFJlcXVlc3QaHi5iYXRjaC52MS5XYXRjaFRhc2tTZXRSZXNwb25zZSIAMAESRgoJR2V0T3V0cHV0EhouYmF0Y2gudjEuR2V0T3V0cHV0UmVxdWVzdBobLmJhdGNoLnYxLkdldE91dHB1dFJlc3BvbnNlIgASNAoDV2h5EhQuYmF0Y2gudjEuV2h5UmVxdWVzdBoVLmJhdGNoLnYxLldoeVJlc3BvbnNlIgASOgoFUmV0cnkSFi5iYXRjaC52MS5SZXRyeVJlcXVlc3QaFy5iYXRjaC52MS5SZXRyeVJlc3BvbnNlIgASQAoHR2V0VGFzaxIYLmJhdGNoLnYxLkdldFRhc2tSZXF1ZXN0GhkuYmF0Y2gudjEuR2V0VGFza1Jlc3BvbnNlIgASSQoKR2V0T3V0cHV0cxIbLmJhdGNoLnYxLkdldE91dHB1dHNSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0T3V0cHV0c1Jlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_batch_v1_types]);
 
 /**
  * @generated from message batch.v1.DiscloseRequest
@@ -65,6 +65,15 @@ export type DiscloseRequest = Message<"batch.v1.DiscloseRequest"> & {
    * @generated from field: batch.v1.RetryPolicy retry = 30;
    */
   retry?: RetryPolicy | undefined;
+
+  /**
+   * An array of tasks instead of tasks: one task per value, expanded and
+   * kept by the server in this compact form. Give tasks or an array, not
+   * both.
+   *
+   * @generated from field: batch.v1.TaskArray array = 21;
+   */
+  array?: TaskArray | undefined;
 };
 
 /**
@@ -73,6 +82,51 @@ export type DiscloseRequest = Message<"batch.v1.DiscloseRequest"> & {
  */
 export const DiscloseRequestSchema: GenMessage<DiscloseRequest> = /*@__PURE__*/
   messageDesc(file_batch_v1_taskset, 0);
+
+/**
+ * TaskArray is a task array (Slurm's --array): one task per value of
+ * first, first+step, ... up to last, each with the same spec. A task of
+ * the array sees its value as $BATCH_ARRAY_VALUE (and its index in the set
+ * as $BATCH_TASK_INDEX, as every task does). The server keeps the array
+ * once and each task as a reference to it, so 100,000 tasks cost a few
+ * bytes each on the wire and in the store.
+ *
+ * @generated from message batch.v1.TaskArray
+ */
+export type TaskArray = Message<"batch.v1.TaskArray"> & {
+  /**
+   * @generated from field: int64 first = 1;
+   */
+  first: bigint;
+
+  /**
+   * The last value (inclusive); at least first.
+   *
+   * @generated from field: int64 last = 2;
+   */
+  last: bigint;
+
+  /**
+   * The step between values; 0 means 1; negative is refused.
+   *
+   * @generated from field: int64 step = 3;
+   */
+  step: bigint;
+
+  /**
+   * Every task's spec (argv as given: for a shell line, [shell, "-c", line]).
+   *
+   * @generated from field: batch.v1.TaskSpec spec = 4;
+   */
+  spec?: TaskSpec | undefined;
+};
+
+/**
+ * Describes the message batch.v1.TaskArray.
+ * Use `create(TaskArraySchema)` to create a new message.
+ */
+export const TaskArraySchema: GenMessage<TaskArray> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 1);
 
 /**
  * @generated from message batch.v1.DiscloseResponse
@@ -108,7 +162,7 @@ export type DiscloseResponse = Message<"batch.v1.DiscloseResponse"> & {
  * Use `create(DiscloseResponseSchema)` to create a new message.
  */
 export const DiscloseResponseSchema: GenMessage<DiscloseResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 1);
+  messageDesc(file_batch_v1_taskset, 2);
 
 /**
  * DiscloseStreamRequest is one chunk of a DiscloseStream. The first chunk
@@ -154,6 +208,13 @@ export type DiscloseStreamRequest = Message<"batch.v1.DiscloseStreamRequest"> & 
    * @generated from field: batch.v1.RetryPolicy retry = 30;
    */
   retry?: RetryPolicy | undefined;
+
+  /**
+   * Only in the first message, as in DiscloseRequest.
+   *
+   * @generated from field: batch.v1.TaskArray array = 21;
+   */
+  array?: TaskArray | undefined;
 };
 
 /**
@@ -161,7 +222,7 @@ export type DiscloseStreamRequest = Message<"batch.v1.DiscloseStreamRequest"> & 
  * Use `create(DiscloseStreamRequestSchema)` to create a new message.
  */
 export const DiscloseStreamRequestSchema: GenMessage<DiscloseStreamRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 2);
+  messageDesc(file_batch_v1_taskset, 3);
 
 /**
  * DiscloseStreamResponse is DiscloseResponse for the whole stream.
@@ -195,7 +256,7 @@ export type DiscloseStreamResponse = Message<"batch.v1.DiscloseStreamResponse"> 
  * Use `create(DiscloseStreamResponseSchema)` to create a new message.
  */
 export const DiscloseStreamResponseSchema: GenMessage<DiscloseStreamResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 3);
+  messageDesc(file_batch_v1_taskset, 4);
 
 /**
  * @generated from message batch.v1.RequestRequest
@@ -225,7 +286,7 @@ export type RequestRequest = Message<"batch.v1.RequestRequest"> & {
  * Use `create(RequestRequestSchema)` to create a new message.
  */
 export const RequestRequestSchema: GenMessage<RequestRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 4);
+  messageDesc(file_batch_v1_taskset, 5);
 
 /**
  * @generated from message batch.v1.RequestResponse
@@ -270,7 +331,7 @@ export type RequestResponse = Message<"batch.v1.RequestResponse"> & {
  * Use `create(RequestResponseSchema)` to create a new message.
  */
 export const RequestResponseSchema: GenMessage<RequestResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 5);
+  messageDesc(file_batch_v1_taskset, 6);
 
 /**
  * @generated from message batch.v1.CancelRequest
@@ -294,7 +355,7 @@ export type CancelRequest = Message<"batch.v1.CancelRequest"> & {
  * Use `create(CancelRequestSchema)` to create a new message.
  */
 export const CancelRequestSchema: GenMessage<CancelRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 6);
+  messageDesc(file_batch_v1_taskset, 7);
 
 /**
  * @generated from message batch.v1.CancelResponse
@@ -341,7 +402,7 @@ export type CancelResponse = Message<"batch.v1.CancelResponse"> & {
  * Use `create(CancelResponseSchema)` to create a new message.
  */
 export const CancelResponseSchema: GenMessage<CancelResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 7);
+  messageDesc(file_batch_v1_taskset, 8);
 
 /**
  * @generated from message batch.v1.GetTaskSetRequest
@@ -378,7 +439,7 @@ export type GetTaskSetRequest = Message<"batch.v1.GetTaskSetRequest"> & {
  * Use `create(GetTaskSetRequestSchema)` to create a new message.
  */
 export const GetTaskSetRequestSchema: GenMessage<GetTaskSetRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 8);
+  messageDesc(file_batch_v1_taskset, 9);
 
 /**
  * @generated from message batch.v1.GetTaskSetResponse
@@ -405,7 +466,7 @@ export type GetTaskSetResponse = Message<"batch.v1.GetTaskSetResponse"> & {
  * Use `create(GetTaskSetResponseSchema)` to create a new message.
  */
 export const GetTaskSetResponseSchema: GenMessage<GetTaskSetResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 9);
+  messageDesc(file_batch_v1_taskset, 10);
 
 /**
  * @generated from message batch.v1.ListTaskSetsRequest
@@ -436,7 +497,7 @@ export type ListTaskSetsRequest = Message<"batch.v1.ListTaskSetsRequest"> & {
  * Use `create(ListTaskSetsRequestSchema)` to create a new message.
  */
 export const ListTaskSetsRequestSchema: GenMessage<ListTaskSetsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 10);
+  messageDesc(file_batch_v1_taskset, 11);
 
 /**
  * @generated from message batch.v1.ListTaskSetsResponse
@@ -458,7 +519,7 @@ export type ListTaskSetsResponse = Message<"batch.v1.ListTaskSetsResponse"> & {
  * Use `create(ListTaskSetsResponseSchema)` to create a new message.
  */
 export const ListTaskSetsResponseSchema: GenMessage<ListTaskSetsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 11);
+  messageDesc(file_batch_v1_taskset, 12);
 
 /**
  * @generated from message batch.v1.WatchTaskSetRequest
@@ -475,7 +536,7 @@ export type WatchTaskSetRequest = Message<"batch.v1.WatchTaskSetRequest"> & {
  * Use `create(WatchTaskSetRequestSchema)` to create a new message.
  */
 export const WatchTaskSetRequestSchema: GenMessage<WatchTaskSetRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 12);
+  messageDesc(file_batch_v1_taskset, 13);
 
 /**
  * @generated from message batch.v1.WatchTaskSetResponse
@@ -508,7 +569,7 @@ export type WatchTaskSetResponse = Message<"batch.v1.WatchTaskSetResponse"> & {
  * Use `create(WatchTaskSetResponseSchema)` to create a new message.
  */
 export const WatchTaskSetResponseSchema: GenMessage<WatchTaskSetResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 13);
+  messageDesc(file_batch_v1_taskset, 14);
 
 /**
  * @generated from message batch.v1.GetOutputRequest
@@ -549,7 +610,7 @@ export type GetOutputRequest = Message<"batch.v1.GetOutputRequest"> & {
  * Use `create(GetOutputRequestSchema)` to create a new message.
  */
 export const GetOutputRequestSchema: GenMessage<GetOutputRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 14);
+  messageDesc(file_batch_v1_taskset, 15);
 
 /**
  * @generated from message batch.v1.GetOutputResponse
@@ -637,7 +698,180 @@ export type GetOutputResponse = Message<"batch.v1.GetOutputResponse"> & {
  * Use `create(GetOutputResponseSchema)` to create a new message.
  */
 export const GetOutputResponseSchema: GenMessage<GetOutputResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 15);
+  messageDesc(file_batch_v1_taskset, 16);
+
+/**
+ * @generated from message batch.v1.GetOutputsRequest
+ */
+export type GetOutputsRequest = Message<"batch.v1.GetOutputsRequest"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * The tasks to read, in this order (at most 1,000,000); empty reads every
+   * task of the set in index order.
+   *
+   * @generated from field: repeated int32 indexes = 2;
+   */
+  indexes: number[];
+
+  /**
+   * The most bytes of stdout and stderr one page carries (0: 4 MiB; at
+   * most 16 MiB). A page holds at least one task's first bytes.
+   *
+   * @generated from field: int64 max_bytes = 3;
+   */
+  maxBytes: bigint;
+
+  /**
+   * From the previous page's next_page_token, with the same set, indexes
+   * and max_bytes.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message batch.v1.GetOutputsRequest.
+ * Use `create(GetOutputsRequestSchema)` to create a new message.
+ */
+export const GetOutputsRequestSchema: GenMessage<GetOutputsRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 17);
+
+/**
+ * @generated from message batch.v1.GetOutputsResponse
+ */
+export type GetOutputsResponse = Message<"batch.v1.GetOutputsResponse"> & {
+  /**
+   * The tasks of this page in order. A task whose streams go on past the
+   * page comes back again at the top of the next page with the rest
+   * (stdout_offset and stderr_offset say where each piece starts).
+   *
+   * @generated from field: repeated batch.v1.TaskOutput outputs = 1;
+   */
+  outputs: TaskOutput[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message batch.v1.GetOutputsResponse.
+ * Use `create(GetOutputsResponseSchema)` to create a new message.
+ */
+export const GetOutputsResponseSchema: GenMessage<GetOutputsResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 18);
+
+/**
+ * TaskOutput is one task's output, or a piece of it, in GetOutputs.
+ *
+ * @generated from message batch.v1.TaskOutput
+ */
+export type TaskOutput = Message<"batch.v1.TaskOutput"> & {
+  /**
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * @generated from field: batch.v1.TaskState state = 2;
+   */
+  state: TaskState;
+
+  /**
+   * Why the output is not readable (disclosed, not finished, canceled
+   * before a result); empty when it is.
+   *
+   * @generated from field: string unreadable = 3;
+   */
+  unreadable: string;
+
+  /**
+   * @generated from field: bytes stdout = 4;
+   */
+  stdout: Uint8Array;
+
+  /**
+   * @generated from field: bytes stderr = 5;
+   */
+  stderr: Uint8Array;
+
+  /**
+   * Where stdout and stderr of this piece start in the task's streams.
+   *
+   * @generated from field: int64 stdout_offset = 6;
+   */
+  stdoutOffset: bigint;
+
+  /**
+   * @generated from field: int64 stderr_offset = 7;
+   */
+  stderrOffset: bigint;
+
+  /**
+   * @generated from field: int64 stdout_size = 8;
+   */
+  stdoutSize: bigint;
+
+  /**
+   * @generated from field: int64 stderr_size = 9;
+   */
+  stderrSize: bigint;
+
+  /**
+   * @generated from field: bool stdout_truncated = 10;
+   */
+  stdoutTruncated: boolean;
+
+  /**
+   * @generated from field: bool stderr_truncated = 11;
+   */
+  stderrTruncated: boolean;
+
+  /**
+   * @generated from field: int32 exit_code = 12;
+   */
+  exitCode: number;
+
+  /**
+   * @generated from field: bool timed_out = 13;
+   */
+  timedOut: boolean;
+
+  /**
+   * @generated from field: double cpu_seconds = 14;
+   */
+  cpuSeconds: number;
+
+  /**
+   * @generated from field: double slot_seconds = 15;
+   */
+  slotSeconds: number;
+
+  /**
+   * @generated from field: int64 copy_id = 16;
+   */
+  copyId: bigint;
+
+  /**
+   * @generated from field: string worker = 17;
+   */
+  worker: string;
+};
+
+/**
+ * Describes the message batch.v1.TaskOutput.
+ * Use `create(TaskOutputSchema)` to create a new message.
+ */
+export const TaskOutputSchema: GenMessage<TaskOutput> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 19);
 
 /**
  * @generated from message batch.v1.WhyRequest
@@ -661,7 +895,7 @@ export type WhyRequest = Message<"batch.v1.WhyRequest"> & {
  * Use `create(WhyRequestSchema)` to create a new message.
  */
 export const WhyRequestSchema: GenMessage<WhyRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 16);
+  messageDesc(file_batch_v1_taskset, 20);
 
 /**
  * @generated from message batch.v1.WhyResponse
@@ -678,7 +912,7 @@ export type WhyResponse = Message<"batch.v1.WhyResponse"> & {
  * Use `create(WhyResponseSchema)` to create a new message.
  */
 export const WhyResponseSchema: GenMessage<WhyResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 17);
+  messageDesc(file_batch_v1_taskset, 21);
 
 /**
  * TaskWhy is the scheduler's answer for one task.
@@ -792,7 +1026,7 @@ export type TaskWhy = Message<"batch.v1.TaskWhy"> & {
  * Use `create(TaskWhySchema)` to create a new message.
  */
 export const TaskWhySchema: GenMessage<TaskWhy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 18);
+  messageDesc(file_batch_v1_taskset, 22);
 
 /**
  * @generated from message batch.v1.RetryRequest
@@ -824,7 +1058,7 @@ export type RetryRequest = Message<"batch.v1.RetryRequest"> & {
  * Use `create(RetryRequestSchema)` to create a new message.
  */
 export const RetryRequestSchema: GenMessage<RetryRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 19);
+  messageDesc(file_batch_v1_taskset, 23);
 
 /**
  * @generated from message batch.v1.RetryResponse
@@ -860,7 +1094,7 @@ export type RetryResponse = Message<"batch.v1.RetryResponse"> & {
  * Use `create(RetryResponseSchema)` to create a new message.
  */
 export const RetryResponseSchema: GenMessage<RetryResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 20);
+  messageDesc(file_batch_v1_taskset, 24);
 
 /**
  * @generated from message batch.v1.GetTaskRequest
@@ -882,7 +1116,7 @@ export type GetTaskRequest = Message<"batch.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 21);
+  messageDesc(file_batch_v1_taskset, 25);
 
 /**
  * @generated from message batch.v1.GetTaskResponse
@@ -906,7 +1140,7 @@ export type GetTaskResponse = Message<"batch.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 22);
+  messageDesc(file_batch_v1_taskset, 26);
 
 /**
  * WaitReason says why a task is not running (DESIGN.md, "Why is it
@@ -1121,6 +1355,21 @@ export const TaskSetService: GenService<{
     methodKind: "unary";
     input: typeof GetTaskRequestSchema;
     output: typeof GetTaskResponseSchema;
+  },
+  /**
+   * GetOutputs returns many tasks' outputs in one call, in index order, up
+   * to a byte budget per page; next_page_token continues where the budget
+   * ran out (in the middle of a task's streams when one task alone is over
+   * the budget). Each task is read under GetOutput's rules: a task whose
+   * output is not readable comes back with its state and the reason, and
+   * no bytes.
+   *
+   * @generated from rpc batch.v1.TaskSetService.GetOutputs
+   */
+  getOutputs: {
+    methodKind: "unary";
+    input: typeof GetOutputsRequestSchema;
+    output: typeof GetOutputsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_batch_v1_taskset, 0);

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"batchd/sched"
+	"batchd/store"
+)
+
+// taskCommand is the command column of a task: its command cut to 40
+// characters (whole with --wide), after its array value when it has one,
+// since every task of an array runs the same line.
+func taskCommand(c *cli.Context, spec sched.TaskSpec) string {
+	cmd := shortCommand(spec.Argv)
+	if c.Bool("wide") {
+		argv := spec.Argv
+		if len(argv) == 3 && argv[0] == "sh" && argv[1] == "-c" {
+			argv = argv[2:]
+		}
+		cmd = strings.Join(argv, " ")
+	}
+	if v, ok := spec.Env[store.ArrayValueEnv]; ok {
+		return "[" + v + "] " + cmd
+	}
+	return cmd
+}
