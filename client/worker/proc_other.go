@@ -31,4 +31,4 @@ func lockDir(string) (*os.File, error) { return nil, errUnsupported }
 
 func killLeftovers(string) (int, error) { return 0, errUnsupported }
 
-func setNice(int, int) error { return errUnsupported }
+func niceThread(int) (func() bool, error) { return func() bool { return true }, errUnsupported }

@@ -104,9 +104,9 @@ type Config struct {
 	// Nice is added to the agent's nice value for every copy's process
 	// (0 to 19, capped at 19; 0: the agent's own). Copies then yield the CPU to the agent, and on
 	// `batchd serve` to the server sharing their host, whenever both want
-	// it: the control plane answers while tasks saturate the cores. Each
-	// copy's process is reniced right after its fork, so a task that forks
-	// at once may leave a child or two at the agent's value.
+	// it: the control plane answers while tasks saturate the cores. The
+	// copy's process starts niced: it inherits the value of the thread that
+	// forks it, which is set just before the fork and back just after.
 	Nice int
 	// Transport, when set, carries the worker protocol instead of Connect
 	// to Server (HTTPClient and ClientOptions are then unused): `batchd
