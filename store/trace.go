@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"batchd/sched"
@@ -124,7 +125,14 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, 
 			return err
 		}
 
-		// Copies, in start order per task.
+		// Copies, in start order per task; the latency of the winners.
+		var lat []float64
+		defer func() {
+			if len(lat) > 0 {
+				slices.Sort(lat)
+				tr.Latency = lat[len(lat)/2]
+			}
+		}()
 		cs, err := tx.QueryContext(ctx, `SELECT c.set_id, c.idx, c.state, c.run_seconds, c.started_at, c.ended_at
 			FROM copies c JOIN task_sets s ON s.id = c.set_id
 			WHERE s.created_at >= ? AND s.created_at < ? ORDER BY c.set_id, c.idx, c.id`, lo, hi)
@@ -151,6 +159,9 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, 
 			switch state {
 			case "won":
 				tk.Copies = append(tk.Copies, math.Max(run, 1e-6))
+				if ended > start {
+					lat = append(lat, math.Max(0, float64(ended-start)/1e9-run))
+				}
 			case "killed":
 				if run <= 0 && ended > start {
 					run = float64(ended-start) / 1e9

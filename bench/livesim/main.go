@@ -135,6 +135,8 @@ type outcome struct {
 	workload, mode string
 	seed           int64
 	live, sim      sim.Result
+	simLat         sim.Result // the replay with the recorded latency added to every copy
+	latency        float64
 	liveBeta       float64
 	liveSpec       int64
 	wall           time.Duration
@@ -201,9 +203,9 @@ func run(args []string) error {
 				return err
 			}
 			for _, r := range res {
-				fmt.Fprintf(os.Stderr, "%s seed %d %-16s live %6.2f s (%d jobs, β %.3f, %d spec.)  sim %6.2f s (%d jobs, β %.3f, %d spec.)  %s\n",
+				fmt.Fprintf(os.Stderr, "%s seed %d %-16s live %6.2f s (%d jobs, β %.3f, %d spec.)  sim %6.2f s (%d jobs, β %.3f, %d spec.)  sim+latency %.3f s: %6.2f s  %s\n",
 					r.workload, r.seed, r.mode, r.live.MeanVisibleResponse, r.live.Requests, r.liveBeta, r.liveSpec,
-					r.sim.MeanVisibleResponse, r.sim.Requests, r.sim.Beta, r.sim.SpeculativeStarted, r.wall.Round(time.Second))
+					r.sim.MeanVisibleResponse, r.sim.Requests, r.sim.Beta, r.sim.SpeculativeStarted, r.latency, r.simLat.MeanVisibleResponse, r.wall.Round(time.Second))
 			}
 			all = append(all, res...)
 		}
@@ -300,6 +302,11 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome,
 		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit)
 	}
 	out.sim, err = sim.Replay(ctx, tr, tr.Config, sim.ReplayOptions{Seed: seed})
+	if err != nil {
+		return out, err
+	}
+	out.latency = tr.Latency
+	out.simLat, err = sim.Replay(ctx, tr, tr.Config, sim.ReplayOptions{Seed: seed, Latency: tr.Latency})
 	out.wall = time.Since(t0)
 	return out, err
 }
@@ -518,8 +525,8 @@ func stopProc(c *exec.Cmd) {
 func printTable(o opts, all []outcome) {
 	fmt.Printf("\n%d slots (%d workers), policy %s, copies Pareto(β %g, scale %g s) capped at %g s, %v of arrivals, %d seeds; 95%% CI over seeds (Student's t)\n\n",
 		o.slots, o.workers, o.policy, o.beta, o.scale, o.limit, o.arrivals, o.seeds)
-	fmt.Println("| workload | speculation | jobs (live) | mean JCT live (s) | mean JCT sim (s) | live / sim | vs best-effort LATE, live | vs best-effort LATE, sim | β live | β sim | spec. copies live | spec. copies sim |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| workload | speculation | jobs (live) | mean JCT live (s) | mean JCT sim (s) | live / sim | sim + latency (s) | live / (sim + latency) | vs best-effort LATE, live | vs best-effort LATE, sim | vs best-effort LATE, sim + latency | β live | β sim | spec. copies live | spec. copies sim | latency (s) |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, wl := range o.workloads {
 		late := map[int64]outcome{}
 		for _, r := range all {
@@ -528,7 +535,7 @@ func printTable(o opts, all []outcome) {
 			}
 		}
 		for _, m := range o.modes {
-			var lv, sv, ratio, gl, gs, bl, bs, spl, sps, jobs []float64
+			var lv, sv, ratio, gl, gs, bl, bs, spl, sps, jobs, slv, sratio, gsl, lat []float64
 			for _, r := range all {
 				if r.workload != wl || r.mode != m {
 					continue
@@ -538,13 +545,16 @@ func printTable(o opts, all []outcome) {
 				bl, bs = append(bl, r.liveBeta), append(bs, r.sim.Beta)
 				spl, sps = append(spl, float64(r.liveSpec)), append(sps, float64(r.sim.SpeculativeStarted))
 				jobs = append(jobs, float64(r.live.Requests))
+				slv, sratio = append(slv, r.simLat.MeanVisibleResponse), append(sratio, r.live.MeanVisibleResponse/r.simLat.MeanVisibleResponse)
+				lat = append(lat, r.latency)
 				if b, ok := late[r.seed]; ok {
 					gl = append(gl, 100*(r.live.MeanVisibleResponse/b.live.MeanVisibleResponse-1))
 					gs = append(gs, 100*(r.sim.MeanVisibleResponse/b.sim.MeanVisibleResponse-1))
+					gsl = append(gsl, 100*(r.simLat.MeanVisibleResponse/b.simLat.MeanVisibleResponse-1))
 				}
 			}
-			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, m, ci(jobs, "%.0f"), ci(lv, "%.2f"), ci(sv, "%.2f"), ci(ratio, "%.2f"),
-				ci(gl, "%+.0f%%"), ci(gs, "%+.0f%%"), ci(bl, "%.2f"), ci(bs, "%.2f"), ci(spl, "%.0f"), ci(sps, "%.0f"))
+			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, m, ci(jobs, "%.0f"), ci(lv, "%.2f"), ci(sv, "%.2f"), ci(ratio, "%.2f"),
+				ci(slv, "%.2f"), ci(sratio, "%.2f"), ci(gl, "%+.0f%%"), ci(gs, "%+.0f%%"), ci(gsl, "%+.0f%%"), ci(bl, "%.2f"), ci(bs, "%.2f"), ci(spl, "%.0f"), ci(sps, "%.0f"), ci(lat, "%.3f"))
 		}
 	}
 }

@@ -32,6 +32,12 @@ type Trace struct {
 	// first) of a task, instead of the recorded copies (a benchmark that
 	// knows its tasks' draws).
 	CopyDuration func(set sched.SetID, index int32, k int) float64
+	// Latency is the median, over the recorded winning copies, of the
+	// time from the scheduler's start decision to its learning of the end
+	// minus the copy's run time (the assignment's and the report's trips,
+	// the fork): what a live copy holds its slot beyond its run. Replay
+	// adds it only when asked (ReplayOptions.Latency).
+	Latency float64
 	// ProgressEvery, when positive, makes every running copy report its
 	// exact fraction done every ProgressEvery seconds of its run (tasks
 	// that report progress); 0: no reports.
@@ -154,6 +160,10 @@ type ReplayOptions struct {
 	Seed int64
 	// KeepJobs keeps one JobResult per request.
 	KeepJobs bool
+	// Latency is added to every copy's run time: the copy holds its slot
+	// that much longer and its result comes that much later, as on a live
+	// server (Trace.Latency is the recorded figure).
+	Latency float64
 }
 
 // Tasks counts the trace's tasks.
@@ -611,7 +621,7 @@ func (r *replay) decide() error {
 				return fmt.Errorf("scheduler bug: start reuses copy id %d", d.Copy)
 			}
 			t := &r.tasks[si][d.Task.Index]
-			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies), slot: d.Slot, running: true, from: r.now}
+			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies) + r.o.Latency, slot: d.Slot, running: true, from: r.now}
 			t.copies++
 			r.copies[d.Copy] = c
 			r.push(rpEvent{t: r.now + c.work, kind: rpCopyEnd, cp: int64(d.Copy), gen: c.gen})
