@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,8 +136,9 @@ type outcome struct {
 	workload, mode string
 	seed           int64
 	live, sim      sim.Result
-	simLat         sim.Result // the replay with the recorded latency added to every copy
+	simLat         sim.Result // the replay with the recorded latency and overhead added to every copy
 	latency        float64
+	overhead       float64 // median of a winning copy's recorded run time minus its draw
 	liveBeta       float64
 	liveSpec       int64
 	wall           time.Duration
@@ -203,9 +205,9 @@ func run(args []string) error {
 				return err
 			}
 			for _, r := range res {
-				fmt.Fprintf(os.Stderr, "%s seed %d %-16s live %6.2f s (%d jobs, β %.3f, %d spec.)  sim %6.2f s (%d jobs, β %.3f, %d spec.)  sim+latency %.3f s: %6.2f s  %s\n",
+				fmt.Fprintf(os.Stderr, "%s seed %d %-16s live %6.2f s (%d jobs, β %.3f, %d spec.)  sim %6.2f s (%d jobs, β %.3f, %d spec.)  sim+overheads (latency %.3f s) %6.2f s (β %.3f, %d spec.)  overhead %.3f s  %s\n",
 					r.workload, r.seed, r.mode, r.live.MeanVisibleResponse, r.live.Requests, r.liveBeta, r.liveSpec,
-					r.sim.MeanVisibleResponse, r.sim.Requests, r.sim.Beta, r.sim.SpeculativeStarted, r.latency, r.simLat.MeanVisibleResponse, r.wall.Round(time.Second))
+					r.sim.MeanVisibleResponse, r.sim.Requests, r.sim.Beta, r.sim.SpeculativeStarted, r.latency, r.simLat.MeanVisibleResponse, r.simLat.Beta, r.simLat.SpeculativeStarted, r.overhead, r.wall.Round(time.Second))
 			}
 			all = append(all, res...)
 		}
@@ -297,6 +299,9 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome,
 		return out, err
 	}
 	out.live = tr.Recorded()
+	out.overhead = overhead(tr, func(set sched.SetID, idx int32, k int) float64 {
+		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit)
+	})
 	tr.ProgressEvery = 1 // the worker reports progress at most once a second
 	tr.CopyDuration = func(set sched.SetID, idx int32, k int) float64 {
 		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit)
@@ -305,7 +310,13 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome,
 	if err != nil {
 		return out, err
 	}
+	// The same replay with what a live copy has beyond its draw: the
+	// process's start and the sleeps' slack in its run time (overhead),
+	// and the trips between decision and report (latency).
 	out.latency = tr.Latency
+	tr.CopyDuration = func(set sched.SetID, idx int32, k int) float64 {
+		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit) + math.Max(0, out.overhead)
+	}
 	out.simLat, err = sim.Replay(ctx, tr, tr.Config, sim.ReplayOptions{Seed: seed, Latency: tr.Latency})
 	out.wall = time.Since(t0)
 	return out, err
@@ -318,6 +329,28 @@ type keyMap struct {
 
 func (k *keyMap) put(s sched.SetID, key string) { k.mu.Lock(); k.m[s] = key; k.mu.Unlock() }
 func (k *keyMap) get(s sched.SetID) string      { k.mu.Lock(); defer k.mu.Unlock(); return k.m[s] }
+
+// overhead is the median, over winning copies, of the run time the worker
+// reported minus the copy's draw (the task process's start, its sleeps'
+// slack): time a live copy runs that its draw does not have. A copy's
+// draw index is its position among the task's recorded copies.
+func overhead(tr *sim.Trace, d func(sched.SetID, int32, int) float64) float64 {
+	var xs []float64
+	for _, st := range tr.Sets {
+		for _, tk := range st.Tasks {
+			for k, c := range tk.Copies {
+				if c > 0 {
+					xs = append(xs, c-d(st.ID, tk.Index, k))
+				}
+			}
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
 
 // jobSize is the simulator's job size: floor of a bounded Pareto (α 0.5)
 // on [1, max+1).
@@ -525,8 +558,8 @@ func stopProc(c *exec.Cmd) {
 func printTable(o opts, all []outcome) {
 	fmt.Printf("\n%d slots (%d workers), policy %s, copies Pareto(β %g, scale %g s) capped at %g s, %v of arrivals, %d seeds; 95%% CI over seeds (Student's t)\n\n",
 		o.slots, o.workers, o.policy, o.beta, o.scale, o.limit, o.arrivals, o.seeds)
-	fmt.Println("| workload | speculation | jobs (live) | mean JCT live (s) | mean JCT sim (s) | live / sim | sim + latency (s) | live / (sim + latency) | vs best-effort LATE, live | vs best-effort LATE, sim | vs best-effort LATE, sim + latency | β live | β sim | spec. copies live | spec. copies sim | latency (s) |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| workload | speculation | jobs (live) | mean JCT live (s) | mean JCT sim (s) | live / sim | sim + overheads (s) | live / (sim + overheads) | vs best-effort LATE, live | vs best-effort LATE, sim | vs best-effort LATE, sim + overheads | β live | β sim | β sim + overheads | spec. copies live | spec. copies sim | spec. copies sim + overheads | latency (s) | overhead (s) |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, wl := range o.workloads {
 		late := map[int64]outcome{}
 		for _, r := range all {
@@ -535,7 +568,7 @@ func printTable(o opts, all []outcome) {
 			}
 		}
 		for _, m := range o.modes {
-			var lv, sv, ratio, gl, gs, bl, bs, spl, sps, jobs, slv, sratio, gsl, lat []float64
+			var lv, sv, ratio, gl, gs, bl, bs, spl, sps, jobs, slv, sratio, gsl, lat, bso, spso, ovh []float64
 			for _, r := range all {
 				if r.workload != wl || r.mode != m {
 					continue
@@ -546,15 +579,17 @@ func printTable(o opts, all []outcome) {
 				spl, sps = append(spl, float64(r.liveSpec)), append(sps, float64(r.sim.SpeculativeStarted))
 				jobs = append(jobs, float64(r.live.Requests))
 				slv, sratio = append(slv, r.simLat.MeanVisibleResponse), append(sratio, r.live.MeanVisibleResponse/r.simLat.MeanVisibleResponse)
-				lat = append(lat, r.latency)
+				lat, ovh = append(lat, r.latency), append(ovh, r.overhead)
+				bso, spso = append(bso, r.simLat.Beta), append(spso, float64(r.simLat.SpeculativeStarted))
 				if b, ok := late[r.seed]; ok {
 					gl = append(gl, 100*(r.live.MeanVisibleResponse/b.live.MeanVisibleResponse-1))
 					gs = append(gs, 100*(r.sim.MeanVisibleResponse/b.sim.MeanVisibleResponse-1))
 					gsl = append(gsl, 100*(r.simLat.MeanVisibleResponse/b.simLat.MeanVisibleResponse-1))
 				}
 			}
-			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, m, ci(jobs, "%.0f"), ci(lv, "%.2f"), ci(sv, "%.2f"), ci(ratio, "%.2f"),
-				ci(slv, "%.2f"), ci(sratio, "%.2f"), ci(gl, "%+.0f%%"), ci(gs, "%+.0f%%"), ci(gsl, "%+.0f%%"), ci(bl, "%.2f"), ci(bs, "%.2f"), ci(spl, "%.0f"), ci(sps, "%.0f"), ci(lat, "%.3f"))
+			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, m, ci(jobs, "%.0f"), ci(lv, "%.2f"), ci(sv, "%.2f"), ci(ratio, "%.2f"),
+				ci(slv, "%.2f"), ci(sratio, "%.2f"), ci(gl, "%+.0f%%"), ci(gs, "%+.0f%%"), ci(gsl, "%+.0f%%"), ci(bl, "%.2f"), ci(bs, "%.2f"), ci(bso, "%.2f"),
+				ci(spl, "%.0f"), ci(sps, "%.0f"), ci(spso, "%.0f"), ci(lat, "%.3f"), ci(ovh, "%.3f"))
 		}
 	}
 }
