@@ -196,7 +196,7 @@ func (s *Scheduler) preemptCopy(c *liveCopy, now Time, out *[]Decision) {
 
 // startCopy runs a new copy of t on slot of w.
 func (s *Scheduler) startCopy(t *task, w *worker, slot int32, spec bool, reason string, now Time, out *[]Decision) *liveCopy {
-	c := &liveCopy{id: s.nextCopy, task: t, spec: spec, ppos: -1, progress: -1, started: now}
+	c := &liveCopy{id: s.nextCopy, task: t, spec: spec, ppos: -1, progress: -1, started: now + s.lag.value} // run time from the copy's estimated start on its worker (lag.go)
 	s.nextCopy++
 	w.memUsed += int64(t.memMB)
 	s.dequeue(t)
@@ -362,7 +362,7 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 		if ras {
 			need = float64(nrun+1) / float64(nrun)
 		}
-		if oldest >= s.cfg.StragglerAfter && trem > need*tn {
+		if oldest >= s.cfg.StragglerAfter && trem > need*(tn+s.lag.value) { // a new copy pays the driver's latency too (lag.go)
 			score := trem
 			if ras {
 				score = float64(nrun)*trem - float64(nrun+1)*tn
@@ -372,7 +372,7 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 		}
 		if len(buf) == 0 {
 			// next matters only while no task qualifies (see below).
-			next = min(next, s.qualifiesAt(t, need, tn))
+			next = min(next, s.qualifiesAt(t, need, tn+s.lag.value))
 		}
 	}
 	if len(buf) == 0 && !noCache {
@@ -437,7 +437,7 @@ func (s *Scheduler) touch(t *task) {
 	}
 	at := math.Inf(-1)
 	if tn, ok := s.tNew(t); ok && !t.noSpec && !t.done() {
-		at = s.qualifiesAt(t, 1, tn)
+		at = s.qualifiesAt(t, 1, tn+s.lag.value)
 	} else if t.noSpec || t.done() {
 		return
 	}

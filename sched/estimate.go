@@ -63,6 +63,14 @@ func (b *betaEstimator) push(x float64) {
 	}
 	b.n++
 	b.sinceFit++
+	if b.lazy && b.n >= b.minSamples {
+		// Fitted on read: every sample counts, not only those up to the
+		// last multiple of betaRefit (a reader saw a fit of 36 of 48).
+		b.sinceFit = 0
+		b.epoch++
+		b.dirty = true
+		return
+	}
 	if b.n >= b.minSamples && (b.sinceFit >= betaRefit || b.n == b.minSamples) {
 		b.sinceFit = 0
 		b.epoch++

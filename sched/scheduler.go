@@ -203,6 +203,7 @@ type Scheduler struct {
 	owners    map[string]*ownerStats
 	global    ownerStats
 	beta      betaEstimator
+	lag       lagEstimator // the driver's dispatch and report latency (lag.go)
 	jit       jobIter
 	scratch   []*set
 	alloc     []int
@@ -1112,6 +1113,7 @@ func (s *Scheduler) finished(ev Event) (ApplyResult, error) {
 	}
 	dur := c.runTime(ev.Time)
 	if ev.Duration > 0 && !math.IsInf(ev.Duration, 0) {
+		s.observeLag(c, ev.Time, ev.Duration)
 		dur = ev.Duration
 	}
 	s.observe(t.set, t.set.owner, dur, t.est == 0)

@@ -314,6 +314,12 @@ func (s *Server) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The configuration this start runs with, for `batchd sim replay`.
+	rec := s.cfg.Sched
+	rec.FirstCopyID = 0
+	if err := s.db.RecordSchedRun(ctx, rec); err != nil {
+		return fmt.Errorf("record scheduler configuration: %w", err)
+	}
 	s.sched = sc
 	now := s.now()
 	for _, w := range snap.Workers {

@@ -427,14 +427,20 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			if res.Lost {
 				kind = sched.EventCopyLost
 			}
-			// The scheduler learns the copy's run time by its own clock,
-			// from the start decision to now (the fork and the report's
-			// trip included), the clock it weighs running copies by. Fitting
-			// β on the worker's reported run times instead (as tried for
-			// issue 12) made every copy of a short task look like a
-			// straggler: 2,000 `true` tasks on 64 slots started 1,562
-			// speculative copies instead of 17.
-			s.apply(sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy})
+			// The scheduler learns the run time the worker reported and
+			// the store kept (what β and t_new fit, the same numbers a
+			// restart replays), and from its difference to its own clock
+			// the dispatch and report latency, which it then takes off
+			// running copies' run times and adds to a new copy's cost
+			// (sched/lag.go). Issue 12: by the server's clock alone β came
+			// out 1.41–1.46 for a true 1.259; by reported run times alone,
+			// with running copies still judged by the server's clock, 2,000
+			// `true` tasks on 64 slots started 1,562 speculative copies.
+			ev := sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy}
+			if kind == sched.EventCopyFinished && res.RunSeconds > 0 {
+				ev.Duration = res.RunSeconds
+			}
+			s.apply(ev)
 		}
 		if res.Retried != nil {
 			// The set's policy retried the attempt this copy won.

@@ -418,6 +418,9 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			version = excluded.version, memory_mb = excluded.memory_mb`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version, in.MemoryMB); err != nil {
 			return fmt.Errorf("register worker: %w", err)
 		}
+		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB); err != nil {
+			return err
+		}
 		live, err := liveCopies(ctx, tx, in.Worker)
 		if err != nil {
 			return err
@@ -560,6 +563,9 @@ func (db *DB) LoseWorker(ctx context.Context, w sched.WorkerID, state string) ([
 	err := db.write(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ? WHERE id = ?`, state, w); err != nil {
 			return fmt.Errorf("mark worker: %w", err)
+		}
+		if err := recordWorkerEvent(ctx, tx, w, false, 0, false, 0); err != nil {
+			return err
 		}
 		live, err := liveCopies(ctx, tx, w)
 		if err != nil {

@@ -28,7 +28,7 @@ func simCommand() *cli.Command {
 		Description: "run:        one workload under one or more policies and speculation modes, over seeds\n" +
 			"experiment: one of the papers' experiments (petrou-sweep, petrou-fixed, cluster, mixed)\n" +
 			"report:     every experiment; writes docs/results.md, figures (SVG, PNG) and CSV",
-		Subcommands: []*cli.Command{simRunCommand(), simExperimentCommand(), simReportCommand()},
+		Subcommands: []*cli.Command{simRunCommand(), simExperimentCommand(), simReportCommand(), simReplayCommand()},
 	}
 }
 
