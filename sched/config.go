@@ -156,6 +156,18 @@ type Config struct {
 	// work of others (Petrou's footnote 3). Default false: plain FCFS, as
 	// in the papers.
 	DisclosedFairShare bool
+
+	// SpecCap bounds the live speculative copies of best-effort-late to
+	// this fraction of the slots (rounded up), as LATE does in Hadoop and
+	// Spark (speculative cap, 10% there). 0 = no cap (the papers'
+	// best-effort LATE).
+	SpecCap float64
+	// SlowTaskQuantile makes best-effort-late speculate only tasks whose
+	// progress rate (progress ÷ run time of the task's best copy) is at or
+	// below this quantile of the rates of the job's running tasks that
+	// reported progress (LATE's SlowTaskThreshold, the 25th percentile: 0.25).
+	// A task without a report is not slow yet. 0 = no threshold.
+	SlowTaskQuantile float64
 }
 
 // String names the configuration as "policy / speculation / preemption".

@@ -202,7 +202,8 @@ type Scheduler struct {
 	scratch   []*set
 	alloc     []int
 	specCands []specCand
-	reserve   int // free slots Hopper keeps for requested jobs in this Decide
+	rateBuf   []float64 // slowTasks' scratch
+	reserve   int       // free slots Hopper keeps for requested jobs in this Decide
 	// holdForResources: a requested task waits for room some worker
 	// could give it; disclosed work leaves the free slots alone in this
 	// Decide (resource.go).
@@ -263,6 +264,9 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	} else {
 		cfg.Preemption = p
+	}
+	if math.IsNaN(cfg.SpecCap) || cfg.SpecCap < 0 || cfg.SpecCap > 1 || math.IsNaN(cfg.SlowTaskQuantile) || cfg.SlowTaskQuantile < 0 || cfg.SlowTaskQuantile > 1 {
+		return nil, Errorf(EINVALID, "speculative cap %g and slow-task quantile %g must be in [0, 1]", cfg.SpecCap, cfg.SlowTaskQuantile)
 	}
 	if math.IsNaN(cfg.Epsilon) || math.IsNaN(cfg.BetaPrior) || math.IsNaN(cfg.StragglerAfter) {
 		return nil, Errorf(EINVALID, "NaN in scheduler configuration")

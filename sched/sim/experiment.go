@@ -33,6 +33,10 @@ type Options struct {
 	// configurations it compares): preemptive SRPT in the requested class,
 	// tasks per set drawn per set, batch users who may cancel.
 	PreemptRequested, SetSizePerSet, BatchCancels bool
+	// Model, when set, overrides the straggler model and LATE's limits
+	// on every multi-task run (the cluster-node experiment starts from
+	// NodeModel).
+	Model StragglerModel
 	// Progress, when set, is told about finished runs.
 	Progress func(experiment string, done, total int)
 }
@@ -82,6 +86,7 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested
 		ps[i].SetSizePerSet = ps[i].SetSizePerSet || o.SetSizePerSet
 		ps[i].BatchCancels = ps[i].BatchCancels || o.BatchCancels
+		o.Model.Apply(&ps[i])
 	}
 	var progress func(int, int)
 	if o.Progress != nil {
