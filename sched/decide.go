@@ -117,7 +117,11 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 		}
 		// Beyond a job's share, copies stay within GRASS's early bound:
 		// a task whose copies all hang does not get the whole cluster.
-		s.specCands = s.candidates(st, true, false, s.cfg.MaxEarlyCopies, now, s.specCands)
+		maxCopies := s.cfg.MaxEarlyCopies
+		if st.rq.len() == 0 {
+			maxCopies = math.MaxInt32
+		}
+		s.specCands = s.candidates(st, true, false, maxCopies, now, s.specCands)
 		for _, cd := range s.specCands {
 			if s.freeN <= s.reserve || s.capped(st) {
 				break
@@ -515,8 +519,11 @@ func (s *Scheduler) holdShare(st *set, n int, now Time) int {
 	return n
 }
 
-// virtualFactor is Hopper's max(2/β, 1).
+// virtualFactor is Hopper's max(2/β, 1), or Config.VirtualFactor.
 func (s *Scheduler) virtualFactor() float64 {
+	if s.cfg.VirtualFactor > 0 {
+		return s.cfg.VirtualFactor
+	}
 	return max(2/s.beta.value(), 1)
 }
 
@@ -569,6 +576,10 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 				s.setAside(t)
 			}
 		}
+		if s.cfg.Speculation == SpecClone && st.rq.len() == 0 {
+			out = s.cloneJob(st, now, out)
+			continue
+		}
 		if !spec || s.freeN == 0 || len(st.running) == 0 {
 			continue
 		}
@@ -585,6 +596,36 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 				break
 			}
 			s.speculate(cd.t, "speculate-late", slotFree, now, &out)
+		}
+	}
+	return out
+}
+
+// cloneJob (SpecClone) gives the free slots to extra copies of st's
+// running requested tasks, the task with the fewest live copies first
+// (then by index), round by round, while slots are free.
+func (s *Scheduler) cloneJob(st *set, now Time, out []Decision) []Decision {
+	ts := make([]*task, 0, len(st.running))
+	for _, t := range st.running {
+		if !t.noSpec && s.reqClass(t) && !t.done() && len(t.copies) > 0 {
+			ts = append(ts, t)
+		}
+	}
+	for s.freeN > 0 && len(ts) > 0 && !s.capped(st) {
+		slices.SortFunc(ts, func(a, b *task) int {
+			if len(a.copies) != len(b.copies) {
+				return len(a.copies) - len(b.copies)
+			}
+			return int(a.index) - int(b.index)
+		})
+		n := len(ts[0].copies)
+		for _, t := range ts {
+			if len(t.copies) > n || s.freeN == 0 || s.capped(st) {
+				break
+			}
+			if !s.speculate(t, "clone", slotFree, now, &out) {
+				return out
+			}
 		}
 	}
 	return out
