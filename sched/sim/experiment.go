@@ -57,7 +57,7 @@ func (o Options) sweepSeeds() int {
 
 // ExperimentNames lists the experiments RunExperiment knows, in report
 // order.
-var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "mixed"}
+var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "cluster-node", "mixed"}
 
 // RunExperiment runs the named experiment and analyses it.
 func RunExperiment(ctx context.Context, name string, o Options) (Report, error) {
@@ -77,6 +77,11 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		}
 	case "hopper-fig3":
 		ps, analyze = hopperFig3(o)
+	case "cluster-node":
+		var err error
+		if ps, analyze, err = clusterNodeExp(ctx, o); err != nil {
+			return Report{}, err
+		}
 	case "mixed":
 		ps, analyze = mixedExp(o)
 	default:
