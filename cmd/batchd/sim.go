@@ -46,6 +46,7 @@ func simRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "draw tasks (jobs) per set once per user (user) or for every new set (set)"},
 			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job (hopper+grass, grass): switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
+			&cli.Float64Flag{Name: "virtual-factor", Usage: "hopper+grass: virtual size V = this × remaining tasks (0 = Hopper's max(2/β, 1); at least 1)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "first seed"},
 			&cli.IntFlag{Name: "slots", Usage: "total slots"},
@@ -235,7 +236,7 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 				gs = []sched.GrassMode{sched.GrassSwitch} // GRASS's rule matters only where GRASS runs
 			}
 			for _, g := range gs {
-				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g, PreemptRequested: c.Bool("preempt-requested")})
+				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), VirtualFactor: c.Float64("virtual-factor"), Grass: g, PreemptRequested: c.Bool("preempt-requested")})
 			}
 		}
 	}

@@ -125,19 +125,20 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 				se.YLo, se.YHi = append(se.YLo, su.Mean-su.HalfWidth), append(se.YHi, su.Mean+su.HalfWidth)
 			}
 			f.Series = append(f.Series, se)
-			// The knee as a ratio of slopes: JCT saved per unit of slots
-			// per task from T to 2/β·T against from 2/β·T to 2.5·T.
-			var ratio []float64
+			// The knee as slopes: JCT saved per unit of slots per task
+			// from T to 2/β·T, and from 2/β·T to 2.5·T; a knee at 2/β
+			// makes the first much the larger.
+			var below, above []float64
 			for seed := range f3seeds {
 				jct := func(fi int) float64 { return rs[fidx[fkey{mi, fi, seed}]].MeanVisibleResponse }
-				below := (jct(2) - jct(knee)) / (fracs[knee] - fracs[2])
-				above := (jct(knee) - jct(6)) / (fracs[6] - fracs[knee])
-				if above > 0 {
-					ratio = append(ratio, below/above)
-				}
+				below = append(below, (jct(2)-jct(knee))/(fracs[knee]-fracs[2]))
+				above = append(above, (jct(knee)-jct(6))/(fracs[6]-fracs[knee]))
 			}
-			rep.Claims = append(rep.Claims, Claim{Key: "node-knee-" + m.name, Source: "Hopper §4.1, Fig. 3 (node model)", Metric: fmt.Sprintf("knee at 2/β: JCT saved per slot/task from 1 to 2/β over the same from 2/β to 2.5, one %d-task job, %s", T, m.name),
-				Paper: "≫ 1 (a sharp knee at 2/β)", Ours: Summarize(ratio), Unit: "×", Note: fmt.Sprintf("%d of %d seeds with a positive slope above 2/β", len(ratio), f3seeds)})
+			rep.Claims = append(rep.Claims,
+				Claim{Key: "node-knee-below-" + m.name, Source: "Hopper §4.1, Fig. 3 (node model)", Metric: fmt.Sprintf("JCT saved per slot/task from 1 to 2/β slots per task (s), one %d-task job, %s", T, m.name),
+					Paper: "large (below the knee)", Ours: Summarize(below), Unit: "s"},
+				Claim{Key: "node-knee-above-" + m.name, Source: "Hopper §4.1, Fig. 3 (node model)", Metric: fmt.Sprintf("JCT saved per slot/task from 2/β to 2.5 slots per task (s), one %d-task job, %s", T, m.name),
+					Paper: "much smaller than below (a sharp knee at 2/β)", Ours: Summarize(above), Unit: "s"})
 		}
 		for fi, x := range fracs {
 			row := []string{f2(x)}
@@ -212,21 +213,28 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 				// (job, task, copy number) and slow workers by (worker,
 				// epoch), the same under both ε (common random numbers).
 				for _, pr := range [][2]int{{4, 3}, {5, 2}} {
-					var slowed []float64
+					var slowed, faster []float64
 					for seed := range seeds {
 						g := jobGains(rs[index[key{ui, pr[0], seed}]].Jobs, rs[index[key{ui, pr[1], seed}]].Jobs)
-						n := 0
+						n, f := 0, 0
 						for _, x := range g {
 							if x < -5 {
 								n++
 							}
+							if x > 5 {
+								f++
+							}
 						}
 						if len(g) > 0 {
 							slowed = append(slowed, 100*float64(n)/float64(len(g)))
+							faster = append(faster, 100*float64(f)/float64(len(g)))
 						}
 					}
-					rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("node-eps-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% slower with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
-						Paper: "≤ 5% (issue 12); 4% (Hopper Fig. 10b)", Ours: Summarize(slowed), Unit: "%", Note: "matched job by job, common random numbers"})
+					rep.Claims = append(rep.Claims,
+						Claim{Key: fmt.Sprintf("node-eps-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% slower with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
+							Paper: "≤ 5% (issue 12); 4% (Hopper Fig. 10b)", Ours: Summarize(slowed), Unit: "%", Note: "matched job by job, common random numbers"},
+						Claim{Key: fmt.Sprintf("node-eps-faster-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% faster with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
+							Paper: "(the other side: schedule noise is symmetric, unfairness is not)", Ours: Summarize(faster), Unit: "%", Note: "matched job by job, common random numbers"})
 				}
 			}
 		}

@@ -24,6 +24,7 @@ type copyRec struct {
 	work, done, runStart float64
 	nextProg             float64 // work done at which the next progress report is sent
 	set                  int32
+	k                    int32 // the copy's number within its task (0 = first)
 	index                int32
 	slot                 int32 // flat slot index
 	gen                  uint32
@@ -118,7 +119,6 @@ type sim struct {
 	durRNGSeed   int64
 	arrivals     rng
 	failRNG      rng
-	noise        rng // progress-report noise (ProgressNoise)
 	arrivalRate  float64
 	measuredLeft int // cluster: measured jobs not yet done
 	arrivalsDone bool
@@ -165,8 +165,6 @@ func (m *sim) run() error {
 			return err
 		}
 	}
-
-	m.noise = newRNG(p.Seed, 5)
 
 	// Worker failures.
 	if p.WorkerMTBF > 0 {
@@ -275,7 +273,10 @@ func (m *sim) handle(e simEvent) error {
 		done := c.done + (m.now - c.runStart)
 		prog := math.Min(1, done/c.work)
 		if m.p.ProgressNoise > 0 {
-			prog = math.Min(0.999, prog*math.Exp(m.p.ProgressNoise*m.noise.normal()))
+			// Keyed by (task, copy number, report): the same noise under
+			// every policy (common random numbers).
+			r := newRNG(m.durRNGSeed, 5, uint64(c.set), uint64(c.index), uint64(c.k), math.Float64bits(c.nextProg))
+			prog = math.Min(0.999, prog*math.Exp(m.p.ProgressNoise*r.normal()))
 		}
 		if err := m.apply(sched.Event{Kind: sched.EventCopyProgress, Time: m.now, Copy: sched.CopyID(e.id), Progress: prog}); err != nil {
 			return err
@@ -500,7 +501,7 @@ func (m *sim) start(d *sched.Decision) error {
 		return err
 	}
 	c := &m.copies[i]
-	*c = copyRec{set: int32(si), index: int32(ti), slot: slot, state: cpRunning, runStart: m.now}
+	*c = copyRec{set: int32(si), index: int32(ti), k: t.copies, slot: slot, state: cpRunning, runStart: m.now}
 	c.work = m.copyWork(int32(si), int32(ti), t, slot)
 	t.copies++
 	m.q.push(simEvent{t: m.now + c.work, kind: evCopyEnd, id: int64(d.Copy), gen: c.gen})
