@@ -3,7 +3,10 @@
 #
 #   bench/sim.sh            # benchmarks + the full Table 2 sweep, timed
 #   bench/sim.sh quick      # benchmarks only
-#   bench/sim.sh report     # regenerate docs/results.md and docs/fig (timed)
+#   bench/sim.sh report     # regenerate docs/results.md and docs/fig (timed:
+#                           # `real` is wall time, `user`+`sys` the CPU-seconds)
+#   bench/sim.sh node       # only the cluster-node experiment (issue 12's
+#                           # node-level straggler model), timed
 #
 # BenchmarkPetrouTable3: one 16-day Petrou run at Table 3's point
 #   (target: well under a second per op).
@@ -20,6 +23,10 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = report ]; then
 	go build -o /tmp/batchd-bench ./cmd/batchd
 	exec /usr/bin/time -p /tmp/batchd-bench sim report -q --out docs --seeds 5 --sweep-seeds 5 --sweep-stride 13
+fi
+if [ "${1:-}" = node ]; then
+	go build -o /tmp/batchd-bench ./cmd/batchd
+	exec /usr/bin/time -p /tmp/batchd-bench sim experiment -q --seeds 5 cluster-node
 fi
 go test ./sched/sim -run '^$' -bench 'PetrouTable3|PetrouHeavy' -benchtime 10x
 go test ./sched/sim -run '^$' -bench 'Cluster10k$|Cluster10kEveryEvent' -benchtime 1x

@@ -61,7 +61,13 @@ const (
 	// LATE under the same job scheduler, as GRASS §6 measures it.
 	SpecGRASS    Speculation = "grass"
 	SpecBudgeted Speculation = "budgeted" // with Config.Budget reserved slots; spelled budgeted-N
-	SpecNone     Speculation = "none"
+	// SpecClone clones without waiting for a straggler: jobs in order take
+	// free slots for their queued tasks, then for extra copies of their
+	// running tasks, the task with the fewest live copies first (Dolly's
+	// cloning; the model under which Hopper §4.1 derives the 2/β knee).
+	// For the simulator's Fig. 3; not meant for a live cluster.
+	SpecClone Speculation = "clone"
+	SpecNone  Speculation = "none"
 )
 
 // ParseSpeculation accepts "hopper+grass", "grass", "best-effort-late",
@@ -75,6 +81,8 @@ func ParseSpeculation(s string) (Speculation, int, error) {
 		return SpecBestEffortLATE, 0, nil
 	case "grass", "best-effort-grass":
 		return SpecGRASS, 0, nil
+	case "clone":
+		return SpecClone, 0, nil
 	case "none", "off":
 		return SpecNone, 0, nil
 	}
@@ -84,7 +92,7 @@ func ParseSpeculation(s string) (Speculation, int, error) {
 			return SpecBudgeted, b, nil
 		}
 	}
-	return "", 0, Errorf(EINVALID, "unknown speculation mode %q (want hopper+grass, grass, best-effort-late, budgeted-N or none)", s)
+	return "", 0, Errorf(EINVALID, "unknown speculation mode %q (want hopper+grass, grass, best-effort-late, clone, budgeted-N or none)", s)
 }
 
 // Preemption names what happens to a running disclosed copy when requested
@@ -156,6 +164,23 @@ type Config struct {
 	// work of others (Petrou's footnote 3). Default false: plain FCFS, as
 	// in the papers.
 	DisclosedFairShare bool
+
+	// SpecCap bounds the live speculative copies of best-effort-late to
+	// this fraction of the slots (rounded up), as LATE does in Hadoop and
+	// Spark (speculative cap, 10% there). 0 = no cap (the papers'
+	// best-effort LATE).
+	SpecCap float64
+	// SlowTaskQuantile makes best-effort-late speculate only tasks whose
+	// progress rate (progress ÷ run time of the task's best copy) is at or
+	// below this quantile of the rates of the job's running tasks that
+	// reported progress (LATE's SlowTaskThreshold, the 25th percentile: 0.25).
+	// A task without a report is not slow yet. 0 = no threshold.
+	SlowTaskQuantile float64
+	// VirtualFactor, when positive, replaces Hopper's max(2/β, 1) in the
+	// virtual size V = factor·T (hopper+grass). The cluster-node
+	// experiment measures it against the paper's rule (sched/README.md);
+	// default 0 = the paper's rule.
+	VirtualFactor float64
 }
 
 // String names the configuration as "policy / speculation / preemption".

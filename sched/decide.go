@@ -117,7 +117,11 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 		}
 		// Beyond a job's share, copies stay within GRASS's early bound:
 		// a task whose copies all hang does not get the whole cluster.
-		s.specCands = s.candidates(st, true, false, s.cfg.MaxEarlyCopies, now, s.specCands)
+		maxCopies := s.cfg.MaxEarlyCopies
+		if st.rq.len() == 0 {
+			maxCopies = math.MaxInt32
+		}
+		s.specCands = s.candidates(st, true, false, maxCopies, now, s.specCands)
 		for _, cd := range s.specCands {
 			if s.freeN <= s.reserve || s.capped(st) {
 				break
@@ -515,8 +519,11 @@ func (s *Scheduler) holdShare(st *set, n int, now Time) int {
 	return n
 }
 
-// virtualFactor is Hopper's max(2/β, 1).
+// virtualFactor is Hopper's max(2/β, 1), or Config.VirtualFactor.
 func (s *Scheduler) virtualFactor() float64 {
+	if s.cfg.VirtualFactor > 0 {
+		return s.cfg.VirtualFactor
+	}
 	return max(2/s.beta.value(), 1)
 }
 
@@ -569,18 +576,111 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 				s.setAside(t)
 			}
 		}
+		if s.cfg.Speculation == SpecClone && st.rq.len() == 0 {
+			out = s.cloneJob(st, now, out)
+			continue
+		}
 		if !spec || s.freeN == 0 || len(st.running) == 0 {
 			continue
 		}
 		if budget && s.specLive >= s.cfg.Budget {
 			continue
 		}
+		if s.lateCapped() {
+			continue
+		}
 		s.specCands = s.candidates(st, true, false, 2, now, s.specCands)
-		for _, cd := range s.specCands {
-			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) || s.capped(st) {
+		cands := s.slowTasks(st, now, s.specCands)
+		for _, cd := range cands {
+			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) || s.capped(st) || s.lateCapped() {
 				break
 			}
 			s.speculate(cd.t, "speculate-late", slotFree, now, &out)
+		}
+	}
+	return out
+}
+
+// cloneJob (SpecClone) gives the free slots to extra copies of st's
+// running requested tasks, the task with the fewest live copies first
+// (then by index), round by round, while slots are free.
+func (s *Scheduler) cloneJob(st *set, now Time, out []Decision) []Decision {
+	ts := make([]*task, 0, len(st.running))
+	for _, t := range st.running {
+		if !t.noSpec && s.reqClass(t) && !t.done() && len(t.copies) > 0 {
+			ts = append(ts, t)
+		}
+	}
+	for s.freeN > 0 && len(ts) > 0 && !s.capped(st) {
+		slices.SortFunc(ts, func(a, b *task) int {
+			if len(a.copies) != len(b.copies) {
+				return len(a.copies) - len(b.copies)
+			}
+			return int(a.index) - int(b.index)
+		})
+		n := len(ts[0].copies)
+		for _, t := range ts {
+			if len(t.copies) > n || s.freeN == 0 || s.capped(st) {
+				break
+			}
+			if !s.speculate(t, "clone", slotFree, now, &out) {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// lateCapped reports whether best-effort-late's speculative cap
+// (Config.SpecCap, a fraction of the slots) is reached.
+func (s *Scheduler) lateCapped() bool {
+	if s.cfg.SpecCap <= 0 || s.cfg.Speculation != SpecBestEffortLATE {
+		return false
+	}
+	return s.specLive >= int(math.Ceil(s.cfg.SpecCap*float64(s.slots)-1e-9))
+}
+
+// slowTasks keeps, with Config.SlowTaskQuantile q under best-effort-late,
+// the candidates whose progress rate is at or below the q-quantile of the
+// rates of st's running requested tasks that reported progress (LATE's
+// SlowTaskThreshold). A task's rate is its best running copy's progress ÷
+// run time; a task without a report is not slow. cands is filtered in
+// place.
+func (s *Scheduler) slowTasks(st *set, now Time, cands []specCand) []specCand {
+	q := s.cfg.SlowTaskQuantile
+	if q <= 0 || s.cfg.Speculation != SpecBestEffortLATE || len(cands) == 0 {
+		return cands
+	}
+	rate := func(t *task) (float64, bool) {
+		best, ok := 0.0, false
+		for _, c := range t.copies {
+			if c.state != cRunning || c.progress <= 0 {
+				continue
+			}
+			if run := c.runTime(now); run > 0 {
+				best, ok = max(best, c.progress/run), true
+			}
+		}
+		return best, ok
+	}
+	rates := s.rateBuf[:0]
+	for _, t := range st.running {
+		if s.reqClass(t) && !t.done() {
+			if r, ok := rate(t); ok {
+				rates = append(rates, r)
+			}
+		}
+	}
+	s.rateBuf = rates
+	if len(rates) == 0 {
+		return cands[:0]
+	}
+	slices.Sort(rates)
+	thr := rates[min(len(rates)-1, int(math.Floor(q*float64(len(rates)-1)+1e-9)))]
+	out := cands[:0]
+	for _, cd := range cands {
+		if r, ok := rate(cd.t); ok && r <= thr {
+			out = append(out, cd)
 		}
 	}
 	return out

@@ -208,7 +208,8 @@ type Scheduler struct {
 	scratch   []*set
 	alloc     []int
 	specCands []specCand
-	reserve   int // free slots Hopper keeps for requested jobs in this Decide
+	rateBuf   []float64 // slowTasks' scratch
+	reserve   int       // free slots Hopper keeps for requested jobs in this Decide
 	// holdForResources: a requested task waits for room some worker
 	// could give it; disclosed work leaves the free slots alone in this
 	// Decide (resource.go).
@@ -249,7 +250,7 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Speculation = SpecHopperGRASS
 	}
 	switch cfg.Speculation {
-	case SpecHopperGRASS, SpecGRASS, SpecBestEffortLATE, SpecBudgeted, SpecNone:
+	case SpecHopperGRASS, SpecGRASS, SpecBestEffortLATE, SpecBudgeted, SpecNone, SpecClone:
 	default:
 		sp, b, err := ParseSpeculation(string(cfg.Speculation))
 		if err != nil {
@@ -269,6 +270,12 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	} else {
 		cfg.Preemption = p
+	}
+	if math.IsNaN(cfg.VirtualFactor) || cfg.VirtualFactor < 0 || (cfg.VirtualFactor > 0 && cfg.VirtualFactor < 1) {
+		return nil, Errorf(EINVALID, "virtual factor %g must be 0 (Hopper's 2/β) or at least 1", cfg.VirtualFactor)
+	}
+	if math.IsNaN(cfg.SpecCap) || cfg.SpecCap < 0 || cfg.SpecCap > 1 || math.IsNaN(cfg.SlowTaskQuantile) || cfg.SlowTaskQuantile < 0 || cfg.SlowTaskQuantile > 1 {
+		return nil, Errorf(EINVALID, "speculative cap %g and slow-task quantile %g must be in [0, 1]", cfg.SpecCap, cfg.SlowTaskQuantile)
 	}
 	if math.IsNaN(cfg.Epsilon) || math.IsNaN(cfg.BetaPrior) || math.IsNaN(cfg.StragglerAfter) {
 		return nil, Errorf(EINVALID, "NaN in scheduler configuration")

@@ -37,7 +37,7 @@ func simRunCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "simulate one workload under the given policies and speculation modes",
 		ArgsUsage: " ",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "workload", Aliases: []string{"w"}, Value: "petrou", Usage: "petrou, cluster or mixed"},
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "queue policies (repeat or comma-separate); default: every policy"},
 			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, grass (GRASS without Hopper), best-effort-late, budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
@@ -46,6 +46,7 @@ func simRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "draw tasks (jobs) per set once per user (user) or for every new set (set)"},
 			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job (hopper+grass, grass): switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
+			&cli.Float64Flag{Name: "virtual-factor", Usage: "hopper+grass: virtual size V = this × remaining tasks (0 = Hopper's max(2/β, 1); at least 1)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "first seed"},
 			&cli.IntFlag{Name: "slots", Usage: "total slots"},
@@ -64,9 +65,10 @@ func simRunCommand() *cli.Command {
 			&cli.DurationFlag{Name: "worker-repair", Value: time.Minute, Usage: "mean virtual time a failed worker stays down"},
 			&cli.BoolFlag{Name: "batch-cancels", Usage: "let batch users cancel the rest of a set (Petrou's batch users cannot: every task they submitted counts as requested)"},
 			&cli.Float64Flag{Name: "progress-noise", Usage: "σ of the lognormal noise on progress reports (0 = exact progress, an oracle for t_rem)"},
+			&cli.BoolFlag{Name: "node-model", Usage: "cluster, mixed: the node-level straggler model and LATE's limits of the cluster-node experiment (each flag below overrides one part)"},
 			&cli.BoolFlag{Name: "calibrate", Usage: "cluster: set the arrival rate from a pilot run so the LATE baseline's load is near --utilization"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"},
-		},
+		}, modelFlags()...),
 		Action: func(c *cli.Context) error {
 			w := sim.Workload(c.String("workload"))
 			base := sim.Defaults(w)
@@ -151,6 +153,11 @@ func setSimParams(c *cli.Context, p *sim.Params) error {
 		return fmt.Errorf("--set-size-per %q: want user or set", c.String("set-size-per"))
 	}
 	p.ProgressNoise = c.Float64("progress-noise")
+	m := modelFrom(c)
+	if c.Bool("node-model") {
+		m = mergeModel(sim.NodeModel, m)
+	}
+	m.Apply(p)
 	p.BatchCancels = c.Bool("batch-cancels")
 	p.WorkerMTBF, p.WorkerRepair = c.Duration("worker-mtbf").Seconds(), c.Duration("worker-repair").Seconds()
 	if c.IsSet("set-max") {
@@ -229,7 +236,7 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 				gs = []sched.GrassMode{sched.GrassSwitch} // GRASS's rule matters only where GRASS runs
 			}
 			for _, g := range gs {
-				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), Grass: g, PreemptRequested: c.Bool("preempt-requested")})
+				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), VirtualFactor: c.Float64("virtual-factor"), Grass: g, PreemptRequested: c.Bool("preempt-requested")})
 			}
 		}
 	}
@@ -308,8 +315,40 @@ func toAny(xs []string) []any {
 	return out
 }
 
-func experimentFlags() []cli.Flag {
+// modelFlags are the node-level straggler model's and LATE's limits' flags
+// (sim.StragglerModel), on `sim run` and `sim experiment`.
+func modelFlags() []cli.Flag {
 	return []cli.Flag{
+		&cli.Float64Flag{Name: "slow-nodes", Usage: "fraction of workers that are slow: every copy started on one takes --slowdown times its draw (0 = none)"},
+		&cli.Float64Flag{Name: "slowdown", Usage: "a slow worker's factor on its copies' durations (default 4 with --slow-nodes)"},
+		&cli.DurationFlag{Name: "slow-epoch", Usage: "redraw which workers are slow this often (0 = fixed for the run)"},
+		&cli.Float64Flag{Name: "task-skew", Usage: "fraction of tasks whose copies all take the same duration (data skew: a copy does not escape)"},
+		&cli.DurationFlag{Name: "progress-every", Usage: "progress heartbeat of a running copy (0 = at work done x_m·2^k)"},
+		&cli.Float64Flag{Name: "late-cap", Usage: "best-effort-late: live speculative copies at most this fraction of the slots (Hadoop, Spark: 0.1; 0 = no cap)"},
+		&cli.Float64Flag{Name: "late-quantile", Usage: "best-effort-late: speculate only tasks at or below this quantile of their job's progress rates (LATE's SlowTaskThreshold: 0.25; 0 = any)"},
+	}
+}
+
+// modelFrom reads modelFlags (and --progress-noise where the command has it).
+func modelFrom(c *cli.Context) sim.StragglerModel {
+	return sim.StragglerModel{NodeSlowFrac: c.Float64("slow-nodes"), NodeSlowdown: c.Float64("slowdown"), NodeEpoch: c.Duration("slow-epoch").Seconds(),
+		TaskSkew: c.Float64("task-skew"), ProgressEvery: c.Duration("progress-every").Seconds(), ProgressNoise: c.Float64("progress-noise"),
+		SpecCap: c.Float64("late-cap"), SlowTaskQuantile: c.Float64("late-quantile")}
+}
+
+// mergeModel is base with over's non-zero fields.
+func mergeModel(base, over sim.StragglerModel) sim.StragglerModel {
+	var p sim.Params
+	p.Workload = sim.WorkloadCluster
+	base.Apply(&p)
+	over.Apply(&p)
+	return sim.StragglerModel{NodeSlowFrac: p.NodeSlowFrac, NodeSlowdown: p.NodeSlowdown, NodeEpoch: p.NodeEpoch, TaskSkew: p.TaskSkew,
+		ProgressEvery: p.ProgressEvery, ProgressNoise: p.ProgressNoise, SpecCap: p.Sched.SpecCap, SlowTaskQuantile: p.Sched.SlowTaskQuantile}
+}
+
+func experimentFlags() []cli.Flag {
+	return append(modelFlags(),
+		&cli.Float64Flag{Name: "progress-noise", Usage: "σ of the lognormal noise on progress reports, on every multi-task run (0 = the experiment's own)"},
 		&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per parameter point (95% CI over them)"},
 		&cli.IntFlag{Name: "sweep-seeds", Value: 5, Usage: "seeds per point of the Petrou sweep (each point and seed has its own random numbers)"},
 		&cli.IntFlag{Name: "sweep-stride", Value: 13, Usage: "run every N-th of the 3,168 points of the Petrou sweep only (1 = all; 7 and 13 keep every value of every parameter)"},
@@ -319,12 +358,13 @@ func experimentFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "quick", Usage: "small grids and short runs (a smoke test; not comparable to the papers)"},
 		&cli.IntFlag{Name: "workers", Usage: "goroutines (default: all cores)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
-	}
+	)
 }
 
 func experimentOptions(c *cli.Context) sim.Options {
 	o := sim.Options{Seeds: c.Int("seeds"), SweepSeeds: c.Int("sweep-seeds"), SweepStride: c.Int("sweep-stride"), Quick: c.Bool("quick"), Workers: c.Int("workers"),
-		PreemptRequested: c.Bool("preempt-requested"), SetSizePerSet: c.String("set-size-per") == "set", BatchCancels: c.Bool("batch-cancels")}
+		PreemptRequested: c.Bool("preempt-requested"), SetSizePerSet: c.String("set-size-per") == "set", BatchCancels: c.Bool("batch-cancels"),
+		Model: modelFrom(c)}
 	if !c.Bool("quiet") {
 		last := time.Time{}
 		o.Progress = func(name string, done, total int) {

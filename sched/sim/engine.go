@@ -24,6 +24,7 @@ type copyRec struct {
 	work, done, runStart float64
 	nextProg             float64 // work done at which the next progress report is sent
 	set                  int32
+	k                    int32 // the copy's number within its task (0 = first)
 	index                int32
 	slot                 int32 // flat slot index
 	gen                  uint32
@@ -118,7 +119,6 @@ type sim struct {
 	durRNGSeed   int64
 	arrivals     rng
 	failRNG      rng
-	noise        rng // progress-report noise (ProgressNoise)
 	arrivalRate  float64
 	measuredLeft int // cluster: measured jobs not yet done
 	arrivalsDone bool
@@ -165,8 +165,6 @@ func (m *sim) run() error {
 			return err
 		}
 	}
-
-	m.noise = newRNG(p.Seed, 5)
 
 	// Worker failures.
 	if p.WorkerMTBF > 0 {
@@ -275,7 +273,10 @@ func (m *sim) handle(e simEvent) error {
 		done := c.done + (m.now - c.runStart)
 		prog := math.Min(1, done/c.work)
 		if m.p.ProgressNoise > 0 {
-			prog = math.Min(0.999, prog*math.Exp(m.p.ProgressNoise*m.noise.normal()))
+			// Keyed by (task, copy number, report): the same noise under
+			// every policy (common random numbers).
+			r := newRNG(m.durRNGSeed, 5, uint64(c.set), uint64(c.index), uint64(c.k), math.Float64bits(c.nextProg))
+			prog = math.Min(0.999, prog*math.Exp(m.p.ProgressNoise*r.normal()))
 		}
 		if err := m.apply(sched.Event{Kind: sched.EventCopyProgress, Time: m.now, Copy: sched.CopyID(e.id), Progress: prog}); err != nil {
 			return err
@@ -391,6 +392,14 @@ func (m *sim) scheduleProgress(id sched.CopyID, c *copyRec, done float64) {
 	if m.p.NoProgress {
 		return
 	}
+	if k := m.p.ProgressEvery; k > 0 {
+		// A heartbeat every k seconds of run time.
+		c.nextProg = k * (math.Floor(done/k+1e-6) + 1)
+		if c.nextProg < c.work {
+			m.q.push(simEvent{t: m.now + (c.nextProg - done), kind: evProgress, id: int64(id), gen: c.gen})
+		}
+		return
+	}
 	for c.nextProg <= done {
 		if c.nextProg == 0 {
 			c.nextProg = m.p.TaskScale
@@ -492,8 +501,8 @@ func (m *sim) start(d *sched.Decision) error {
 		return err
 	}
 	c := &m.copies[i]
-	*c = copyRec{set: int32(si), index: int32(ti), slot: slot, state: cpRunning, runStart: m.now}
-	c.work = m.copyWork(int32(si), int32(ti), t)
+	*c = copyRec{set: int32(si), index: int32(ti), k: t.copies, slot: slot, state: cpRunning, runStart: m.now}
+	c.work = m.copyWork(int32(si), int32(ti), t, slot)
 	t.copies++
 	m.q.push(simEvent{t: m.now + c.work, kind: evCopyEnd, id: int64(d.Copy), gen: c.gen})
 	m.scheduleProgress(d.Copy, c, 0)
@@ -504,12 +513,37 @@ func (m *sim) start(d *sched.Decision) error {
 // in petrou (every copy the same, as a single server has no stragglers),
 // else an independent Pareto draw keyed by (set, task, copy number), so the
 // k-th copy of a task takes the same time under every policy.
-func (m *sim) copyWork(si, ti int32, t *taskRec) float64 {
+//
+// The node-level model (Params.NodeSlowFrac, TaskSkew) changes this: a
+// skewed task's copies all take its first copy's draw, and a copy on a
+// slow worker takes NodeSlowdown times its draw.
+func (m *sim) copyWork(si, ti int32, t *taskRec, slot int32) float64 {
 	if m.p.Workload == WorkloadPetrou {
 		return t.size
 	}
-	r := newRNG(m.durRNGSeed, 3, uint64(si), uint64(ti), uint64(t.copies))
-	return r.pareto(m.p.TaskScale, m.p.Beta)
+	k := uint64(t.copies)
+	if m.p.TaskSkew > 0 {
+		if r := newRNG(m.durRNGSeed, 6, uint64(si), uint64(ti)); r.float() < m.p.TaskSkew {
+			k = 0
+		}
+	}
+	r := newRNG(m.durRNGSeed, 3, uint64(si), uint64(ti), k)
+	d := r.pareto(m.p.TaskScale, m.p.Beta)
+	if m.p.NodeSlowFrac > 0 && m.nodeSlow(int(slot)/m.p.SlotsPerWorker) {
+		d *= m.p.NodeSlowdown
+	}
+	return d
+}
+
+// nodeSlow reports whether worker w is slow now (Params.NodeSlowFrac): a
+// draw keyed by the worker and the epoch, the same under every policy.
+func (m *sim) nodeSlow(w int) bool {
+	e := uint64(0)
+	if m.p.NodeEpoch > 0 {
+		e = uint64(m.now / m.p.NodeEpoch)
+	}
+	r := newRNG(m.durRNGSeed, 7, uint64(w), e)
+	return r.float() < m.p.NodeSlowFrac
 }
 
 // deliver records that a requested task's result reached its user.

@@ -33,6 +33,10 @@ type Options struct {
 	// configurations it compares): preemptive SRPT in the requested class,
 	// tasks per set drawn per set, batch users who may cancel.
 	PreemptRequested, SetSizePerSet, BatchCancels bool
+	// Model, when set, overrides the straggler model and LATE's limits
+	// on every multi-task run (the cluster-node experiment starts from
+	// NodeModel).
+	Model StragglerModel
 	// Progress, when set, is told about finished runs.
 	Progress func(experiment string, done, total int)
 }
@@ -53,7 +57,7 @@ func (o Options) sweepSeeds() int {
 
 // ExperimentNames lists the experiments RunExperiment knows, in report
 // order.
-var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "mixed"}
+var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "cluster-node", "mixed"}
 
 // RunExperiment runs the named experiment and analyses it.
 func RunExperiment(ctx context.Context, name string, o Options) (Report, error) {
@@ -73,6 +77,11 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		}
 	case "hopper-fig3":
 		ps, analyze = hopperFig3(o)
+	case "cluster-node":
+		var err error
+		if ps, analyze, err = clusterNodeExp(ctx, o); err != nil {
+			return Report{}, err
+		}
 	case "mixed":
 		ps, analyze = mixedExp(o)
 	default:
@@ -82,6 +91,7 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested
 		ps[i].SetSizePerSet = ps[i].SetSizePerSet || o.SetSizePerSet
 		ps[i].BatchCancels = ps[i].BatchCancels || o.BatchCancels
+		o.Model.Apply(&ps[i])
 	}
 	var progress func(int, int)
 	if o.Progress != nil {

@@ -101,6 +101,35 @@ type Params struct {
 	// makes every estimator's t_rem exact: an oracle, not the papers'
 	// systems.
 	ProgressNoise float64
+	// ProgressEvery, when positive, sends a running copy's progress
+	// report every ProgressEvery seconds of its run time (a heartbeat, as
+	// Hadoop's and Spark's are: late by up to that long) instead of at
+	// work done x_m·2^k.
+	ProgressEvery float64
+
+	// The node-level straggler model (issue 12). Real stragglers are
+	// correlated with the machine: a slow node slows every copy on it, and
+	// a copy elsewhere escapes; some are intrinsic to the task (data
+	// skew), and no copy escapes them.
+	//
+	// NodeSlowFrac is the fraction of workers that are slow: each worker is
+	// slow with this probability (drawn per worker, and per NodeEpoch when
+	// that is positive), and every copy that starts on a slow worker takes
+	// NodeSlowdown times its drawn duration.
+	NodeSlowFrac float64
+	// NodeSlowdown is a slow worker's factor (default 4 when NodeSlowFrac
+	// is set).
+	NodeSlowdown float64
+	// NodeEpoch, when positive, redraws which workers are slow every
+	// NodeEpoch seconds (a copy keeps the factor of its start); 0 keeps
+	// them for the run.
+	NodeEpoch float64
+	// TaskSkew is the fraction of tasks whose copies all draw the same
+	// duration (the task's own work is long: a copy does not escape it,
+	// save from a slow node). Every copy's duration keeps its Pareto
+	// marginal.
+	TaskSkew float64
+
 	// WorkerMTBF, when positive, makes every worker fail after an
 	// exponential time with this mean (seconds): the scheduler gets
 	// EventWorkerDown, the worker's live copies are lost (their tasks run
@@ -175,6 +204,9 @@ func (p Params) withDefaults() Params {
 	setF(&p.JobSizeAlpha, d.JobSizeAlpha)
 	setF(&p.DecideEvery, d.DecideEvery)
 	setI(&p.JobSizeMax, d.JobSizeMax)
+	if p.NodeSlowFrac > 0 && p.NodeSlowdown == 0 {
+		p.NodeSlowdown = 4
+	}
 	if p.Warmup < 0 {
 		p.Warmup = 0
 	}
@@ -201,6 +233,8 @@ func (p Params) validate() error {
 		return sched.Errorf(sched.EINVALID, "utilization must be in (0, 1.5]")
 	case p.Workload != WorkloadPetrou && p.Beta <= 1:
 		return sched.Errorf(sched.EINVALID, "beta must be above 1 (finite mean)")
+	case p.NodeSlowFrac < 0 || p.NodeSlowFrac > 1 || p.TaskSkew < 0 || p.TaskSkew > 1 || p.NodeSlowdown < 0 || p.NodeEpoch < 0 || p.ProgressEvery < 0:
+		return sched.Errorf(sched.EINVALID, "node model: slow fraction and task skew must be in [0,1], slowdown, epoch and progress interval not negative")
 	case (p.Workload != WorkloadPetrou && p.JobSizeMax < 1) || (p.Workload != WorkloadCluster && p.SetSizeMax < 1):
 		return sched.Errorf(sched.EINVALID, "set and job sizes must be positive")
 	}
@@ -264,7 +298,7 @@ func CalibrateWork(ctx context.Context, p Params) (Params, error) {
 	p = p.withDefaults()
 	q := p
 	q.Utilization, q.Seed, q.WorkPerTask, q.KeepJobs = 0.6, 1_000_003, 0, false
-	q.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecBestEffortLATE}
+	q.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecBestEffortLATE, SpecCap: p.Sched.SpecCap, SlowTaskQuantile: p.Sched.SlowTaskQuantile}
 	r, err := Run(ctx, q)
 	if err != nil {
 		return p, err
@@ -274,4 +308,55 @@ func CalibrateWork(ctx context.Context, p Params) (Params, error) {
 	}
 	p.WorkPerTask = r.Load * q.Duration * float64(q.Slots) / float64(r.Tasks)
 	return p, nil
+}
+
+// StragglerModel is the node-level straggler model and LATE's limits
+// (issue 12), set on every multi-task run of an experiment (Options.Model)
+// or of `batchd sim run`. A zero field leaves the run's own value.
+type StragglerModel struct {
+	NodeSlowFrac, NodeSlowdown, NodeEpoch float64 // Params
+	TaskSkew                              float64 // Params
+	ProgressEvery, ProgressNoise          float64 // Params
+	SpecCap, SlowTaskQuantile             float64 // sched.Config (best-effort-late)
+}
+
+// NodeModel is the node-level model the cluster-node experiment uses by
+// default: one worker in ten slow (4× on every copy started there, which
+// workers are slow redrawn every 10 minutes), progress heartbeats every 5 s
+// with lognormal noise σ = 0.3, and LATE as Hadoop and Spark deploy it:
+// speculative copies capped at 10% of the slots, only tasks at or below
+// the 25th percentile of their job's progress rates. No task skew by
+// default: with skewed tasks (--task-skew 0.05) unbounded speculation
+// (GRASS's GS in a job's last wave) copies a skewed task without end, and
+// SRPT + GRASS saturates the cluster (docs/results.md says so).
+var NodeModel = StragglerModel{NodeSlowFrac: 0.1, NodeSlowdown: 4, NodeEpoch: 600, ProgressEvery: 5, ProgressNoise: 0.3, SpecCap: 0.1, SlowTaskQuantile: 0.25}
+
+// Zero reports whether m sets nothing.
+func (m StragglerModel) Zero() bool { return m == StragglerModel{} }
+
+// Apply sets m's non-zero fields on p (petrou runs are left alone: one
+// server has no stragglers).
+func (m StragglerModel) Apply(p *Params) {
+	if p.Workload == WorkloadPetrou {
+		return
+	}
+	set := func(dst *float64, v float64) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(&p.NodeSlowFrac, m.NodeSlowFrac)
+	set(&p.NodeSlowdown, m.NodeSlowdown)
+	set(&p.NodeEpoch, m.NodeEpoch)
+	set(&p.TaskSkew, m.TaskSkew)
+	set(&p.ProgressEvery, m.ProgressEvery)
+	set(&p.ProgressNoise, m.ProgressNoise)
+	set(&p.Sched.SpecCap, m.SpecCap)
+	set(&p.Sched.SlowTaskQuantile, m.SlowTaskQuantile)
+}
+
+// String describes m for report setups.
+func (m StragglerModel) String() string {
+	return fmt.Sprintf("slow workers %g%% (×%g, redrawn every %gs), skewed tasks %g%%, progress every %gs with noise σ=%g; LATE's cap %g%% of slots, slow-task quantile %g",
+		100*m.NodeSlowFrac, m.NodeSlowdown, m.NodeEpoch, 100*m.TaskSkew, m.ProgressEvery, m.ProgressNoise, 100*m.SpecCap, m.SlowTaskQuantile)
 }

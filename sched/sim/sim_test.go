@@ -380,3 +380,44 @@ func TestSetSizePerSet(t *testing.T) {
 		}
 	}
 }
+
+// The node-level model: a copy on a slow worker takes NodeSlowdown times
+// its draw (same draws, one worker, no speculation: exactly 4× the JCT);
+// a skewed task's copies share its duration, so cloning buys it nothing;
+// progress heartbeats add events but change no duration.
+func TestNodeModel(t *testing.T) {
+	t.Parallel()
+	run := func(mod func(*Params)) Result {
+		t.Helper()
+		p := Defaults(WorkloadCluster)
+		p.SingleJob, p.Warmup, p.Slots, p.SlotsPerWorker, p.Seed = 10, -1, 10, 10, 3
+		p.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecNone}
+		mod(&p)
+		r, err := Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain := run(func(*Params) {})
+	slow := run(func(p *Params) { p.NodeSlowFrac = 1 })
+	if r := slow.MeanVisibleResponse / plain.MeanVisibleResponse; math.Abs(r-4) > 1e-9 {
+		t.Errorf("every worker slow: JCT ratio %g, want 4", r)
+	}
+	hb := run(func(p *Params) { p.ProgressEvery = 1 })
+	if hb.MeanVisibleResponse != plain.MeanVisibleResponse || hb.Events <= plain.Events {
+		t.Errorf("heartbeats: JCT %g (want %g), events %d (want more than %d)", hb.MeanVisibleResponse, plain.MeanVisibleResponse, hb.Events, plain.Events)
+	}
+	clone := func(skew float64) Result {
+		return run(func(p *Params) {
+			p.Slots, p.TaskSkew = 40, skew
+			p.Sched.Speculation = sched.SpecClone
+		})
+	}
+	if c := clone(1); c.MeanVisibleResponse != plain.MeanVisibleResponse {
+		t.Errorf("every task skewed: cloning gives JCT %g, want %g (no copy escapes)", c.MeanVisibleResponse, plain.MeanVisibleResponse)
+	}
+	if c := clone(0); c.MeanVisibleResponse >= plain.MeanVisibleResponse {
+		t.Errorf("no skew: cloning gives JCT %g, not below %g", c.MeanVisibleResponse, plain.MeanVisibleResponse)
+	}
+}

@@ -1,0 +1,107 @@
+package sched
+
+import (
+	"fmt"
+	"testing"
+)
+
+// lateSetup starts a job of n tasks (estimate 10 s) on 2 workers of 10
+// slots each and has task i report progress p(i) at t = 5; it returns the
+// reasons of the decisions at t = 5.
+func lateSetup(t *testing.T, cfg Config, n int, p func(i int) float64) map[string]int {
+	t.Helper()
+	b := setup(t, cfg)
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w0", Slots: 10})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w1", Slots: 10})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(n, 10)})
+	b.apply(Event{Kind: EventRequested, Set: 1})
+	ds := b.s.Decide(0)
+	if len(ds) != n {
+		t.Fatalf("Decide(0) = %d decisions, want %d starts", len(ds), n)
+	}
+	for i, d := range ds {
+		b.apply(Event{Kind: EventCopyProgress, Time: 5, Copy: d.Copy, Progress: p(i)})
+	}
+	got := map[string]int{}
+	for _, d := range b.s.Decide(5) {
+		got[d.Reason]++
+	}
+	return got
+}
+
+// LATE as deployed: at most SpecCap of the slots run speculative copies,
+// and only tasks at or below the SlowTaskQuantile of their job's progress
+// rates are speculated. Every task here is a straggler by t_rem > t_new.
+func TestLATELimits(t *testing.T) {
+	t.Parallel()
+	slow := func(i int) float64 { return 0.01 * float64(i+1) } // t_rem 495 s .. 45 s, all > 10 s
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want int
+	}{
+		{"no limits", Config{Speculation: SpecBestEffortLATE}, 10},
+		{"cap 10% of 20 slots", Config{Speculation: SpecBestEffortLATE, SpecCap: 0.1}, 2},
+		{"cap 25%: ceil(5)", Config{Speculation: SpecBestEffortLATE, SpecCap: 0.25}, 5},
+		{"25th percentile of 10 rates", Config{Speculation: SpecBestEffortLATE, SlowTaskQuantile: 0.25}, 3},
+		{"both", Config{Speculation: SpecBestEffortLATE, SpecCap: 0.1, SlowTaskQuantile: 0.25}, 2},
+		{"limits are LATE's only", Config{Speculation: SpecGRASS, SpecCap: 0.1, SlowTaskQuantile: 0.25}, 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := lateSetup(t, c.cfg, 10, slow)
+			n := got["speculate-late"] + got["speculate-gs"] + got["speculate-ras"]
+			if n != c.want {
+				t.Fatalf("speculative copies = %d (%v), want %d", n, got, c.want)
+			}
+		})
+	}
+}
+
+// Cloning starts extra copies of running tasks on free slots without
+// waiting for a straggler, fewest copies first.
+func TestClone(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Speculation: SpecClone})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 5})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(2, 10)})
+	b.apply(Event{Kind: EventRequested, Set: 1})
+	b.decide(0,
+		want{DecisionStart, TaskRef{1, 0}, "requested", "w"}, want{DecisionStart, TaskRef{1, 1}, "requested", "w"},
+		want{DecisionStart, TaskRef{1, 0}, "clone", "w"}, want{DecisionStart, TaskRef{1, 1}, "clone", "w"},
+		want{DecisionStart, TaskRef{1, 0}, "clone", "w"})
+}
+
+func TestConfigLimitsValidated(t *testing.T) {
+	t.Parallel()
+	for _, cfg := range []Config{{SpecCap: -0.1}, {SpecCap: 1.5}, {SlowTaskQuantile: 2}, {VirtualFactor: 0.5}, {VirtualFactor: -1}} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+	for _, cfg := range []Config{{SpecCap: 0.1, SlowTaskQuantile: 0.25}, {VirtualFactor: 8}} {
+		if _, err := New(cfg); err != nil {
+			t.Errorf("New(%+v): %v", cfg, err)
+		}
+	}
+	if sp, _, err := ParseSpeculation("clone"); err != nil || sp != SpecClone {
+		t.Fatal(fmt.Sprint("ParseSpeculation(clone) = ", sp, err))
+	}
+}
+
+// A wider virtual size lets the smallest job take more of the slots when
+// slots are short (Guideline 2 up to ⌈V⌉).
+func TestVirtualFactor(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		vf   float64
+		want []int
+	}{{0, []int{2, 2}}, {3, []int{3, 1}}} {
+		b := setup(t, Config{VirtualFactor: c.vf, Epsilon: 1, BetaPrior: 1.25})
+		_ = b
+		got := HopperAllocate(4, b.s.virtualFactor(), 1, 2, func(int) int { return 1 }, nil)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("VirtualFactor %g: allocation %v, want %v", c.vf, got, c.want)
+		}
+	}
+}
