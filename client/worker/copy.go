@@ -61,10 +61,13 @@ type copyRun struct {
 	killed    bool // killed on the server's order (or on shutdown)
 	suspendAt bool // a suspend order came before the process started
 	timedOut  bool
-	progress  float64 // last parsed progress, -1 when none
-	cpu       float64 // last CPU seconds seen
-	result    *batchv1.ReportFinishedRequest
-	scratch   string // the copy's directory: progress file, default working dir ("" before it starts)
+	// signaled: the leader died of a signal (set by the copy's own
+	// goroutine before finish; read only there).
+	signaled bool
+	progress float64 // last parsed progress, -1 when none
+	cpu      float64 // last CPU seconds seen
+	result   *batchv1.ReportFinishedRequest
+	scratch  string // the copy's directory: progress file, default working dir ("" before it starts)
 }
 
 // runTime is the wall time the copy held its slot, excluding suspension.
@@ -293,6 +296,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		}
 	}
 	res.ExitCode = exitCode(ps)
+	if ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			c.signaled = true
+		}
+	}
 	res.Killed = killed
 	res.TimedOut = timedOut && !killed
 	if res.TimedOut {
