@@ -362,6 +362,10 @@ func (a *agent) run(ctx context.Context) error {
 
 	a.comm, a.commCancel = context.WithCancel(context.WithoutCancel(ctx))
 	defer a.commCancel()
+	// Leaving when idle is stopping as when ctx is done: the loops follow
+	// the work context.
+	ctx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
 	idle := make(chan struct{})
 	if a.idleExit > 0 {
 		a.mu.Lock()
@@ -382,6 +386,7 @@ func (a *agent) run(ctx context.Context) error {
 	case <-ctx.Done():
 	case <-idle:
 		a.log.Info("worker idle: leaving", "idle_exit", a.idleExit)
+		stopWork()
 	case err := <-a.fatal:
 		// Never registered, so nothing runs and nothing is held.
 		a.commCancel()
