@@ -45,7 +45,7 @@ done
 ctl() { "$work/bin/batchctl" --server "$url" --data "$work/data" --config /dev/null "$@"; }
 BATCH_WORKER_TOKEN="$("$work/bin/batchd" user add --data "$work/data" --worker bench-pool 2>/dev/null)"
 export BATCH_WORKER_TOKEN
-yes true | head -n "$tasks" >"$work/tasks.txt"
+for _ in $(seq 1 "$tasks"); do echo true; done >"$work/tasks.txt"
 now() { date +%s.%N; }
 
 # --- pilots: the request comes first; the pool sees it and submits.
