@@ -161,6 +161,10 @@ type Config struct {
 	// RequestTimeout bounds each call to the server and the engine
 	// (default 30 s).
 	RequestTimeout time.Duration
+	// RegisterWait is how long a started pilot may take to register
+	// before the pool cancels it as a failure (wrong server URL, a node
+	// that cannot reach the server; default 2 min).
+	RegisterWait time.Duration
 }
 
 // Pool is an elastic pool; Run drives it.
@@ -212,6 +216,9 @@ func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.RegisterWait <= 0 {
+		cfg.RegisterWait = 2 * time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -288,8 +295,9 @@ func (p *Pool) Round(ctx context.Context) error {
 	for _, w := range resp.GetWorkers() {
 		up[w.GetName()] = true
 	}
-	p.judge(pilots, up)
+	stuck := p.judge(pilots, up)
 	plan := p.plan(pilots, up, resp.GetQueuedRequested(), resp.GetQueuedDisclosed())
+	plan.Cancel = append(plan.Cancel, stuck...)
 	if len(plan.Cancel) > 0 {
 		p.log.Info("cancelling pending pilots no longer needed", "pilots", plan.Cancel)
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
@@ -338,8 +346,10 @@ func (p *Pool) fail(why string) {
 }
 
 // judge learns which pilots registered and counts those that ended without
-// ever registering, or that the batch system says failed, as failures.
-func (p *Pool) judge(pilots []Pilot, up map[string]bool) {
+// ever registering, or that the batch system says failed, as failures. It
+// returns the running pilots that did not register within RegisterWait:
+// to be cancelled.
+func (p *Pool) judge(pilots []Pilot, up map[string]bool) (stuck []string) {
 	for _, pl := range pilots {
 		if up[p.eng.WorkerName(pl.ID)] {
 			if !p.registered[pl.ID] {
@@ -354,6 +364,11 @@ func (p *Pool) judge(pilots []Pilot, up map[string]bool) {
 			continue
 		}
 		switch {
+		case pl.State == Running && !p.registered[pl.ID] && !pl.Started.IsZero() && p.now().Sub(pl.Started) > p.cfg.RegisterWait:
+			p.judged[pl.ID] = true
+			stuck = append(stuck, pl.ID)
+			p.fail(fmt.Sprintf("pilot %s started %s ago but its worker never registered (can its node reach the server? see its log)",
+				pl.ID, p.now().Sub(pl.Started).Round(time.Second)))
 		case pl.Failed && pl.State == Pending:
 			p.judged[pl.ID] = true
 			p.fail(fmt.Sprintf("pilot %s cannot start: %s", pl.ID, pl.Reason))
@@ -364,6 +379,7 @@ func (p *Pool) judge(pilots []Pilot, up map[string]bool) {
 			}
 		}
 	}
+	return stuck
 }
 
 // plan decides what to submit and what to cancel.

@@ -190,6 +190,28 @@ func TestPoolBacksOff(t *testing.T) {
 	}
 }
 
+// A pilot that runs but never registers (its node cannot reach the
+// server) is cancelled after RegisterWait and counted as a failure.
+func TestPoolCancelsUnregistered(t *testing.T) {
+	e, s := &engine{}, &server{requested: 1}
+	p := newTestPool(t, Config{Slots: 1, MaxPilots: 2, RegisterWait: time.Minute}, e, s)
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
+	ctx := context.Background()
+	_ = p.Round(ctx)
+	e.pilots[0].State, e.pilots[0].Raw, e.pilots[0].Started = Running, "RUNNING", clock
+	clock = clock.Add(30 * time.Second)
+	_ = p.Round(ctx)
+	if len(e.cancelled) != 0 || len(e.submitted) != 1 {
+		t.Fatalf("within RegisterWait: cancelled %v, submitted %d", e.cancelled, len(e.submitted))
+	}
+	clock = clock.Add(time.Minute)
+	_ = p.Round(ctx)
+	if !slices.Contains(e.cancelled, e.pilots[0].ID) || !strings.Contains(p.lastErr, "never registered") {
+		t.Fatalf("after RegisterWait: cancelled %v, last error %q", e.cancelled, p.lastErr)
+	}
+}
+
 func TestSlurmParse(t *testing.T) {
 	s := &Slurm{Pool: "p"}
 	out := "12|PENDING|Priority||2|2026-11-24T10:53:05|N/A|high|batchd-p-requested\n" +

@@ -70,6 +70,7 @@ func poolSlurmCommand() *cli.Command {
 			&cli.DurationFlag{Name: "interval", Usage: "time between rounds (list, report, submit, cancel)", Value: 2 * time.Second},
 			&cli.DurationFlag{Name: "backoff", Usage: "first wait after a failed pilot (doubles up to --backoff-max)", Value: 5 * time.Second},
 			&cli.DurationFlag{Name: "backoff-max", Usage: "longest wait after failed pilots", Value: 5 * time.Minute},
+			&cli.DurationFlag{Name: "register-wait", Usage: "a started pilot whose worker has not registered after this long is cancelled as failed", Value: 2 * time.Minute},
 			&cli.StringFlag{Name: "partition", Usage: "partition of requested pilots (default: Slurm's default)"},
 			&cli.StringFlag{Name: "qos", Usage: "QOS of requested pilots"},
 			&cli.StringFlag{Name: "disclosed-partition", Usage: "partition of disclosed pilots, e.g. a preemptible one (default: --partition)"},
@@ -119,7 +120,7 @@ func poolSlurmCommand() *cli.Command {
 			argv := append([]string{bin, "worker", "--server", pilotServer}, c.StringSlice("worker-arg")...)
 			p, err := pool.New(pool.Config{Name: c.String("name"), Slots: c.Int("slots"), MaxPilots: c.Int("max-pilots"),
 				Disclosed: c.Int("disclosed"), Idle: c.Duration("idle"), Interval: c.Duration("interval"),
-				BackoffMin: c.Duration("backoff"), BackoffMax: c.Duration("backoff-max"),
+				BackoffMin: c.Duration("backoff"), BackoffMax: c.Duration("backoff-max"), RegisterWait: c.Duration("register-wait"),
 				Worker: argv, Token: token, Logger: log}, eng, srv)
 			if err != nil {
 				return err
