@@ -1088,7 +1088,10 @@ type ReportFinishedRequest struct {
 	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	CopyId   int64                  `protobuf:"varint,2,opt,name=copy_id,json=copyId,proto3" json:"copy_id,omitempty"`
 	ExitCode int32                  `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
-	// Killed by the worker on the server's order (kill, cancel, lost race).
+	// Killed by the worker on the server's order (kill, cancel, lost race),
+	// or handed back by a worker that is stopping (SIGTERM; a pilot that its
+	// batch system preempts or cancels): a live copy reported killed is
+	// lost, its task queues again, and nothing is billed for it.
 	Killed          bool    `protobuf:"varint,4,opt,name=killed,proto3" json:"killed,omitempty"`
 	TimedOut        bool    `protobuf:"varint,5,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
 	Stdout          []byte  `protobuf:"bytes,6,opt,name=stdout,proto3" json:"stdout,omitempty"`

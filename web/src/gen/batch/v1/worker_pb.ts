@@ -547,7 +547,10 @@ export type ReportFinishedRequest = Message<"batch.v1.ReportFinishedRequest"> & 
   exitCode: number;
 
   /**
-   * Killed by the worker on the server's order (kill, cancel, lost race).
+   * Killed by the worker on the server's order (kill, cancel, lost race),
+   * or handed back by a worker that is stopping (SIGTERM; a pilot that its
+   * batch system preempts or cancels): a live copy reported killed is
+   * lost, its task queues again, and nothing is billed for it.
    *
    * @generated from field: bool killed = 4;
    */
