@@ -61,9 +61,9 @@ type copyRun struct {
 	killed    bool // killed on the server's order (or on shutdown)
 	suspendAt bool // a suspend order came before the process started
 	timedOut  bool
-	// signaled: the leader died of a signal (set by the copy's own
-	// goroutine before finish; read only there).
-	signaled bool
+	// signal is the signal the leader died of, 0 if none (set by the
+	// copy's own goroutine before finish; read only there).
+	signal   syscall.Signal
 	progress float64 // last parsed progress, -1 when none
 	cpu      float64 // last CPU seconds seen
 	result   *batchv1.ReportFinishedRequest
@@ -298,7 +298,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	res.ExitCode = exitCode(ps)
 	if ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			c.signaled = true
+			c.signal = ws.Signal()
 		}
 	}
 	res.Killed = killed

@@ -122,8 +122,8 @@ type Config struct {
 	HandBack bool
 }
 
-// handBackWait is how long a copy that died of a signal the worker did not
-// send waits, in HandBack mode, for the worker's own stop: the batch
+// handBackWait is how long a copy that died of SIGTERM or SIGKILL that the
+// worker did not send waits, in HandBack mode, for the worker's own stop: the batch
 // system signals the copies and the worker at about the same moment.
 const handBackWait = 2 * time.Second
 
@@ -916,7 +916,7 @@ func (a *agent) heartbeat() {
 // finish holds the copy's result and delivers it, then forgets the copy.
 func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	defer a.copiesWG.Done()
-	if a.handBack && !res.Killed && (res.ExitCode != 0 || res.StartError != "") {
+	if a.handBack && !res.Killed && !res.TimedOut && (res.ExitCode != 0 || res.StartError != "") {
 		a.handBackIfStopping(c, res)
 	}
 	a.mu.Lock()
@@ -954,7 +954,9 @@ func (a *agent) handBackIfStopping(c *copyRun, res *batchv1.ReportFinishedReques
 	select {
 	case <-a.stopped:
 	default:
-		if !c.signaled {
+		// Only the batch system's signals (SIGTERM, then SIGKILL) wait
+		// for the stop; a copy that crashed is reported at once.
+		if c.signal != syscall.SIGTERM && c.signal != syscall.SIGKILL {
 			return
 		}
 		t := time.NewTimer(handBackWait)
