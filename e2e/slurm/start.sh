@@ -33,7 +33,16 @@ command -v munged >/dev/null 2>&1 || need+=(munge)
 if ((${#need[@]})); then
   echo "start.sh: apt-get install ${need[*]}" >&2
   apt-get update -qq
+  # The packages would start their own daemons (and fail without a site
+  # config): a policy-rc.d keeps them from starting during the install.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  [ -z "$policy" ] || rm -f "$policy"
 fi
 
 mkdir -p "$dir"
