@@ -126,7 +126,7 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
     replace(
       pools,
       r.pools.map((p) =>
-        h("p", { class: p.lastError ? "error" : "muted", "data-pool": p.name }, `Pool ${p.name} (${p.engine})${p.lastError ? ` backing off: ${p.lastError}` : ""}`),
+        h("p", { class: p.lastError ? "field-error" : "muted", "data-pool": p.name }, `Pool ${p.name} (${p.engine})${p.lastError ? ` backing off: ${p.lastError}` : ""}`),
       ),
     );
     const now = Date.now();
