@@ -585,6 +585,24 @@ type Cluster struct {
 	Policy, Speculation, Preemption string
 	StartedAt                       time.Time
 	Version                         string
+	// Pilots of the elastic pools and the pools, as they last reported.
+	Pilots []Pilot
+	Pools  []Pool
+}
+
+// Pilot is a worker job an elastic pool keeps in a batch system.
+type Pilot struct {
+	Pool, ID, State, Reason, Node string
+	Slots                         int32
+	Worker, Partition, Class      string
+	SubmittedAt, StartedAt        time.Time
+}
+
+// Pool is an elastic pool as it last reported.
+type Pool struct {
+	Name, Engine string
+	ReportedAt   time.Time
+	LastError    string
 }
 
 // GetCluster returns workers, slots, queues and live metrics.
@@ -629,6 +647,14 @@ func (c *Client) GetCluster(ctx context.Context) (Cluster, error) {
 	}
 	for _, w := range res.GetWorkers() {
 		out.Workers = append(out.Workers, workerFromPB(w))
+	}
+	for _, p := range res.GetPilots() {
+		out.Pilots = append(out.Pilots, Pilot{Pool: p.GetPool(), ID: p.GetId(), State: p.GetState(), Reason: p.GetReason(),
+			Node: p.GetNode(), Slots: p.GetSlots(), Worker: p.GetWorker(), Partition: p.GetPartition(), Class: p.GetClass(),
+			SubmittedAt: timeFromPB(p.GetSubmittedAt()), StartedAt: timeFromPB(p.GetStartedAt())})
+	}
+	for _, p := range res.GetPools() {
+		out.Pools = append(out.Pools, Pool{Name: p.GetName(), Engine: p.GetEngine(), ReportedAt: timeFromPB(p.GetReportedAt()), LastError: p.GetLastError()})
 	}
 	return out, nil
 }

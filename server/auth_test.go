@@ -291,6 +291,10 @@ func TestIsolation(t *testing.T) {
 			_, err := c.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "wk-1", CopyId: st.CopyId, Stdout: []byte("forged")})
 			return err
 		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"ReportPilots", func(c clients, who string) error {
+			_, err := c.workers.ReportPilots(ctx(t), &batchv1.ReportPilotsRequest{Pool: "p", Engine: "slurm"})
+			return err
+		}, [4]connect.Code{denied, denied, denied, ok}},
 		{"AddUser", func(c clients, who string) error {
 			_, err := c.users.AddUser(ctx(t), &batchv1.AddUserRequest{Name: uniq()})
 			return err

@@ -133,6 +133,8 @@ type Server struct {
 	draining atomic.Bool
 	sched    *sched.Scheduler
 	workers  map[sched.WorkerID]*workerConn
+	// pools holds the elastic pools' last pilot reports (ReportPilots).
+	pools pilotBook
 
 	// finishQ is the group commit of ReportFinished (see finish).
 	finishQ group[*finishCall]

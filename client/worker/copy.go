@@ -64,10 +64,13 @@ type copyRun struct {
 	killed    bool // killed on the server's order (or on shutdown)
 	suspendAt bool // a suspend order came before the process started
 	timedOut  bool
-	progress  float64 // last parsed progress, -1 when none
-	cpu       float64 // last CPU seconds seen
-	result    *batchv1.ReportFinishedRequest
-	scratch   string // the copy's directory: progress file, default working dir ("" before it starts)
+	// signal is the signal the leader died of, 0 if none (set by the
+	// copy's own goroutine before finish; read only there).
+	signal   syscall.Signal
+	progress float64 // last parsed progress, -1 when none
+	cpu      float64 // last CPU seconds seen
+	result   *batchv1.ReportFinishedRequest
+	scratch  string // the copy's directory: progress file, default working dir ("" before it starts)
 }
 
 // runTime is the wall time the copy held its slot, excluding suspension.
@@ -315,6 +318,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		}
 	}
 	res.ExitCode, res.Signal = exitCode(ps), exitSignal(ps)
+	if ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			c.signal = ws.Signal()
+		}
+	}
 	res.Killed = killed
 	res.TimedOut = timedOut && !killed
 	if res.TimedOut {

@@ -259,3 +259,7 @@ func (f *fakeServer) ReportFinished(_ context.Context, req *batchv1.ReportFinish
 	}
 	return &batchv1.ReportFinishedResponse{Outcome: out}, nil
 }
+
+func (f *fakeServer) ReportPilots(context.Context, *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("the fake server keeps no pools"))
+}

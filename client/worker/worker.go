@@ -112,7 +112,27 @@ type Config struct {
 	// to Server (HTTPClient and ClientOptions are then unused): `batchd
 	// serve` hands its embedded slots the server's in-process transport.
 	Transport Transport
+	// IdleExit, when positive, stops the worker as if ctx were done once
+	// it has held no copy for that long (since it started or since its
+	// last copy ended): a pilot in a batch system leaves when the work is
+	// done. Run then returns nil.
+	IdleExit time.Duration
+	// HandBack is for pilots that a batch system ends with SIGTERM to the
+	// whole job (the copies too) and SIGKILL after a grace: when ctx is
+	// done the running copies are killed at once and handed back (reported
+	// killed: the server loses them, queues their tasks again and bills
+	// nothing for them), and a copy that the batch system's signal ended
+	// first (a signal or a non-zero exit the worker did not cause, close
+	// to the stop) is handed back too instead of reported as the task's
+	// failed result. Results of copies that ended before are delivered as
+	// usual. Grace is ignored.
+	HandBack bool
 }
+
+// handBackWait is how long a copy that died of SIGTERM or SIGKILL that the
+// worker did not send waits, in HandBack mode, for the worker's own stop: the batch
+// system signals the copies and the worker at about the same moment.
+const handBackWait = 2 * time.Second
 
 // NewHTTPClient returns an HTTP client suitable for the agent: HTTP/2 over
 // TLS for https:// URLs and unencrypted HTTP/2 (h2c, prior knowledge) for
@@ -170,10 +190,15 @@ type agent struct {
 	drain      time.Duration
 	grace      time.Duration
 	hurry      <-chan struct{}
-	ended      chan struct{} // a copy ended, or its result was delivered (buffered 1)
-	scratch    *scratchDirs
-	paths      pathCache
-	now        func() time.Time
+	idleExit   time.Duration
+	handBack   bool
+	// stopped is closed when the worker starts stopping (ctx done or idle).
+	stopped  chan struct{}
+	lastBusy time.Time     // when a copy last started or ended; guarded by mu
+	ended    chan struct{} // a copy ended, or its result was delivered (buffered 1)
+	scratch  *scratchDirs
+	paths    pathCache
+	now      func() time.Time
 
 	// comm lives until the drain ends: registration, heartbeats and reports
 	// use it, so held results still go out after the work context is done.
@@ -236,6 +261,9 @@ func newAgent(cfg Config) (*agent, error) {
 		grace:        cfg.Grace,
 		hurry:        cfg.Hurry,
 		nice:         cfg.Nice,
+		idleExit:     cfg.IdleExit,
+		handBack:     cfg.HandBack,
+		stopped:      make(chan struct{}),
 		ended:        make(chan struct{}, 1),
 		now:          time.Now,
 		progressCh:   make(chan struct{}, 1),
@@ -285,6 +313,9 @@ func newAgent(cfg Config) (*agent, error) {
 	}
 	if a.drain <= 0 {
 		a.drain = defaultDrainTimeout
+	}
+	if a.handBack {
+		a.grace = 0
 	}
 	dir, err := filepath.Abs(a.stateDir)
 	if err != nil {
@@ -343,6 +374,17 @@ func (a *agent) run(ctx context.Context) error {
 
 	a.comm, a.commCancel = context.WithCancel(context.WithoutCancel(ctx))
 	defer a.commCancel()
+	// Leaving when idle is stopping as when ctx is done: the loops follow
+	// the work context.
+	ctx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	idle := make(chan struct{})
+	if a.idleExit > 0 {
+		a.mu.Lock()
+		a.lastBusy = a.now()
+		a.mu.Unlock()
+		go a.idleWatch(ctx, idle)
+	}
 	var loops sync.WaitGroup
 	loops.Add(2)
 	go func() { defer loops.Done(); a.connLoop(ctx) }()
@@ -354,11 +396,18 @@ func (a *agent) run(ctx context.Context) error {
 
 	select {
 	case <-ctx.Done():
+	case <-idle:
+		a.log.Info("worker idle: leaving", "idle_exit", a.idleExit)
+		stopWork()
 	case err := <-a.fatal:
 		// Never registered, so nothing runs and nothing is held.
 		a.commCancel()
 		loops.Wait()
 		return err
+	}
+	close(a.stopped)
+	if a.handBack {
+		a.log.Info("worker stopping: handing running copies back to the server")
 	}
 	if a.grace > 0 {
 		a.finishRunning()
@@ -419,6 +468,33 @@ func (a *agent) run(ctx context.Context) error {
 	}
 	a.log.Info("worker stopped")
 	return nil
+}
+
+// idleWatch closes idle once the worker has held no copy for idleExit, or
+// returns when ctx is done.
+func (a *agent) idleWatch(ctx context.Context, idle chan<- struct{}) {
+	tick := min(a.idleExit/4, time.Second)
+	t := time.NewTicker(max(tick, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		a.mu.Lock()
+		quiet := len(a.copies) == 0 && a.registered && a.now().Sub(a.lastBusy) >= a.idleExit
+		if quiet {
+			// Take no copy from now on: one assigned meanwhile is lost
+			// at the goodbye registration and runs elsewhere.
+			a.stopping = true
+		}
+		a.mu.Unlock()
+		if quiet {
+			close(idle)
+			return
+		}
+	}
 }
 
 // finishRunning, once the worker is stopping, waits for the copies that
@@ -686,6 +762,7 @@ func (a *agent) start(s *batchv1.StartCopy) {
 			a.log.Warn("start on a busy slot", "copy", s.GetCopyId(), "slot", s.GetSlot(), "busy_with", c.id)
 		}
 	}
+	a.lastBusy = a.now()
 	c := &copyRun{
 		id:       s.GetCopyId(),
 		slot:     s.GetSlot(),
@@ -851,6 +928,9 @@ func (a *agent) heartbeat() {
 // finish holds the copy's result and delivers it, then forgets the copy.
 func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	defer a.copiesWG.Done()
+	if a.handBack && !res.Killed && !res.TimedOut && (res.ExitCode != 0 || res.StartError != "") {
+		a.handBackIfStopping(c, res)
+	}
 	a.mu.Lock()
 	c.state = copyEnded
 	c.result = res
@@ -864,6 +944,7 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	a.deliver(c)
 	a.mu.Lock()
 	delete(a.copies, c.id)
+	a.lastBusy = a.now()
 	a.mu.Unlock()
 	select {
 	case a.ended <- struct{}{}:
@@ -874,6 +955,32 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 			a.log.Warn("removing scratch dir", "copy", c.id, "err", err)
 		}
 	}
+}
+
+// handBackIfStopping, in HandBack mode, marks a copy that failed without
+// the worker's doing as killed when the worker is stopping or starts to
+// within handBackWait (the batch system's SIGTERM reached the copy first):
+// the server then loses the copy and runs its task again, instead of
+// taking the signal's exit status as the task's result.
+func (a *agent) handBackIfStopping(c *copyRun, res *batchv1.ReportFinishedRequest) {
+	select {
+	case <-a.stopped:
+	default:
+		// Only the batch system's signals (SIGTERM, then SIGKILL) wait
+		// for the stop; a copy that crashed is reported at once.
+		if c.signal != syscall.SIGTERM && c.signal != syscall.SIGKILL {
+			return
+		}
+		t := time.NewTimer(handBackWait)
+		defer t.Stop()
+		select {
+		case <-a.stopped:
+		case <-t.C:
+			return
+		}
+	}
+	res.Killed = true
+	a.log.Info("copy handed back: it ended while the worker was stopping", "copy", c.id, "exit_code", res.ExitCode)
 }
 
 // deliver reports the copy's end until the server answers. NotFound means

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"time"
+
+	"batchd/client"
 
 	"github.com/urfave/cli/v2"
 )
@@ -10,7 +13,8 @@ func clusterCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cluster",
 		Usage: "show workers, slots, queues and live metrics",
-		Description: `Shows the server's policy, its workers and their slots, the queues of
+		Description: `Shows the server's policy, its workers and their slots, the pilots of
+elastic pools (batchd pool slurm: job id, state, reason, node, slots, age), the queues of
 requested and disclosed work, and the live metrics: visible response time and
 slowdown, load, billed and free slot-seconds, speculation.
 
@@ -48,6 +52,11 @@ func cluster(c *cli.Context) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if len(cl.Pilots) > 0 || len(cl.Pools) > 0 {
+		if err := renderPilots(c, cl); err != nil {
+			return err
+		}
+	}
 	q, m := v.Queues, v.Metrics
 	fmt.Fprintf(w, "queues: %d requested, %d disclosed waiting; %d running copies (%d speculative), %d suspended\n",
 		q.Requested, q.Disclosed, q.RunningCopies, q.SpeculativeCopies, q.SuspendedCopies)
@@ -72,4 +81,45 @@ func cluster(c *cli.Context) error {
 		}
 	}
 	return mt.Render()
+}
+
+// renderPilots prints the elastic pools and their pilots: job id, state,
+// reason, node, slots and age (since start, or since submission while
+// pending).
+func renderPilots(c *cli.Context, cl client.Cluster) error {
+	w := c.App.Writer
+	for _, p := range cl.Pools {
+		line := fmt.Sprintf("pool %s (%s), reported %s ago", p.Name, p.Engine, age(p.ReportedAt))
+		if p.LastError != "" {
+			line += "; backing off: " + p.LastError
+		}
+		fmt.Fprintln(w, line)
+	}
+	t := newTable(c, "pool", "pilot", "state", "reason", "node", "slots", "age", "worker")
+	for _, p := range cl.Pilots {
+		since := p.StartedAt
+		if since.IsZero() {
+			since = p.SubmittedAt
+		}
+		reason := p.Reason
+		if reason == "" {
+			reason = "-"
+		}
+		node := p.Node
+		if node == "" {
+			node = "-"
+		}
+		if err := t.Append(p.Pool, p.ID, p.State, reason, node, p.Slots, age(since), p.Worker); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// age is how long ago t was, to the second ("-" when unknown).
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return time.Since(t).Round(time.Second).String()
 }

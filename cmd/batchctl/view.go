@@ -220,6 +220,29 @@ type clusterView struct {
 	Workers     []workerView `json:"workers"`
 	Queues      queuesView   `json:"queues"`
 	Metrics     metricsView  `json:"metrics"`
+	Pilots      []pilotView  `json:"pilots"`
+	Pools       []poolView   `json:"pools"`
+}
+
+type pilotView struct {
+	Pool        string     `json:"pool"`
+	ID          string     `json:"id"`
+	State       string     `json:"state"`
+	Reason      string     `json:"reason,omitempty"`
+	Node        string     `json:"node,omitempty"`
+	Slots       int32      `json:"slots"`
+	Worker      string     `json:"worker"`
+	Partition   string     `json:"partition,omitempty"`
+	Class       string     `json:"class,omitempty"`
+	SubmittedAt *time.Time `json:"submitted_at,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+}
+
+type poolView struct {
+	Name       string     `json:"name"`
+	Engine     string     `json:"engine"`
+	ReportedAt *time.Time `json:"reported_at,omitempty"`
+	LastError  string     `json:"last_error,omitempty"`
 }
 
 type metricsView struct {
@@ -380,6 +403,15 @@ func viewCluster(c client.Cluster) clusterView {
 			CanSuspend: w.CanSuspend, State: w.State,
 			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB,
 		})
+	}
+	v.Pilots, v.Pools = []pilotView{}, []poolView{}
+	for _, p := range c.Pilots {
+		v.Pilots = append(v.Pilots, pilotView{Pool: p.Pool, ID: p.ID, State: p.State, Reason: p.Reason, Node: p.Node,
+			Slots: p.Slots, Worker: p.Worker, Partition: p.Partition, Class: p.Class,
+			SubmittedAt: timePtr(p.SubmittedAt), StartedAt: timePtr(p.StartedAt)})
+	}
+	for _, p := range c.Pools {
+		v.Pools = append(v.Pools, poolView{Name: p.Name, Engine: p.Engine, ReportedAt: timePtr(p.ReportedAt), LastError: p.LastError})
 	}
 	return v
 }

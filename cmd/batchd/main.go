@@ -50,6 +50,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands: []*cli.Command{
 			serveCommand(),
 			workerCommand(),
+			poolCommand(),
 			simCommand(),
 			userCommand(),
 			billCommand(),

@@ -29,7 +29,10 @@ func workerCommand() *cli.Command {
 			"On SIGTERM or SIGINT the worker stops taking work, kills its running copies and\n" +
 			"reports them killed (the server runs their tasks again elsewhere), delivers every\n" +
 			"held result (waiting at most --drain), and exits; exit status 1 if some result could\n" +
-			"not be delivered in time.",
+			"not be delivered in time.\n\n" +
+			"Pilots (batchd pool slurm starts them) run with --idle-exit, to leave once the work is\n" +
+			"done, and --hand-back, for a batch system that signals the whole job: a copy that its\n" +
+			"SIGTERM ended first is handed back too, never reported as the task's failed result.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080", EnvVars: []string{"BATCH_SERVER"}, Required: true},
 			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (batchd user add --worker NAME mints one)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
@@ -40,6 +43,8 @@ func workerCommand() *cli.Command {
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
 			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
 			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G (default: the machine's; 0: none)"},
+			&cli.DurationFlag{Name: "idle-exit", Usage: "leave (exit 0) after holding no copy for this long, e.g. 30s (default: never)"},
+			&cli.BoolFlag{Name: "hand-back", Usage: "on SIGTERM, hand running copies back at once, also those the signal reached first (pilots)"},
 		},
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
@@ -61,6 +66,8 @@ func workerCommand() *cli.Command {
 				NoSuspend:     c.Bool("no-suspend"),
 				Nice:          c.Int("task-nice"),
 				DrainTimeout:  c.Duration("drain"),
+				IdleExit:      c.Duration("idle-exit"),
+				HandBack:      c.Bool("hand-back"),
 				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(c.String("token")))},
 			})
 		},

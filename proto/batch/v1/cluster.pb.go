@@ -405,11 +405,14 @@ type GetClusterResponse struct {
 	Queues    *QueueLengths          `protobuf:"bytes,4,opt,name=queues,proto3" json:"queues,omitempty"`
 	Metrics   *Metrics               `protobuf:"bytes,5,opt,name=metrics,proto3" json:"metrics,omitempty"`
 	// Scheduling policy, speculation mode and preemption in use.
-	Policy        string                 `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
-	Speculation   string                 `protobuf:"bytes,7,opt,name=speculation,proto3" json:"speculation,omitempty"`
-	Preemption    string                 `protobuf:"bytes,8,opt,name=preemption,proto3" json:"preemption,omitempty"`
-	StartedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	Version       string                 `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
+	Policy      string                 `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
+	Speculation string                 `protobuf:"bytes,7,opt,name=speculation,proto3" json:"speculation,omitempty"`
+	Preemption  string                 `protobuf:"bytes,8,opt,name=preemption,proto3" json:"preemption,omitempty"`
+	StartedAt   *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	Version     string                 `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
+	// Pilots of the elastic pools (batchd pool slurm), as last reported.
+	Pilots        []*Pilot `protobuf:"bytes,11,rep,name=pilots,proto3" json:"pilots,omitempty"`
+	Pools         []*Pool  `protobuf:"bytes,12,rep,name=pools,proto3" json:"pools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -514,11 +517,95 @@ func (x *GetClusterResponse) GetVersion() string {
 	return ""
 }
 
+func (x *GetClusterResponse) GetPilots() []*Pilot {
+	if x != nil {
+		return x.Pilots
+	}
+	return nil
+}
+
+func (x *GetClusterResponse) GetPools() []*Pool {
+	if x != nil {
+		return x.Pools
+	}
+	return nil
+}
+
+// Pool is an elastic pool of pilots as it last reported.
+type Pool struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Engine     string                 `protobuf:"bytes,2,opt,name=engine,proto3" json:"engine,omitempty"`
+	ReportedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=reported_at,json=reportedAt,proto3" json:"reported_at,omitempty"`
+	// The last submission error ("" when none): the pool backs off.
+	LastError     string `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pool) Reset() {
+	*x = Pool{}
+	mi := &file_batch_v1_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pool) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pool) ProtoMessage() {}
+
+func (x *Pool) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pool.ProtoReflect.Descriptor instead.
+func (*Pool) Descriptor() ([]byte, []int) {
+	return file_batch_v1_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Pool) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Pool) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *Pool) GetReportedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReportedAt
+	}
+	return nil
+}
+
+func (x *Pool) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x02\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x02\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -553,7 +640,7 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x04beta\x18\v \x01(\x01R\x04beta\x12!\n" +
 	"\fbeta_samples\x18\f \x01(\x03R\vbetaSamples\x126\n" +
 	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResourcesJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"\x13\n" +
-	"\x11GetClusterRequest\"\x81\x03\n" +
+	"\x11GetClusterRequest\"\xd0\x03\n" +
 	"\x12GetClusterResponse\x12*\n" +
 	"\aworkers\x18\x01 \x03(\v2\x10.batch.v1.WorkerR\aworkers\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1d\n" +
@@ -569,7 +656,16 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12\x18\n" +
 	"\aversion\x18\n" +
-	" \x01(\tR\aversion2[\n" +
+	" \x01(\tR\aversion\x12'\n" +
+	"\x06pilots\x18\v \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12$\n" +
+	"\x05pools\x18\f \x03(\v2\x0e.batch.v1.PoolR\x05pools\"\x8e\x01\n" +
+	"\x04Pool\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06engine\x18\x02 \x01(\tR\x06engine\x12;\n" +
+	"\vreported_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"reportedAt\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError2[\n" +
 	"\x0eClusterService\x12I\n" +
 	"\n" +
 	"GetCluster\x12\x1b.batch.v1.GetClusterRequest\x1a\x1c.batch.v1.GetClusterResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
@@ -586,31 +682,36 @@ func file_batch_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_batch_v1_cluster_proto_rawDescData
 }
 
-var file_batch_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_batch_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_batch_v1_cluster_proto_goTypes = []any{
 	(*Worker)(nil),                // 0: batch.v1.Worker
 	(*QueueLengths)(nil),          // 1: batch.v1.QueueLengths
 	(*Metrics)(nil),               // 2: batch.v1.Metrics
 	(*GetClusterRequest)(nil),     // 3: batch.v1.GetClusterRequest
 	(*GetClusterResponse)(nil),    // 4: batch.v1.GetClusterResponse
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
-	(*FreeWork)(nil),              // 6: batch.v1.FreeWork
+	(*Pool)(nil),                  // 5: batch.v1.Pool
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*FreeWork)(nil),              // 7: batch.v1.FreeWork
+	(*Pilot)(nil),                 // 8: batch.v1.Pilot
 }
 var file_batch_v1_cluster_proto_depIdxs = []int32{
-	5, // 0: batch.v1.Worker.last_heartbeat:type_name -> google.protobuf.Timestamp
-	5, // 1: batch.v1.Worker.registered_at:type_name -> google.protobuf.Timestamp
-	6, // 2: batch.v1.Metrics.free:type_name -> batch.v1.FreeWork
-	0, // 3: batch.v1.GetClusterResponse.workers:type_name -> batch.v1.Worker
-	1, // 4: batch.v1.GetClusterResponse.queues:type_name -> batch.v1.QueueLengths
-	2, // 5: batch.v1.GetClusterResponse.metrics:type_name -> batch.v1.Metrics
-	5, // 6: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
-	3, // 7: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
-	4, // 8: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
-	8, // [8:9] is the sub-list for method output_type
-	7, // [7:8] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	6,  // 0: batch.v1.Worker.last_heartbeat:type_name -> google.protobuf.Timestamp
+	6,  // 1: batch.v1.Worker.registered_at:type_name -> google.protobuf.Timestamp
+	7,  // 2: batch.v1.Metrics.free:type_name -> batch.v1.FreeWork
+	0,  // 3: batch.v1.GetClusterResponse.workers:type_name -> batch.v1.Worker
+	1,  // 4: batch.v1.GetClusterResponse.queues:type_name -> batch.v1.QueueLengths
+	2,  // 5: batch.v1.GetClusterResponse.metrics:type_name -> batch.v1.Metrics
+	6,  // 6: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: batch.v1.GetClusterResponse.pilots:type_name -> batch.v1.Pilot
+	5,  // 8: batch.v1.GetClusterResponse.pools:type_name -> batch.v1.Pool
+	6,  // 9: batch.v1.Pool.reported_at:type_name -> google.protobuf.Timestamp
+	3,  // 10: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
+	4,  // 11: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
+	11, // [11:12] is the sub-list for method output_type
+	10, // [10:11] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_cluster_proto_init() }
@@ -619,13 +720,14 @@ func file_batch_v1_cluster_proto_init() {
 		return
 	}
 	file_batch_v1_types_proto_init()
+	file_batch_v1_worker_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_cluster_proto_rawDesc), len(file_batch_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

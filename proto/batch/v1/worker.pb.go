@@ -74,6 +74,332 @@ func (ReportOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_batch_v1_worker_proto_rawDescGZIP(), []int{0}
 }
 
+// Pilot is one worker job an elastic pool keeps in a batch system.
+type Pilot struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch system's job id (Slurm: the job id).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The batch system's own state name (Slurm: PENDING, RUNNING,
+	// COMPLETING, PREEMPTED, FAILED, ...).
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// Why a pending pilot waits or why a pilot ended (Slurm's reason).
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The node it runs on, when running.
+	Node        string                 `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
+	Slots       int32                  `protobuf:"varint,5,opt,name=slots,proto3" json:"slots,omitempty"`
+	SubmittedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
+	StartedAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// The worker name the pilot registers under.
+	Worker    string `protobuf:"bytes,8,opt,name=worker,proto3" json:"worker,omitempty"`
+	Partition string `protobuf:"bytes,9,opt,name=partition,proto3" json:"partition,omitempty"`
+	// "requested" or "disclosed": the work it was submitted for.
+	Class string `protobuf:"bytes,10,opt,name=class,proto3" json:"class,omitempty"`
+	// The pool that reported it (set by the server).
+	Pool          string `protobuf:"bytes,11,opt,name=pool,proto3" json:"pool,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pilot) Reset() {
+	*x = Pilot{}
+	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pilot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pilot) ProtoMessage() {}
+
+func (x *Pilot) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pilot.ProtoReflect.Descriptor instead.
+func (*Pilot) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Pilot) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Pilot) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Pilot) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Pilot) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *Pilot) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *Pilot) GetSubmittedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SubmittedAt
+	}
+	return nil
+}
+
+func (x *Pilot) GetStartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartedAt
+	}
+	return nil
+}
+
+func (x *Pilot) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *Pilot) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *Pilot) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *Pilot) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+type ReportPilotsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The pool's name (one pool per name; a later report replaces it).
+	Pool string `protobuf:"bytes,1,opt,name=pool,proto3" json:"pool,omitempty"`
+	// The batch system: "slurm".
+	Engine string   `protobuf:"bytes,2,opt,name=engine,proto3" json:"engine,omitempty"`
+	Pilots []*Pilot `protobuf:"bytes,3,rep,name=pilots,proto3" json:"pilots,omitempty"`
+	// The last submission error, with the batch system's reason, if the
+	// pool is backing off ("" when the last submission worked).
+	LastError     string `protobuf:"bytes,4,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPilotsRequest) Reset() {
+	*x = ReportPilotsRequest{}
+	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPilotsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPilotsRequest) ProtoMessage() {}
+
+func (x *ReportPilotsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPilotsRequest.ProtoReflect.Descriptor instead.
+func (*ReportPilotsRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ReportPilotsRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *ReportPilotsRequest) GetEngine() string {
+	if x != nil {
+		return x.Engine
+	}
+	return ""
+}
+
+func (x *ReportPilotsRequest) GetPilots() []*Pilot {
+	if x != nil {
+		return x.Pilots
+	}
+	return nil
+}
+
+func (x *ReportPilotsRequest) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+type ReportPilotsResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	QueuedRequested int64                  `protobuf:"varint,1,opt,name=queued_requested,json=queuedRequested,proto3" json:"queued_requested,omitempty"`
+	QueuedDisclosed int64                  `protobuf:"varint,2,opt,name=queued_disclosed,json=queuedDisclosed,proto3" json:"queued_disclosed,omitempty"`
+	// Names of the workers up (registered, lease held) with their slots.
+	Workers       []*PoolWorker `protobuf:"bytes,3,rep,name=workers,proto3" json:"workers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportPilotsResponse) Reset() {
+	*x = ReportPilotsResponse{}
+	mi := &file_batch_v1_worker_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportPilotsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportPilotsResponse) ProtoMessage() {}
+
+func (x *ReportPilotsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportPilotsResponse.ProtoReflect.Descriptor instead.
+func (*ReportPilotsResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ReportPilotsResponse) GetQueuedRequested() int64 {
+	if x != nil {
+		return x.QueuedRequested
+	}
+	return 0
+}
+
+func (x *ReportPilotsResponse) GetQueuedDisclosed() int64 {
+	if x != nil {
+		return x.QueuedDisclosed
+	}
+	return 0
+}
+
+func (x *ReportPilotsResponse) GetWorkers() []*PoolWorker {
+	if x != nil {
+		return x.Workers
+	}
+	return nil
+}
+
+type PoolWorker struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Slots         int32                  `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
+	BusySlots     int32                  `protobuf:"varint,3,opt,name=busy_slots,json=busySlots,proto3" json:"busy_slots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PoolWorker) Reset() {
+	*x = PoolWorker{}
+	mi := &file_batch_v1_worker_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PoolWorker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PoolWorker) ProtoMessage() {}
+
+func (x *PoolWorker) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PoolWorker.ProtoReflect.Descriptor instead.
+func (*PoolWorker) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *PoolWorker) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PoolWorker) GetSlots() int32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+func (x *PoolWorker) GetBusySlots() int32 {
+	if x != nil {
+		return x.BusySlots
+	}
+	return 0
+}
+
 // HeldCopy is a copy a worker still runs (or is suspended) when it
 // registers.
 type HeldCopy struct {
@@ -90,7 +416,7 @@ type HeldCopy struct {
 
 func (x *HeldCopy) Reset() {
 	*x = HeldCopy{}
-	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	mi := &file_batch_v1_worker_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -102,7 +428,7 @@ func (x *HeldCopy) String() string {
 func (*HeldCopy) ProtoMessage() {}
 
 func (x *HeldCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	mi := &file_batch_v1_worker_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -115,7 +441,7 @@ func (x *HeldCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeldCopy.ProtoReflect.Descriptor instead.
 func (*HeldCopy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{0}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HeldCopy) GetCopyId() int64 {
@@ -181,7 +507,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	mi := &file_batch_v1_worker_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -193,7 +519,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	mi := &file_batch_v1_worker_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -206,7 +532,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{1}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RegisterRequest) GetName() string {
@@ -273,7 +599,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[2]
+	mi := &file_batch_v1_worker_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -285,7 +611,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[2]
+	mi := &file_batch_v1_worker_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -298,7 +624,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{2}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RegisterResponse) GetWorkerId() string {
@@ -345,7 +671,7 @@ type AssignmentsRequest struct {
 
 func (x *AssignmentsRequest) Reset() {
 	*x = AssignmentsRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[3]
+	mi := &file_batch_v1_worker_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -357,7 +683,7 @@ func (x *AssignmentsRequest) String() string {
 func (*AssignmentsRequest) ProtoMessage() {}
 
 func (x *AssignmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[3]
+	mi := &file_batch_v1_worker_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -370,7 +696,7 @@ func (x *AssignmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignmentsRequest.ProtoReflect.Descriptor instead.
 func (*AssignmentsRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{3}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *AssignmentsRequest) GetWorkerId() string {
@@ -399,7 +725,7 @@ type StartCopy struct {
 
 func (x *StartCopy) Reset() {
 	*x = StartCopy{}
-	mi := &file_batch_v1_worker_proto_msgTypes[4]
+	mi := &file_batch_v1_worker_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +737,7 @@ func (x *StartCopy) String() string {
 func (*StartCopy) ProtoMessage() {}
 
 func (x *StartCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[4]
+	mi := &file_batch_v1_worker_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +750,7 @@ func (x *StartCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartCopy.ProtoReflect.Descriptor instead.
 func (*StartCopy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{4}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StartCopy) GetCopyId() int64 {
@@ -498,7 +824,7 @@ type AssignmentsResponse struct {
 
 func (x *AssignmentsResponse) Reset() {
 	*x = AssignmentsResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	mi := &file_batch_v1_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -510,7 +836,7 @@ func (x *AssignmentsResponse) String() string {
 func (*AssignmentsResponse) ProtoMessage() {}
 
 func (x *AssignmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	mi := &file_batch_v1_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -523,7 +849,7 @@ func (x *AssignmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignmentsResponse.ProtoReflect.Descriptor instead.
 func (*AssignmentsResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AssignmentsResponse) GetAction() isAssignmentsResponse_Action {
@@ -612,7 +938,7 @@ type CopyProgress struct {
 
 func (x *CopyProgress) Reset() {
 	*x = CopyProgress{}
-	mi := &file_batch_v1_worker_proto_msgTypes[6]
+	mi := &file_batch_v1_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +950,7 @@ func (x *CopyProgress) String() string {
 func (*CopyProgress) ProtoMessage() {}
 
 func (x *CopyProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[6]
+	mi := &file_batch_v1_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +963,7 @@ func (x *CopyProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyProgress.ProtoReflect.Descriptor instead.
 func (*CopyProgress) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{6}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CopyProgress) GetCopyId() int64 {
@@ -671,7 +997,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[7]
+	mi := &file_batch_v1_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -683,7 +1009,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[7]
+	mi := &file_batch_v1_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +1022,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{7}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -725,7 +1051,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[8]
+	mi := &file_batch_v1_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -737,7 +1063,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[8]
+	mi := &file_batch_v1_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -750,7 +1076,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{8}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HeartbeatResponse) GetLeaseSeconds() float64 {
@@ -772,7 +1098,10 @@ type ReportFinishedRequest struct {
 	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	CopyId   int64                  `protobuf:"varint,2,opt,name=copy_id,json=copyId,proto3" json:"copy_id,omitempty"`
 	ExitCode int32                  `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
-	// Killed by the worker on the server's order (kill, cancel, lost race).
+	// Killed by the worker on the server's order (kill, cancel, lost race),
+	// or handed back by a worker that is stopping (SIGTERM; a pilot that its
+	// batch system preempts or cancels): a live copy reported killed is
+	// lost, its task queues again, and nothing is billed for it.
 	Killed          bool    `protobuf:"varint,4,opt,name=killed,proto3" json:"killed,omitempty"`
 	TimedOut        bool    `protobuf:"varint,5,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
 	Stdout          []byte  `protobuf:"bytes,6,opt,name=stdout,proto3" json:"stdout,omitempty"`
@@ -793,7 +1122,7 @@ type ReportFinishedRequest struct {
 
 func (x *ReportFinishedRequest) Reset() {
 	*x = ReportFinishedRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[9]
+	mi := &file_batch_v1_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -805,7 +1134,7 @@ func (x *ReportFinishedRequest) String() string {
 func (*ReportFinishedRequest) ProtoMessage() {}
 
 func (x *ReportFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[9]
+	mi := &file_batch_v1_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -818,7 +1147,7 @@ func (x *ReportFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedRequest.ProtoReflect.Descriptor instead.
 func (*ReportFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{9}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReportFinishedRequest) GetWorkerId() string {
@@ -928,7 +1257,7 @@ type ReportFinishedResponse struct {
 
 func (x *ReportFinishedResponse) Reset() {
 	*x = ReportFinishedResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[10]
+	mi := &file_batch_v1_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1269,7 @@ func (x *ReportFinishedResponse) String() string {
 func (*ReportFinishedResponse) ProtoMessage() {}
 
 func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[10]
+	mi := &file_batch_v1_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1282,7 @@ func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedResponse.ProtoReflect.Descriptor instead.
 func (*ReportFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{10}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ReportFinishedResponse) GetOutcome() ReportOutcome {
@@ -967,7 +1296,37 @@ var File_batch_v1_worker_proto protoreflect.FileDescriptor
 
 const file_batch_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x15batch/v1/worker.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcd\x01\n" +
+	"\x15batch/v1/worker.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x02\n" +
+	"\x05Pilot\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x12\n" +
+	"\x04node\x18\x04 \x01(\tR\x04node\x12\x14\n" +
+	"\x05slots\x18\x05 \x01(\x05R\x05slots\x12=\n" +
+	"\fsubmitted_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\vsubmittedAt\x129\n" +
+	"\n" +
+	"started_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12\x16\n" +
+	"\x06worker\x18\b \x01(\tR\x06worker\x12\x1c\n" +
+	"\tpartition\x18\t \x01(\tR\tpartition\x12\x14\n" +
+	"\x05class\x18\n" +
+	" \x01(\tR\x05class\x12\x12\n" +
+	"\x04pool\x18\v \x01(\tR\x04pool\"\x89\x01\n" +
+	"\x13ReportPilotsRequest\x12\x12\n" +
+	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x16\n" +
+	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
+	"\x06pilots\x18\x03 \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\x9c\x01\n" +
+	"\x14ReportPilotsResponse\x12)\n" +
+	"\x10queued_requested\x18\x01 \x01(\x03R\x0fqueuedRequested\x12)\n" +
+	"\x10queued_disclosed\x18\x02 \x01(\x03R\x0fqueuedDisclosed\x12.\n" +
+	"\aworkers\x18\x03 \x03(\v2\x14.batch.v1.PoolWorkerR\aworkers\"U\n" +
+	"\n" +
+	"PoolWorker\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1d\n" +
+	"\n" +
+	"busy_slots\x18\x03 \x01(\x05R\tbusySlots\"\xcd\x01\n" +
 	"\bHeldCopy\x12\x17\n" +
 	"\acopy_id\x18\x01 \x01(\x03R\x06copyId\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\x05R\x04slot\x129\n" +
@@ -1044,12 +1403,13 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\rReportOutcome\x12\x1e\n" +
 	"\x1aREPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12REPORT_OUTCOME_WON\x10\x01\x12\x1c\n" +
-	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\xc3\x02\n" +
+	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\x94\x03\n" +
 	"\rWorkerService\x12C\n" +
 	"\bRegister\x12\x19.batch.v1.RegisterRequest\x1a\x1a.batch.v1.RegisterResponse\"\x00\x12N\n" +
 	"\vAssignments\x12\x1c.batch.v1.AssignmentsRequest\x1a\x1d.batch.v1.AssignmentsResponse\"\x000\x01\x12F\n" +
 	"\tHeartbeat\x12\x1a.batch.v1.HeartbeatRequest\x1a\x1b.batch.v1.HeartbeatResponse\"\x00\x12U\n" +
-	"\x0eReportFinished\x12\x1f.batch.v1.ReportFinishedRequest\x1a .batch.v1.ReportFinishedResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\x0eReportFinished\x12\x1f.batch.v1.ReportFinishedRequest\x1a .batch.v1.ReportFinishedResponse\"\x00\x12O\n" +
+	"\fReportPilots\x12\x1d.batch.v1.ReportPilotsRequest\x1a\x1e.batch.v1.ReportPilotsResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_worker_proto_rawDescOnce sync.Once
@@ -1064,44 +1424,54 @@ func file_batch_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_batch_v1_worker_proto_goTypes = []any{
 	(ReportOutcome)(0),             // 0: batch.v1.ReportOutcome
-	(*HeldCopy)(nil),               // 1: batch.v1.HeldCopy
-	(*RegisterRequest)(nil),        // 2: batch.v1.RegisterRequest
-	(*RegisterResponse)(nil),       // 3: batch.v1.RegisterResponse
-	(*AssignmentsRequest)(nil),     // 4: batch.v1.AssignmentsRequest
-	(*StartCopy)(nil),              // 5: batch.v1.StartCopy
-	(*AssignmentsResponse)(nil),    // 6: batch.v1.AssignmentsResponse
-	(*CopyProgress)(nil),           // 7: batch.v1.CopyProgress
-	(*HeartbeatRequest)(nil),       // 8: batch.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),      // 9: batch.v1.HeartbeatResponse
-	(*ReportFinishedRequest)(nil),  // 10: batch.v1.ReportFinishedRequest
-	(*ReportFinishedResponse)(nil), // 11: batch.v1.ReportFinishedResponse
-	(*timestamppb.Timestamp)(nil),  // 12: google.protobuf.Timestamp
-	(*TaskSpec)(nil),               // 13: batch.v1.TaskSpec
+	(*Pilot)(nil),                  // 1: batch.v1.Pilot
+	(*ReportPilotsRequest)(nil),    // 2: batch.v1.ReportPilotsRequest
+	(*ReportPilotsResponse)(nil),   // 3: batch.v1.ReportPilotsResponse
+	(*PoolWorker)(nil),             // 4: batch.v1.PoolWorker
+	(*HeldCopy)(nil),               // 5: batch.v1.HeldCopy
+	(*RegisterRequest)(nil),        // 6: batch.v1.RegisterRequest
+	(*RegisterResponse)(nil),       // 7: batch.v1.RegisterResponse
+	(*AssignmentsRequest)(nil),     // 8: batch.v1.AssignmentsRequest
+	(*StartCopy)(nil),              // 9: batch.v1.StartCopy
+	(*AssignmentsResponse)(nil),    // 10: batch.v1.AssignmentsResponse
+	(*CopyProgress)(nil),           // 11: batch.v1.CopyProgress
+	(*HeartbeatRequest)(nil),       // 12: batch.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),      // 13: batch.v1.HeartbeatResponse
+	(*ReportFinishedRequest)(nil),  // 14: batch.v1.ReportFinishedRequest
+	(*ReportFinishedResponse)(nil), // 15: batch.v1.ReportFinishedResponse
+	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
+	(*TaskSpec)(nil),               // 17: batch.v1.TaskSpec
 }
 var file_batch_v1_worker_proto_depIdxs = []int32{
-	12, // 0: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
-	1,  // 1: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
-	13, // 2: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
-	5,  // 3: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
-	7,  // 4: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
-	12, // 5: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
-	0,  // 6: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
-	2,  // 7: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
-	4,  // 8: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
-	8,  // 9: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
-	10, // 10: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
-	3,  // 11: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
-	6,  // 12: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
-	9,  // 13: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
-	11, // 14: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	16, // 0: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
+	16, // 1: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
+	1,  // 2: batch.v1.ReportPilotsRequest.pilots:type_name -> batch.v1.Pilot
+	4,  // 3: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
+	16, // 4: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
+	5,  // 5: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
+	17, // 6: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
+	9,  // 7: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
+	11, // 8: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
+	16, // 9: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
+	0,  // 10: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
+	6,  // 11: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
+	8,  // 12: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
+	12, // 13: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
+	14, // 14: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
+	2,  // 15: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
+	7,  // 16: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
+	10, // 17: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
+	13, // 18: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
+	15, // 19: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
+	3,  // 20: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
+	16, // [16:21] is the sub-list for method output_type
+	11, // [11:16] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_worker_proto_init() }
@@ -1110,7 +1480,7 @@ func file_batch_v1_worker_proto_init() {
 		return
 	}
 	file_batch_v1_types_proto_init()
-	file_batch_v1_worker_proto_msgTypes[5].OneofWrappers = []any{
+	file_batch_v1_worker_proto_msgTypes[9].OneofWrappers = []any{
 		(*AssignmentsResponse_Start)(nil),
 		(*AssignmentsResponse_Kill)(nil),
 		(*AssignmentsResponse_Suspend)(nil),
@@ -1122,7 +1492,7 @@ func file_batch_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_worker_proto_rawDesc), len(file_batch_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,6 +1,6 @@
 // The cluster view: workers and slots, queues, load, β, copies and free work.
 
-import { timestampNow } from "@bufbuild/protobuf/wkt";
+import { timestampMs, timestampNow } from "@bufbuild/protobuf/wkt";
 import { freeParts } from "../free";
 import { fmtClock, fmtDuration, fmtNumber, fmtPercent } from "../format";
 import type { GetClusterResponse } from "../gen/batch/v1/cluster_pb";
@@ -15,6 +15,8 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
   const updated = h("p", { class: "muted", id: "cluster-updated" });
   const since = h("p", { class: "muted since", id: "cluster-since" });
   const workers = h("tbody");
+  const pilots = h("tbody");
+  const pools = h("div", { id: "pools" });
   root.append(
     h(
       "section",
@@ -40,6 +42,27 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
             h("tr", null, ["Name", "Host", "Slots", "Busy", "Suspend", "State", "Last heartbeat"].map((c) => h("th", { scope: "col" }, c))),
           ),
           workers,
+        ),
+      ),
+    ),
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "pilots-h" },
+      h("h2", { id: "pilots-h" }, "Pilots"),
+      pools,
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { id: "pilots" },
+          h("caption", { class: "sr-only" }, "Pilot jobs of the elastic pools"),
+          h(
+            "thead",
+            null,
+            h("tr", null, ["Pool", "Job", "State", "Reason", "Node", "Slots", "Age", "Worker"].map((c) => h("th", { scope: "col" }, c))),
+          ),
+          pilots,
         ),
       ),
     ),
@@ -99,6 +122,33 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
               h("td", null, fmtClock(w.lastHeartbeat)),
             ),
           ),
+    );
+    replace(
+      pools,
+      r.pools.map((p) =>
+        h("p", { class: p.lastError ? "field-error" : "muted", "data-pool": p.name }, `Pool ${p.name} (${p.engine})${p.lastError ? ` backing off: ${p.lastError}` : ""}`),
+      ),
+    );
+    const now = Date.now();
+    replace(
+      pilots,
+      r.pilots.length === 0
+        ? h("tr", null, h("td", { colspan: 8, class: "muted" }, "No pilots: batchd pool slurm keeps pilot workers in Slurm."))
+        : r.pilots.map((p) => {
+            const since = p.startedAt ?? p.submittedAt;
+            return h(
+              "tr",
+              { "data-pilot": p.id },
+              h("td", null, p.pool),
+              h("td", null, p.id),
+              h("td", null, h("span", { class: "badge" }, p.state || "?")),
+              h("td", null, p.reason || "—"),
+              h("td", null, p.node || "—"),
+              h("td", { class: "num" }, p.slots),
+              h("td", null, since ? fmtDuration(Math.max(0, (now - timestampMs(since)) / 1000)) : "—"),
+              h("td", null, p.worker),
+            );
+          }),
     );
   }
 

@@ -43,6 +43,9 @@ const (
 	// WorkerServiceReportFinishedProcedure is the fully-qualified name of the WorkerService's
 	// ReportFinished RPC.
 	WorkerServiceReportFinishedProcedure = "/batch.v1.WorkerService/ReportFinished"
+	// WorkerServiceReportPilotsProcedure is the fully-qualified name of the WorkerService's
+	// ReportPilots RPC.
+	WorkerServiceReportPilotsProcedure = "/batch.v1.WorkerService/ReportPilots"
 )
 
 // WorkerServiceClient is a client for the batch.v1.WorkerService service.
@@ -60,6 +63,12 @@ type WorkerServiceClient interface {
 	// ReportFinished reports a copy's end with its result. Idempotent: a
 	// replay gets the same answer.
 	ReportFinished(context.Context, *v1.ReportFinishedRequest) (*v1.ReportFinishedResponse, error)
+	// ReportPilots is how an elastic pool (`batchd pool slurm`) tells the
+	// server the pilots it keeps in its batch system, and learns the queue
+	// lengths and the workers up, from which it decides how many pilots the
+	// work can use. The server keeps the last report of each pool in memory
+	// (GetCluster, /metrics) and forgets a pool silent for two minutes.
+	ReportPilots(context.Context, *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error)
 }
 
 // NewWorkerServiceClient constructs a client for the batch.v1.WorkerService service. By default, it
@@ -97,6 +106,12 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("ReportFinished")),
 			connect.WithClientOptions(opts...),
 		),
+		reportPilots: connect.NewClient[v1.ReportPilotsRequest, v1.ReportPilotsResponse](
+			httpClient,
+			baseURL+WorkerServiceReportPilotsProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("ReportPilots")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -106,6 +121,7 @@ type workerServiceClient struct {
 	assignments    *connect.Client[v1.AssignmentsRequest, v1.AssignmentsResponse]
 	heartbeat      *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
 	reportFinished *connect.Client[v1.ReportFinishedRequest, v1.ReportFinishedResponse]
+	reportPilots   *connect.Client[v1.ReportPilotsRequest, v1.ReportPilotsResponse]
 }
 
 // Register calls batch.v1.WorkerService.Register.
@@ -140,6 +156,15 @@ func (c *workerServiceClient) ReportFinished(ctx context.Context, req *v1.Report
 	return nil, err
 }
 
+// ReportPilots calls batch.v1.WorkerService.ReportPilots.
+func (c *workerServiceClient) ReportPilots(ctx context.Context, req *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error) {
+	response, err := c.reportPilots.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkerServiceHandler is an implementation of the batch.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Register announces a worker (or re-announces it after a restart or a
@@ -155,6 +180,12 @@ type WorkerServiceHandler interface {
 	// ReportFinished reports a copy's end with its result. Idempotent: a
 	// replay gets the same answer.
 	ReportFinished(context.Context, *v1.ReportFinishedRequest) (*v1.ReportFinishedResponse, error)
+	// ReportPilots is how an elastic pool (`batchd pool slurm`) tells the
+	// server the pilots it keeps in its batch system, and learns the queue
+	// lengths and the workers up, from which it decides how many pilots the
+	// work can use. The server keeps the last report of each pool in memory
+	// (GetCluster, /metrics) and forgets a pool silent for two minutes.
+	ReportPilots(context.Context, *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -188,6 +219,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("ReportFinished")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceReportPilotsHandler := connect.NewUnaryHandlerSimple(
+		WorkerServiceReportPilotsProcedure,
+		svc.ReportPilots,
+		connect.WithSchema(workerServiceMethods.ByName("ReportPilots")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceRegisterProcedure:
@@ -198,6 +235,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceHeartbeatHandler.ServeHTTP(w, r)
 		case WorkerServiceReportFinishedProcedure:
 			workerServiceReportFinishedHandler.ServeHTTP(w, r)
+		case WorkerServiceReportPilotsProcedure:
+			workerServiceReportPilotsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -221,4 +260,8 @@ func (UnimplementedWorkerServiceHandler) Heartbeat(context.Context, *v1.Heartbea
 
 func (UnimplementedWorkerServiceHandler) ReportFinished(context.Context, *v1.ReportFinishedRequest) (*v1.ReportFinishedResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.ReportFinished is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) ReportPilots(context.Context, *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.ReportPilots is not implemented"))
 }

@@ -6,6 +6,8 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FreeWork } from "./types_pb";
 import { file_batch_v1_types } from "./types_pb";
+import type { Pilot } from "./worker_pb";
+import { file_batch_v1_worker } from "./worker_pb";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/cluster.proto.
  */
 export const file_batch_v1_cluster: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS9jbHVzdGVyLnByb3RvEghiYXRjaC52MSL1AQoGV29ya2VyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSDQoFc2xvdHMYBCABKAUSEgoKYnVzeV9zbG90cxgFIAEoBRITCgtjYW5fc3VzcGVuZBgGIAEoCBINCgVzdGF0ZRgHIAEoCRIyCg5sYXN0X2hlYXJ0YmVhdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNcmVnaXN0ZXJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJbWVtb3J5X21iGBQgASgDIoIBCgxRdWV1ZUxlbmd0aHMSEQoJcmVxdWVzdGVkGAEgASgDEhEKCWRpc2Nsb3NlZBgCIAEoAxIYChBzdXNwZW5kZWRfY29waWVzGAMgASgDEhYKDnJ1bm5pbmdfY29waWVzGAQgASgDEhoKEnNwZWN1bGF0aXZlX2NvcGllcxgFIAEoAyKWAwoHTWV0cmljcxIWCg5maW5pc2hlZF90YXNrcxgBIAEoAxIlCh1tZWFuX3Zpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgCIAEoARIdChVtZWFuX3Zpc2libGVfc2xvd2Rvd24YAyABKAESFgoOdGFza3NfcGVyX2hvdXIYBCABKAESDAoEbG9hZBgFIAEoARIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAYgASgBEhkKEWZyZWVfc2xvdF9zZWNvbmRzGAcgASgBEiAKBGZyZWUYDiABKAsyEi5iYXRjaC52MS5GcmVlV29yaxIiChpzcGVjdWxhdGl2ZV9jb3BpZXNfc3RhcnRlZBgJIAEoAxIeChZzcGVjdWxhdGl2ZV9jb3BpZXNfd29uGAogASgDEgwKBGJldGEYCyABKAESFAoMYmV0YV9zYW1wbGVzGAwgASgDEh8KF3NjYWxlZF9iaWxsZWRfcmVzb3VyY2VzGA0gASgBSgQICBAJUh5zcGVjdWxhdGl2ZV93YXN0ZV9zbG90X3NlY29uZHMiEwoRR2V0Q2x1c3RlclJlcXVlc3QioAIKEkdldENsdXN0ZXJSZXNwb25zZRIhCgd3b3JrZXJzGAEgAygLMhAuYmF0Y2gudjEuV29ya2VyEg0KBXNsb3RzGAIgASgFEhIKCmJ1c3lfc2xvdHMYAyABKAUSJgoGcXVldWVzGAQgASgLMhYuYmF0Y2gudjEuUXVldWVMZW5ndGhzEiIKB21ldHJpY3MYBSABKAsyES5iYXRjaC52MS5NZXRyaWNzEg4KBnBvbGljeRgGIAEoCRITCgtzcGVjdWxhdGlvbhgHIAEoCRISCgpwcmVlbXB0aW9uGAggASgJEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3ZlcnNpb24YCiABKAkyWwoOQ2x1c3RlclNlcnZpY2USSQoKR2V0Q2x1c3RlchIbLmJhdGNoLnYxLkdldENsdXN0ZXJSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0Q2x1c3RlclJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_batch_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChZiYXRjaC92MS9jbHVzdGVyLnByb3RvEghiYXRjaC52MSL1AQoGV29ya2VyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSDQoFc2xvdHMYBCABKAUSEgoKYnVzeV9zbG90cxgFIAEoBRITCgtjYW5fc3VzcGVuZBgGIAEoCBINCgVzdGF0ZRgHIAEoCRIyCg5sYXN0X2hlYXJ0YmVhdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNcmVnaXN0ZXJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJbWVtb3J5X21iGBQgASgDIoIBCgxRdWV1ZUxlbmd0aHMSEQoJcmVxdWVzdGVkGAEgASgDEhEKCWRpc2Nsb3NlZBgCIAEoAxIYChBzdXNwZW5kZWRfY29waWVzGAMgASgDEhYKDnJ1bm5pbmdfY29waWVzGAQgASgDEhoKEnNwZWN1bGF0aXZlX2NvcGllcxgFIAEoAyKWAwoHTWV0cmljcxIWCg5maW5pc2hlZF90YXNrcxgBIAEoAxIlCh1tZWFuX3Zpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgCIAEoARIdChVtZWFuX3Zpc2libGVfc2xvd2Rvd24YAyABKAESFgoOdGFza3NfcGVyX2hvdXIYBCABKAESDAoEbG9hZBgFIAEoARIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAYgASgBEhkKEWZyZWVfc2xvdF9zZWNvbmRzGAcgASgBEiAKBGZyZWUYDiABKAsyEi5iYXRjaC52MS5GcmVlV29yaxIiChpzcGVjdWxhdGl2ZV9jb3BpZXNfc3RhcnRlZBgJIAEoAxIeChZzcGVjdWxhdGl2ZV9jb3BpZXNfd29uGAogASgDEgwKBGJldGEYCyABKAESFAoMYmV0YV9zYW1wbGVzGAwgASgDEh8KF3NjYWxlZF9iaWxsZWRfcmVzb3VyY2VzGA0gASgBSgQICBAJUh5zcGVjdWxhdGl2ZV93YXN0ZV9zbG90X3NlY29uZHMiEwoRR2V0Q2x1c3RlclJlcXVlc3Qi4AIKEkdldENsdXN0ZXJSZXNwb25zZRIhCgd3b3JrZXJzGAEgAygLMhAuYmF0Y2gudjEuV29ya2VyEg0KBXNsb3RzGAIgASgFEhIKCmJ1c3lfc2xvdHMYAyABKAUSJgoGcXVldWVzGAQgASgLMhYuYmF0Y2gudjEuUXVldWVMZW5ndGhzEiIKB21ldHJpY3MYBSABKAsyES5iYXRjaC52MS5NZXRyaWNzEg4KBnBvbGljeRgGIAEoCRITCgtzcGVjdWxhdGlvbhgHIAEoCRISCgpwcmVlbXB0aW9uGAggASgJEi4KCnN0YXJ0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3ZlcnNpb24YCiABKAkSHwoGcGlsb3RzGAsgAygLMg8uYmF0Y2gudjEuUGlsb3QSHQoFcG9vbHMYDCADKAsyDi5iYXRjaC52MS5Qb29sImkKBFBvb2wSDAoEbmFtZRgBIAEoCRIOCgZlbmdpbmUYAiABKAkSLwoLcmVwb3J0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxhc3RfZXJyb3IYBCABKAkyWwoOQ2x1c3RlclNlcnZpY2USSQoKR2V0Q2x1c3RlchIbLmJhdGNoLnYxLkdldENsdXN0ZXJSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0Q2x1c3RlclJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_batch_v1_types, file_batch_v1_worker, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message batch.v1.Worker
@@ -274,6 +276,18 @@ export type GetClusterResponse = Message<"batch.v1.GetClusterResponse"> & {
    * @generated from field: string version = 10;
    */
   version: string;
+
+  /**
+   * Pilots of the elastic pools (batchd pool slurm), as last reported.
+   *
+   * @generated from field: repeated batch.v1.Pilot pilots = 11;
+   */
+  pilots: Pilot[];
+
+  /**
+   * @generated from field: repeated batch.v1.Pool pools = 12;
+   */
+  pools: Pool[];
 };
 
 /**
@@ -282,6 +296,42 @@ export type GetClusterResponse = Message<"batch.v1.GetClusterResponse"> & {
  */
 export const GetClusterResponseSchema: GenMessage<GetClusterResponse> = /*@__PURE__*/
   messageDesc(file_batch_v1_cluster, 4);
+
+/**
+ * Pool is an elastic pool of pilots as it last reported.
+ *
+ * @generated from message batch.v1.Pool
+ */
+export type Pool = Message<"batch.v1.Pool"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string engine = 2;
+   */
+  engine: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp reported_at = 3;
+   */
+  reportedAt?: Timestamp | undefined;
+
+  /**
+   * The last submission error ("" when none): the pool backs off.
+   *
+   * @generated from field: string last_error = 4;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message batch.v1.Pool.
+ * Use `create(PoolSchema)` to create a new message.
+ */
+export const PoolSchema: GenMessage<Pool> = /*@__PURE__*/
+  messageDesc(file_batch_v1_cluster, 5);
 
 /**
  * ClusterService shows the state of the whole service.

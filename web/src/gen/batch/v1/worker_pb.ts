@@ -14,7 +14,186 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/worker.proto.
  */
 export const file_batch_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChViYXRjaC92MS93b3JrZXIucHJvdG8SCGJhdGNoLnYxIpMBCghIZWxkQ29weRIPCgdjb3B5X2lkGAEgASgDEgwKBHNsb3QYAiABKAUSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJc3VzcGVuZGVkGAQgASgIEhAKCHByb2dyZXNzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBIp4BCg9SZWdpc3RlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRITCgtjYW5fc3VzcGVuZBgDIAEoCBIQCghob3N0bmFtZRgEIAEoCRIjCgdydW5uaW5nGAUgAygLMhIuYmF0Y2gudjEuSGVsZENvcHkSDwoHdmVyc2lvbhgGIAEoCRIRCgltZW1vcnlfbWIYFCABKAMifwoQUmVnaXN0ZXJSZXNwb25zZRIRCgl3b3JrZXJfaWQYASABKAkSFQoNbGVhc2Vfc2Vjb25kcxgCIAEoARIZChFoZWFydGJlYXRfc2Vjb25kcxgDIAEoARIMCgRraWxsGAQgAygDEhgKEG91dHB1dF9jYXBfYnl0ZXMYBSABKAMiJwoSQXNzaWdubWVudHNSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCSKgAQoJU3RhcnRDb3B5Eg8KB2NvcHlfaWQYASABKAMSDAoEc2xvdBgCIAEoBRIOCgZzZXRfaWQYAyABKAMSDQoFaW5kZXgYBCABKAUSIAoEc3BlYxgFIAEoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhMKC3NwZWN1bGF0aXZlGAYgASgIEg0KBW93bmVyGAcgASgJEg8KB2F0dGVtcHQYHiABKAUiegoTQXNzaWdubWVudHNSZXNwb25zZRIkCgVzdGFydBgBIAEoCzITLmJhdGNoLnYxLlN0YXJ0Q29weUgAEg4KBGtpbGwYAiABKANIABIRCgdzdXNwZW5kGAMgASgDSAASEAoGcmVzdW1lGAQgASgDSABCCAoGYWN0aW9uIkYKDENvcHlQcm9ncmVzcxIPCgdjb3B5X2lkGAEgASgDEhAKCHByb2dyZXNzGAIgASgBEhMKC2NwdV9zZWNvbmRzGAMgASgBIk0KEEhlYXJ0YmVhdFJlcXVlc3QSEQoJd29ya2VyX2lkGAEgASgJEiYKBmNvcGllcxgCIAMoCzIWLmJhdGNoLnYxLkNvcHlQcm9ncmVzcyI4ChFIZWFydGJlYXRSZXNwb25zZRIVCg1sZWFzZV9zZWNvbmRzGAEgASgBEgwKBGtpbGwYAiADKAMiwgIKFVJlcG9ydEZpbmlzaGVkUmVxdWVzdBIRCgl3b3JrZXJfaWQYASABKAkSDwoHY29weV9pZBgCIAEoAxIRCglleGl0X2NvZGUYAyABKAUSDgoGa2lsbGVkGAQgASgIEhEKCXRpbWVkX291dBgFIAEoCBIOCgZzdGRvdXQYBiABKAwSDgoGc3RkZXJyGAcgASgMEhgKEHN0ZG91dF90cnVuY2F0ZWQYCCABKAgSGAoQc3RkZXJyX3RydW5jYXRlZBgJIAEoCBITCgtjcHVfc2Vjb25kcxgKIAEoARITCgtydW5fc2Vjb25kcxgLIAEoARIsCghlbmRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc3RhcnRfZXJyb3IYDSABKAkSDgoGc2lnbmFsGB4gASgFIkIKFlJlcG9ydEZpbmlzaGVkUmVzcG9uc2USKAoHb3V0Y29tZRgBIAEoDjIXLmJhdGNoLnYxLlJlcG9ydE91dGNvbWUqZQoNUmVwb3J0T3V0Y29tZRIeChpSRVBPUlRfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhYKElJFUE9SVF9PVVRDT01FX1dPThABEhwKGFJFUE9SVF9PVVRDT01FX0RJU0NBUkRFRBACMsMCCg1Xb3JrZXJTZXJ2aWNlEkMKCFJlZ2lzdGVyEhkuYmF0Y2gudjEuUmVnaXN0ZXJSZXF1ZXN0GhouYmF0Y2gudjEuUmVnaXN0ZXJSZXNwb25zZSIAEk4KC0Fzc2lnbm1lbnRzEhwuYmF0Y2gudjEuQXNzaWdubWVudHNSZXF1ZXN0Gh0uYmF0Y2gudjEuQXNzaWdubWVudHNSZXNwb25zZSIAMAESRgoJSGVhcnRiZWF0EhouYmF0Y2gudjEuSGVhcnRiZWF0UmVxdWVzdBobLmJhdGNoLnYxLkhlYXJ0YmVhdFJlc3BvbnNlIgASVQoOUmVwb3J0RmluaXNoZWQSHy5iYXRjaC52MS5SZXBvcnRGaW5pc2hlZFJlcXVlc3QaIC5iYXRjaC52MS5SZXBvcnRGaW5pc2hlZFJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_batch_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChViYXRjaC92MS93b3JrZXIucHJvdG8SCGJhdGNoLnYxIvEBCgVQaWxvdBIKCgJpZBgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDAoEbm9kZRgEIAEoCRINCgVzbG90cxgFIAEoBRIwCgxzdWJtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBndvcmtlchgIIAEoCRIRCglwYXJ0aXRpb24YCSABKAkSDQoFY2xhc3MYCiABKAkSDAoEcG9vbBgLIAEoCSJoChNSZXBvcnRQaWxvdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkSDgoGZW5naW5lGAIgASgJEh8KBnBpbG90cxgDIAMoCzIPLmJhdGNoLnYxLlBpbG90EhIKCmxhc3RfZXJyb3IYBCABKAkicQoUUmVwb3J0UGlsb3RzUmVzcG9uc2USGAoQcXVldWVkX3JlcXVlc3RlZBgBIAEoAxIYChBxdWV1ZWRfZGlzY2xvc2VkGAIgASgDEiUKB3dvcmtlcnMYAyADKAsyFC5iYXRjaC52MS5Qb29sV29ya2VyIj0KClBvb2xXb3JrZXISDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRISCgpidXN5X3Nsb3RzGAMgASgFIpMBCghIZWxkQ29weRIPCgdjb3B5X2lkGAEgASgDEgwKBHNsb3QYAiABKAUSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJc3VzcGVuZGVkGAQgASgIEhAKCHByb2dyZXNzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBIp4BCg9SZWdpc3RlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRITCgtjYW5fc3VzcGVuZBgDIAEoCBIQCghob3N0bmFtZRgEIAEoCRIjCgdydW5uaW5nGAUgAygLMhIuYmF0Y2gudjEuSGVsZENvcHkSDwoHdmVyc2lvbhgGIAEoCRIRCgltZW1vcnlfbWIYFCABKAMifwoQUmVnaXN0ZXJSZXNwb25zZRIRCgl3b3JrZXJfaWQYASABKAkSFQoNbGVhc2Vfc2Vjb25kcxgCIAEoARIZChFoZWFydGJlYXRfc2Vjb25kcxgDIAEoARIMCgRraWxsGAQgAygDEhgKEG91dHB1dF9jYXBfYnl0ZXMYBSABKAMiJwoSQXNzaWdubWVudHNSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCSKgAQoJU3RhcnRDb3B5Eg8KB2NvcHlfaWQYASABKAMSDAoEc2xvdBgCIAEoBRIOCgZzZXRfaWQYAyABKAMSDQoFaW5kZXgYBCABKAUSIAoEc3BlYxgFIAEoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhMKC3NwZWN1bGF0aXZlGAYgASgIEg0KBW93bmVyGAcgASgJEg8KB2F0dGVtcHQYHiABKAUiegoTQXNzaWdubWVudHNSZXNwb25zZRIkCgVzdGFydBgBIAEoCzITLmJhdGNoLnYxLlN0YXJ0Q29weUgAEg4KBGtpbGwYAiABKANIABIRCgdzdXNwZW5kGAMgASgDSAASEAoGcmVzdW1lGAQgASgDSABCCAoGYWN0aW9uIkYKDENvcHlQcm9ncmVzcxIPCgdjb3B5X2lkGAEgASgDEhAKCHByb2dyZXNzGAIgASgBEhMKC2NwdV9zZWNvbmRzGAMgASgBIk0KEEhlYXJ0YmVhdFJlcXVlc3QSEQoJd29ya2VyX2lkGAEgASgJEiYKBmNvcGllcxgCIAMoCzIWLmJhdGNoLnYxLkNvcHlQcm9ncmVzcyI4ChFIZWFydGJlYXRSZXNwb25zZRIVCg1sZWFzZV9zZWNvbmRzGAEgASgBEgwKBGtpbGwYAiADKAMiwgIKFVJlcG9ydEZpbmlzaGVkUmVxdWVzdBIRCgl3b3JrZXJfaWQYASABKAkSDwoHY29weV9pZBgCIAEoAxIRCglleGl0X2NvZGUYAyABKAUSDgoGa2lsbGVkGAQgASgIEhEKCXRpbWVkX291dBgFIAEoCBIOCgZzdGRvdXQYBiABKAwSDgoGc3RkZXJyGAcgASgMEhgKEHN0ZG91dF90cnVuY2F0ZWQYCCABKAgSGAoQc3RkZXJyX3RydW5jYXRlZBgJIAEoCBITCgtjcHVfc2Vjb25kcxgKIAEoARITCgtydW5fc2Vjb25kcxgLIAEoARIsCghlbmRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc3RhcnRfZXJyb3IYDSABKAkSDgoGc2lnbmFsGB4gASgFIkIKFlJlcG9ydEZpbmlzaGVkUmVzcG9uc2USKAoHb3V0Y29tZRgBIAEoDjIXLmJhdGNoLnYxLlJlcG9ydE91dGNvbWUqZQoNUmVwb3J0T3V0Y29tZRIeChpSRVBPUlRfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhYKElJFUE9SVF9PVVRDT01FX1dPThABEhwKGFJFUE9SVF9PVVRDT01FX0RJU0NBUkRFRBACMpQDCg1Xb3JrZXJTZXJ2aWNlEkMKCFJlZ2lzdGVyEhkuYmF0Y2gudjEuUmVnaXN0ZXJSZXF1ZXN0GhouYmF0Y2gudjEuUmVnaXN0ZXJSZXNwb25zZSIAEk4KC0Fzc2lnbm1lbnRzEhwuYmF0Y2gudjEuQXNzaWdubWVudHNSZXF1ZXN0Gh0uYmF0Y2gudjEuQXNzaWdubWVudHNSZXNwb25zZSIAMAESRgoJSGVhcnRiZWF0EhouYmF0Y2gudjEuSGVhcnRiZWF0UmVxdWVzdBobLmJhdGNoLnYxLkhlYXJ0YmVhdFJlc3BvbnNlIgASVQoOUmVwb3J0RmluaXNoZWQSHy5iYXRjaC52MS5SZXBvcnRGaW5pc2hlZFJlcXVlc3QaIC5iYXRjaC52MS5SZXBvcnRGaW5pc2hlZFJlc3BvbnNlIgASTwoMUmVwb3J0UGlsb3RzEh0uYmF0Y2gudjEuUmVwb3J0UGlsb3RzUmVxdWVzdBoeLmJhdGNoLnYxLlJlcG9ydFBpbG90c1Jlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_batch_v1_types, file_google_protobuf_timestamp]);
+
+/**
+ * Pilot is one worker job an elastic pool keeps in a batch system.
+ *
+ * @generated from message batch.v1.Pilot
+ */
+export type Pilot = Message<"batch.v1.Pilot"> & {
+  /**
+   * The batch system's job id (Slurm: the job id).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The batch system's own state name (Slurm: PENDING, RUNNING,
+   * COMPLETING, PREEMPTED, FAILED, ...).
+   *
+   * @generated from field: string state = 2;
+   */
+  state: string;
+
+  /**
+   * Why a pending pilot waits or why a pilot ended (Slurm's reason).
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * The node it runs on, when running.
+   *
+   * @generated from field: string node = 4;
+   */
+  node: string;
+
+  /**
+   * @generated from field: int32 slots = 5;
+   */
+  slots: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp submitted_at = 6;
+   */
+  submittedAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp started_at = 7;
+   */
+  startedAt?: Timestamp | undefined;
+
+  /**
+   * The worker name the pilot registers under.
+   *
+   * @generated from field: string worker = 8;
+   */
+  worker: string;
+
+  /**
+   * @generated from field: string partition = 9;
+   */
+  partition: string;
+
+  /**
+   * "requested" or "disclosed": the work it was submitted for.
+   *
+   * @generated from field: string class = 10;
+   */
+  class: string;
+
+  /**
+   * The pool that reported it (set by the server).
+   *
+   * @generated from field: string pool = 11;
+   */
+  pool: string;
+};
+
+/**
+ * Describes the message batch.v1.Pilot.
+ * Use `create(PilotSchema)` to create a new message.
+ */
+export const PilotSchema: GenMessage<Pilot> = /*@__PURE__*/
+  messageDesc(file_batch_v1_worker, 0);
+
+/**
+ * @generated from message batch.v1.ReportPilotsRequest
+ */
+export type ReportPilotsRequest = Message<"batch.v1.ReportPilotsRequest"> & {
+  /**
+   * The pool's name (one pool per name; a later report replaces it).
+   *
+   * @generated from field: string pool = 1;
+   */
+  pool: string;
+
+  /**
+   * The batch system: "slurm".
+   *
+   * @generated from field: string engine = 2;
+   */
+  engine: string;
+
+  /**
+   * @generated from field: repeated batch.v1.Pilot pilots = 3;
+   */
+  pilots: Pilot[];
+
+  /**
+   * The last submission error, with the batch system's reason, if the
+   * pool is backing off ("" when the last submission worked).
+   *
+   * @generated from field: string last_error = 4;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message batch.v1.ReportPilotsRequest.
+ * Use `create(ReportPilotsRequestSchema)` to create a new message.
+ */
+export const ReportPilotsRequestSchema: GenMessage<ReportPilotsRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_worker, 1);
+
+/**
+ * @generated from message batch.v1.ReportPilotsResponse
+ */
+export type ReportPilotsResponse = Message<"batch.v1.ReportPilotsResponse"> & {
+  /**
+   * @generated from field: int64 queued_requested = 1;
+   */
+  queuedRequested: bigint;
+
+  /**
+   * @generated from field: int64 queued_disclosed = 2;
+   */
+  queuedDisclosed: bigint;
+
+  /**
+   * Names of the workers up (registered, lease held) with their slots.
+   *
+   * @generated from field: repeated batch.v1.PoolWorker workers = 3;
+   */
+  workers: PoolWorker[];
+};
+
+/**
+ * Describes the message batch.v1.ReportPilotsResponse.
+ * Use `create(ReportPilotsResponseSchema)` to create a new message.
+ */
+export const ReportPilotsResponseSchema: GenMessage<ReportPilotsResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_worker, 2);
+
+/**
+ * @generated from message batch.v1.PoolWorker
+ */
+export type PoolWorker = Message<"batch.v1.PoolWorker"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: int32 slots = 2;
+   */
+  slots: number;
+
+  /**
+   * @generated from field: int32 busy_slots = 3;
+   */
+  busySlots: number;
+};
+
+/**
+ * Describes the message batch.v1.PoolWorker.
+ * Use `create(PoolWorkerSchema)` to create a new message.
+ */
+export const PoolWorkerSchema: GenMessage<PoolWorker> = /*@__PURE__*/
+  messageDesc(file_batch_v1_worker, 3);
 
 /**
  * HeldCopy is a copy a worker still runs (or is suspended) when it
@@ -59,7 +238,7 @@ export type HeldCopy = Message<"batch.v1.HeldCopy"> & {
  * Use `create(HeldCopySchema)` to create a new message.
  */
 export const HeldCopySchema: GenMessage<HeldCopy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 0);
+  messageDesc(file_batch_v1_worker, 4);
 
 /**
  * @generated from message batch.v1.RegisterRequest
@@ -116,7 +295,7 @@ export type RegisterRequest = Message<"batch.v1.RegisterRequest"> & {
  * Use `create(RegisterRequestSchema)` to create a new message.
  */
 export const RegisterRequestSchema: GenMessage<RegisterRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 1);
+  messageDesc(file_batch_v1_worker, 5);
 
 /**
  * @generated from message batch.v1.RegisterResponse
@@ -157,7 +336,7 @@ export type RegisterResponse = Message<"batch.v1.RegisterResponse"> & {
  * Use `create(RegisterResponseSchema)` to create a new message.
  */
 export const RegisterResponseSchema: GenMessage<RegisterResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 2);
+  messageDesc(file_batch_v1_worker, 6);
 
 /**
  * @generated from message batch.v1.AssignmentsRequest
@@ -174,7 +353,7 @@ export type AssignmentsRequest = Message<"batch.v1.AssignmentsRequest"> & {
  * Use `create(AssignmentsRequestSchema)` to create a new message.
  */
 export const AssignmentsRequestSchema: GenMessage<AssignmentsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 3);
+  messageDesc(file_batch_v1_worker, 7);
 
 /**
  * StartCopy tells a worker to run one copy of a task on one of its slots.
@@ -231,7 +410,7 @@ export type StartCopy = Message<"batch.v1.StartCopy"> & {
  * Use `create(StartCopySchema)` to create a new message.
  */
 export const StartCopySchema: GenMessage<StartCopy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 4);
+  messageDesc(file_batch_v1_worker, 8);
 
 /**
  * @generated from message batch.v1.AssignmentsResponse
@@ -278,7 +457,7 @@ export type AssignmentsResponse = Message<"batch.v1.AssignmentsResponse"> & {
  * Use `create(AssignmentsResponseSchema)` to create a new message.
  */
 export const AssignmentsResponseSchema: GenMessage<AssignmentsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 5);
+  messageDesc(file_batch_v1_worker, 9);
 
 /**
  * @generated from message batch.v1.CopyProgress
@@ -307,7 +486,7 @@ export type CopyProgress = Message<"batch.v1.CopyProgress"> & {
  * Use `create(CopyProgressSchema)` to create a new message.
  */
 export const CopyProgressSchema: GenMessage<CopyProgress> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 6);
+  messageDesc(file_batch_v1_worker, 10);
 
 /**
  * @generated from message batch.v1.HeartbeatRequest
@@ -329,7 +508,7 @@ export type HeartbeatRequest = Message<"batch.v1.HeartbeatRequest"> & {
  * Use `create(HeartbeatRequestSchema)` to create a new message.
  */
 export const HeartbeatRequestSchema: GenMessage<HeartbeatRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 7);
+  messageDesc(file_batch_v1_worker, 11);
 
 /**
  * @generated from message batch.v1.HeartbeatResponse
@@ -354,7 +533,7 @@ export type HeartbeatResponse = Message<"batch.v1.HeartbeatResponse"> & {
  * Use `create(HeartbeatResponseSchema)` to create a new message.
  */
 export const HeartbeatResponseSchema: GenMessage<HeartbeatResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 8);
+  messageDesc(file_batch_v1_worker, 12);
 
 /**
  * @generated from message batch.v1.ReportFinishedRequest
@@ -376,7 +555,10 @@ export type ReportFinishedRequest = Message<"batch.v1.ReportFinishedRequest"> & 
   exitCode: number;
 
   /**
-   * Killed by the worker on the server's order (kill, cancel, lost race).
+   * Killed by the worker on the server's order (kill, cancel, lost race),
+   * or handed back by a worker that is stopping (SIGTERM; a pilot that its
+   * batch system preempts or cancels): a live copy reported killed is
+   * lost, its task queues again, and nothing is billed for it.
    *
    * @generated from field: bool killed = 4;
    */
@@ -444,7 +626,7 @@ export type ReportFinishedRequest = Message<"batch.v1.ReportFinishedRequest"> & 
  * Use `create(ReportFinishedRequestSchema)` to create a new message.
  */
 export const ReportFinishedRequestSchema: GenMessage<ReportFinishedRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 9);
+  messageDesc(file_batch_v1_worker, 13);
 
 /**
  * @generated from message batch.v1.ReportFinishedResponse
@@ -461,7 +643,7 @@ export type ReportFinishedResponse = Message<"batch.v1.ReportFinishedResponse"> 
  * Use `create(ReportFinishedResponseSchema)` to create a new message.
  */
 export const ReportFinishedResponseSchema: GenMessage<ReportFinishedResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 10);
+  messageDesc(file_batch_v1_worker, 14);
 
 /**
  * @generated from enum batch.v1.ReportOutcome
@@ -547,6 +729,20 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof ReportFinishedRequestSchema;
     output: typeof ReportFinishedResponseSchema;
+  },
+  /**
+   * ReportPilots is how an elastic pool (`batchd pool slurm`) tells the
+   * server the pilots it keeps in its batch system, and learns the queue
+   * lengths and the workers up, from which it decides how many pilots the
+   * work can use. The server keeps the last report of each pool in memory
+   * (GetCluster, /metrics) and forgets a pool silent for two minutes.
+   *
+   * @generated from rpc batch.v1.WorkerService.ReportPilots
+   */
+  reportPilots: {
+    methodKind: "unary";
+    input: typeof ReportPilotsRequestSchema;
+    output: typeof ReportPilotsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_batch_v1_worker, 0);

@@ -1,0 +1,453 @@
+// Package pool keeps an elastic pool of pilot workers in a cluster's batch
+// system: as many `batchd worker` jobs as batchd's queues can use, no more.
+//
+// The pool is a client of two things: batchd's worker service (with a
+// worker token; ReportPilots tells the server the pilots and answers the
+// queue lengths and the workers up) and the batch system, through the
+// small Engine interface below. Slurm is the one Engine built (Slurm, with
+// sbatch, squeue and scancel); Kubernetes or HTCondor would each be one
+// more implementation of Engine.
+//
+// Each round (every Config.Interval) the pool:
+//   - lists its pilots (Engine.List) and reports them to the server;
+//   - wants ceil(queued requested / slots) pilots for requested work and
+//     ceil(min(queued disclosed, Config.Disclosed) / slots) for disclosed
+//     work, over and above the pilots that are still coming (pending, or
+//     started but not yet registered), up to Config.MaxPilots live pilots;
+//   - submits what is missing (Engine.Submit), one class at a time, and
+//     cancels pending pilots no longer wanted (Engine.Cancel), newest first;
+//   - backs off (doubling from Config.BackoffMin to Config.BackoffMax)
+//     after a failed submission or a pilot that ended without ever
+//     registering, and says why (the batch system's reason).
+//
+// Pilots leave by themselves: each runs `batchd worker --idle-exit IDLE
+// --hand-back`, so a pilot idle for Config.Idle drains and exits, and a
+// pilot that the batch system preempts or cancels (SIGTERM, then SIGKILL
+// after a grace) hands its running copies back to the server at once.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"batchd/client/jitter"
+	batchv1 "batchd/proto/batch/v1"
+)
+
+// Engine is a batch system that runs pilots. A pilot is one job running
+// one `batchd worker` with a given number of slots. Implementations must
+// be safe for use by one goroutine at a time (the pool's loop).
+//
+//   - Submit queues one pilot and returns the batch system's id for it. An
+//     error carries the batch system's own words (Slurm: sbatch's message,
+//     such as "invalid partition specified").
+//   - List returns this pool's pilots that the batch system still knows:
+//     pending, running and recently ended ones, each with its state, the
+//     reason it waits or ended, its node, slots and times.
+//   - Cancel ends the pilots with these ids (pending or running; a running
+//     one gets the batch system's usual SIGTERM, then SIGKILL).
+//   - WorkerName is the worker name the pilot with this id registers
+//     under (Slurm: "slurm-" + job id), from which the pool tells which
+//     pilots have registered.
+type Engine interface {
+	Name() string
+	Submit(ctx context.Context, spec PilotSpec) (id string, err error)
+	List(ctx context.Context) ([]Pilot, error)
+	Cancel(ctx context.Context, ids []string) error
+	WorkerName(id string) string
+}
+
+// Class is the work a pilot is submitted for.
+type Class string
+
+const (
+	// Requested pilots run in the site's normal capacity (Slurm:
+	// --partition).
+	Requested Class = "requested"
+	// Disclosed pilots may run in capacity the site can take back (Slurm:
+	// --disclosed-partition, --disclosed-qos).
+	Disclosed Class = "disclosed"
+)
+
+// PilotSpec is what the pool asks an Engine to run.
+type PilotSpec struct {
+	Class Class
+	// Slots the worker offers; the engine asks the batch system for as
+	// many CPUs.
+	Slots int
+	// Argv is the worker's command line without the worker name, which
+	// only the engine knows (it derives it from the job id): the engine
+	// appends --name WorkerName(id).
+	Argv []string
+	// Env holds variables the pilot must get (the worker token): the
+	// engine passes them through the environment, never on a command line.
+	Env map[string]string
+}
+
+// State is a pilot's state, reduced from the batch system's.
+type State int
+
+const (
+	// Pending: waiting for resources (or held, or never to start: see
+	// Reason).
+	Pending State = iota
+	// Running: started (the worker may not have registered yet).
+	Running
+	// Ending: being cancelled, preempted or completing.
+	Ending
+	// Ended: finished, cancelled, preempted or failed.
+	Ended
+)
+
+// Pilot is one pilot as the batch system sees it.
+type Pilot struct {
+	ID    string
+	State State
+	// Raw is the batch system's state name (Slurm: PENDING, RUNNING, ...).
+	Raw string
+	// Reason is why it waits or ended, in the batch system's words.
+	Reason    string
+	Node      string
+	Slots     int
+	Class     Class
+	Partition string
+	Submitted time.Time
+	Started   time.Time
+	// Failed: it ended in a way that says the pilot could not work (Slurm:
+	// FAILED, NODE_FAIL, BOOT_FAIL, OUT_OF_MEMORY, or a pending reason that
+	// will not clear).
+	Failed bool
+}
+
+// Server is the part of batchd's worker service the pool uses
+// (batchv1connect.WorkerServiceClient has it).
+type Server interface {
+	ReportPilots(ctx context.Context, req *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error)
+}
+
+// Config configures a pool. Zero values mean the documented defaults.
+type Config struct {
+	// Name names the pool on the server (default "slurm").
+	Name string
+	// Slots per pilot (default 1).
+	Slots int
+	// MaxPilots bounds the live pilots, pending and running (default 4).
+	MaxPilots int
+	// Disclosed is how many queued disclosed tasks the pool brings pilots
+	// up for (default 0: requested work only).
+	Disclosed int
+	// Idle is how long a pilot stays without work before it leaves
+	// (default 30 s); passed to the worker as --idle-exit.
+	Idle time.Duration
+	// Interval between rounds (default 2 s).
+	Interval time.Duration
+	// BackoffMin and BackoffMax bound the wait after a failure (default
+	// 5 s and 5 min).
+	BackoffMin, BackoffMax time.Duration
+	// Worker is the pilot's command line up to the flags the pool adds
+	// (--slots, --idle-exit, --hand-back; the engine adds --name), e.g.
+	// ["/usr/local/bin/batchd", "worker", "--server", URL]. Required.
+	Worker []string
+	// Token is the worker token, given to pilots in BATCH_WORKER_TOKEN.
+	Token  string
+	Logger *slog.Logger
+	// RequestTimeout bounds each call to the server and the engine
+	// (default 30 s).
+	RequestTimeout time.Duration
+	// RegisterWait is how long a started pilot may take to register
+	// before the pool cancels it as a failure (wrong server URL, a node
+	// that cannot reach the server; default 2 min).
+	RegisterWait time.Duration
+}
+
+// Pool is an elastic pool; Run drives it.
+type Pool struct {
+	cfg Config
+	eng Engine
+	srv Server
+	log *slog.Logger
+
+	backoff   jitter.Backoff
+	notBefore time.Time // no submission before this (backing off)
+	lastErr   string
+	// registered holds the pilots seen registered (by id), so that a pilot
+	// that ended after working is not counted as a failure.
+	registered map[string]bool
+	// judged holds ended pilots already counted (failure or not).
+	judged map[string]bool
+	now    func() time.Time
+}
+
+// New returns a pool of eng's pilots for the server srv.
+func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
+	if len(cfg.Worker) == 0 {
+		return nil, errors.New("pool: no worker command")
+	}
+	if cfg.Name == "" {
+		cfg.Name = eng.Name()
+	}
+	if cfg.Slots <= 0 {
+		cfg.Slots = 1
+	}
+	if cfg.MaxPilots <= 0 {
+		cfg.MaxPilots = 4
+	}
+	if cfg.Disclosed < 0 {
+		cfg.Disclosed = 0
+	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = 30 * time.Second
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.BackoffMin <= 0 {
+		cfg.BackoffMin = 5 * time.Second
+	}
+	if cfg.BackoffMax < cfg.BackoffMin {
+		cfg.BackoffMax = max(5*time.Minute, cfg.BackoffMin)
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.RegisterWait <= 0 {
+		cfg.RegisterWait = 2 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	p := &Pool{cfg: cfg, eng: eng, srv: srv, log: cfg.Logger.With("pool", cfg.Name),
+		registered: map[string]bool{}, judged: map[string]bool{}, now: time.Now}
+	p.backoff.Min, p.backoff.Max = cfg.BackoffMin, cfg.BackoffMax
+	return p, nil
+}
+
+// Run keeps the pool until ctx is done. It leaves the pilots running (they
+// leave by themselves when idle) and returns nil; use CancelAll to end
+// them.
+func (p *Pool) Run(ctx context.Context) error {
+	p.log.Info("pool started", "engine", p.eng.Name(), "slots", p.cfg.Slots, "max_pilots", p.cfg.MaxPilots,
+		"disclosed", p.cfg.Disclosed, "idle", p.cfg.Idle)
+	t := time.NewTicker(p.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := p.Round(ctx); err != nil && ctx.Err() == nil {
+			p.log.Warn("pool round failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// CancelAll cancels every live pilot of the pool.
+func (p *Pool) CancelAll(ctx context.Context) error {
+	pilots, err := p.eng.List(ctx)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, pl := range pilots {
+		if pl.State != Ended {
+			ids = append(ids, pl.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return p.eng.Cancel(ctx, ids)
+}
+
+// Plan is what one round decided.
+type Plan struct {
+	Submit map[Class]int
+	Cancel []string
+}
+
+// Round runs one round: list, report, plan, submit and cancel.
+func (p *Pool) Round(ctx context.Context) error {
+	lctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
+	pilots, err := p.eng.List(lctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("list pilots: %w", err)
+	}
+	req := &batchv1.ReportPilotsRequest{Pool: p.cfg.Name, Engine: p.eng.Name(), LastError: p.lastErr}
+	for _, pl := range pilots {
+		req.Pilots = append(req.Pilots, p.toProto(pl))
+	}
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
+	resp, err := p.srv.ReportPilots(rctx, req)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("report pilots to the server: %w", err)
+	}
+	up := map[string]bool{}
+	for _, w := range resp.GetWorkers() {
+		up[w.GetName()] = true
+	}
+	stuck := p.judge(pilots, up)
+	plan := p.plan(pilots, up, resp.GetQueuedRequested(), resp.GetQueuedDisclosed())
+	plan.Cancel = append(plan.Cancel, stuck...)
+	if len(plan.Cancel) > 0 {
+		p.log.Info("cancelling pending pilots no longer needed", "pilots", plan.Cancel)
+		cctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
+		err := p.eng.Cancel(cctx, plan.Cancel)
+		cancel()
+		if err != nil {
+			p.log.Warn("cancel failed", "pilots", plan.Cancel, "err", err)
+		}
+	}
+	for _, class := range []Class{Requested, Disclosed} {
+		for range plan.Submit[class] {
+			if p.now().Before(p.notBefore) {
+				p.log.Debug("backing off", "until", p.notBefore, "last_error", p.lastErr)
+				return nil
+			}
+			if err := p.submit(ctx, class); err != nil {
+				return nil // said and backed off
+			}
+		}
+	}
+	return nil
+}
+
+// submit submits one pilot of class, backing off when that fails.
+func (p *Pool) submit(ctx context.Context, class Class) error {
+	spec := PilotSpec{Class: class, Slots: p.cfg.Slots,
+		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back"),
+		Env:  map[string]string{"BATCH_WORKER_TOKEN": p.cfg.Token}}
+	sctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
+	id, err := p.eng.Submit(sctx, spec)
+	cancel()
+	if err != nil {
+		p.fail(fmt.Sprintf("submit a %s pilot: %v", class, err))
+		return err
+	}
+	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots)
+	return nil
+}
+
+// fail records a failure and backs off.
+func (p *Pool) fail(why string) {
+	d := p.backoff.Next()
+	p.notBefore = p.now().Add(d)
+	p.lastErr = why
+	p.log.Warn("pilot failure; backing off", "why", why, "retry_in", d.Round(time.Millisecond))
+}
+
+// judge learns which pilots registered and counts those that ended without
+// ever registering, or that the batch system says failed, as failures. It
+// returns the running pilots that did not register within RegisterWait:
+// to be cancelled.
+func (p *Pool) judge(pilots []Pilot, up map[string]bool) (stuck []string) {
+	for _, pl := range pilots {
+		if up[p.eng.WorkerName(pl.ID)] {
+			if !p.registered[pl.ID] {
+				p.registered[pl.ID] = true
+				// A pilot that works: the way is clear again.
+				p.backoff.Reset()
+				p.notBefore = time.Time{}
+				p.lastErr = ""
+			}
+		}
+		if p.judged[pl.ID] {
+			continue
+		}
+		switch {
+		case pl.State == Running && !p.registered[pl.ID] && !pl.Started.IsZero() && p.now().Sub(pl.Started) > p.cfg.RegisterWait:
+			p.judged[pl.ID] = true
+			stuck = append(stuck, pl.ID)
+			p.fail(fmt.Sprintf("pilot %s started %s ago but its worker never registered (can its node reach the server? see its log)",
+				pl.ID, p.now().Sub(pl.Started).Round(time.Second)))
+		case pl.Failed && pl.State == Pending:
+			p.judged[pl.ID] = true
+			p.fail(fmt.Sprintf("pilot %s cannot start: %s", pl.ID, pl.Reason))
+		case pl.State == Ended:
+			p.judged[pl.ID] = true
+			if pl.Failed || (!p.registered[pl.ID] && !pl.Started.IsZero() && pl.Raw != "CANCELLED" && pl.Raw != "PREEMPTED") {
+				p.fail(fmt.Sprintf("pilot %s ended %s without serving: %s", pl.ID, pl.Raw, pl.Reason))
+			}
+		}
+	}
+	return stuck
+}
+
+// plan decides what to submit and what to cancel.
+func (p *Pool) plan(pilots []Pilot, up map[string]bool, requested, disclosed int64) Plan {
+	slots := int64(p.cfg.Slots)
+	want := map[Class]int{
+		Requested: int((requested + slots - 1) / slots),
+		Disclosed: int((min(disclosed, int64(p.cfg.Disclosed)) + slots - 1) / slots),
+	}
+	live := 0
+	coming := map[Class]int{}
+	pending := map[Class][]Pilot{}
+	var hopeless []string
+	for _, pl := range pilots {
+		if pl.State == Ended {
+			continue
+		}
+		if pl.State == Pending && pl.Failed {
+			// It will not start (the reason was said): make room.
+			hopeless = append(hopeless, pl.ID)
+			continue
+		}
+		live++
+		switch {
+		case pl.State == Pending:
+			coming[pl.Class]++
+			pending[pl.Class] = append(pending[pl.Class], pl)
+		case pl.State == Running && !up[p.eng.WorkerName(pl.ID)] && !p.registered[pl.ID]:
+			coming[pl.Class]++
+		}
+	}
+	out := Plan{Submit: map[Class]int{}, Cancel: hopeless}
+	room := max(0, p.cfg.MaxPilots-live)
+	for _, class := range []Class{Requested, Disclosed} {
+		n := min(want[class]-coming[class], room)
+		if n > 0 {
+			out.Submit[class] = n
+			room -= n
+		}
+		// Pending pilots beyond what the queue can use: cancel the newest.
+		extra := coming[class] - want[class]
+		ps := pending[class]
+		slices.SortFunc(ps, func(a, b Pilot) int { return b.Submitted.Compare(a.Submitted) })
+		for i := 0; i < extra && i < len(ps); i++ {
+			out.Cancel = append(out.Cancel, ps[i].ID)
+		}
+	}
+	return out
+}
+
+func (p *Pool) toProto(pl Pilot) *batchv1.Pilot {
+	out := &batchv1.Pilot{Id: pl.ID, State: pl.Raw, Reason: pl.Reason, Node: pl.Node, Slots: int32(pl.Slots),
+		Worker: p.eng.WorkerName(pl.ID), Partition: pl.Partition, Class: string(pl.Class)}
+	if !pl.Submitted.IsZero() {
+		out.SubmittedAt = timestamppb.New(pl.Submitted)
+	}
+	if !pl.Started.IsZero() {
+		out.StartedAt = timestamppb.New(pl.Started)
+	}
+	return out
+}
+
+// quoteArg quotes s for a POSIX shell.
+func quoteArg(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+%", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

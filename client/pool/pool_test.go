@@ -1,0 +1,264 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+)
+
+// engine is an Engine that keeps pilots in memory, for the pool's sizing
+// logic; the real Slurm is in e2e/slurm_test.go.
+type engine struct {
+	pilots    []Pilot
+	submitted []PilotSpec
+	cancelled []string
+	fail      error
+	next      int
+}
+
+func (e *engine) Name() string                { return "test" }
+func (e *engine) WorkerName(id string) string { return "test-" + id }
+func (e *engine) List(context.Context) ([]Pilot, error) {
+	return slices.Clone(e.pilots), nil
+}
+
+func (e *engine) Submit(_ context.Context, s PilotSpec) (string, error) {
+	if e.fail != nil {
+		return "", e.fail
+	}
+	e.next++
+	id := string(rune('a' + e.next))
+	e.submitted = append(e.submitted, s)
+	e.pilots = append(e.pilots, Pilot{ID: id, State: Pending, Raw: "PENDING", Class: s.Class, Slots: s.Slots, Submitted: time.Unix(int64(e.next), 0)})
+	return id, nil
+}
+
+func (e *engine) Cancel(_ context.Context, ids []string) error {
+	e.cancelled = append(e.cancelled, ids...)
+	for i := range e.pilots {
+		if slices.Contains(ids, e.pilots[i].ID) {
+			e.pilots[i].State, e.pilots[i].Raw = Ended, "CANCELLED"
+		}
+	}
+	return nil
+}
+
+// server answers fixed queue lengths and workers.
+type server struct {
+	requested, disclosed int64
+	up                   []string
+	reports              []*batchv1.ReportPilotsRequest
+}
+
+func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error) {
+	s.reports = append(s.reports, req)
+	out := &batchv1.ReportPilotsResponse{QueuedRequested: s.requested, QueuedDisclosed: s.disclosed}
+	for _, n := range s.up {
+		out.Workers = append(out.Workers, &batchv1.PoolWorker{Name: n, Slots: 2})
+	}
+	return out, nil
+}
+
+func newTestPool(t *testing.T, cfg Config, e *engine, s *server) *Pool {
+	t.Helper()
+	cfg.Worker = []string{"batchd", "worker", "--server", "http://127.0.0.1:1"}
+	cfg.Token = "bd_secret"
+	p, err := New(cfg, e, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPoolSizesToTheQueue(t *testing.T) {
+	e, s := &engine{}, &server{requested: 5, disclosed: 100}
+	p := newTestPool(t, Config{Slots: 2, MaxPilots: 10, Disclosed: 4}, e, s)
+	ctx := context.Background()
+	if err := p.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// 5 requested on 2 slots: 3 pilots; 4 of the disclosed: 2 pilots.
+	var req, disc int
+	for _, sp := range e.submitted {
+		switch sp.Class {
+		case Requested:
+			req++
+		case Disclosed:
+			disc++
+		}
+		if sp.Env["BATCH_WORKER_TOKEN"] != "bd_secret" || slices.Contains(sp.Argv, "bd_secret") {
+			t.Fatalf("the token must be in Env only: %+v", sp)
+		}
+		if !slices.Contains(sp.Argv, "--hand-back") || !slices.Contains(sp.Argv, "--idle-exit") {
+			t.Fatalf("pilot argv %v lacks --hand-back or --idle-exit", sp.Argv)
+		}
+	}
+	if req != 3 || disc != 2 {
+		t.Fatalf("submitted %d requested and %d disclosed pilots, want 3 and 2", req, disc)
+	}
+	// The next round submits nothing more: they are coming.
+	if err := p.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.submitted) != 5 {
+		t.Fatalf("%d pilots after a second round, want still 5", len(e.submitted))
+	}
+	// The queue drains: pending pilots no longer needed are cancelled,
+	// newest first; one requested pilot still has work.
+	s.requested, s.disclosed = 1, 0
+	if err := p.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.cancelled) != 4 {
+		t.Fatalf("cancelled %v, want 4 pilots", e.cancelled)
+	}
+	if slices.Contains(e.cancelled, "b") {
+		t.Fatalf("cancelled %v: the oldest requested pilot (b) should stay", e.cancelled)
+	}
+	if len(s.reports) != 3 || len(s.reports[2].Pilots) != 5 {
+		t.Fatalf("reports %v", s.reports)
+	}
+}
+
+func TestPoolMaxPilotsAndRegistered(t *testing.T) {
+	e, s := &engine{}, &server{requested: 100}
+	p := newTestPool(t, Config{Slots: 1, MaxPilots: 3}, e, s)
+	ctx := context.Background()
+	_ = p.Round(ctx)
+	if len(e.submitted) != 3 {
+		t.Fatalf("%d pilots, want --max-pilots 3", len(e.submitted))
+	}
+	// They run and register: still busy, the queue still long, no room.
+	for i := range e.pilots {
+		e.pilots[i].State, e.pilots[i].Raw = Running, "RUNNING"
+		s.up = append(s.up, e.WorkerName(e.pilots[i].ID))
+	}
+	_ = p.Round(ctx)
+	if len(e.submitted) != 3 || len(e.cancelled) != 0 {
+		t.Fatalf("submitted %d, cancelled %v with 3 running pilots at the max", len(e.submitted), e.cancelled)
+	}
+	// One leaves (idle exit): room for one more.
+	e.pilots[0].State, e.pilots[0].Raw = Ended, "COMPLETED"
+	_ = p.Round(ctx)
+	if len(e.submitted) != 4 {
+		t.Fatalf("%d pilots submitted, want a 4th after one left", len(e.submitted))
+	}
+	if p.lastErr != "" {
+		t.Fatalf("a pilot that registered and left is no failure: %q", p.lastErr)
+	}
+}
+
+func TestPoolBacksOff(t *testing.T) {
+	e, s := &engine{fail: errors.New("sbatch: error: invalid partition specified: nope")}, &server{requested: 10}
+	p := newTestPool(t, Config{Slots: 1, MaxPilots: 5, BackoffMin: time.Hour}, e, s)
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
+	ctx := context.Background()
+	for range 5 {
+		_ = p.Round(ctx)
+	}
+	if len(s.reports) != 5 || !strings.Contains(s.reports[4].LastError, "invalid partition") {
+		t.Fatalf("the reports do not carry Slurm's reason: %+v", s.reports[len(s.reports)-1])
+	}
+	// Backing off, it tried once, not on every round.
+	e.fail = nil
+	_ = p.Round(ctx)
+	if len(e.submitted) != 0 {
+		t.Fatalf("submitted %d pilots while backing off", len(e.submitted))
+	}
+	clock = clock.Add(2 * time.Hour)
+	_ = p.Round(ctx)
+	if len(e.submitted) == 0 {
+		t.Fatal("nothing submitted after the backoff")
+	}
+	// A pilot that ends without registering is a failure too.
+	e.pilots = []Pilot{{ID: "z", State: Ended, Raw: "FAILED", Reason: "NonZeroExitCode", Failed: true, Started: clock}}
+	_ = p.Round(ctx)
+	if !strings.Contains(p.lastErr, "NonZeroExitCode") {
+		t.Fatalf("last error %q, want the pilot's reason", p.lastErr)
+	}
+	// A pending pilot that cannot start is cancelled and said.
+	e.pilots = []Pilot{{ID: "y", State: Pending, Raw: "PENDING", Reason: "PartitionDown", Failed: true}}
+	_ = p.Round(ctx)
+	if !slices.Contains(e.cancelled, "y") || !strings.Contains(p.lastErr, "PartitionDown") {
+		t.Fatalf("cancelled %v, last error %q", e.cancelled, p.lastErr)
+	}
+}
+
+// A pilot that runs but never registers (its node cannot reach the
+// server) is cancelled after RegisterWait and counted as a failure.
+func TestPoolCancelsUnregistered(t *testing.T) {
+	e, s := &engine{}, &server{requested: 1}
+	p := newTestPool(t, Config{Slots: 1, MaxPilots: 2, RegisterWait: time.Minute}, e, s)
+	clock := time.Unix(1000, 0)
+	p.now = func() time.Time { return clock }
+	ctx := context.Background()
+	_ = p.Round(ctx)
+	e.pilots[0].State, e.pilots[0].Raw, e.pilots[0].Started = Running, "RUNNING", clock
+	clock = clock.Add(30 * time.Second)
+	_ = p.Round(ctx)
+	if len(e.cancelled) != 0 || len(e.submitted) != 1 {
+		t.Fatalf("within RegisterWait: cancelled %v, submitted %d", e.cancelled, len(e.submitted))
+	}
+	clock = clock.Add(time.Minute)
+	_ = p.Round(ctx)
+	if !slices.Contains(e.cancelled, e.pilots[0].ID) || !strings.Contains(p.lastErr, "never registered") {
+		t.Fatalf("after RegisterWait: cancelled %v, last error %q", e.cancelled, p.lastErr)
+	}
+}
+
+func TestSlurmParse(t *testing.T) {
+	s := &Slurm{Pool: "p"}
+	out := "12|PENDING|Priority||2|2026-11-24T10:53:05|N/A|high|batchd-p-requested\n" +
+		"13|RUNNING|None|vm|2|2026-11-24T10:53:03|2026-11-24T10:53:05|low|batchd-p-disclosed\n" +
+		"14|PENDING|PartitionDown||2|2026-11-24T10:53:05|N/A|high|batchd-p-requested\n" +
+		"15|PREEMPTED|None|vm|2|2026-11-24T10:53:03|2026-11-24T10:53:05|low|batchd-p-disclosed\n" +
+		"16|NODE_FAIL|None|vm|2|2026-11-24T10:53:03|2026-11-24T10:53:05|low|batchd-p-disclosed\n"
+	ps := s.ParseSqueue(out)
+	if len(ps) != 5 {
+		t.Fatalf("parsed %d pilots", len(ps))
+	}
+	if p := ps[0]; p.State != Pending || p.Failed || p.Reason != "Priority" || p.Class != Requested || !p.Started.IsZero() || p.Slots != 2 {
+		t.Fatalf("pending: %+v", p)
+	}
+	if p := ps[1]; p.State != Running || p.Node != "vm" || p.Class != Disclosed || p.Reason != "" || p.Started.IsZero() || p.Partition != "low" {
+		t.Fatalf("running: %+v", p)
+	}
+	if p := ps[2]; !p.Failed || p.State != Pending {
+		t.Fatalf("PartitionDown: %+v", p)
+	}
+	if p := ps[3]; p.State != Ended || p.Failed {
+		t.Fatalf("preempted: %+v", p)
+	}
+	if p := ps[4]; p.State != Ended || !p.Failed {
+		t.Fatalf("node fail: %+v", p)
+	}
+}
+
+func TestSlurmSbatch(t *testing.T) {
+	s := &Slurm{Pool: "p", Partition: "high", DisclosedPartition: "low", DisclosedQOS: "scavenger", Account: "lab",
+		Time: "1:00:00", Args: []string{"--mem=1G"}}
+	req := s.SbatchArgs(PilotSpec{Class: Requested, Slots: 4})
+	for _, want := range []string{"--parsable", "--job-name=batchd-p-requested", "--cpus-per-task=4", "--partition=high",
+		"--account=lab", "--time=1:00:00", "--mem=1G", "--export=ALL"} {
+		if !slices.Contains(req, want) {
+			t.Errorf("requested pilot: %v lacks %s", req, want)
+		}
+	}
+	disc := s.SbatchArgs(PilotSpec{Class: Disclosed, Slots: 1})
+	for _, want := range []string{"--job-name=batchd-p-disclosed", "--partition=low", "--qos=scavenger"} {
+		if !slices.Contains(disc, want) {
+			t.Errorf("disclosed pilot: %v lacks %s", disc, want)
+		}
+	}
+	script := s.Script([]string{"/opt/batch d/batchd", "worker", "--server", "http://h:1/x?a=b&c", "--idle-exit", "30s"})
+	want := `exec '/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID"`
+	if !strings.Contains(script, want) {
+		t.Fatalf("script:\n%s\nwant the line\n%s", script, want)
+	}
+}

@@ -1,0 +1,237 @@
+package pool
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Slurm is the Engine for Slurm, through its commands: sbatch --parsable
+// submits, squeue lists (by the pool's job names, every state Slurm still
+// keeps), scancel cancels. The commands find the cluster as usual
+// (SLURM_CONF or the site's configuration).
+type Slurm struct {
+	// Pool names the jobs: batchd-POOL-requested and batchd-POOL-disclosed.
+	Pool string
+	// Partition, QOS and Account for requested pilots ("" = Slurm's default).
+	Partition, QOS, Account string
+	// DisclosedPartition and DisclosedQOS for disclosed pilots ("" = as
+	// requested pilots), typically preemptible capacity.
+	DisclosedPartition, DisclosedQOS string
+	// Time is the pilots' time limit in Slurm's format ("" = the
+	// partition's default).
+	Time string
+	// Output is the pilots' log file (sbatch --output; default
+	// batchd-pilot-%j.out in Dir).
+	Output string
+	// Dir is where pilots start (sbatch --chdir; default the pool's
+	// working directory).
+	Dir string
+	// Args are extra sbatch arguments, added last.
+	Args []string
+	// User whose jobs are listed (default: the current user).
+	User string
+	// Bin is where sbatch, squeue and scancel are ("" = PATH).
+	Bin string
+}
+
+// Name is "slurm".
+func (s *Slurm) Name() string { return "slurm" }
+
+// WorkerName is "slurm-" + the job id: the pilot script passes
+// --name slurm-$SLURM_JOB_ID to the worker.
+func (s *Slurm) WorkerName(id string) string { return "slurm-" + id }
+
+func (s *Slurm) jobName(c Class) string { return "batchd-" + s.Pool + "-" + string(c) }
+
+func (s *Slurm) cmd(name string) string {
+	if s.Bin != "" {
+		return s.Bin + "/" + name
+	}
+	return name
+}
+
+// run runs a Slurm command and returns its standard output; an error
+// carries the command's standard error.
+func (s *Slurm) run(ctx context.Context, env []string, stdin string, name string, args ...string) (string, error) {
+	c := exec.CommandContext(ctx, s.cmd(name), args...)
+	c.Env = env
+	if stdin != "" {
+		c.Stdin = strings.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = strings.TrimSpace(out.String())
+		}
+		if msg == "" {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		return "", fmt.Errorf("%s: %s", name, strings.ReplaceAll(msg, "\n", "; "))
+	}
+	return out.String(), nil
+}
+
+// Script is the pilot's batch script: it execs the worker, named after the
+// job, with argv (each argument quoted for the shell).
+func (s *Slurm) Script(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = quoteArg(a)
+	}
+	return "#!/bin/sh\n# a batchd pilot: one worker for the job's allocation\n" +
+		"exec " + strings.Join(q, " ") + ` --name "slurm-$SLURM_JOB_ID"` + "\n"
+}
+
+// SbatchArgs are the arguments sbatch gets for a pilot of spec (the
+// script comes on standard input; the token in the environment).
+func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
+	args := []string{"--parsable", "--job-name=" + s.jobName(spec.Class), "--ntasks=1",
+		"--cpus-per-task=" + strconv.Itoa(max(1, spec.Slots)), "--export=ALL"}
+	part, qos := s.Partition, s.QOS
+	if spec.Class == Disclosed {
+		if s.DisclosedPartition != "" {
+			part = s.DisclosedPartition
+		}
+		if s.DisclosedQOS != "" {
+			qos = s.DisclosedQOS
+		}
+	}
+	if part != "" {
+		args = append(args, "--partition="+part)
+	}
+	if qos != "" {
+		args = append(args, "--qos="+qos)
+	}
+	if s.Account != "" {
+		args = append(args, "--account="+s.Account)
+	}
+	if s.Time != "" {
+		args = append(args, "--time="+s.Time)
+	}
+	out := s.Output
+	if out == "" {
+		out = "batchd-pilot-%j.out"
+	}
+	args = append(args, "--output="+out)
+	if s.Dir != "" {
+		args = append(args, "--chdir="+s.Dir)
+	}
+	return append(args, s.Args...)
+}
+
+// Submit runs sbatch --parsable with the pilot script on standard input and
+// spec.Env added to the environment (sbatch --export=ALL passes it on).
+func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
+	env := os.Environ()
+	for k, v := range spec.Env {
+		env = append(env, k+"="+v)
+	}
+	out, err := s.run(ctx, env, s.Script(spec.Argv), "sbatch", s.SbatchArgs(spec)...)
+	if err != nil {
+		return "", err
+	}
+	// --parsable: "jobid" or "jobid;cluster".
+	id, _, _ := strings.Cut(strings.TrimSpace(out), ";")
+	if id == "" {
+		return "", errors.New("sbatch printed no job id")
+	}
+	return id, nil
+}
+
+// squeueFormat is what List asks squeue for, in this order.
+const squeueFormat = "%i|%T|%r|%N|%C|%V|%S|%P|%j"
+
+// List runs squeue for the pool's job names in every state Slurm keeps.
+func (s *Slurm) List(ctx context.Context) ([]Pilot, error) {
+	u := s.User
+	if u == "" {
+		cu, err := user.Current()
+		if err != nil {
+			return nil, fmt.Errorf("current user: %w", err)
+		}
+		u = cu.Username
+	}
+	out, err := s.run(ctx, nil, "", "squeue", "-h", "-t", "all", "-u", u,
+		"--name="+s.jobName(Requested)+","+s.jobName(Disclosed), "-o", squeueFormat)
+	if err != nil {
+		return nil, err
+	}
+	return s.ParseSqueue(out), nil
+}
+
+// ParseSqueue reads squeue's lines in squeueFormat.
+func (s *Slurm) ParseSqueue(out string) []Pilot {
+	var ps []Pilot
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 9 {
+			continue
+		}
+		p := Pilot{ID: f[0], Raw: f[1], Reason: f[2], Node: f[3], Partition: f[7], Class: Requested}
+		if p.Reason == "None" {
+			p.Reason = ""
+		}
+		if strings.HasSuffix(f[8], "-"+string(Disclosed)) {
+			p.Class = Disclosed
+		}
+		p.Slots, _ = strconv.Atoi(f[4])
+		p.Submitted = slurmTime(f[5])
+		p.State, p.Failed = slurmState(p.Raw, p.Reason)
+		if p.State != Pending {
+			p.Started = slurmTime(f[6])
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// Cancel runs scancel on the ids.
+func (s *Slurm) Cancel(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.run(ctx, nil, "", "scancel", ids...)
+	return err
+}
+
+// slurmTime parses squeue's times (local time, ISO without zone).
+func slurmTime(v string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02T15:04:05", v, time.Local)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// hopeless are pending reasons that do not clear by waiting.
+var hopeless = []string{"PartitionDown", "PartitionInactive", "PartitionNodeLimit", "PartitionTimeLimit",
+	"InvalidAccount", "InvalidQOS", "BadConstraints", "DependencyNeverSatisfied", "JobHeldAdmin",
+	"ReqNodeNotAvail", "NodeDown", "AccountNotAllowed", "QOSNotAllowed"}
+
+// slurmState reduces a Slurm job state (and reason) to the pool's.
+func slurmState(raw, reason string) (State, bool) {
+	switch raw {
+	case "PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD":
+		r, _, _ := strings.Cut(reason, ",")
+		return Pending, slices.Contains(hopeless, strings.TrimSpace(r)) || strings.HasPrefix(reason, "ReqNodeNotAvail")
+	case "RUNNING", "CONFIGURING", "RESIZING", "SUSPENDED":
+		return Running, false
+	case "COMPLETING", "SIGNALING", "STAGE_OUT", "STOPPED":
+		return Ending, false
+	case "FAILED", "NODE_FAIL", "BOOT_FAIL", "OUT_OF_MEMORY":
+		return Ended, true
+	default: // COMPLETED, CANCELLED, TIMEOUT, PREEMPTED, DEADLINE, REVOKED, SPECIAL_EXIT
+		return Ended, false
+	}
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Starts a one-node Slurm cluster for trying `batchd pool slurm` and for the
+# e2e test: munged, slurmctld and slurmd as child processes of this script,
+# run as root, with every file (config, key, state, logs, sockets, PIDs)
+# under DIR. Installs Debian's slurm-wlm and munge with apt when missing.
+#
+#   e2e/slurm/start.sh DIR [CPUS]     # default DIR ./slurm-test, CPUS 4
+#   export SLURM_CONF=DIR/slurm.conf  # then sbatch, squeue, scancel, batchd pool slurm
+#   e2e/slurm/stop.sh DIR             # stops exactly the PIDs recorded in DIR/pids
+#
+# The node offers CPUS virtual CPUs whatever the machine has
+# (SlurmdParameters=config_overrides). Two partitions share it:
+#   high  default, PriorityTier=10, never preempted
+#   low   PriorityTier=1, PreemptMode=CANCEL with GraceTime=10: a job in
+#         `high` that needs its CPUs preempts a `low` job (SIGTERM, then
+#         SIGKILL 10 s later)
+# The daemons listen on loopback ports picked free at start (SLURMCTLD_PORT
+# and SLURMD_PORT override them).
+set -euo pipefail
+
+dir="${1:-./slurm-test}"
+cpus="${2:-4}"
+here="$(cd "$(dirname "$0")" && pwd)"
+
+if [ "$(id -u)" != 0 ]; then
+  echo "start.sh: run as root (slurmd must start jobs as their users)" >&2
+  exit 1
+fi
+
+need=()
+command -v slurmctld >/dev/null 2>&1 || need+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || need+=(munge)
+if ((${#need[@]})); then
+  echo "start.sh: apt-get install ${need[*]}" >&2
+  apt-get update -qq
+  # The packages would start their own daemons (and fail without a site
+  # config): a policy-rc.d keeps them from starting during the install.
+  policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  [ -z "$policy" ] || rm -f "$policy"
+fi
+
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+if [ -s "$dir/pids" ]; then
+  alive=""
+  while read -r name pid; do
+    kill -0 "$pid" 2>/dev/null && alive="$alive $name=$pid"
+  done <"$dir/pids"
+  if [ -n "$alive" ]; then
+    echo "start.sh: $dir already runs a cluster ($alive): run e2e/slurm/stop.sh $dir first" >&2
+    exit 1
+  fi
+fi
+rm -f "$dir/pids"
+# munged refuses group- or world-writable directories on its paths.
+chmod 0755 "$dir"
+mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
+chmod 0700 "$dir/munge" "$dir/state" "$dir/spool"
+
+# A free loopback TCP port, not one already taken by another cluster.
+free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % 20000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+  echo "start.sh: no free port found" >&2
+  exit 1
+}
+ctld_port="${SLURMCTLD_PORT:-$(free_port)}"
+slurmd_port="${SLURMD_PORT:-$(free_port)}"
+node="$(hostname -s)"
+
+if [ ! -s "$dir/munge/munge.key" ]; then
+  head -c 1024 /dev/urandom >"$dir/munge/munge.key"
+fi
+chmod 0400 "$dir/munge/munge.key"
+
+cat >"$dir/slurm.conf" <<CONF
+# Written by e2e/slurm/start.sh: a one-node test cluster under $dir.
+ClusterName=batchd-test
+SlurmctldHost=$node(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+AuthType=auth/munge
+AuthInfo=socket=$dir/munge/munge.socket
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+MpiDefault=none
+# Short test cycles: ended jobs stay visible 5 minutes; SIGTERM, then
+# SIGKILL after KillWait seconds on scancel.
+MinJobAge=300
+KillWait=10
+InactiveLimit=0
+SlurmdTimeout=300
+SchedulerParameters=sched_interval=2,bf_interval=2
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
+PartitionName=high Nodes=$node Default=YES MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
+PartitionName=low Nodes=$node MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=CANCEL GraceTime=10
+CONF
+: >"$dir/cgroup.conf"
+
+record() { echo "$1 $2" >>"$dir/pids"; }
+
+munged -F --force --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+  --pid-file="$dir/munge/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" \
+  </dev/null >>"$dir/log/munged.out" 2>&1 &
+record munged $!
+for _ in $(seq 1 100); do [ -S "$dir/munge/munge.socket" ] && break; sleep 0.1; done
+if [ ! -S "$dir/munge/munge.socket" ]; then
+  echo "start.sh: munged did not start; see $dir/log/munged.log" >&2
+  "$here/stop.sh" "$dir" >/dev/null 2>&1 || true
+  exit 1
+fi
+
+export SLURM_CONF="$dir/slurm.conf"
+slurmctld -D -i -f "$dir/slurm.conf" </dev/null >>"$dir/log/slurmctld.out" 2>&1 &
+record slurmctld $!
+slurmd -D -N "$node" -f "$dir/slurm.conf" </dev/null >>"$dir/log/slurmd.out" 2>&1 &
+record slurmd $!
+
+# Up when the node is idle (or mixed/allocated after a restart).
+for _ in $(seq 1 300); do
+  st="$(sinfo -h -n "$node" -o '%T' 2>/dev/null | head -1 || true)"
+  case "$st" in idle* | mixed* | alloc*) break ;; esac
+  sleep 0.2
+done
+st="$(sinfo -h -n "$node" -o '%T' 2>/dev/null | head -1 || true)"
+case "$st" in
+  idle* | mixed* | alloc*) ;;
+  *)
+    echo "start.sh: node $node is '${st:-unknown}' after 60 s; logs in $dir/log" >&2
+    "$here/stop.sh" "$dir" >/dev/null 2>&1 || true
+    exit 1
+    ;;
+esac
+echo "slurm up in $dir: node $node, $cpus CPUs, partitions high (default) and low (preemptible); PIDs in $dir/pids"
+echo "export SLURM_CONF=$dir/slurm.conf"
