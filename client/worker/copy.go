@@ -60,22 +60,29 @@ type copyRun struct {
 	runAccum  time.Duration
 	killed    bool // killed on the server's order (or on shutdown)
 	suspendAt bool // a suspend order came before the process started
-	timedOut  bool
-	progress  float64 // last parsed progress, -1 when none
-	cpu       float64 // last CPU seconds seen
-	result    *batchv1.ReportFinishedRequest
-	scratch   string // the copy's directory: progress file, default working dir ("" before it starts)
+	// leaseStopped: the process group is stopped (SIGSTOP) because the
+	// worker's lease ended (lease.go), whatever state the server knows.
+	leaseStopped bool
+	timedOut     bool
+	progress     float64 // last parsed progress, -1 when none
+	cpu          float64 // last CPU seconds seen
+	result       *batchv1.ReportFinishedRequest
+	scratch      string // the copy's directory: progress file, default working dir ("" before it starts)
 }
 
 // runTime is the wall time the copy held its slot, excluding suspension.
 // Call with agent.mu held.
 func (c *copyRun) runTime(now time.Time) time.Duration {
 	d := c.runAccum
-	if c.state == copyRunning {
+	if c.runs() {
 		d += now.Sub(c.runSince)
 	}
 	return d
 }
+
+// runs says whether the process group runs (neither suspended by the
+// server nor stopped for a lapsed lease). Call with agent.mu held.
+func (c *copyRun) runs() bool { return c.state == copyRunning && !c.leaseStopped }
 
 // poke wakes the copy's monitor without blocking.
 func (c *copyRun) poke() {
@@ -211,13 +218,20 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		c.pgid = cmd.Process.Pid
 		c.state = copyRunning
 		c.startedAt, c.runSince = now, now
+		if a.leaseLapsed && !c.killed {
+			c.leaseStopped = true // started from an order sent before the lapse
+		}
 		switch {
 		case c.killed:
 			_ = signalGroup(c.pgid, syscall.SIGKILL)
-		case c.suspendAt:
+		case c.suspendAt || c.leaseStopped:
 			if serr := signalGroup(c.pgid, syscall.SIGSTOP); serr == nil {
-				c.state = copySuspended
+				if c.suspendAt {
+					c.state = copySuspended
+				}
 				c.runAccum += a.now().Sub(c.runSince)
+			} else {
+				c.leaseStopped = false
 			}
 		}
 	}
@@ -247,11 +261,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	waitErr := waitExited(c.pgid)
 	a.mu.Lock()
 	end := a.now()
-	if c.state == copyRunning {
+	if c.runs() {
 		c.runAccum += end.Sub(c.runSince)
 	}
 	_ = signalGroup(c.pgid, syscall.SIGKILL)
-	if c.state == copySuspended {
+	if c.state == copySuspended || c.leaseStopped {
 		// A stopped group member ignores nothing but SIGKILL; SIGCONT too so
 		// nothing is left stopped if the kill raced a fork.
 		_ = signalGroup(c.pgid, syscall.SIGCONT)
@@ -396,7 +410,7 @@ func (a *agent) monitor(c *copyRun, progressPath string, done <-chan struct{}) {
 				c.timedOut = true
 				_ = signalGroup(c.pgid, syscall.SIGKILL)
 				a.log.Info("copy timed out", "copy", c.id, "timeout", timeout)
-			} else if c.state == copyRunning && left < wait {
+			} else if c.runs() && left < wait {
 				wait = left
 			}
 		}
