@@ -145,6 +145,10 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	if len(spec.GetArgv()) == 0 || spec.GetArgv()[0] == "" {
 		return fail(errors.New("empty argv"))
 	}
+	if a.noExec { // benchmarks only (Config.BenchNoExec): a `true` without the fork
+		res.EndedAt = timestamppb.New(a.now())
+		return res
+	}
 	scratch, err := a.scratch.take()
 	if err != nil {
 		return fail(fmt.Errorf("scratch dir: %w", err))

@@ -99,3 +99,18 @@ func touch(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// BenchNoExec (benchmarks only) ends each copy at once, exit 0, without
+// running its command.
+func TestBenchNoExec(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(c *Config) { c.BenchNoExec = true })
+	marker := filepath.Join(b.dir, "ran")
+	b.srv.startCopy(1, 0, sh(`touch `+marker+`; exit 3`))
+	if r := b.srv.report(1); r.ExitCode != 0 || r.Killed || r.StartError != "" {
+		t.Errorf("report %v, want exit 0", r)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("the command ran: %v", err)
+	}
+}

@@ -103,6 +103,11 @@ type Config struct {
 	// Hurry, when closed, cuts the grace short: the copies still running
 	// are killed at once (a second SIGTERM).
 	Hurry <-chan struct{}
+	// BenchNoExec is for benchmarks of the control plane only: copies are
+	// not run at all (no fork); each ends at once, exit 0, no output, as
+	// a `true` that costs nothing. `batchd worker --bench-no-exec`
+	// (hidden) sets it; bench/scaling_test.go uses it.
+	BenchNoExec bool
 	// Transport, when set, carries the worker protocol instead of Connect
 	// to Server (HTTPClient and ClientOptions are then unused): `batchd
 	// serve` hands its embedded slots the server's in-process transport.
@@ -175,6 +180,7 @@ type agent struct {
 	drain      time.Duration
 	grace      time.Duration
 	hurry      <-chan struct{}
+	noExec     bool          // Config.BenchNoExec
 	ended      chan struct{} // a copy ended, or its result was delivered (buffered 1)
 	scratch    *scratchDirs
 	paths      pathCache
@@ -244,6 +250,7 @@ func newAgent(cfg Config) (*agent, error) {
 		poll:         cfg.PollInterval,
 		drain:        cfg.DrainTimeout,
 		grace:        cfg.Grace,
+		noExec:       cfg.BenchNoExec,
 		hurry:        cfg.Hurry,
 		ended:        make(chan struct{}, 1),
 		now:          time.Now,

@@ -39,6 +39,9 @@ func workerCommand() *cli.Command {
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
 			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
 			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G (default: the machine's; 0: none)"},
+			// Benchmarks of the control plane only (bench/scaling_test.go):
+			// copies end at once without running anything.
+			&cli.BoolFlag{Name: "bench-no-exec", Hidden: true, Usage: "benchmarks only: do not run copies, end each at once with exit 0"},
 		},
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
@@ -58,6 +61,7 @@ func workerCommand() *cli.Command {
 				Logger:        log,
 				Version:       version,
 				NoSuspend:     c.Bool("no-suspend"),
+				BenchNoExec:   c.Bool("bench-no-exec"),
 				DrainTimeout:  c.Duration("drain"),
 				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(c.String("token")))},
 			})
