@@ -128,7 +128,7 @@ func (n *netns) up(ns string)  { n.ip("s", "link", "set", "v"+ns, "up") }
 func TestNetnsPartition(t *testing.T) {
 	batchd, batchctl := binaries(t)
 	n := newNetns(t, "a", "b")
-	const lease = 5 * time.Second
+	const lease = 8 * time.Second // heartbeats every 1.6 s; the server gives up after 10 s
 	c := &cluster{t: t, batchd: n.in("s", batchd), batchctl: n.in("s", batchctl), data: filepath.Join(t.TempDir(), "data"),
 		addr: n.subnet + ".1:0"}
 	c.start("--slots", "0", "--lease", lease.String(), "--lease-margin", "2s")

@@ -444,6 +444,7 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			s.log.Info("late result of a lost copy kept; its re-runs are killed", "copy", c.in.Copy, "worker", c.in.Worker,
 				"set", res.Task.Set, "index", res.Task.Index)
 			s.dm.lateResults.Add(1)
+			s.metrics.recoverLost(res.LostSeconds)
 			s.apply(sched.Event{Kind: sched.EventLateResult, Time: seconds(now), Task: sched.TaskRef{Set: res.Task.Set, Index: res.Task.Index}})
 		}
 		if res.Clamped {

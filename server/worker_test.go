@@ -265,8 +265,12 @@ func TestLeaseLapse(t *testing.T) {
 	if bill.Totals.Lines != 1 || bill.Lines[0].CopyId != c1.CopyId || bill.Lines[0].SlotSeconds != 14 {
 		t.Fatalf("bill: %v", bill)
 	}
-	if f := bill.Totals.Free; f.LostWithWorkerSlotSeconds != 0 {
-		t.Fatalf("free %v, want nothing lost with a worker: the lost copy's result was kept", f)
+	if f := bill.Totals.Free; f.LostWithWorkerSlotSeconds != 0 || f.SpeculativeLostSlotSeconds != 1 {
+		t.Fatalf("free %v, want nothing lost with a worker (the lost copy's result was kept) and the killed re-run's 1 s", f)
+	}
+	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
+	if f := cl.Metrics.Free; f.LostWithWorkerSlotSeconds != 0 {
+		t.Fatalf("cluster: free %v, want nothing lost with a worker", f)
 	}
 	// A second late result of the same task is not the task's.
 	got = must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id}))

@@ -99,8 +99,10 @@ type FinishResult struct {
 	// result came and its task still wanted one: the result is the task's,
 	// and the scheduler must hear it (sched.EventLateResult) so that the
 	// task's re-runs are killed. The lost copy's run time, counted as free
-	// work lost with its worker when it was lost, is now the task's.
-	Late bool
+	// work lost with its worker when it was lost, is now the task's;
+	// LostSeconds is that time, as counted then.
+	Late        bool
+	LostSeconds float64
 	// Prior is the copy's state before the report (lost copies were
 	// already counted as waste when they were lost).
 	Prior sched.CopyState
@@ -245,9 +247,12 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			}
 		}
 		switch {
+		case res.Late && state == string(sched.TaskDisclosed):
+			res.Free, res.LostSeconds = sched.FreeExecutedUnrequested, c.RunSeconds
+		case res.Late:
+			res.LostSeconds = c.RunSeconds // billed now, no longer free
 		case c.State == sched.CopyLost:
-			// Counted as lost with its worker when it was lost (the
-			// server takes a late winner's time back out: see res.Late).
+			// Counted as lost with its worker when it was lost.
 		case res.Won && state == string(sched.TaskDisclosed):
 			// freePartSQL's first case, without a query: the task is
 			// executed now and nobody asked for its result.
