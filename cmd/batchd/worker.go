@@ -25,6 +25,9 @@ func workerCommand() *cli.Command {
 			"(last line of $BATCH_PROGRESS_FILE, a number in [0,1]) and results, and keeps its\n" +
 			"lease with heartbeats. It reconnects by itself when the server goes away, and holds\n" +
 			"finished results in memory until the server has taken them.\n\n" +
+			"A worker that cannot renew its lease (the server's --lease) stops its copies (SIGSTOP;\n" +
+			"killed with --no-suspend) when it runs out, and lets them run on once the server answers\n" +
+			"again, unless the server has run them elsewhere meanwhile (README: Leases).\n\n" +
 			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_COPY_ID and BATCH_PROGRESS_FILE.\n\n" +
 			"On SIGTERM or SIGINT the worker stops taking work, kills its running copies and\n" +
 			"reports them killed (the server runs their tasks again elsewhere), delivers every\n" +
