@@ -128,11 +128,11 @@ type metrics struct {
 	// counts every copy that won while its task was disclosed, and
 	// sumClaimed the part of it billed since, when its task was requested
 	// after it had executed: no longer free.
-	sumFree                      sched.FreeWork
-	sumClaimed                   float64
+	sumFree    sched.FreeWork
+	sumClaimed float64
 	// sumRecovered is the part of lost_with_worker whose copies' results
 	// came back late and were kept: no longer lost.
-	sumRecovered float64
+	sumRecovered                 float64
 	last                         time.Time
 	slotSeconds, busySlotSeconds float64
 	lastSlots, lastBusy          int
