@@ -75,6 +75,12 @@ const (
 	// (Index, and State: TaskRequested or TaskDisclosed, the class the
 	// task goes back to; RequestedAt for a requested one, 0 = Time).
 	EventRetried
+	// EventLateResult: a copy the scheduler no longer holds (lost with its
+	// worker's lease) delivered a result after all, and the driver made it
+	// its task's: the task is executed (or finished, when requested) and
+	// its live copies, the re-runs, get Kill decisions. A task already
+	// done or canceled is left as it is. Fields: Task.
+	EventLateResult
 )
 
 // TaskInfo is what the scheduler knows of one task.

@@ -60,7 +60,7 @@ func TestPropertyRetry(t *testing.T) {
 					}
 				}
 				for ref, st := range retried {
-					tk := d.s.sets[ref.Set].tasks[ref.Index]
+					tk := d.s.sets[ref.Set].task(ref.Index)
 					if got := toTaskState(tk.state); got != st {
 						t.Fatalf("seed %d: retried task %v is %s, want %s", seed, ref, got, st)
 					}
@@ -139,7 +139,7 @@ func TestRetryRefused(t *testing.T) {
 	if _, err := d.s.Apply(Event{Kind: EventRetried, Set: 1, Tasks: []TaskInfo{{Index: 1, State: TaskExecuted}}}); ErrorCode(err) != EINVALID {
 		t.Fatalf("retry to executed: %v, want EINVALID", err)
 	}
-	if got := toTaskState(d.s.sets[1].tasks[1].state); got != TaskCanceled {
+	if got := toTaskState(d.s.sets[1].task(1).state); got != TaskCanceled {
 		t.Fatalf("task 1 is %s after refused retries", got)
 	}
 }

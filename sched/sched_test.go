@@ -473,3 +473,40 @@ func TestClosedSetsForgotten(t *testing.T) {
 		t.Errorf("%d live copies left", len(d.s.copies))
 	}
 }
+
+// A lost copy's result that arrives late becomes its task's: the re-run is
+// killed, and a task whose re-run has not started yet leaves the queue.
+func TestLateResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Speculation: SpecNone})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "a", Slots: 2})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(2, 5)})
+	b.apply(Event{Kind: EventRequested, Set: 1})
+	ds := b.decide(0, want{DecisionStart, TaskRef{1, 0}, "requested", "a"}, want{DecisionStart, TaskRef{1, 1}, "requested", "a"})
+	// Worker a's lease lapses: both copies are lost.
+	b.apply(Event{Kind: EventWorkerDown, Time: 5, Worker: "a"})
+	b.apply(Event{Kind: EventWorkerUp, Time: 5, Worker: "b", Slots: 1})
+	re := b.decide(5, want{DecisionStart, TaskRef{1, 0}, "requested", "b"})
+	// The late result of task 0's lost copy kills its re-run.
+	if r := b.apply(Event{Kind: EventLateResult, Time: 6, Task: TaskRef{1, 0}}); !r.Won {
+		t.Fatalf("late result not won: %+v", r)
+	}
+	b.decide(6, want{DecisionKill, TaskRef{1, 0}, "late-result", "b"}, want{DecisionStart, TaskRef{1, 1}, "requested", "b"})
+	if re[0].Copy == ds[0].Copy {
+		t.Fatalf("re-run has the lost copy's id %d", re[0].Copy)
+	}
+	// Task 1's late result takes its running re-run away too; a second one
+	// does not win (the set, every task of it done, is forgotten by then:
+	// the store sends no late result for a done task).
+	b.apply(Event{Kind: EventLateResult, Time: 7, Task: TaskRef{1, 1}})
+	b.decide(7, want{DecisionKill, TaskRef{1, 1}, "late-result", "b"})
+	if r, err := b.s.Apply(Event{Kind: EventLateResult, Time: 8, Task: TaskRef{1, 1}}); r.Won || (err != nil && ErrorCode(err) != ENOTFOUND) {
+		t.Fatalf("a done task's second late result: %+v, %v", r, err)
+	}
+	if st := b.s.Stats(); st.QueuedRequested != 0 || st.RunningCopies != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := b.s.Apply(Event{Kind: EventLateResult, Time: 8, Task: TaskRef{9, 0}}); ErrorCode(err) != ENOTFOUND {
+		t.Fatalf("unknown task: %v", err)
+	}
+}

@@ -769,6 +769,8 @@ func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
 			s.lose(c)
 		}
 		return ApplyResult{}, nil
+	case EventLateResult:
+		return s.lateResult(ev)
 	case EventDurationObserved:
 		if !(ev.Duration >= 0) || math.IsInf(ev.Duration, 0) {
 			return ApplyResult{}, Errorf(EINVALID, "duration %v is not a number of seconds", ev.Duration)
@@ -1104,6 +1106,26 @@ func (s *Scheduler) attached(ev Event) error {
 		s.nextCopy = ev.Copy + 1
 	}
 	return nil
+}
+
+// lateResult makes a lost copy's late result its task's: the task's
+// re-runs are killed and it is done.
+func (s *Scheduler) lateResult(ev Event) (ApplyResult, error) {
+	st := s.sets[ev.Task.Set]
+	if st == nil || st.task(ev.Task.Index) == nil {
+		return ApplyResult{}, Errorf(ENOTFOUND, "task %d/%d is not known", ev.Task.Set, ev.Task.Index)
+	}
+	t := st.task(ev.Task.Index)
+	if t.done() {
+		return ApplyResult{}, nil
+	}
+	s.killCopies(t, "late-result")
+	if t.state == stRequested {
+		s.setState(t, stFinished, ev.Time)
+	} else {
+		s.setState(t, stExecuted, ev.Time)
+	}
+	return ApplyResult{Won: true}, nil
 }
 
 func (s *Scheduler) finished(ev Event) (ApplyResult, error) {

@@ -130,8 +130,11 @@ type metrics struct {
 	// counts every copy that won while its task was disclosed, and
 	// sumClaimed the part of it billed since, when its task was requested
 	// after it had executed: no longer free.
-	sumFree                      sched.FreeWork
-	sumClaimed                   float64
+	sumFree    sched.FreeWork
+	sumClaimed float64
+	// sumRecovered is the part of lost_with_worker whose copies' results
+	// came back late and were kept: no longer lost.
+	sumRecovered                 float64
 	last                         time.Time
 	slotSeconds, busySlotSeconds float64
 	lastSlots, lastBusy          int
@@ -149,7 +152,8 @@ func newMetrics(s *Server) *metrics {
 	m.billed = prometheus.NewCounter(prometheus.CounterOpts{Name: "batchd_billed_slot_seconds_total", Help: "Slot-seconds written to the ledger."})
 	m.free = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchd_free_slot_seconds_total",
 		Help: "Slot-seconds nobody pays for, per part: executed_unrequested (won while the task was only disclosed; " +
-			"batchd_billed_slot_seconds_total counts it again if the task is requested later), speculative_lost, canceled, lost_with_worker."},
+			"batchd_billed_slot_seconds_total counts it again if the task is requested later), speculative_lost, canceled, lost_with_worker " +
+			"(a lost copy whose result came back late and was kept stays counted here; batchd_late_results_total counts those)."},
 		[]string{"part"})
 	for _, p := range sched.FreeParts {
 		m.free.WithLabelValues(string(p)) // every part shows, from 0
@@ -233,6 +237,15 @@ func (m *metrics) addFree(p sched.FreePart, v float64) {
 	m.mu.Unlock()
 }
 
+// recoverLost takes v slot-seconds, counted as lost with a worker when a
+// copy was lost, out of the free work: the copy's late result was kept.
+// (The Prometheus counter, which cannot go down, keeps them.)
+func (m *metrics) recoverLost(v float64) {
+	m.mu.Lock()
+	m.sumRecovered += max(0, v)
+	m.mu.Unlock()
+}
+
 // billClamped counts a report of worker w whose run time was cut.
 func (m *metrics) billClamped(w sched.WorkerID) {
 	m.clamps.WithLabelValues(string(w)).Inc()
@@ -270,6 +283,7 @@ func (m *metrics) snapshot(st sched.Stats) *batchv1.Metrics {
 	defer m.mu.Unlock()
 	free := m.sumFree
 	free.ExecutedUnrequestedSlotSeconds = max(0, free.ExecutedUnrequestedSlotSeconds-m.sumClaimed)
+	free.LostWithWorkerSlotSeconds = max(0, free.LostWithWorkerSlotSeconds-m.sumRecovered)
 	out := &batchv1.Metrics{FinishedTasks: m.nFinished, BilledSlotSeconds: m.sumBilled,
 		FreeSlotSeconds: free.Total(), Free: freeWorkToProto(free),
 		SpeculativeCopiesStarted: m.nSpecStarted, SpeculativeCopiesWon: st.SpeculativeWon,

@@ -187,15 +187,16 @@ func (s *Server) decideSoon() {
 }
 
 // DispatchOnce does what the dispatch loop does every tick: it lapses the
-// leases of silent workers (their copies are lost and their tasks queue
-// again) and runs the scheduler. Tests call it instead of waiting.
+// leases of workers silent for longer than the lease plus its margin (by
+// then the worker has stopped their copies itself; they are lost and their
+// tasks queue again) and runs the scheduler. Tests call it instead of waiting.
 func (s *Server) DispatchOnce() {
 	s.lockWorker()
 	defer s.mu.Unlock()
 	now := s.now()
 	for _, id := range sortedWorkerIDs(s.workers) {
 		w := s.workers[id]
-		if now.Sub(w.lastSeen) <= s.cfg.Lease {
+		if now.Sub(w.lastSeen) <= s.cfg.Lease+s.cfg.LeaseMargin {
 			continue
 		}
 		s.log.Warn("worker lease lapsed", "worker", id, "silent_for", now.Sub(w.lastSeen).String())

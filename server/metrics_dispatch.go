@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"batchd/store"
 )
 
 // dispatchMetrics are the dispatch path's own counters: how much CPU the
@@ -13,6 +15,7 @@ import (
 type dispatchMetrics struct {
 	copiesEnded atomic.Int64 // reports of a copy's end taken (not replays)
 	leaseLapses atomic.Int64
+	lateResults atomic.Int64 // results of lost copies kept (their re-runs killed)
 }
 
 // selfCPUSeconds is the user and system CPU time of this process, its
@@ -25,14 +28,23 @@ func selfCPUSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
-func (d *dispatchMetrics) collectors() []prometheus.Collector {
+func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 	return []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_store_write_transactions_total",
+			Help: "Write transactions the store committed (one SQLite writer does them all, one at a time)."},
+			func() float64 { n, _ := db.WriteStats(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_store_write_busy_seconds_total",
+			Help: "Seconds the single SQLite writer spent in write transactions: it is saturated when this grows as fast as the clock."},
+			func() float64 { _, b := db.WriteStats(); return b }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_copies_ended_total",
 			Help: "Reports of a copy's end the server took (replays not counted)."},
 			func() float64 { return float64(d.copiesEnded.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_lease_lapses_total",
 			Help: "Workers whose lease lapsed (silent longer than the lease): their copies were lost."},
 			func() float64 { return float64(d.leaseLapses.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_late_results_total",
+			Help: "Results of copies lost with their worker's lease that came back while their task still wanted one: kept, and the re-runs killed."},
+			func() float64 { return float64(d.lateResults.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_server_cpu_seconds_per_copy",
 			Help: "CPU seconds of the server process (getrusage RUSAGE_SELF: its threads, including the embedded worker slots, not the copies it forks) per copy ended since it started."},
 			func() float64 {

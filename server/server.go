@@ -48,6 +48,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"batchd/client/worker"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/sched"
 	"batchd/store"
@@ -66,9 +67,18 @@ type Config struct {
 	// DataDir holds the SQLite database batchd.db (created 0700). Required.
 	// The server holds it locked (LockFile) from New to Close.
 	DataDir string
-	// Lease is how long a worker may stay silent before its copies are
-	// lost (default 15 s); workers heartbeat every Lease/3.
+	// Lease is how long a worker's copies may run without a renewal
+	// (default 15 s). Both sides hold it: a worker that has not renewed
+	// its lease for Lease stops its copies, and the server declares them
+	// lost (and runs them again) only when the worker has been silent for
+	// Lease + LeaseMargin, so that a copy and its re-run never overlap.
+	// Workers heartbeat every Lease/5 (see LeaseTiming).
 	Lease time.Duration
+	// LeaseMargin is how much longer than the lease the server waits
+	// before it declares a silent worker's copies lost: room for the
+	// worker's clock running slow and for stopping its copies. Default:
+	// Lease/4, at least one second.
+	LeaseMargin time.Duration
 	// OutputCap is the most bytes kept per output stream (default 16 MiB).
 	OutputCap int64
 	// Sched configures the scheduler (FirstCopyID is set by the server, and
@@ -186,6 +196,9 @@ func New(cfg Config) (srv *Server, err error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = 15 * time.Second
 	}
+	if cfg.LeaseMargin <= 0 {
+		cfg.LeaseMargin = max(cfg.Lease/4, time.Second)
+	}
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = store.DefaultOutputCap
 	}
@@ -289,7 +302,7 @@ func New(cfg Config) (srv *Server, err error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
-	s.metrics.reg.MustRegister(s.dm.collectors()...)
+	s.metrics.reg.MustRegister(s.dm.collectors(s.db)...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
 	return s, nil
@@ -447,7 +460,11 @@ func (s *Server) Start() error {
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true) // h2c: gRPC clients without TLS
+	// HTTP/2 pings notice a dead worker connection within 2/5 of a lease
+	// (as the worker's side does), so its stream ends with it.
+	_, _, ping := worker.LeaseTiming(s.cfg.Lease)
 	s.httpSrv = &http.Server{Handler: s.handler, Protocols: &p, ReadHeaderTimeout: 5 * time.Second,
+		HTTP2:    &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.StartLoop() // before the first call: handlers read s.kick
 	go s.trimMemory()

@@ -7,6 +7,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"batchd/client/worker"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/sched"
 	"batchd/store"
@@ -89,8 +90,9 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	}
 	s.log.Info("worker registered", "worker", id, "slots", req.Slots, "attached", len(res.Attached), "lost", len(res.Lost), "kill", len(kill))
 	s.decide(now)
+	hb, _, _ := worker.LeaseTiming(s.cfg.Lease)
 	out := &batchv1.RegisterResponse{WorkerId: string(id), LeaseSeconds: s.cfg.Lease.Seconds(),
-		HeartbeatSeconds: s.cfg.Lease.Seconds() / 3, OutputCapBytes: s.cfg.OutputCap}
+		HeartbeatSeconds: hb.Seconds(), OutputCapBytes: s.cfg.OutputCap}
 	for _, k := range kill {
 		out.Kill = append(out.Kill, int64(k))
 	}
@@ -276,7 +278,7 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 			since = now
 		}
 		missing[c] = since
-		if now.Sub(since) > s.cfg.Lease {
+		if now.Sub(since) > s.cfg.Lease+s.cfg.LeaseMargin {
 			lose = append(lose, c)
 		}
 	}
@@ -441,6 +443,15 @@ func (s *Server) finishBatch(batch []*finishCall) {
 				ev.Duration = res.RunSeconds
 			}
 			s.apply(ev)
+		} else if res.Late {
+			// A copy lost with its worker's lease ran to its end before
+			// its worker stopped it, and its task still wants a result:
+			// the first result is kept and the re-runs are killed.
+			s.log.Info("late result of a lost copy kept; its re-runs are killed", "copy", c.in.Copy, "worker", c.in.Worker,
+				"set", res.Task.Set, "index", res.Task.Index)
+			s.dm.lateResults.Add(1)
+			s.metrics.recoverLost(res.LostSeconds)
+			s.apply(sched.Event{Kind: sched.EventLateResult, Time: seconds(now), Task: sched.TaskRef{Set: res.Task.Set, Index: res.Task.Index}})
 		}
 		if res.Retried != nil {
 			// The set's policy retried the attempt this copy won.

@@ -124,7 +124,7 @@ func TestWorkerProtocol(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	w, reg := b.worker(t, "w1", 1)
-	if reg.WorkerId != "w1" || reg.LeaseSeconds != 15 || reg.HeartbeatSeconds != 5 || reg.OutputCapBytes != 16<<20 {
+	if reg.WorkerId != "w1" || reg.LeaseSeconds != 15 || reg.HeartbeatSeconds != 3 || reg.OutputCapBytes != 16<<20 {
 		t.Fatalf("register: %v", reg)
 	}
 	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "p", Tasks: echo(2)})).TaskSet
@@ -208,9 +208,11 @@ func TestWorkerProtocol(t *testing.T) {
 	wantCode(t, err, connect.CodePermissionDenied)
 }
 
-// A worker silent past its lease loses its copies; the task runs again on
-// another worker, is billed once, and the late report of the lost copy is
-// discarded.
+// A worker silent past its lease and the margin loses its copies (not
+// before: the worker stops them itself at the lease's end); the task runs
+// again on another worker. The lost copy's result, arriving late while
+// the task still wants one, is kept: the re-run is killed and the task
+// billed once, for the copy that won.
 func TestLeaseLapse(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
@@ -222,29 +224,58 @@ func TestLeaseLapse(t *testing.T) {
 	if _, err := b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w2"}); err != nil {
 		t.Fatal(err)
 	}
-	b.clock.Advance(10 * time.Second) // w1 silent for 20 s > 15 s lease; w2 for 10 s
+	b.clock.Advance(8 * time.Second) // w1 silent for 18 s: past the 15 s lease, not past its 3.75 s margin
+	b.srv.DispatchOnce()
+	if _, err := b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w2"}); err != nil {
+		t.Fatal(err)
+	}
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id}))
+	if cs := got.Tasks[0].Copies; len(cs) != 1 || cs[0].State != batchv1.CopyState_COPY_STATE_RUNNING {
+		t.Fatalf("copies within the margin: %v", cs)
+	}
+	b.clock.Advance(2 * time.Second) // w1 silent for 20 s > 15 + 3.75 s; w2 for 2 s
 	b.srv.DispatchOnce()
 	c2 := w2.start()
 	if c2.SetId != set.Id || c2.Index != 0 || c2.CopyId == c1.CopyId {
 		t.Fatalf("re-run: %v", c2)
 	}
-	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id}))
+	got = must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id}))
 	if cs := got.Tasks[0].Copies; len(cs) != 2 || cs[0].State != batchv1.CopyState_COPY_STATE_LOST || cs[1].State != batchv1.CopyState_COPY_STATE_RUNNING {
 		t.Fatalf("copies: %v", cs)
 	}
 	_, err := b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w1"})
 	wantCode(t, err, connect.CodeNotFound)
-	res, err := w1.finish(c1.CopyId, "late", 0, 20)
-	if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED {
+	res, err := w1.finish(c1.CopyId, "late", 0, 14)
+	if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
 		t.Fatalf("late report: %v %v", res, err)
 	}
-	w2.won(c2.CopyId, "ok")
+	if k := w2.next(); k.GetKill() != c2.CopyId {
+		t.Fatalf("re-run: got %v, want its kill", k)
+	}
+	b.clock.Advance(time.Second)
+	res, err = w2.finish(c2.CopyId, "second", 0, 1)
+	if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED {
+		t.Fatalf("re-run's report: %v %v", res, err)
+	}
+	out := must[*batchv1.GetOutputResponse](t)(b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 0}))
+	if string(out.Stdout) != "late" || out.CopyId != c1.CopyId {
+		t.Fatalf("output: %v", out)
+	}
 	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
-	if bill.Totals.Lines != 1 || bill.Lines[0].CopyId != c2.CopyId {
+	if bill.Totals.Lines != 1 || bill.Lines[0].CopyId != c1.CopyId || bill.Lines[0].SlotSeconds != 14 {
 		t.Fatalf("bill: %v", bill)
 	}
-	if f := bill.Totals.Free; f.LostWithWorkerSlotSeconds != 20 || f.SpeculativeLostSlotSeconds != 0 {
-		t.Fatalf("free %v, want 20 s lost with a worker (the lost copy's report), none speculative", f)
+	if f := bill.Totals.Free; f.LostWithWorkerSlotSeconds != 0 || f.SpeculativeLostSlotSeconds != 1 {
+		t.Fatalf("free %v, want nothing lost with a worker (the lost copy's result was kept) and the killed re-run's 1 s", f)
+	}
+	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
+	if f := cl.Metrics.Free; f.LostWithWorkerSlotSeconds != 0 {
+		t.Fatalf("cluster: free %v, want nothing lost with a worker", f)
+	}
+	// A second late result of the same task is not the task's.
+	got = must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id}))
+	if got.Tasks[0].State != batchv1.TaskState_TASK_STATE_FINISHED {
+		t.Fatalf("task: %v", got.Tasks[0])
 	}
 }
 
@@ -314,11 +345,13 @@ func TestMissingCopy(t *testing.T) {
 	if again.CopyId == c.CopyId || again.Index != c.Index {
 		t.Fatalf("again: %v after %v", again, c)
 	}
+	// The re-run's result came first: the lost copy's, after it, is not
+	// the task's.
+	w.won(again.CopyId, "")
 	res, err := w.finish(c.CopyId, "", 0, 1)
 	if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED {
 		t.Fatalf("report of the lost copy: %v %v", res, err)
 	}
-	w.won(again.CopyId, "")
 }
 
 // Requested work takes the slot of a running disclosed copy by suspending

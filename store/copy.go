@@ -100,6 +100,14 @@ type FinishResult struct {
 	// as lost when Lost, else as finished.
 	WasLive bool
 	Lost    bool
+	// Late: the copy had been lost (its worker's lease lapsed) but its
+	// result came and its task still wanted one: the result is the task's,
+	// and the scheduler must hear it (sched.EventLateResult) so that the
+	// task's re-runs are killed. The lost copy's run time, counted as free
+	// work lost with its worker when it was lost, is now the task's;
+	// LostSeconds is that time, as counted then.
+	Late        bool
+	LostSeconds float64
 	// Prior is the copy's state before the report (lost copies were
 	// already counted as waste when they were lost).
 	Prior sched.CopyState
@@ -219,7 +227,16 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 		res.Task = sched.Task{Set: c.Task.Set, Index: c.Task.Index, State: sched.TaskState(state), RequestedAt: fromNanos(requestedAt), Progress: -1}
 		res.WasLive, res.Prior = c.State.Live(), c.State
 		newCopy := string(c.State)
+		// The task wants this copy's result: it still needs a run, and the
+		// copy ran for its current attempt (a late result of an attempt
+		// retried since is not the new attempt's).
+		wants := (state == string(sched.TaskDisclosed) || state == string(sched.TaskRequested)) && c.Attempt == attempt
 		switch {
+		case c.State == sched.CopyLost && !in.Killed && wants:
+			// Lost with its worker's lease, but it ran to its end before
+			// its worker stopped it: the first result is kept, and the
+			// re-runs are killed (res.Late tells the server to say so).
+			newCopy, res.Won, res.Late = string(sched.CopyWon), true, true
 		case !c.State.Live():
 			// Ended on the server's order or lost before: keep what it used.
 		case in.Killed:
@@ -229,7 +246,7 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			// retried only without live copies); its result is not the
 			// task's in any case.
 			newCopy = string(sched.CopyKilled)
-		case state == string(sched.TaskDisclosed) || state == string(sched.TaskRequested):
+		case wants:
 			newCopy, res.Won = string(sched.CopyWon), true
 		default:
 			newCopy = string(sched.CopyKilled)
@@ -242,7 +259,7 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 		}
 		res.RunSeconds = in.RunSeconds
 		endedAt := now
-		if !c.State.Live() && !c.EndedAt.IsZero() {
+		if !c.State.Live() && !res.Late && !c.EndedAt.IsZero() {
 			endedAt = nanos(c.EndedAt)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, ended_at = ?, cpu_seconds = ?, run_seconds = ?, outcome = ?,
@@ -261,6 +278,10 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			}
 		}
 		switch {
+		case res.Late && state == string(sched.TaskDisclosed):
+			res.Free, res.LostSeconds = sched.FreeExecutedUnrequested, c.RunSeconds
+		case res.Late:
+			res.LostSeconds = c.RunSeconds // billed now, no longer free
 		case c.State == sched.CopyLost:
 			// Counted as lost with its worker when it was lost.
 		case res.Won && state == string(sched.TaskDisclosed):

@@ -25,6 +25,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -48,6 +49,9 @@ type DB struct {
 	// connection, taken from the pool at the first write and kept.
 	wmu   sync.Mutex
 	wconn *sql.Conn
+	// writes counts committed write transactions and writeNanos the time
+	// they held the writer (BEGIN to COMMIT): the single writer's load.
+	writes, writeNanos atomic.Int64
 
 	auth authCache // tokens found valid lately (see Authenticate)
 	// arrays keeps task arrays read lately (they never change).
@@ -363,6 +367,8 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	began := time.Now()
+	defer func() { db.writeNanos.Add(int64(time.Since(began))) }()
 	if db.wconn == nil {
 		if db.wconn, err = db.db.Conn(ctx); err != nil {
 			db.wconn = nil
@@ -390,7 +396,16 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return translate(err) // rolled back above
 	}
 	done = true
+	db.writes.Add(1)
 	return nil
+}
+
+// WriteStats returns how many write transactions committed and how long,
+// in seconds, write transactions held the single writer (committed or
+// not): the writer is saturated when the second grows as fast as the
+// wall clock.
+func (db *DB) WriteStats() (commits int64, busySeconds float64) {
+	return db.writes.Load(), float64(db.writeNanos.Load()) / 1e9
 }
 
 // dropWriteConn closes a write connection that may be left in a

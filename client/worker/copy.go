@@ -63,7 +63,10 @@ type copyRun struct {
 	runAccum  time.Duration
 	killed    bool // killed on the server's order (or on shutdown)
 	suspendAt bool // a suspend order came before the process started
-	timedOut  bool
+	// leaseStopped: the process group is stopped (SIGSTOP) because the
+	// worker's lease ended (lease.go), whatever state the server knows.
+	leaseStopped bool
+	timedOut     bool
 	// signal is the signal the leader died of, 0 if none (set by the
 	// copy's own goroutine before finish; read only there).
 	signal   syscall.Signal
@@ -77,11 +80,15 @@ type copyRun struct {
 // Call with agent.mu held.
 func (c *copyRun) runTime(now time.Time) time.Duration {
 	d := c.runAccum
-	if c.state == copyRunning {
+	if c.runs() {
 		d += now.Sub(c.runSince)
 	}
 	return d
 }
+
+// runs says whether the process group runs (neither suspended by the
+// server nor stopped for a lapsed lease). Call with agent.mu held.
+func (c *copyRun) runs() bool { return c.state == copyRunning && !c.leaseStopped }
 
 // poke wakes the copy's monitor without blocking.
 func (c *copyRun) poke() {
@@ -150,6 +157,10 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	}
 	if len(spec.GetArgv()) == 0 || spec.GetArgv()[0] == "" {
 		return fail(errors.New("empty argv"))
+	}
+	if a.noExec { // benchmarks only (Config.BenchNoExec): a `true` without the fork
+		res.EndedAt = timestamppb.New(a.now())
+		return res
 	}
 	scratch, err := a.scratch.take()
 	if err != nil {
@@ -236,13 +247,20 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		c.pgid = cmd.Process.Pid
 		c.state = copyRunning
 		c.startedAt, c.runSince = now, now
+		if a.leaseLapsed && !c.killed {
+			c.leaseStopped = true // started from an order sent before the lapse
+		}
 		switch {
 		case c.killed:
 			_ = signalGroup(c.pgid, syscall.SIGKILL)
-		case c.suspendAt:
+		case c.suspendAt || c.leaseStopped:
 			if serr := signalGroup(c.pgid, syscall.SIGSTOP); serr == nil {
-				c.state = copySuspended
+				if c.suspendAt {
+					c.state = copySuspended
+				}
 				c.runAccum += a.now().Sub(c.runSince)
+			} else {
+				c.leaseStopped = false
 			}
 		}
 	}
@@ -272,11 +290,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	waitErr := waitExited(c.pgid)
 	a.mu.Lock()
 	end := a.now()
-	if c.state == copyRunning {
+	if c.runs() {
 		c.runAccum += end.Sub(c.runSince)
 	}
 	_ = signalGroup(c.pgid, syscall.SIGKILL)
-	if c.state == copySuspended {
+	if c.state == copySuspended || c.leaseStopped {
 		// A stopped group member ignores nothing but SIGKILL; SIGCONT too so
 		// nothing is left stopped if the kill raced a fork.
 		_ = signalGroup(c.pgid, syscall.SIGCONT)
@@ -437,7 +455,7 @@ func (a *agent) monitor(c *copyRun, progressPath string, done <-chan struct{}) {
 				c.timedOut = true
 				_ = signalGroup(c.pgid, syscall.SIGKILL)
 				a.log.Info("copy timed out", "copy", c.id, "timeout", timeout)
-			} else if c.state == copyRunning && left < wait {
+			} else if c.runs() && left < wait {
 				wait = left
 			}
 		}

@@ -43,10 +43,12 @@ const (
 	defaultOutputCap    = 16 << 20
 	defaultPoll         = 250 * time.Millisecond
 	defaultDrainTimeout = 10 * time.Second
-	callTimeout         = 10 * time.Second
-	minProgressGap      = time.Second
-	backoffMin          = 200 * time.Millisecond
-	backoffMax          = 5 * time.Second
+	// reportTimeout is the least deadline of one ReportFinished (a lease
+	// when longer): a result may carry megabytes of output.
+	reportTimeout  = 10 * time.Second
+	minProgressGap = time.Second
+	backoffMin     = 200 * time.Millisecond
+	backoffMax     = 5 * time.Second
 )
 
 // Config configures an agent. Zero values mean the documented defaults.
@@ -108,6 +110,11 @@ type Config struct {
 	// copy's process starts niced: it inherits the value of the thread that
 	// forks it, which is set just before the fork and back just after.
 	Nice int
+	// BenchNoExec is for benchmarks of the control plane only: copies are
+	// not run at all (no fork); each ends at once, exit 0, no output, as
+	// a `true` that costs nothing. `batchd worker --bench-no-exec`
+	// (hidden) sets it; bench/scaling_test.go uses it.
+	BenchNoExec bool
 	// Transport, when set, carries the worker protocol instead of Connect
 	// to Server (HTTPClient and ClientOptions are then unused): `batchd
 	// serve` hands its embedded slots the server's in-process transport.
@@ -140,20 +147,30 @@ const handBackWait = 2 * time.Second
 // connection, with HTTP/2 pings to notice a dead server during a quiet
 // stream. It sets no overall timeout (streams are long); the agent bounds
 // each unary call itself.
+//
+// The agent, when Config.HTTPClient is nil, uses a client of its own whose
+// pings follow the server's lease (LeaseTiming); this one's follow the
+// default lease of 15 s: a ping after 3 s of silence, the connection
+// dropped 3 s later without its ack.
 func NewHTTPClient() *http.Client {
+	return &http.Client{Transport: newTransport(defaultLease)}
+}
+
+// newTransport is NewHTTPClient's transport, its pings timed for lease.
+func newTransport(lease time.Duration) *http.Transport {
 	var p http.Protocols
 	p.SetHTTP2(true)
 	p.SetUnencryptedHTTP2(true)
-	t := &http.Transport{
+	_, _, ping := LeaseTiming(lease)
+	return &http.Transport{
 		Protocols:           &p,
 		Proxy:               http.ProxyFromEnvironment,
 		TLSHandshakeTimeout: 10 * time.Second,
 		HTTP2: &http.HTTP2Config{
-			SendPingTimeout: 10 * time.Second,
-			PingTimeout:     5 * time.Second,
+			SendPingTimeout: ping,
+			PingTimeout:     ping,
 		},
 	}
-	return &http.Client{Transport: t}
 }
 
 // Run runs the agent until ctx is done, registering, re-registering and
@@ -190,6 +207,7 @@ type agent struct {
 	drain      time.Duration
 	grace      time.Duration
 	hurry      <-chan struct{}
+	noExec     bool // Config.BenchNoExec
 	idleExit   time.Duration
 	handBack   bool
 	// stopped is closed when the worker starts stopping (ctx done or idle).
@@ -225,6 +243,15 @@ type agent struct {
 	outCap       int64
 	streamCancel context.CancelFunc
 	undelivered  int
+	// leaseUntil is when the lease ends unless renewed (zero before the
+	// first registration); leaseLapsed says the copies were stopped
+	// because it ended (see lease.go).
+	leaseUntil  time.Time
+	leaseLapsed bool
+	leaseWake   chan struct{} // leaseUntil moved (buffered 1)
+	// hc is the agent's own HTTP client, whose keepalive follows the
+	// lease; nil when the Config gave a client or a Transport.
+	hc *leaseClient
 	// goodbye is set when ctx is done: register once more with zero slots.
 	goodbye bool
 
@@ -259,6 +286,7 @@ func newAgent(cfg Config) (*agent, error) {
 		poll:         cfg.PollInterval,
 		drain:        cfg.DrainTimeout,
 		grace:        cfg.Grace,
+		noExec:       cfg.BenchNoExec,
 		hurry:        cfg.Hurry,
 		nice:         cfg.Nice,
 		idleExit:     cfg.IdleExit,
@@ -272,8 +300,9 @@ func newAgent(cfg Config) (*agent, error) {
 		copies:       map[int64]*copyRun{},
 		goodbyeTried: make(chan struct{}),
 		regCh:        make(chan struct{}),
+		leaseWake:    make(chan struct{}, 1),
 		lease:        defaultLease,
-		hbEvery:      defaultLease / 3,
+		hbEvery:      defaultLease / 5,
 		outCap:       defaultOutputCap,
 	}
 	if a.log == nil {
@@ -336,7 +365,12 @@ func newAgent(cfg Config) (*agent, error) {
 	}
 	a.client = cfg.Transport
 	if a.client == nil {
-		a.client = ConnectTransport(cfg.HTTPClient, cfg.Server, cfg.ClientOptions...)
+		hc := cfg.HTTPClient
+		if hc == nil {
+			a.hc = newLeaseClient(defaultLease)
+			hc = &http.Client{Transport: a.hc}
+		}
+		a.client = ConnectTransport(hc, cfg.Server, cfg.ClientOptions...)
 	}
 	a.log = a.log.With("worker", a.name)
 	return a, nil
@@ -386,9 +420,10 @@ func (a *agent) run(ctx context.Context) error {
 		go a.idleWatch(ctx, idle)
 	}
 	var loops sync.WaitGroup
-	loops.Add(2)
+	loops.Add(3)
 	go func() { defer loops.Done(); a.connLoop(ctx) }()
 	go func() { defer loops.Done(); a.heartbeatLoop() }()
+	go func() { defer loops.Done(); a.leaseLoop() }()
 	a.log.Info("worker started", "slots", a.slots, "memory_mb", a.memoryMB, "state_dir", a.stateDir)
 	// Said once, plainly: the limits tasks ask for are accounted by the
 	// scheduler, not enforced on this machine.
@@ -654,9 +689,11 @@ func (a *agent) register() error {
 	if bye {
 		req.MemoryMb = 0
 	}
+	_, deadline, _ := LeaseTiming(a.lease)
 	a.mu.Unlock()
-	ctx, cancel := context.WithTimeout(a.comm, callTimeout)
+	ctx, cancel := context.WithTimeout(a.comm, deadline)
 	defer cancel()
+	sent := a.now()
 	resp, err := a.client.Register(ctx, req)
 	if bye {
 		a.goodbyeOnce.Do(func() { close(a.goodbyeTried) })
@@ -672,7 +709,8 @@ func (a *agent) register() error {
 		a.workerID = resp.GetWorkerId()
 	}
 	a.lease = seconds(resp.GetLeaseSeconds(), defaultLease)
-	a.hbEvery = seconds(resp.GetHeartbeatSeconds(), a.lease/3)
+	hb, _, _ := LeaseTiming(a.lease)
+	a.hbEvery = seconds(resp.GetHeartbeatSeconds(), hb)
 	if resp.GetOutputCapBytes() > 0 {
 		a.outCap = resp.GetOutputCapBytes()
 	}
@@ -689,6 +727,11 @@ func (a *agent) register() error {
 		"lease", lease, "kill", resp.GetKill())
 	for _, id := range resp.GetKill() {
 		a.kill(id)
+	}
+	// The copies the server lost are killed; the others may run again.
+	a.renewed(sent)
+	if a.hc != nil {
+		a.hc.setLease(lease)
 	}
 	return nil
 }
@@ -708,6 +751,13 @@ func (a *agent) invalidate(gen int) {
 	case a.needRegCh <- struct{}{}:
 	default:
 	}
+}
+
+// leaseNow is the lease the server last gave.
+func (a *agent) leaseNow() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lease
 }
 
 func seconds(s float64, def time.Duration) time.Duration {
@@ -807,12 +857,13 @@ func (a *agent) suspend(id int64) {
 	if !ok || c.state != copyRunning {
 		return
 	}
-	if err := signalGroup(c.pgid, syscall.SIGSTOP); err != nil {
-		a.log.Warn("suspend failed", "copy", id, "err", err)
-		return
+	if !c.leaseStopped { // else stopped already, and its run time counted
+		if err := signalGroup(c.pgid, syscall.SIGSTOP); err != nil {
+			a.log.Warn("suspend failed", "copy", id, "err", err)
+			return
+		}
+		c.runAccum += a.now().Sub(c.runSince)
 	}
-	now := a.now()
-	c.runAccum += now.Sub(c.runSince)
 	c.state = copySuspended
 	c.poke()
 	a.log.Info("suspended copy", "copy", id)
@@ -830,9 +881,11 @@ func (a *agent) resume(id int64) {
 	if !ok || c.state != copySuspended {
 		return
 	}
-	if err := signalGroup(c.pgid, syscall.SIGCONT); err != nil {
-		a.log.Warn("resume failed", "copy", id, "err", err)
-		return
+	if !c.leaseStopped { // else it runs once the lease is renewed
+		if err := signalGroup(c.pgid, syscall.SIGCONT); err != nil {
+			a.log.Warn("resume failed", "copy", id, "err", err)
+			return
+		}
 	}
 	c.state = copyRunning
 	c.runSince = a.now()
@@ -852,6 +905,8 @@ func (a *agent) progressChanged() {
 // copy's progress changed (at most once a second).
 func (a *agent) heartbeatLoop() {
 	var last time.Time
+	var b backoff // after a failed heartbeat: retry sooner than the interval
+	failed := false
 	for {
 		a.mu.Lock()
 		reg, every, regCh := a.registered, a.hbEvery, a.regCh
@@ -865,7 +920,11 @@ func (a *agent) heartbeatLoop() {
 			}
 			continue
 		}
-		t := time.NewTimer(every - a.now().Sub(last))
+		wait := every - a.now().Sub(last)
+		if failed {
+			wait = min(wait, b.next())
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-a.comm.Done():
 			t.Stop()
@@ -881,13 +940,17 @@ func (a *agent) heartbeatLoop() {
 				a.sleep(a.comm, gap)
 			}
 		}
-		a.heartbeat()
+		failed = !a.heartbeat()
+		if !failed {
+			b.reset()
+		}
 		last = a.now()
 	}
 }
 
-// heartbeat sends one heartbeat with the live copies' progress.
-func (a *agent) heartbeat() {
+// heartbeat sends one heartbeat with the live copies' progress, and says
+// whether the server answered.
+func (a *agent) heartbeat() bool {
 	a.mu.Lock()
 	gen, id := a.gen, a.workerID
 	req := &batchv1.HeartbeatRequest{WorkerId: id}
@@ -902,9 +965,11 @@ func (a *agent) heartbeat() {
 		c := a.copies[cid]
 		req.Copies = append(req.Copies, &batchv1.CopyProgress{CopyId: cid, Progress: c.progress, CpuSeconds: c.cpu})
 	}
+	_, deadline, _ := LeaseTiming(a.lease)
 	a.mu.Unlock()
-	ctx, cancel := context.WithTimeout(a.comm, callTimeout)
+	ctx, cancel := context.WithTimeout(a.comm, deadline)
 	defer cancel()
+	sent := a.now()
 	resp, err := a.client.Heartbeat(ctx, req)
 	if err != nil {
 		if connect.CodeOf(err) == connect.CodeNotFound {
@@ -913,7 +978,7 @@ func (a *agent) heartbeat() {
 		} else if a.comm.Err() == nil {
 			a.log.Warn("heartbeat failed", "err", err)
 		}
-		return
+		return false
 	}
 	if l := resp.GetLeaseSeconds(); l > 0 {
 		a.mu.Lock()
@@ -923,6 +988,16 @@ func (a *agent) heartbeat() {
 	for _, k := range resp.GetKill() {
 		a.kill(k)
 	}
+	// A registration since this heartbeat was sent renewed the lease
+	// already (and restated what runs); this answer, though, only
+	// renews it for copies the server has not named for killing.
+	a.mu.Lock()
+	same := a.gen == gen
+	a.mu.Unlock()
+	if same {
+		a.renewed(sent)
+	}
+	return true
 }
 
 // finish holds the copy's result and delivers it, then forgets the copy.
@@ -997,7 +1072,7 @@ func (a *agent) deliver(c *copyRun) {
 		req.WorkerId = a.workerID
 		a.mu.Unlock()
 		if reg {
-			ctx, cancel := context.WithTimeout(a.comm, callTimeout)
+			ctx, cancel := context.WithTimeout(a.comm, max(reportTimeout, a.leaseNow()))
 			resp, err := a.client.ReportFinished(ctx, req)
 			cancel()
 			if err == nil {

@@ -39,7 +39,8 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "slots", Value: runtime.NumCPU(), EnvVars: []string{"BATCHD_SLOTS"}, Usage: "local worker slots (0 = none; remote workers only)"},
 			&cli.IntFlag{Name: "task-nice", Value: 10, EnvVars: []string{"BATCHD_TASK_NICE"},
 				Usage: "run local slots' tasks this much nicer than the server (0-19), so that the API and dispatch keep answering while tasks fill the cores; 0 = same priority"},
-			&cli.DurationFlag{Name: "lease", Value: 15 * time.Second, EnvVars: []string{"BATCHD_LEASE"}, Usage: "worker lease; a worker silent longer loses its copies"},
+			&cli.DurationFlag{Name: "lease", Value: 15 * time.Second, EnvVars: []string{"BATCHD_LEASE"}, Usage: "worker lease: a worker that cannot renew it for this long stops its copies; it heartbeats every lease/5"},
+			&cli.DurationFlag{Name: "lease-margin", EnvVars: []string{"BATCHD_LEASE_MARGIN"}, Usage: "how much longer than the lease the server waits before it runs a silent worker's copies again (default: lease/4, at least 1s)"},
 			&cli.StringFlag{Name: "output-cap", Value: "16MiB", EnvVars: []string{"BATCHD_OUTPUT_CAP"}, Usage: "bytes kept per output stream (e.g. 16MiB, 512KiB, 1000000)"},
 			&cli.StringFlag{Name: "policy", Value: string(sched.PolicySRPTxFCFS), EnvVars: []string{"BATCHD_POLICY"},
 				Usage: "scheduling policy: srpt×fcfs, fcfs×fcfs, batch-srpt, batch-fcfs, interactive-srpt, interactive-fcfs (ASCII: srpt-x-fcfs)"},
@@ -123,7 +124,7 @@ func runServe(c *cli.Context) error {
 	}
 	data := c.String("data")
 	srv, err := server.New(server.Config{
-		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), OutputCap: outCap,
+		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), LeaseMargin: c.Duration("lease-margin"), OutputCap: outCap,
 		Sched:                sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre},
 		NoDisclosedFairShare: c.Bool("no-fair-share"),
 		Logger:               log, Version: version,

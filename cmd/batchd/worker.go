@@ -25,6 +25,9 @@ func workerCommand() *cli.Command {
 			"(last line of $BATCH_PROGRESS_FILE, a number in [0,1]) and results, and keeps its\n" +
 			"lease with heartbeats. It reconnects by itself when the server goes away, and holds\n" +
 			"finished results in memory until the server has taken them.\n\n" +
+			"A worker that cannot renew its lease (the server's --lease) stops its copies (SIGSTOP;\n" +
+			"killed with --no-suspend) when it runs out, and lets them run on once the server answers\n" +
+			"again, unless the server has run them elsewhere meanwhile (README: Leases).\n\n" +
 			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_TASK_ATTEMPT (1, 2, ... as the task is retried in place), BATCH_COPY_ID and BATCH_PROGRESS_FILE.\n\n" +
 			"On SIGTERM or SIGINT the worker stops taking work, kills its running copies and\n" +
 			"reports them killed (the server runs their tasks again elsewhere), delivers every\n" +
@@ -45,6 +48,9 @@ func workerCommand() *cli.Command {
 			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G (default: the machine's; 0: none)"},
 			&cli.DurationFlag{Name: "idle-exit", Usage: "leave (exit 0) after holding no copy for this long, e.g. 30s (default: never)"},
 			&cli.BoolFlag{Name: "hand-back", Usage: "on SIGTERM, hand running copies back at once, also those the signal reached first (pilots)"},
+			// Benchmarks of the control plane only (bench/scaling_test.go):
+			// copies end at once without running anything.
+			&cli.BoolFlag{Name: "bench-no-exec", Hidden: true, Usage: "benchmarks only: do not run copies, end each at once with exit 0"},
 		},
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
@@ -65,6 +71,7 @@ func workerCommand() *cli.Command {
 				Version:       version,
 				NoSuspend:     c.Bool("no-suspend"),
 				Nice:          c.Int("task-nice"),
+				BenchNoExec:   c.Bool("bench-no-exec"),
 				DrainTimeout:  c.Duration("drain"),
 				IdleExit:      c.Duration("idle-exit"),
 				HandBack:      c.Bool("hand-back"),

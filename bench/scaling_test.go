@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"batchd/client"
+	"batchd/sched"
+)
+
+// BenchmarkScaling measures one server's control plane with many remote
+// slots (docs/scaling.md): a `batchd serve --slots 0` and W `batchd
+// worker` processes of S slots each, all on this machine over loopback.
+// One op is one requested task `true`; b.N of them are disclosed in one
+// call and the benchmark waits until all are finished, then checks one
+// bill line per task.
+//
+// TEST-ONLY EXECUTOR: the workers run with the hidden flag
+// --bench-no-exec, so a copy ends at once without a fork (a `true` that
+// costs nothing): what is measured is the server, the store and the
+// worker protocol, not fork/exec. The "fork" case runs one worker that
+// does fork, for comparison.
+//
+// It reports tasks/s; the store's write transactions per second and tasks
+// per write transaction (group commit); writer-busy, the fraction of the
+// wall time the single SQLite writer spent inside write transactions (1
+// is saturated) and that time per task (writer-ms/task: 1000 divided by
+// it is the most tasks/s this writer could take); the server's CPU per task (its children excluded); and
+// the 1-minute load average when the case started.
+func BenchmarkScaling(b *testing.B) {
+	cases := []struct {
+		workers, slots int
+		fork           bool
+	}{
+		{1, 16, false}, {4, 64, false}, {16, 64, false}, {32, 64, false}, {64, 64, false},
+		{1, 64, true},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("noexec/workers=%d/slots=%d", c.workers, c.workers*c.slots)
+		if c.fork {
+			name = fmt.Sprintf("fork/workers=%d/slots=%d", c.workers, c.workers*c.slots)
+		}
+		b.Run(name, func(b *testing.B) { benchScaling(b, c.workers, c.slots, !c.fork) })
+	}
+}
+
+func benchScaling(b *testing.B, workers, slots int, noExec bool) {
+	bin := batchd(b)
+	data := b.TempDir()
+	bs, err := startServerIn(bin, 0, data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bs.stop()
+	out, err := exec.Command(bin, "user", "add", "--data", data, "--worker", "bench-workers").Output()
+	if err != nil {
+		b.Fatalf("batchd user add --worker: %v", err)
+	}
+	token := strings.TrimSpace(string(out))
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			_ = p.Wait()
+		}
+	}()
+	for i := range workers {
+		args := []string{"worker", "--server", bs.url, "--name", fmt.Sprintf("w%03d", i), "--slots", strconv.Itoa(slots),
+			"--state-dir", filepath.Join(data, fmt.Sprintf("w%03d", i)), "--drain", "1s"}
+		if noExec {
+			args = append(args, "--bench-no-exec")
+		}
+		cmd := exec.Command(bin, args...)
+		// The token in the environment, never on the command line.
+		cmd.Env = append(os.Environ(), "BATCH_WORKER_TOKEN="+token)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		procs = append(procs, cmd)
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		cl, err := bs.c.GetCluster(ctx)
+		if err == nil && cl.Slots >= int32(workers*slots) {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d slots not up after 3 minutes (last error %v)", workers*slots, err)
+		}
+		time.Sleep(100 * time.Millisecond) // other processes: no clock to inject
+	}
+	specs := make([]sched.TaskSpec, b.N)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	load := loadAvg1(b)
+	b.ResetTimer()
+	tx0, busy0 := scrape(b, bs, "batchd_store_write_transactions_total"), scrape(b, bs, "batchd_store_write_busy_seconds_total")
+	cpu0 := cpuSeconds(b, bs.pid)
+	start := time.Now()
+	res, err := bs.c.Disclose(ctx, client.DiscloseInput{Name: "scaling", Tasks: specs, Request: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitSet(b, bs.c, res.Set.ID)
+	elapsed := time.Since(start).Seconds()
+	cpu := cpuSeconds(b, bs.pid) - cpu0
+	tx, busy := scrape(b, bs, "batchd_store_write_transactions_total")-tx0, scrape(b, bs, "batchd_store_write_busy_seconds_total")-busy0
+	b.StopTimer()
+	bill, err := bs.c.GetBill(ctx, client.BillInput{Set: res.Set.ID})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got, want := bill.Totals.Lines, int64(b.N); got != want {
+		b.Fatalf("bill has %d lines for %d tasks", got, want)
+	}
+	b.ReportMetric(float64(b.N)/elapsed, "tasks/s")
+	b.ReportMetric(tx/elapsed, "write-tx/s")
+	b.ReportMetric(float64(b.N)/tx, "tasks/write-tx")
+	b.ReportMetric(busy/elapsed, "writer-busy")
+	b.ReportMetric(busy*1000/float64(b.N), "writer-ms/task")
+	b.ReportMetric(cpu*1000/float64(b.N), "server-cpu-ms/task")
+	b.ReportMetric(cpu/elapsed, "server-cpus")
+	b.ReportMetric(load, "load1")
+}
+
+// loadAvg1 is the machine's 1-minute load average.
+func loadAvg1(b *testing.B) float64 {
+	b.Helper()
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	v, err := strconv.ParseFloat(strings.Fields(string(raw))[0], 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v
+}
