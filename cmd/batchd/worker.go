@@ -25,7 +25,8 @@ func workerCommand() *cli.Command {
 			"(last line of $BATCH_PROGRESS_FILE, a number in [0,1]) and results, and keeps its\n" +
 			"lease with heartbeats. It reconnects by itself when the server goes away, and holds\n" +
 			"finished results in memory until the server has taken them.\n\n" +
-			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_COPY_ID and BATCH_PROGRESS_FILE.\n\n" +
+			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_COPY_ID and BATCH_PROGRESS_FILE,\n" +
+			"and the tasks of an array (batchctl disclose --array) their value as BATCH_ARRAY_VALUE.\n\n" +
 			"On SIGTERM or SIGINT the worker stops taking work, kills its running copies and\n" +
 			"reports them killed (the server runs their tasks again elsewhere), delivers every\n" +
 			"held result (waiting at most --drain), and exits; exit status 1 if some result could\n" +
