@@ -72,6 +72,16 @@ func TestDiscloseArray(t *testing.T) {
 	if err != nil || len(live) != 1 || live[0].Spec.Env[store.ArrayValueEnv] != "20" {
 		t.Fatalf("live copies %+v %v", live, err)
 	}
+	// A fresh store on the same file (a restart) reads the array back.
+	again2 := store.NewDB(db.Path)
+	if err := again2.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer again2.Close()
+	_, tasks, _, err = again2.ListTasks(ctx, "u", first.Set.ID, store.TaskPage{})
+	if err != nil || len(tasks) != 5 || tasks[3].Spec.Env[store.ArrayValueEnv] != "15" || tasks[3].Spec.EstimateSeconds != 3 {
+		t.Fatalf("after reopening: %+v %v", tasks, err)
+	}
 }
 
 func TestNewTaskArray(t *testing.T) {
