@@ -2,6 +2,7 @@ package main
 
 import (
 	"archive/tar"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -266,7 +267,21 @@ func outputsOf(c *cli.Context, cl *client.Client, tasks []sched.Task) (map[sched
 	}
 	out := map[sched.TaskRef]*sched.Output{}
 	for _, set := range order {
-		err := cl.GetOutputs(c.Context, client.GetOutputsInput{Set: set, Indexes: bySet[set]}, func(p client.OutputPiece) error {
+		in := client.GetOutputsInput{Set: set, Indexes: bySet[set]}
+		// Tasks 0..n-1 (a whole set, as request SET waits for): read the
+		// set from its start instead of sending n indexes with every page.
+		n := int32(len(in.Indexes))
+		whole := true
+		for i, x := range in.Indexes {
+			whole = whole && x == int32(i)
+		}
+		if whole {
+			in.Indexes = nil
+		}
+		err := cl.GetOutputs(c.Context, in, func(p client.OutputPiece) error {
+			if whole && p.Index >= n {
+				return errEnough
+			}
 			if p.Unreadable != "" {
 				return nil
 			}
@@ -283,9 +298,12 @@ func outputsOf(c *cli.Context, cl *client.Client, tasks []sched.Task) (map[sched
 			o.Stderr = append(o.Stderr, p.Output.Stderr...)
 			return nil
 		})
-		if err != nil {
+		if err != nil && err != errEnough {
 			return nil, err
 		}
 	}
 	return out, nil
 }
+
+// errEnough stops a GetOutputs walk that has read what it wanted.
+var errEnough = errors.New("enough")
