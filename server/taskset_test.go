@@ -466,6 +466,14 @@ func TestGetOutputsPaging(t *testing.T) {
 	wantCode(t, err, connect.CodeInvalidArgument)
 	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, Indexes: []int32{5}})
 	wantCode(t, err, connect.CodeNotFound)
+	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, Indexes: []int32{1}, FirstIndex: 1})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, FirstIndex: 5})
+	wantCode(t, err, connect.CodeNotFound)
+	r := must[*batchv1.GetOutputsResponse](t)(b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, FirstIndex: 3, Count: 9}))
+	if len(r.Outputs) != 2 || r.Outputs[0].Index != 3 || string(r.Outputs[1].Stdout) != "value 18, index 4" {
+		t.Errorf("range from 3: %v", r.Outputs)
+	}
 }
 
 // TestDiscloseStreamArray: the first message of a DiscloseStream may carry

@@ -191,6 +191,15 @@ func TestGetOutputsPages(t *testing.T) {
 			}
 		}
 	}
+	// A range: tasks 2 and 3 only.
+	page, err := db.GetOutputs(ctx, store.OutputsInput{Owner: "u", Set: set, First: 2, Count: 2})
+	if err != nil || len(page.Outputs) != 2 || page.Outputs[0].Index != 2 || page.Outputs[1].Index != 3 || page.Next != nil ||
+		string(page.Outputs[1].Output.Stdout) != want[3][0] {
+		t.Fatalf("range 2+2: %+v %v", page, err)
+	}
+	if _, err := db.GetOutputs(ctx, store.OutputsInput{Owner: "u", Set: set, First: 6}); sched.ErrorCode(err) != sched.ENOTFOUND {
+		t.Errorf("a range past the end: %v", err)
+	}
 	if _, err := db.GetOutputs(ctx, store.OutputsInput{Owner: "v", Set: set}); sched.ErrorCode(err) != sched.ENOTFOUND {
 		t.Errorf("another owner: %v", err)
 	}

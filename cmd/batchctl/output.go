@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/tar"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -267,21 +266,8 @@ func outputsOf(c *cli.Context, cl *client.Client, tasks []sched.Task) (map[sched
 	}
 	out := map[sched.TaskRef]*sched.Output{}
 	for _, set := range order {
-		in := client.GetOutputsInput{Set: set, Indexes: bySet[set]}
-		// Tasks 0..n-1 (a whole set, as request SET waits for): read the
-		// set from its start instead of sending n indexes with every page.
-		n := int32(len(in.Indexes))
-		whole := true
-		for i, x := range in.Indexes {
-			whole = whole && x == int32(i)
-		}
-		if whole {
-			in.Indexes = nil
-		}
-		err := cl.GetOutputs(c.Context, in, func(p client.OutputPiece) error {
-			if whole && p.Index >= n {
-				return errEnough
-			}
+		// Consecutive indexes (a whole set) go as a range (client.GetOutputs).
+		err := cl.GetOutputs(c.Context, client.GetOutputsInput{Set: set, Indexes: bySet[set]}, func(p client.OutputPiece) error {
 			if p.Unreadable != "" {
 				return nil
 			}
@@ -298,12 +284,9 @@ func outputsOf(c *cli.Context, cl *client.Client, tasks []sched.Task) (map[sched
 			o.Stderr = append(o.Stderr, p.Output.Stderr...)
 			return nil
 		})
-		if err != nil && err != errEnough {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
-
-// errEnough stops a GetOutputs walk that has read what it wanted.
-var errEnough = errors.New("enough")
