@@ -33,8 +33,8 @@ type OutputsInput struct {
 	// First, Count of them (0: to the set's end).
 	Indexes      []int32
 	First, Count int32
-	MaxBytes int64 // 0: DefaultOutputsPageBytes
-	From     OutputsCursor
+	MaxBytes     int64 // 0: DefaultOutputsPageBytes
+	From         OutputsCursor
 }
 
 // TaskOutput is one task's output in a GetOutputs page, or the piece of it
