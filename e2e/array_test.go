@@ -135,6 +135,23 @@ func TestArraysShellAndBulkOutput(t *testing.T) {
 		check("request --with-output", task.Index, task.Output.Stdout, task.Output.Stderr)
 	}
 
+	// A whole set: read from its start, not by index.
+	r = c.mustCtl("--json", "request", "--with-output", fmt.Sprint(set))
+	req.Tasks = nil
+	if err := json.Unmarshal([]byte(r.stdout), &req); err != nil {
+		t.Fatalf("request --json --with-output SET: %v\n%s", err, r.stdout)
+	}
+	if len(req.Tasks) != 9 {
+		t.Fatalf("request --json --with-output SET: %d tasks, want 9", len(req.Tasks))
+	}
+	for _, task := range req.Tasks {
+		if task.Output == nil {
+			t.Errorf("request --with-output SET: task %d has no output", task.Index)
+			continue
+		}
+		check("request --with-output SET", task.Index, task.Output.Stdout, task.Output.Stderr)
+	}
+
 	// A task not requested has no output to read: the others are written,
 	// it is named, and the exit status says so.
 	c.mustCtl("disclose", "--set", fmt.Sprint(set), "--", "true")

@@ -28,8 +28,11 @@ func (h taskSetHandler) GetOutputs(ctx context.Context, req *batchv1.GetOutputsR
 	if err != nil {
 		return nil, s.connectError(ctx, err)
 	}
-	in := store.OutputsInput{Owner: owner, Set: sched.SetID(req.SetId), MaxBytes: req.MaxBytes, From: from}
+	in := store.OutputsInput{Owner: owner, Set: sched.SetID(req.SetId), MaxBytes: req.MaxBytes, From: from, First: req.FirstIndex, Count: req.Count}
 	if len(req.Indexes) > 0 {
+		if req.FirstIndex != 0 || req.Count != 0 {
+			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "give indexes or a range (first_index, count), not both"))
+		}
 		in.Indexes = req.Indexes
 	}
 	page, err := s.db.GetOutputs(ctx, in)

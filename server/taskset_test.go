@@ -466,4 +466,30 @@ func TestGetOutputsPaging(t *testing.T) {
 	wantCode(t, err, connect.CodeInvalidArgument)
 	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, Indexes: []int32{5}})
 	wantCode(t, err, connect.CodeNotFound)
+	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, Indexes: []int32{1}, FirstIndex: 1})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	_, err = b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, FirstIndex: 5})
+	wantCode(t, err, connect.CodeNotFound)
+	r := must[*batchv1.GetOutputsResponse](t)(b.tasks.GetOutputs(ctx(t), &batchv1.GetOutputsRequest{SetId: set, FirstIndex: 3, Count: 9}))
+	if len(r.Outputs) != 2 || r.Outputs[0].Index != 3 || string(r.Outputs[1].Stdout) != "value 18, index 4" {
+		t.Errorf("range from 3: %v", r.Outputs)
+	}
+}
+
+// TestDiscloseStreamArray: the first message of a DiscloseStream may carry
+// an array; a later message may not, nor may tasks beside it.
+func TestDiscloseStreamArray(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	arr := &batchv1.TaskArray{First: 1, Last: 100, Step: 3, Spec: echo(1)[0]}
+	res, err := discloseStream(ctx(t), b.tasks, &batchv1.DiscloseStreamRequest{Name: "s", Array: arr})
+	if err != nil || res.Count != 34 || res.TaskSet.Counts.Total != 34 {
+		t.Fatalf("stream with an array: %v %v", res, err)
+	}
+	_, err = discloseStream(ctx(t), b.tasks, &batchv1.DiscloseStreamRequest{Tasks: echo(1)}, &batchv1.DiscloseStreamRequest{Array: arr})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	_, err = discloseStream(ctx(t), b.tasks, &batchv1.DiscloseStreamRequest{Array: arr}, &batchv1.DiscloseStreamRequest{Tasks: echo(1)})
+	wantCode(t, err, connect.CodeInvalidArgument)
+	_, err = discloseStream(ctx(t), b.tasks, &batchv1.DiscloseStreamRequest{Array: arr, Tasks: echo(1)})
+	wantCode(t, err, connect.CodeInvalidArgument)
 }

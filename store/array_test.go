@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,6 +71,16 @@ func TestDiscloseArray(t *testing.T) {
 	live, err := db.WorkerCopies(ctx, "w")
 	if err != nil || len(live) != 1 || live[0].Spec.Env[store.ArrayValueEnv] != "20" {
 		t.Fatalf("live copies %+v %v", live, err)
+	}
+	// A fresh store on the same file (a restart) reads the array back.
+	again2 := store.NewDB(db.Path)
+	if err := again2.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer again2.Close()
+	_, tasks, _, err = again2.ListTasks(ctx, "u", first.Set.ID, store.TaskPage{})
+	if err != nil || len(tasks) != 5 || tasks[3].Spec.Env[store.ArrayValueEnv] != "15" || tasks[3].Spec.EstimateSeconds != 3 {
+		t.Fatalf("after reopening: %+v %v", tasks, err)
 	}
 }
 
@@ -180,10 +191,66 @@ func TestGetOutputsPages(t *testing.T) {
 			}
 		}
 	}
+	// A range: tasks 2 and 3 only.
+	page, err := db.GetOutputs(ctx, store.OutputsInput{Owner: "u", Set: set, First: 2, Count: 2})
+	if err != nil || len(page.Outputs) != 2 || page.Outputs[0].Index != 2 || page.Outputs[1].Index != 3 || page.Next != nil ||
+		string(page.Outputs[1].Output.Stdout) != want[3][0] {
+		t.Fatalf("range 2+2: %+v %v", page, err)
+	}
+	if _, err := db.GetOutputs(ctx, store.OutputsInput{Owner: "u", Set: set, First: 6}); sched.ErrorCode(err) != sched.ENOTFOUND {
+		t.Errorf("a range past the end: %v", err)
+	}
 	if _, err := db.GetOutputs(ctx, store.OutputsInput{Owner: "v", Set: set}); sched.ErrorCode(err) != sched.ENOTFOUND {
 		t.Errorf("another owner: %v", err)
 	}
 	if _, err := db.GetOutputs(ctx, store.OutputsInput{Owner: "u", Set: set, Indexes: []int32{9}}); sched.ErrorCode(err) != sched.ENOTFOUND {
 		t.Errorf("index past the end: %v", err)
+	}
+}
+
+// TestArrayIsCompact: a 20,000-task array keeps its spec once, so the
+// spec bytes stored per task are a few, where the same commands as
+// separate tasks keep each whole.
+func TestArrayIsCompact(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := setup(t)
+	const n = 20_000
+	spec := sched.TaskSpec{Argv: []string{"sh", "-c", "./sim --seed $BATCH_ARRAY_VALUE --out results/$BATCH_TASK_INDEX"}}
+	a, err := store.NewTaskArray(0, n-1, 1, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Array: &a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := make([]sched.TaskSpec, n)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"sh", "-c", "./sim --seed " + strconv.Itoa(i) + " --out results/$BATCH_TASK_INDEX"}}
+	}
+	lines, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: specs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := sql.Open("sqlite3", "file:"+db.Path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	perTask := func(set sched.SetID) float64 {
+		var tasks, arrays int64
+		if err := ro.QueryRow(`SELECT SUM(length(spec)) FROM tasks WHERE set_id = ?`, set).Scan(&tasks); err != nil {
+			t.Fatal(err)
+		}
+		if err := ro.QueryRow(`SELECT IFNULL(SUM(length(spec)), 0) FROM task_arrays WHERE set_id = ?`, set).Scan(&arrays); err != nil {
+			t.Fatal(err)
+		}
+		return float64(tasks+arrays) / n
+	}
+	a1, l1 := perTask(arr.Set.ID), perTask(lines.Set.ID)
+	t.Logf("spec bytes per task: %.1f as an array, %.1f as separate tasks", a1, l1)
+	if a1 > 8 || l1 < 10*a1 {
+		t.Errorf("spec bytes per task: %.1f as an array, %.1f as separate tasks; want at most 8, and a tenth of the other", a1, l1)
 	}
 }

@@ -29,10 +29,12 @@ type OutputsCursor struct {
 type OutputsInput struct {
 	Owner string
 	Set   sched.SetID
-	// Indexes are the tasks to read in order; nil reads the whole set.
-	Indexes  []int32
-	MaxBytes int64 // 0: DefaultOutputsPageBytes
-	From     OutputsCursor
+	// Indexes are the tasks to read in order; nil reads the tasks from
+	// First, Count of them (0: to the set's end).
+	Indexes      []int32
+	First, Count int32
+	MaxBytes     int64 // 0: DefaultOutputsPageBytes
+	From         OutputsCursor
 }
 
 // TaskOutput is one task's output in a GetOutputs page, or the piece of it
@@ -113,11 +115,19 @@ func (db *DB) GetOutputs(ctx context.Context, in OutputsInput) (OutputsPage, err
 			}
 		}
 		end := set.Counts.Total
+		pos, so, se := from.Pos, from.StdoutOff, from.StderrOff
 		if in.Indexes != nil {
 			end = int64(len(in.Indexes))
+		} else {
+			if in.First < 0 || in.Count < 0 || int64(in.First) >= set.Counts.Total {
+				return sched.Errorf(sched.ENOTFOUND, "tasks from %d not found: set %d has tasks 0 to %d", in.First, set.ID, set.Counts.Total-1)
+			}
+			if in.Count > 0 {
+				end = min(end, int64(in.First)+int64(in.Count))
+			}
+			pos = max(pos, int64(in.First))
 		}
 		used := int64(0)
-		pos, so, se := from.Pos, from.StdoutOff, from.StderrOff
 		for pos < end && len(page.Outputs) < MaxOutputsPageTasks {
 			// The next tasks' sizes, without their bytes.
 			metas, err := outputMetas(ctx, tx, in, pos, min(end-pos, 512))

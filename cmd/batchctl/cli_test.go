@@ -109,10 +109,14 @@ func TestTableWidth(t *testing.T) {
 }
 
 // TestArrayStatusAndWideCommand: the tasks of an array show their values
-// before their (shared) command; --wide shows a command whole, which is
-// otherwise cut at 40 characters.
+// before their (shared) command; with a width to fit ($COLUMNS) a command
+// is cut at 40 characters, and --wide (or a pipe) shows it whole.
 func TestArrayStatusAndWideCommand(t *testing.T) {
 	e := newEnv(t, 0)
+	if pipe := e.ok("status", strings.TrimSpace(e.ok("disclose", "-q", "--", "sh", "-c", "echo a command line longer than forty characters, whole"))); !strings.Contains(pipe, "forty characters, whole") {
+		t.Errorf("status into a pipe cuts the command:\n%s", pipe)
+	}
+	t.Setenv("COLUMNS", "200")
 	set := strings.TrimSpace(e.ok("disclose", "-q", "--array", "5-9:2", "--", "echo value $BATCH_ARRAY_VALUE and then a long tail that goes past forty characters"))
 	out := e.ok("status", set)
 	for i, v := range []string{"5", "7", "9"} {

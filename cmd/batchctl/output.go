@@ -266,6 +266,7 @@ func outputsOf(c *cli.Context, cl *client.Client, tasks []sched.Task) (map[sched
 	}
 	out := map[sched.TaskRef]*sched.Output{}
 	for _, set := range order {
+		// Consecutive indexes (a whole set) go as a range (client.GetOutputs).
 		err := cl.GetOutputs(c.Context, client.GetOutputsInput{Set: set, Indexes: bySet[set]}, func(p client.OutputPiece) error {
 			if p.Unreadable != "" {
 				return nil

@@ -28,7 +28,9 @@ func workerCommand() *cli.Command {
 			"A worker that cannot renew its lease (the server's --lease) stops its copies (SIGSTOP;\n" +
 			"killed with --no-suspend) when it runs out, and lets them run on once the server answers\n" +
 			"again, unless the server has run them elsewhere meanwhile (README: Leases).\n\n" +
-			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_TASK_ATTEMPT (1, 2, ... as the task is retried in place), BATCH_COPY_ID and BATCH_PROGRESS_FILE.\n\n" +
+			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_TASK_ATTEMPT (1, 2, ... as the task is\n" +
+			"retried in place), BATCH_COPY_ID and BATCH_PROGRESS_FILE, and the tasks of an array\n" +
+			"(batchctl disclose --array) their value as BATCH_ARRAY_VALUE.\n\n" +
 			"On SIGTERM or SIGINT the worker stops taking work, kills its running copies and\n" +
 			"reports them killed (the server runs their tasks again elsewhere), delivers every\n" +
 			"held result (waiting at most --drain), and exits; exit status 1 if some result could\n" +

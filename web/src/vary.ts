@@ -96,7 +96,8 @@ export class CommandParts {
    * varying is what the command column shows for a task: the part of its
    * command that differs, then each varying environment variable
    * ("FRAME=12"). It is the whole command when nothing is shared (or for a
-   * lone task), and the whole command too when only the environment differs.
+   * lone task), and the whole command after the environment when only the
+   * environment differs.
    */
   varying(spec: TaskSpec | undefined): string {
     const cmd = commandText(spec);
@@ -107,6 +108,9 @@ export class CommandParts {
       mid = cmd.slice(sh.prefix.length, cmd.length - sh.suffix.length).trim();
       if (mid === "") mid = env.length > 0 ? "" : cmd;
     }
+    // Only the environment differs (an array: $BATCH_ARRAY_VALUE): it goes
+    // first, so that a long shared command cut at the column's end keeps it.
+    if (mid === cmd && env.length > 0) return [...env, cmd].join(" ");
     return [mid, ...env].filter((s) => s !== "").join(" ") || cmd;
   }
 }

@@ -1403,9 +1403,14 @@ type GetOutputsRequest struct {
 	// The most bytes of stdout and stderr one page carries (0: 4 MiB; at
 	// most 16 MiB). A page holds at least one task's first bytes.
 	MaxBytes int64 `protobuf:"varint,3,opt,name=max_bytes,json=maxBytes,proto3" json:"max_bytes,omitempty"`
-	// From the previous page's next_page_token, with the same set, indexes
-	// and max_bytes.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// From the previous page's next_page_token, with the same set, indexes,
+	// range and max_bytes.
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Without indexes: the tasks from first_index, count of them (0: to the
+	// set's end). A range costs a few bytes where its indexes would cost
+	// some per task on every page.
+	FirstIndex    int32 `protobuf:"varint,5,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
+	Count         int32 `protobuf:"varint,6,opt,name=count,proto3" json:"count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1466,6 +1471,20 @@ func (x *GetOutputsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *GetOutputsRequest) GetFirstIndex() int32 {
+	if x != nil {
+		return x.FirstIndex
+	}
+	return 0
+}
+
+func (x *GetOutputsRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
 }
 
 type GetOutputsResponse struct {
@@ -2321,13 +2340,16 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\acopy_id\x18\v \x01(\x03R\x06copyId\x12\x16\n" +
 	"\x06worker\x18\f \x01(\tR\x06worker\x12)\n" +
 	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x18\n" +
-	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\x80\x01\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\xb7\x01\n" +
 	"\x11GetOutputsRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
 	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x1b\n" +
 	"\tmax_bytes\x18\x03 \x01(\x03R\bmaxBytes\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"l\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12\x1f\n" +
+	"\vfirst_index\x18\x05 \x01(\x05R\n" +
+	"firstIndex\x12\x14\n" +
+	"\x05count\x18\x06 \x01(\x05R\x05count\"l\n" +
 	"\x12GetOutputsResponse\x12.\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x14.batch.v1.TaskOutputR\aoutputs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xae\x04\n" +
