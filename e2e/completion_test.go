@@ -36,8 +36,11 @@ func TestCompletionBash(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	if got := complete("batchctl", "re"); got != "request" {
-		t.Errorf("batchctl re<TAB>: %q, want request", got)
+	if got := complete("batchctl", "re"); got != "request retry" {
+		t.Errorf("batchctl re<TAB>: %q, want request retry", got)
+	}
+	if got := complete("batchctl", "req"); got != "request" {
+		t.Errorf("batchctl req<TAB>: %q, want request", got)
 	}
 	if got := complete("batchctl", "status", "--js"); got != "--json" {
 		t.Errorf("batchctl status --js<TAB>: %q, want --json", got)

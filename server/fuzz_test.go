@@ -219,6 +219,62 @@ func FuzzGetTaskSet(f *testing.F) {
 	})
 }
 
+func FuzzRetry(f *testing.F) {
+	fb := fuzzSetup(f)
+	addSeeds(f,
+		&batchv1.RetryRequest{SetId: 1, Indexes: []int32{0}},
+		&batchv1.RetryRequest{SetId: 2, All: true},
+		&batchv1.RetryRequest{SetId: 2, Indexes: []int32{0, 1, 5}},
+		&batchv1.RetryRequest{SetId: 1, Indexes: []int32{-1, math.MaxInt32}, All: true},
+		&batchv1.RetryRequest{SetId: math.MinInt64},
+	)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		// A fresh set with a canceled task now and then, so that retries
+		// keep finding something to retry.
+		d, err := fb.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fb.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: d.TaskSet.Id, Indexes: []int32{0}}); err != nil {
+			t.Fatal(err)
+		}
+		var res batchv1.RetryResponse
+		if fb.call(t, fb.admin, batchv1connect.TaskSetServiceRetryProcedure, body, &res) != "" {
+			return
+		}
+		var req batchv1.RetryRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			t.Fatal(err)
+		}
+		if res.TaskSet.GetId() != req.SetId {
+			t.Fatalf("retry of set %d answered set %d", req.SetId, res.TaskSet.GetId())
+		}
+	})
+}
+
+func FuzzGetTask(f *testing.F) {
+	fb := fuzzSetup(f)
+	addSeeds(f,
+		&batchv1.GetTaskRequest{SetId: 1, Index: 0},
+		&batchv1.GetTaskRequest{SetId: 1, Index: 1},
+		&batchv1.GetTaskRequest{SetId: 1, Index: math.MaxInt32},
+		&batchv1.GetTaskRequest{SetId: -1, Index: -1},
+	)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var res batchv1.GetTaskResponse
+		if fb.call(t, fb.admin, batchv1connect.TaskSetServiceGetTaskProcedure, body, &res) != "" {
+			return
+		}
+		var req batchv1.GetTaskRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			t.Fatal(err)
+		}
+		if res.Task.GetSetId() != req.SetId || res.Task.GetIndex() != req.Index || res.Task.GetAttempt() < 1 {
+			t.Fatalf("GetTask %d/%d answered %v", req.SetId, req.Index, res.Task)
+		}
+	})
+}
+
 func FuzzListTaskSets(f *testing.F) {
 	fb := fuzzSetup(f)
 	addSeeds(f,
@@ -242,6 +298,9 @@ func FuzzGetOutput(f *testing.F) {
 		&batchv1.GetOutputRequest{SetId: 1, Index: 0, Offset: store.MaxOutputOffset, Limit: 1},
 		&batchv1.GetOutputRequest{SetId: 1, Index: 1},
 		&batchv1.GetOutputRequest{SetId: 1, Index: -1, Offset: -1, Limit: math.MinInt64},
+		&batchv1.GetOutputRequest{SetId: 1, Index: 0, Attempt: 1},
+		&batchv1.GetOutputRequest{SetId: 1, Index: 0, Attempt: math.MaxInt32},
+		&batchv1.GetOutputRequest{SetId: 1, Index: 0, Attempt: -1},
 	)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var res batchv1.GetOutputResponse

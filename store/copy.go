@@ -352,7 +352,8 @@ func win(ctx context.Context, tx *Tx, c sched.Copy, state, owner, setName string
 		now, now, c.ID, in.ExitCode, boolInt(in.TimedOut), in.RunSeconds, now, c.Task.Set, c.Task.Index); err != nil {
 		return fmt.Errorf("finish task: %w", err)
 	}
-	bill, err := insertBill(ctx, tx, sched.BillLine{Owner: owner, Task: c.Task, SetName: setName, Copy: c.ID,
+	// A winning copy runs for its task's current attempt (finishCopy checked).
+	bill, err := insertBill(ctx, tx, sched.BillLine{Owner: owner, Task: c.Task, SetName: setName, Copy: c.ID, Attempt: c.Attempt,
 		SlotSeconds: in.RunSeconds, CPUSeconds: in.CPUSeconds, BilledAt: tx.now, Reason: sched.BillFinished,
 		ReportedSlotSeconds: res.ReportedRunSeconds, ReportedCPUSeconds: in.CPUSeconds, Clamped: res.Clamped})
 	if err != nil {

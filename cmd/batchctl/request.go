@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -277,9 +279,37 @@ func printMany(c *cli.Context, cl *client.Client, tasks []sched.Task) error {
 		}
 	}
 	if nfailed > 0 {
-		return &exitError{code: exitTasksFailed, msg: fmt.Sprintf("%d of %d tasks failed, timed out or were canceled", nfailed, len(tasks))}
+		return &exitError{code: exitTasksFailed, msg: fmt.Sprintf("%d of %d tasks failed, timed out or were canceled; run them again in place: %s",
+			nfailed, len(tasks), retryHint(tasks))}
 	}
 	return nil
+}
+
+// retryHint is the batchctl retry command line for the failed tasks.
+func retryHint(tasks []sched.Task) string {
+	bySet := map[sched.SetID][]int32{}
+	var sets []sched.SetID
+	for _, t := range tasks {
+		if !failed(t) {
+			continue
+		}
+		if _, ok := bySet[t.Set]; !ok {
+			sets = append(sets, t.Set)
+		}
+		bySet[t.Set] = append(bySet[t.Set], t.Index)
+	}
+	slices.Sort(sets)
+	args := []string{"batchctl retry"}
+	for _, set := range sets {
+		idx := bySet[set]
+		if len(idx) > 20 {
+			args = append(args, strconv.FormatInt(int64(set), 10)) // every failed task of the set
+			continue
+		}
+		slices.Sort(idx)
+		args = append(args, fmt.Sprintf("%d/%s", set, indexList(idx)))
+	}
+	return strings.Join(args, " ")
 }
 
 // progress draws a one-line status on a terminal and redraws it every

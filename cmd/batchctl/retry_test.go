@@ -13,6 +13,9 @@ func TestRetryCLI(t *testing.T) {
 	script := `echo "$BATCH_TASK_INDEX $BATCH_TASK_ATTEMPT"; [ "$BATCH_TASK_ATTEMPT" -ge 2 ] || [ $((BATCH_TASK_INDEX % 2)) -eq 0 ]`
 	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--file", writeTemp(t, strings.Repeat(script+"\n", 4))))
 	e.ok("watch", set)
+	if _, errOut, code := e.run("request", "-q", set); code != 5 || !strings.Contains(errOut, "batchctl retry "+set+"/1,3") {
+		t.Errorf("request of the study: exit %d, %q; want 5 and the retry command", code, errOut)
+	}
 	if _, errOut, code := e.run("retry", set+"/0"); code == 0 || !strings.Contains(errOut, "only failed, timed-out or canceled tasks") {
 		t.Errorf("retry of a task that succeeded: exit %d, %q", code, errOut)
 	}

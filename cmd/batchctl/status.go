@@ -172,7 +172,11 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 		if why == "" || why == sched.WhyRunning.Short() {
 			why = "-"
 		}
-		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), string(x.State), why, taskCommand(c, x.Spec),
+		state := string(x.State)
+		if x.Attempt > 1 {
+			state += fmt.Sprintf(" (attempt %d)", x.Attempt) // retried in place: status SET/I lists the attempts
+		}
+		if err := t.Append(fmt.Sprintf("%d/%d", x.Set, x.Index), state, why, taskCommand(c, x.Spec),
 			copiesText(x.Copies), prog, exit, secs(x.ServiceSeconds), secs(x.VisibleResponseSeconds)); err != nil {
 			return err
 		}
