@@ -79,6 +79,8 @@ test: setup
 
 test-go:
 	$(GO) test $(GOFLAGS_TEST) ./...
+	@# SQLite's own count of statements planned again at every run (store/reprepare_internal_test.go)
+	CGO_CFLAGS=-DSQLITE_ENABLE_STMTVTAB $(GO) test -count=1 -run NoReprepare ./store/
 
 test-web: web/node_modules
 	cd web && $(NPM) run check && $(NPM) test

@@ -28,10 +28,15 @@ var (
 	buildErr  error
 )
 
-// batchd builds the batchd binary once per run.
+// batchd builds the batchd binary once per run, or takes the one
+// BATCHD_BENCH_BIN names (to compare two builds in one run, alternately).
 func batchd(b *testing.B) string {
 	b.Helper()
 	buildOnce.Do(func() {
+		if p := os.Getenv("BATCHD_BENCH_BIN"); p != "" {
+			batchdBin = p
+			return
+		}
 		dir, err := os.MkdirTemp("", "batchd-bench-")
 		if err != nil {
 			buildErr = err
@@ -71,7 +76,7 @@ func TestMain(m *testing.M) {
 	for _, s := range servers {
 		s.stop()
 	}
-	if batchdBin != "" {
+	if batchdBin != "" && os.Getenv("BATCHD_BENCH_BIN") == "" { // only the directory it made
 		os.RemoveAll(filepath.Dir(batchdBin))
 	}
 	os.Exit(code)

@@ -49,7 +49,7 @@ func checkCaps(caps map[SetID]int, workConserving bool) func(d *driver, ds []Dec
 			if c, ok := caps[id]; ok && n > c {
 				d.t.Fatalf("t=%g: set %d runs %d copies, cap %d", d.now, id, n, c)
 			}
-			if st := d.s.sets[id]; int(st.nrun) != n {
+			if st := d.s.sets[id]; st == nil || int(st.nrun) != n {
 				d.t.Fatalf("t=%g: set %d: scheduler counts %d running copies, driver %d", d.now, id, st.nrun, n)
 			}
 		}

@@ -25,6 +25,7 @@ type driver struct {
 	slots    map[SlotRef]CopyID
 	nCopies  map[TaskRef]int
 	finished map[TaskRef]float64 // time the winning copy ended
+	owners   map[SetID]string    // each set's owner (the scheduler forgets closed sets)
 	log      []Decision
 	logTimes []float64
 	// check, when set, is called after every Decide with its decisions.
@@ -58,6 +59,12 @@ func newDriver(t testing.TB, cfg Config) *driver {
 func (d *driver) apply(ev Event) ApplyResult {
 	d.t.Helper()
 	ev.Time = d.now
+	if ev.Kind == EventDisclosed && ev.Owner != "" {
+		if d.owners == nil {
+			d.owners = map[SetID]string{}
+		}
+		d.owners[ev.Set] = ev.Owner
+	}
 	r, err := d.s.Apply(ev)
 	if err != nil {
 		d.t.Fatalf("Apply(%+v) at %g: %v", ev, d.now, err)
@@ -195,9 +202,9 @@ func (d *driver) step(until float64) bool {
 			}
 		}
 		if r := d.apply(Event{Kind: EventCopyFinished, Copy: c.id}); r.Won {
-			d.history = append(d.history, Event{Kind: EventDurationObserved, Set: c.ref.Set, Owner: d.s.sets[c.ref.Set].owner, Duration: dur})
+			d.history = append(d.history, Event{Kind: EventDurationObserved, Set: c.ref.Set, Owner: d.owners[c.ref.Set], Duration: dur})
 			for _, l := range losers {
-				d.history = append(d.history, Event{Kind: EventDurationObserved, Set: c.ref.Set, Owner: d.s.sets[c.ref.Set].owner, Duration: l, Censored: true})
+				d.history = append(d.history, Event{Kind: EventDurationObserved, Set: c.ref.Set, Owner: d.owners[c.ref.Set], Duration: l, Censored: true})
 			}
 			if _, dup := d.finished[c.ref]; dup {
 				d.t.Fatalf("t=%g: task %v won twice", d.now, c.ref)

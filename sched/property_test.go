@@ -125,11 +125,17 @@ func playScript(d *driver, script []scripted, stopAt float64) int {
 			d.apply(sc.ev)
 		default:
 			ev := sc.ev
+			if (ev.Kind == EventRequested || ev.Kind == EventCanceled) && d.s.sets[ev.Set] == nil {
+				// Every task of the set is final and the scheduler forgot
+				// it: the server sends no event then (the store changes
+				// nothing).
+				continue
+			}
 			if ev.Kind == EventRequested && ev.Indexes != nil {
 				// A single task may have been canceled by then.
-				t := d.s.sets[ev.Set].tasks[ev.Indexes[0]]
-				if t.state == stCanceled {
-					continue
+				st := d.s.sets[ev.Set]
+				if st == nil || st.task(ev.Indexes[0]) == nil || st.task(ev.Indexes[0]).state == stCanceled {
+					continue // canceled, or its set is closed and forgotten
 				}
 			}
 			d.apply(ev)

@@ -420,6 +420,60 @@ func TestCancelRequested(t *testing.T) {
 	}
 }
 
+// A set whose tasks are all final, with no live copy, is forgotten (the
+// scheduler holds open work only, as after a restart); executed tasks keep
+// their set; a later disclose into a forgotten set makes it anew at the
+// indexes given, holding no slots for the indexes before them.
+func TestClosedSetsForgotten(t *testing.T) {
+	t.Parallel()
+	d := newDriver(t, Config{Speculation: SpecNone})
+	d.dur = func(TaskRef, int, bool) float64 { return 1 }
+	d.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 4})
+	d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(10, 1)})
+	d.apply(Event{Kind: EventRequested, Set: 1})
+	d.apply(Event{Kind: EventDisclosed, Set: 2, Owner: "u", Tasks: tasksWithEstimate(3, 1)}) // runs, never requested
+	d.apply(Event{Kind: EventDisclosed, Set: 3, Owner: "u", Tasks: tasksWithEstimate(5, 1)})
+	d.apply(Event{Kind: EventCanceled, Set: 3})
+	d.decide()
+	d.run(1e9)
+	if _, ok := d.s.sets[1]; ok {
+		t.Error("set 1 (every task finished) is still held")
+	}
+	if _, ok := d.s.sets[3]; ok {
+		t.Error("set 3 (every task canceled) is still held")
+	}
+	if st := d.s.sets[2]; st == nil || st.open != 3 {
+		t.Fatalf("set 2 (3 executed tasks, which a request may still finish) = %+v, want held with 3 open", st)
+	}
+	if got := len(d.finished); got != 13 {
+		t.Fatalf("%d tasks finished or executed, want 13", got)
+	}
+	// An append far past maxIndexGap into the forgotten set 1.
+	far := int32(3 * maxIndexGap)
+	d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: far, EstimateSeconds: 1}, {Index: far + 2, EstimateSeconds: 1}}})
+	st := d.s.sets[1]
+	if st == nil || st.lo != far || len(st.tasks) != 3 || st.task(far+1) != nil || st.task(far+2) == nil {
+		t.Fatalf("after the append: %+v, want tasks %d and %d held in 3 places", st, far, far+2)
+	}
+	// A lower index moves the held ones up.
+	d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: far - 1, EstimateSeconds: 1}}})
+	if st.lo != far-1 || st.task(far-1) == nil || st.task(far) == nil || st.task(far+2) == nil || st.task(far+3) != nil {
+		t.Fatalf("after a lower index: lo %d, %d held", st.lo, len(st.tasks))
+	}
+	if _, err := d.s.Apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: far, EstimateSeconds: 1}}}); err == nil {
+		t.Error("task disclosed twice accepted")
+	}
+	d.apply(Event{Kind: EventRequested, Set: 1, Indexes: []int32{far - 1, far, far + 2}})
+	d.decide()
+	d.run(1e9)
+	if _, ok := d.s.sets[1]; ok {
+		t.Error("set 1 held after its appended tasks finished")
+	}
+	if len(d.s.copies) != 0 {
+		t.Errorf("%d live copies left", len(d.s.copies))
+	}
+}
+
 // A lost copy's result that arrives late becomes its task's: the re-run is
 // killed, and a task whose re-run has not started yet leaves the queue.
 func TestLateResult(t *testing.T) {
@@ -441,11 +495,13 @@ func TestLateResult(t *testing.T) {
 	if re[0].Copy == ds[0].Copy {
 		t.Fatalf("re-run has the lost copy's id %d", re[0].Copy)
 	}
-	// Task 1's late result takes its running re-run away too; a second one is ignored.
+	// Task 1's late result takes its running re-run away too; a second one
+	// does not win (the set, every task of it done, is forgotten by then:
+	// the store sends no late result for a done task).
 	b.apply(Event{Kind: EventLateResult, Time: 7, Task: TaskRef{1, 1}})
 	b.decide(7, want{DecisionKill, TaskRef{1, 1}, "late-result", "b"})
-	if r := b.apply(Event{Kind: EventLateResult, Time: 8, Task: TaskRef{1, 1}}); r.Won {
-		t.Fatal("a done task won again")
+	if r, err := b.s.Apply(Event{Kind: EventLateResult, Time: 8, Task: TaskRef{1, 1}}); r.Won || (err != nil && ErrorCode(err) != ENOTFOUND) {
+		t.Fatalf("a done task's second late result: %+v, %v", r, err)
 	}
 	if st := b.s.Stats(); st.QueuedRequested != 0 || st.RunningCopies != 0 {
 		t.Fatalf("stats %+v", st)

@@ -107,7 +107,12 @@ type set struct {
 	id          SetID
 	owner       string
 	disclosedAt Time
-	tasks       []*task // by index; nil holes for indexes never disclosed
+	tasks       []*task // task lo+i at i; nil holes for indexes never disclosed
+	lo          int32   // index of tasks[0]
+	// open counts the tasks not final (disclosed, requested, executed). A
+	// set with none and no live copy is forgotten (forgetIfClosed), as a
+	// restart forgets it: the scheduler holds open work only.
+	open int32
 
 	dq   taskHeap // queued tasks of the disclosed class, by index
 	dpos int      // position in Scheduler.dsets; -1 when not there
@@ -355,6 +360,28 @@ func (s *Scheduler) taskLess(a, b *task) bool {
 }
 
 func discLess(a, b *task) bool { return a.index < b.index }
+
+// task returns task i of the set, nil when the scheduler does not hold it.
+func (st *set) task(i int32) *task {
+	if i < st.lo || int64(i-st.lo) >= int64(len(st.tasks)) {
+		return nil
+	}
+	return st.tasks[i-st.lo]
+}
+
+// forgetIfClosed drops set st once it holds no open task and no live
+// copy: finished work costs the scheduler no memory, the same state a
+// restart gives (store.LoadState reads open tasks only). Events about its
+// final tasks are not sent (the store changes nothing for them); a later
+// disclose into it makes it anew.
+func (s *Scheduler) forgetIfClosed(st *set) {
+	if st.open > 0 || st.nrun > 0 || st.nsusp > 0 || st.dpos >= 0 || st.inTree || st.upos >= 0 || st.keyDirty || len(st.running) > 0 {
+		return
+	}
+	if s.sets[st.id] == st {
+		delete(s.sets, st.id)
+	}
+}
 
 func (s *Scheduler) newSet(id SetID, owner string, at Time) *set {
 	st := &set{id: id, owner: owner, disclosedAt: at, dpos: -1, upos: -1}
@@ -633,6 +660,14 @@ func (s *Scheduler) killCopies(t *task, reason string) {
 // setState moves t to state ns, keeping queues, jobs and counters right.
 func (s *Scheduler) setState(t *task, ns uint8, now Time) {
 	defer s.touch(t)
+	if wasFinal := t.final(); wasFinal != (ns == stFinished || ns == stCanceled) {
+		if wasFinal {
+			t.set.open++
+		} else {
+			t.set.open--
+			defer s.forgetIfClosed(t.set)
+		}
+	}
 	wasReq := s.reqClass(t)
 	s.dequeue(t)
 	if wasReq && !t.done() {
@@ -836,22 +871,27 @@ func (s *Scheduler) disclosed(ev Event) error {
 		return nil
 	}
 	// Validate everything before changing anything.
-	base := 0
-	if st != nil {
-		base = len(st.tasks)
-	}
 	lo, top := math.MaxInt32, -1
 	for _, ti := range ev.Tasks {
-		if ti.Index < 0 || int(ti.Index) > base+len(ev.Tasks)+maxIndexGap {
+		if ti.Index < 0 {
 			return Errorf(EINVALID, "set %d: task index %d out of range", ev.Set, ti.Index)
 		}
 		lo, top = min(lo, int(ti.Index)), max(top, int(ti.Index))
+	}
+	// The tasks slice spans the indexes held, holes included: bound the
+	// holes.
+	held, first := 0, lo
+	if st != nil && len(st.tasks) > 0 {
+		held, first = len(st.tasks), min(lo, int(st.lo))
+	}
+	if span := max(top+1, first+held) - first; span > held+len(ev.Tasks)+maxIndexGap {
+		return Errorf(EINVALID, "set %d: task indexes %d to %d leave more than %d unused indexes among the %d held", ev.Set, lo, top, maxIndexGap, held)
 	}
 	seen := make([]uint64, (top-lo)/64+1) // a bit per index from lo to top
 	for _, ti := range ev.Tasks {
 		i := int(ti.Index) - lo
 		w, bit := i/64, uint64(1)<<(i%64)
-		if seen[w]&bit != 0 || (st != nil && int(ti.Index) < len(st.tasks) && st.tasks[ti.Index] != nil) {
+		if seen[w]&bit != 0 || (st != nil && st.task(ti.Index) != nil) {
 			return Errorf(ECONFLICT, "set %d: task %d disclosed twice", ev.Set, ti.Index)
 		}
 		seen[w] |= bit
@@ -874,21 +914,33 @@ func (s *Scheduler) disclosed(ev Event) error {
 	if ev.MaxRunning > 0 {
 		s.setMaxRunning(st, ev.MaxRunning)
 	}
-	if top >= len(st.tasks) {
-		st.tasks = slices.Grow(st.tasks, top+1-len(st.tasks))
+	if len(st.tasks) == 0 {
+		st.lo = int32(lo)
+	} else if int32(lo) < st.lo {
+		// Indexes below the first held (an append after the set was
+		// forgotten, or an out-of-order disclose): move the tasks up.
+		grown := make([]*task, int(st.lo)-lo+len(st.tasks), int(st.lo)-lo+max(len(st.tasks), top+1-int(st.lo)))
+		copy(grown[int(st.lo)-lo:], st.tasks)
+		st.tasks, st.lo = grown, int32(lo)
+	}
+	if n := top + 1 - int(st.lo); n > len(st.tasks) {
+		st.tasks = slices.Grow(st.tasks, n-len(st.tasks))
 	}
 	// The event's tasks in one allocation: no per-task allocator overhead
 	// or size-class rounding.
 	slab := make([]task, len(ev.Tasks))
 	for i, ti := range ev.Tasks {
-		for int(ti.Index) >= len(st.tasks) {
+		for int(ti.Index-st.lo) >= len(st.tasks) {
 			st.tasks = append(st.tasks, nil)
 		}
 		stt, _ := fromTaskState(ti.State)
 		t := &slab[i]
 		*t = task{set: st, index: ti.Index, est: ti.EstimateSeconds, deadline: ti.DeadlineSeconds, noSpec: ti.NoSpeculation, qpos: -1, rpos: -1, state: stDisclosed,
 			cpus: uint16(ti.Cpus), memMB: uint32(ti.MemoryMB)}
-		st.tasks[ti.Index] = t
+		st.tasks[ti.Index-st.lo] = t
+		if !t.final() {
+			st.open++
+		}
 		if stt == stRequested {
 			t.requestedAt = ti.RequestedAt
 			t.state = stRequested
@@ -917,10 +969,11 @@ func (s *Scheduler) lookupTasks(ev Event, what string) (*set, []*task, error) {
 	}
 	ts := make([]*task, 0, len(ev.Indexes))
 	for _, i := range ev.Indexes {
-		if i < 0 || int(i) >= len(st.tasks) || st.tasks[i] == nil {
+		t := st.task(i)
+		if t == nil {
 			return nil, nil, Errorf(ENOTFOUND, "%s: task %d of set %d not found", what, i, ev.Set)
 		}
-		ts = append(ts, st.tasks[i])
+		ts = append(ts, t)
 	}
 	return st, ts, nil
 }
@@ -994,10 +1047,10 @@ func (s *Scheduler) attached(ev Event) error {
 		return Errorf(ENOTFOUND, "attach copy %d: worker %s not found", ev.Copy, ev.Slot.Worker)
 	}
 	st := s.sets[ev.Task.Set]
-	if st == nil || ev.Task.Index < 0 || int(ev.Task.Index) >= len(st.tasks) || st.tasks[ev.Task.Index] == nil {
+	if st == nil || st.task(ev.Task.Index) == nil {
 		return Errorf(ENOTFOUND, "attach copy %d: task %d/%d not found", ev.Copy, ev.Task.Set, ev.Task.Index)
 	}
-	t := st.tasks[ev.Task.Index]
+	t := st.task(ev.Task.Index)
 	if c := s.copies[ev.Copy]; c != nil {
 		if c.task == t && c.worker == w && c.slot == ev.Slot.Slot {
 			return nil // the same copy attached again

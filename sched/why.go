@@ -131,10 +131,10 @@ type WhyAnswer struct {
 // set whose tasks all ended is dropped from its state only by a restart).
 func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	st := s.sets[ref.Set]
-	if st == nil || ref.Index < 0 || int(ref.Index) >= len(st.tasks) || st.tasks[ref.Index] == nil {
+	if st == nil || st.task(ref.Index) == nil {
 		return WhyAnswer{}, Errorf(ENOTFOUND, "why: task %d/%d not known to the scheduler", ref.Set, ref.Index)
 	}
-	t := st.tasks[ref.Index]
+	t := st.task(ref.Index)
 	a := WhyAnswer{Task: ref, State: toTaskState(t.state), Exact: true, FreeSlots: s.freeN, Slots: s.slots,
 		MaxRunning: int(st.maxRun), Running: int(st.nrun), StartInSeconds: -1, FinishInSeconds: -1}
 	if t.done() {

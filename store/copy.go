@@ -42,7 +42,9 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 				if err == nil {
 					st := Started{Decision: d}
 					var spec string
-					err = tx.QueryRowContext(ctx, `SELECT t.spec, s.owner FROM tasks t JOIN task_sets s ON s.id = t.set_id WHERE t.set_id = ? AND t.idx = ?`,
+					// A join here would be planned again on every run
+					// (see "No joins per task" in store.go); a scalar subquery is not.
+					err = tx.QueryRowContext(ctx, `SELECT t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id) FROM tasks t WHERE t.set_id = ? AND t.idx = ?`,
 						d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner)
 					if err == nil {
 						err = decodeSpec(spec, &st.Spec)
@@ -172,7 +174,8 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 	var res FinishResult
 	err := func() error {
 		// One read for everything the finish needs: the copy, its run as
-		// the server saw it, its task and the task's set.
+		// the server saw it, its task and the task's set; with scalar
+		// subqueries rather than joins (see "No joins per task" in store.go).
 		var (
 			c              sched.Copy
 			outcome        string
@@ -186,8 +189,10 @@ func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, erro
 			requestedAt    int64
 		)
 		err := tx.QueryRowContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
-			c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at, s.owner, s.name, t.state, t.requested_at
-			FROM copies c JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx JOIN task_sets s ON s.id = c.set_id WHERE c.id = ?`, in.Copy).
+			c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at,
+			(SELECT owner FROM task_sets WHERE id = c.set_id), (SELECT name FROM task_sets WHERE id = c.set_id),
+			(SELECT state FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT requested_at FROM tasks WHERE set_id = c.set_id AND idx = c.idx)
+			FROM copies c WHERE c.id = ?`, in.Copy).
 			Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &cstate, &started, &ended,
 				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &outcome, &suspended, &suspendedAt, &owner, &setName, &state, &requestedAt)
 		if err == sql.ErrNoRows {

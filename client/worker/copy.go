@@ -44,10 +44,13 @@ const (
 // copyRun is one copy on this worker. Fields below mu are guarded by the
 // agent's mutex; the rest are set before the copy is published.
 type copyRun struct {
-	id     int64
-	slot   int32
-	start  *batchv1.StartCopy
-	outCap int64
+	// niceThread: the forking thread could not get its nice value back
+	// (Config.Nice without the privilege to lower it again).
+	niceThread bool
+	id         int64
+	slot       int32
+	start      *batchv1.StartCopy
+	outCap     int64
 
 	// wake pokes the copy's monitor (state changed). Buffered, never closed.
 	wake chan struct{}
@@ -127,6 +130,13 @@ func (a *agent) runCopy(c *copyRun) {
 	// out a long outage, runs unlocked.
 	runtime.LockOSThread()
 	res := a.execute(c)
+	if c.niceThread {
+		// The thread kept the copies' nice value (setting it back needs a
+		// privilege): this goroutine ends locked, which ends the thread,
+		// rather than hand the runtime a thread of low priority.
+		go a.finish(c, res)
+		return
+	}
 	runtime.UnlockOSThread()
 	a.finish(c, res)
 }
@@ -216,7 +226,17 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	// without a.mu (other copies fork, heartbeats and orders go on); an
 	// order that came meanwhile is carried out right after.
 	now := a.now()
+	restore := func() bool { return true }
+	if a.nice > 0 {
+		// The child inherits the nice value of the thread that forks it
+		// (this goroutine's, locked): it runs niced from its first
+		// instruction. Failing to renice is not worth failing the copy.
+		restore, _ = niceThread(a.nice)
+	}
 	err = cmd.Start()
+	if !restore() {
+		c.niceThread = true
+	}
 	a.mu.Lock()
 	if err == nil {
 		c.pgid = cmd.Process.Pid

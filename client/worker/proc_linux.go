@@ -145,3 +145,22 @@ func killLeftovers(prefix string) (int, error) {
 	}
 	return n, nil
 }
+
+// niceThread raises the calling thread's nice value by inc (at most 19):
+// a child it forks starts with it. The goroutine must be locked to its
+// thread. restore sets the thread's value back and reports whether it
+// could (lowering a nice value needs CAP_SYS_NICE or RLIMIT_NICE).
+func niceThread(inc int) (restore func() bool, err error) {
+	tid := syscall.Gettid()
+	// The raw getpriority system call answers 20 - nice (1..40); with
+	// PRIO_PROCESS and a thread id it reads and sets that thread alone.
+	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+	if err != nil {
+		return func() bool { return true }, err
+	}
+	own := 20 - raw
+	if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, min(own+inc, 19)); err != nil {
+		return func() bool { return true }, err
+	}
+	return func() bool { return syscall.Setpriority(syscall.PRIO_PROCESS, tid, own) == nil }, nil
+}

@@ -30,3 +30,5 @@ func readProcStat(int) (procStat, error) { return procStat{}, errUnsupported }
 func lockDir(string) (*os.File, error) { return nil, errUnsupported }
 
 func killLeftovers(string) (int, error) { return 0, errUnsupported }
+
+func niceThread(int) (func() bool, error) { return func() bool { return true }, errUnsupported }

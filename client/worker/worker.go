@@ -103,6 +103,13 @@ type Config struct {
 	// Hurry, when closed, cuts the grace short: the copies still running
 	// are killed at once (a second SIGTERM).
 	Hurry <-chan struct{}
+	// Nice is added to the agent's nice value for every copy's process
+	// (0 to 19, capped at 19; 0: the agent's own). Copies then yield the CPU to the agent, and on
+	// `batchd serve` to the server sharing their host, whenever both want
+	// it: the control plane answers while tasks saturate the cores. The
+	// copy's process starts niced: it inherits the value of the thread that
+	// forks it, which is set just before the fork and back just after.
+	Nice int
 	// BenchNoExec is for benchmarks of the control plane only: copies are
 	// not run at all (no fork); each ends at once, exit 0, no output, as
 	// a `true` that costs nothing. `batchd worker --bench-no-exec`
@@ -201,6 +208,7 @@ type agent struct {
 	mu           sync.Mutex
 	copies       map[int64]*copyRun
 	stopping     bool // ctx is done: no new copies
+	nice         int  // Config.Nice
 	registered   bool
 	gen          int           // registration generation, bumped on success
 	regCh        chan struct{} // closed at the next successful registration
@@ -233,6 +241,9 @@ func newAgent(cfg Config) (*agent, error) {
 	if cfg.Server == "" && cfg.Transport == nil {
 		return nil, errors.New("worker: no server URL")
 	}
+	if cfg.Nice < 0 || cfg.Nice > 19 {
+		return nil, fmt.Errorf("worker: nice %d: tasks can be made nicer by 0 to 19, not more, and never less nice than the agent", cfg.Nice)
+	}
 	host, _ := os.Hostname()
 	if host == "" {
 		host = "worker"
@@ -252,6 +263,7 @@ func newAgent(cfg Config) (*agent, error) {
 		grace:        cfg.Grace,
 		noExec:       cfg.BenchNoExec,
 		hurry:        cfg.Hurry,
+		nice:         cfg.Nice,
 		ended:        make(chan struct{}, 1),
 		now:          time.Now,
 		progressCh:   make(chan struct{}, 1),

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -250,6 +251,41 @@ func TestTokensNotInherited(t *testing.T) {
 	b.srv.startCopy(1, 0, sh(`echo "[$BATCH_WORKER_TOKEN][$BATCH_TOKEN][$KEEP]"`))
 	if got, want := strings.TrimSpace(string(b.srv.report(1).Stdout)), "[][][kept]"; got != want {
 		t.Errorf("task saw %q, want %q", got, want)
+	}
+}
+
+// A copy runs Config.Nice nicer than the agent (so that a server sharing
+// its host keeps answering while tasks fill the cores).
+func TestNice(t *testing.T) {
+	t.Parallel()
+	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := 20 - raw
+	for _, inc := range []int{0, 7, 19} {
+		b := setupWith(t, nil, func(c *Config) { c.Nice = inc })
+		b.srv.startCopy(1, 0, sh(`cut -d' ' -f19 /proc/$$/stat`))
+		got := strings.TrimSpace(string(b.srv.report(1).Stdout))
+		if want := strconv.Itoa(min(own+inc, 19)); got != want {
+			t.Errorf("Nice %d: the copy's nice value is %q, want %s (the agent's is %d)", inc, got, want, own)
+		}
+	}
+	// The forking threads got their own value back (or ended): no thread
+	// of the agent's process runs niced.
+	tasks, _ := filepath.Glob("/proc/self/task/*/stat")
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread ended
+		}
+		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(fields) > 16 && fields[16] != strconv.Itoa(own) {
+			t.Errorf("thread %s runs at nice %s, the agent's is %d", f, fields[16], own)
+		}
+	}
+	if err := Run(context.Background(), Config{Server: "http://127.0.0.1:1", Nice: 20}); err == nil || !strings.Contains(err.Error(), "nice 20") {
+		t.Errorf("Run with Nice 20 = %v, want an error naming it", err)
 	}
 }
 

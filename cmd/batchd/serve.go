@@ -37,6 +37,8 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: "localhost:8080", EnvVars: []string{"BATCHD_LISTEN"}, Usage: "`ADDR` to listen on"},
 			&cli.StringFlag{Name: "data", Value: "./batchd-data", EnvVars: []string{"BATCHD_DATA"}, Usage: "data `DIR` (created 0700) holding batchd.db"},
 			&cli.IntFlag{Name: "slots", Value: runtime.NumCPU(), EnvVars: []string{"BATCHD_SLOTS"}, Usage: "local worker slots (0 = none; remote workers only)"},
+			&cli.IntFlag{Name: "task-nice", Value: 10, EnvVars: []string{"BATCHD_TASK_NICE"},
+				Usage: "run local slots' tasks this much nicer than the server (0-19), so that the API and dispatch keep answering while tasks fill the cores; 0 = same priority"},
 			&cli.DurationFlag{Name: "lease", Value: 15 * time.Second, EnvVars: []string{"BATCHD_LEASE"}, Usage: "worker lease: a worker that cannot renew it for this long stops its copies; it heartbeats every lease/5"},
 			&cli.DurationFlag{Name: "lease-margin", EnvVars: []string{"BATCHD_LEASE_MARGIN"}, Usage: "how much longer than the lease the server waits before it runs a silent worker's copies again (default: lease/4, at least 1s)"},
 			&cli.StringFlag{Name: "output-cap", Value: "16MiB", EnvVars: []string{"BATCHD_OUTPUT_CAP"}, Usage: "bytes kept per output stream (e.g. 16MiB, 512KiB, 1000000)"},
@@ -87,6 +89,9 @@ func runServe(c *cli.Context) error {
 	slots := c.Int("slots")
 	if slots < 0 {
 		return fmt.Errorf("--slots must be 0 or more")
+	}
+	if n := c.Int("task-nice"); n < 0 || n > 19 {
+		return fmt.Errorf("--task-nice %d: give 0 (tasks at the server's priority) to 19 (the lowest)", n)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
@@ -161,7 +166,7 @@ func runServe(c *cli.Context) error {
 			defer close(workerDone)
 			workerErr = worker.Run(wctx, worker.Config{Transport: srv.LocalTransport(), Name: localName, Slots: slots,
 				StateDir: filepath.Join(data, "worker"), Logger: log.With("part", "local-worker"), Version: version,
-				Grace: c.Duration("drain"), Hurry: hurry})
+				Grace: c.Duration("drain"), Hurry: hurry, Nice: c.Int("task-nice")})
 		}()
 	} else {
 		close(workerDone)

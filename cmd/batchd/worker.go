@@ -37,6 +37,7 @@ func workerCommand() *cli.Command {
 			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080", EnvVars: []string{"BATCH_SERVER"}, Required: true},
 			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (batchd user add --worker NAME mints one)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
 			&cli.IntFlag{Name: "slots", Usage: "copies to run at once", Value: runtime.NumCPU()},
+			&cli.IntFlag{Name: "task-nice", Usage: "run tasks this much nicer than the worker (0-19), e.g. on a host that also serves people", EnvVars: []string{"BATCHD_TASK_NICE"}},
 			&cli.StringFlag{Name: "name", Usage: "worker name (default: hostname-RANDOM6HEX)"},
 			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
@@ -65,6 +66,7 @@ func workerCommand() *cli.Command {
 				Version:       version,
 				NoSuspend:     c.Bool("no-suspend"),
 				BenchNoExec:   c.Bool("bench-no-exec"),
+				Nice:          c.Int("task-nice"),
 				DrainTimeout:  c.Duration("drain"),
 				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(c.String("token")))},
 			})
