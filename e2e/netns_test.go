@@ -179,7 +179,7 @@ func TestNetnsPartition(t *testing.T) {
 		onA := waitRunning(t, c, d.Set.ID, 8, "a")
 		n.cut("a")
 		touch(t, gate)
-		time.Sleep(lease * 2 / 5) // the cut: shorter than the lease
+		time.Sleep(lease / 2) // the cut: shorter than the lease
 		n.up("a")
 		st := waitFinished(t, c, d.Set.ID, 8)
 		for _, task := range st.Tasks {

@@ -279,6 +279,50 @@ func TestLeaseLapse(t *testing.T) {
 	}
 }
 
+// A disclosed task's lost copy whose result comes back late executes the
+// task (its re-run killed); requested later, it is billed once, for that
+// copy, and the lost time is no longer counted lost.
+func TestLateResultDisclosed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w1, _ := b.worker(t, "w1", 1)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})).TaskSet
+	c1 := w1.start()
+	w2, _ := b.worker(t, "w2", 1)
+	b.clock.Advance(20 * time.Second) // both silent past 15 s + 3.75 s
+	if _, err := b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w2"}); err != nil {
+		t.Fatal(err)
+	}
+	b.srv.DispatchOnce()
+	c2 := w2.start()
+	if c2.Index != c1.Index || c2.CopyId == c1.CopyId {
+		t.Fatalf("re-run %v of %v", c2, c1)
+	}
+	res, err := w1.finish(c1.CopyId, "late", 0, 12)
+	if err != nil || res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
+		t.Fatalf("late report: %v %v", res, err)
+	}
+	if k := w2.next(); k.GetKill() != c2.CopyId {
+		t.Fatalf("re-run: got %v, want its kill", k)
+	}
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: set.Id}))
+	if got.Tasks[0].State != batchv1.TaskState_TASK_STATE_EXECUTED {
+		t.Fatalf("task after the late result: %v", got.Tasks[0])
+	}
+	req := must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, All: true}))
+	if req.FinishedAtOnce != 1 {
+		t.Fatalf("request: %v", req)
+	}
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	if bill.Totals.Lines != 1 || bill.Lines[0].CopyId != c1.CopyId || bill.Lines[0].Reason != "executed-then-requested" {
+		t.Fatalf("bill: %v", bill)
+	}
+	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
+	if f := cl.Metrics.Free; f.LostWithWorkerSlotSeconds != 0 || f.ExecutedUnrequestedSlotSeconds != 0 {
+		t.Fatalf("cluster: free %v, want nothing lost and nothing unrequested", f)
+	}
+}
+
 // A worker that registers again keeps the copies it still runs and loses
 // the ones it does not list; a copy it killed on its own is lost.
 func TestReRegister(t *testing.T) {

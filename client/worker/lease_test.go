@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"connectrpc.com/connect"
 )
 
 // A worker that cannot renew its lease stops its copies when the lease
@@ -58,8 +60,22 @@ func TestLeaseLapseKillsWithoutSuspend(t *testing.T) {
 		n := len(b.srv.heartbeats)
 		return n > 0 && len(b.srv.heartbeats[n-1].Copies) == 2
 	})
-	b.srv.stop()
+	// Copy 2 ends before the outage, its report refused for now: its
+	// result is held through it.
+	b.srv.mu.Lock()
+	b.srv.refuse[2] = connect.CodeUnavailable
+	b.srv.mu.Unlock()
 	touch(t, gate)
+	eventually(t, "copy 2 result held", func() bool {
+		b.a.mu.Lock()
+		defer b.a.mu.Unlock()
+		c := b.a.copies[2]
+		return c != nil && c.result != nil
+	})
+	b.srv.stop()
+	b.srv.mu.Lock()
+	delete(b.srv.refuse, 2)
+	b.srv.mu.Unlock()
 	eventually(t, "copy 1 killed at the lease's end", func() bool {
 		b.a.mu.Lock()
 		defer b.a.mu.Unlock()

@@ -881,6 +881,9 @@ func (a *agent) resume(id int64) {
 	if !ok || c.state != copySuspended {
 		return
 	}
+	// Read the clock before the copy runs again: its run time must not
+	// miss a moment it ran (a test's clock may move as soon as it does).
+	now := a.now()
 	if !c.leaseStopped { // else it runs once the lease is renewed
 		if err := signalGroup(c.pgid, syscall.SIGCONT); err != nil {
 			a.log.Warn("resume failed", "copy", id, "err", err)
@@ -888,7 +891,7 @@ func (a *agent) resume(id int64) {
 		}
 	}
 	c.state = copyRunning
-	c.runSince = a.now()
+	c.runSince = now
 	c.poke()
 	a.log.Info("resumed copy", "copy", id)
 }

@@ -486,7 +486,9 @@ func (c *testClock) Advance(d time.Duration) {
 func TestTimeoutExcludesSuspension(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	b := setupAgent(t, func(f *fakeServer) { f.hb = 0.05 }, nil, func(a *agent) { a.now = clk.Now })
+	// A lease of two hours: the clock's jump of an hour below must not end
+	// it (the agent would stop the copy, and its run time with it).
+	b := setupAgent(t, func(f *fakeServer) { f.hb, f.lease = 0.05, 7200 }, nil, func(a *agent) { a.now = clk.Now })
 	pidFile := filepath.Join(b.dir, "pid")
 	spec := sh(`echo $$ > ` + pidFile + `; exec sleep 1000`)
 	spec.TimeoutSeconds = 0.5
