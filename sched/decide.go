@@ -366,7 +366,7 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 		if ras {
 			need = float64(nrun+1) / float64(nrun)
 		}
-		if oldest >= s.cfg.StragglerAfter && trem > need*(tn+s.lag.value) { // a new copy pays the driver's latency too (lag.go)
+		if oldest >= s.stragglerAfter() && trem > need*(tn+s.lag.value) { // a new copy pays the driver's latency too (lag.go)
 			score := trem
 			if ras {
 				score = float64(nrun)*trem - float64(nrun+1)*tn
@@ -475,7 +475,7 @@ func (s *Scheduler) qualifiesAt(t *task, need, tn float64) Time {
 			omega = (beta - 1) * need * tn
 		}
 		at = max(at, c.started+omega-c.runSoFar)
-		straggler = min(straggler, c.started+s.cfg.StragglerAfter-c.runSoFar)
+		straggler = min(straggler, c.started+s.stragglerAfter()-c.runSoFar)
 	}
 	if n == 0 {
 		return math.Inf(1)

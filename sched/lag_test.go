@@ -41,6 +41,9 @@ func TestLagLearned(t *testing.T) {
 		if got := s.Lag(); math.Abs(got-want) > 1e-9 {
 			t.Fatalf("with durations %v: lag %g, want %g", withDur, got, want)
 		}
+		if got := s.stragglerAfter(); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("with durations %v: a copy may be speculated after %g s, want %g (the latency)", withDur, got, want)
+		}
 		ds = s.Decide(1)
 		if len(ds) != 1 {
 			t.Fatalf("decisions %v, want one start", ds)
