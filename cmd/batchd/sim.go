@@ -26,7 +26,7 @@ func simCommand() *cli.Command {
 		Name:  "sim",
 		Usage: "simulate the scheduler against the papers' workloads (Petrou, Hopper, GRASS, mixed)",
 		Description: "run:        one workload under one or more policies and speculation modes, over seeds\n" +
-			"experiment: one of the papers' experiments (petrou-sweep, petrou-fixed, cluster, mixed)\n" +
+			"experiment: one of the papers' experiments (petrou-sweep, petrou-fixed, cluster, hopper-fig3, cluster-node, mixed)\n" +
 			"report:     every experiment; writes docs/results.md, figures (SVG, PNG) and CSV",
 		Subcommands: []*cli.Command{simRunCommand(), simExperimentCommand(), simReportCommand(), simReplayCommand()},
 	}
@@ -40,7 +40,7 @@ func simRunCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "workload", Aliases: []string{"w"}, Value: "petrou", Usage: "petrou, cluster or mixed"},
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "queue policies (repeat or comma-separate); default: every policy"},
-			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, grass (GRASS without Hopper), best-effort-late, budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
+			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, grass (GRASS without Hopper), best-effort-late, clone (copies without waiting for a straggler), budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
 			&cli.StringFlag{Name: "preemption", Value: "suspend", Usage: "suspend, kill or off"},
 			&cli.BoolFlag{Name: "preempt-requested", Usage: "preemptive SRPT in the requested class: shorter requested work suspends the requested copy with the most work left"},
 			&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "draw tasks (jobs) per set once per user (user) or for every new set (set)"},

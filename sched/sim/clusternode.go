@@ -213,7 +213,7 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 				// (job, task, copy number) and slow workers by (worker,
 				// epoch), the same under both ε (common random numbers).
 				for _, pr := range [][2]int{{4, 3}, {5, 2}} {
-					var slowed, faster []float64
+					var slowed, faster, net []float64
 					for seed := range seeds {
 						g := jobGains(rs[index[key{ui, pr[0], seed}]].Jobs, rs[index[key{ui, pr[1], seed}]].Jobs)
 						n, f := 0, 0
@@ -228,13 +228,16 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 						if len(g) > 0 {
 							slowed = append(slowed, 100*float64(n)/float64(len(g)))
 							faster = append(faster, 100*float64(f)/float64(len(g)))
+							net = append(net, 100*float64(n-f)/float64(len(g)))
 						}
 					}
 					rep.Claims = append(rep.Claims,
 						Claim{Key: fmt.Sprintf("node-eps-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% slower with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
 							Paper: "≤ 5% (issue 12); 4% (Hopper Fig. 10b)", Ours: Summarize(slowed), Unit: "%", Note: "matched job by job, common random numbers"},
 						Claim{Key: fmt.Sprintf("node-eps-faster-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% faster with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
-							Paper: "(the other side: schedule noise is symmetric, unfairness is not)", Ours: Summarize(faster), Unit: "%", Note: "matched job by job, common random numbers"})
+							Paper: "(the other side: schedule noise is symmetric, unfairness is not)", Ours: Summarize(faster), Unit: "%", Note: "matched job by job, common random numbers"},
+						Claim{Key: fmt.Sprintf("node-eps-net-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("net share of jobs slowed by ε = 0.1 (more than 5%% slower minus more than 5%% faster), %s, at 60%%", variants[pr[1]].name),
+							Paper: "≤ 5% (issue 12's target, read net of symmetric noise)", Ours: Summarize(net), Unit: "%", Note: "per seed, then the interval over seeds"})
 				}
 			}
 		}
