@@ -531,4 +531,11 @@ task.
 - The simulator never tunes itself toward a paper's number: where ours
   differs by more than the interval explains, the gap is the model's (above)
   or the scheduler's.
+
+## The live server beside the simulator
+
+A real server with real processes, driven with this page's cluster and mixed
+workloads at 16 slots and compared with the simulator at that scale, is in
+[livesim.md](livesim.md): bench/livesim.sh produces it (it runs servers, so
+this report does not).
 `, "\n")
