@@ -107,3 +107,66 @@ func TestNoReprepare(t *testing.T) {
 		t.Fatalf("sqlite_stmt listed %d statements: not the write connection's", seen)
 	}
 }
+
+// TestNoReprepareReads: the same for the API's reads (the sets and tasks
+// a page or batchctl lists, a task in detail, outputs, a bill), on one read
+// connection.
+func TestNoReprepareReads(t *testing.T) {
+	db := NewDB(t.TempDir() + "/batchd.db")
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.ro.SetMaxOpenConns(1)
+	ctx := context.Background()
+	specs := make([]sched.TaskSpec, 20)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	var sets []sched.SetID
+	for k := 0; k < 10; k++ {
+		r, err := db.Disclose(ctx, DiscloseInput{Owner: "u", Tasks: specs, Request: k%2 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sets = append(sets, r.Set.ID)
+	}
+	const n = 30
+	for i := 0; i < n; i++ {
+		s := sets[i%len(sets)]
+		_, _, _ = db.ListTaskSets(ctx, "u", int32(5+i%7), "")
+		_, _, _, _ = db.ListTasks(ctx, "u", s, TaskPage{PageSize: int32(5 + i%7)})
+		_, _, _, _ = db.ListTasks(ctx, "u", s, TaskPage{PageSize: 50, States: []sched.TaskState{sched.TaskRequested}})
+		_, _, _ = db.GetTasks(ctx, "u", s, []int32{int32(i % 20)})
+		_, _ = db.GetTaskSet(ctx, "u", s)
+		_, _, _ = db.GetTask(ctx, "u", sched.TaskRef{Set: s, Index: int32(i % 20)})
+	}
+	c, err := db.ro.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rows, err := c.QueryContext(ctx, `SELECT reprep, run, sql FROM sqlite_stmt`)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			t.Skip("SQLite built without SQLITE_ENABLE_STMTVTAB: run with CGO_CFLAGS=-DSQLITE_ENABLE_STMTVTAB")
+		}
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	seen := 0
+	for rows.Next() {
+		var reprep, run int
+		var sql string
+		if err := rows.Scan(&reprep, &run, &sql); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		if run >= n && reprep > run/10 {
+			t.Errorf("planned again at %d of its %d runs: %s", reprep, run, strings.Join(strings.Fields(sql), " "))
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("sqlite_stmt listed %d statements", seen)
+	}
+}

@@ -521,15 +521,17 @@ func (db *DB) ListTasks(ctx context.Context, owner string, id sched.SetID, p Tas
 		if set, err = getSet(ctx, tx, owner, id); err != nil {
 			return err
 		}
-		q := `SELECT ` + taskCols + ` FROM tasks WHERE set_id = ? AND idx > ?`
+		// +?: a parameter the planner cannot look at (see "No joins per
+		// task" in store.go).
+		q := `SELECT ` + taskCols + ` FROM tasks WHERE set_id = +? AND idx > +?`
 		args := []any{id, after}
 		if len(p.States) > 0 {
-			q += ` AND state IN (` + placeholders(len(p.States)) + `)`
+			q += ` AND state IN (` + plusPlaceholders(len(p.States)) + `)`
 			for _, s := range p.States {
 				args = append(args, string(s))
 			}
 		}
-		q += ` ORDER BY idx LIMIT ?`
+		q += ` ORDER BY idx LIMIT +?`
 		args = append(args, size+1)
 		if tasks, err = queryTasks(ctx, tx, q, args...); err != nil {
 			return err
@@ -602,9 +604,10 @@ func (db *DB) ListTaskSets(ctx context.Context, owner string, pageSize int32, to
 		next string
 	)
 	err := db.read(ctx, func(tx *Tx) error {
-		q, args := `SELECT id, owner FROM task_sets WHERE owner = ? AND id < ? ORDER BY id DESC LIMIT ?`, []any{owner, before, size + 1}
+		// +?: see "No joins per task" in store.go.
+		q, args := `SELECT id, owner FROM task_sets WHERE owner = +? AND id < +? ORDER BY id DESC LIMIT +?`, []any{owner, before, size + 1}
 		if owner == AllOwners {
-			q, args = `SELECT id, owner FROM task_sets WHERE id < ? ORDER BY id DESC LIMIT ?`, []any{before, size + 1}
+			q, args = `SELECT id, owner FROM task_sets WHERE id < +? ORDER BY id DESC LIMIT +?`, []any{before, size + 1}
 		}
 		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
@@ -681,7 +684,7 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 		return set, fmt.Errorf("read set %d: retry policy %q: %w", id, retryOn, err)
 	}
 	set.Retry.Retries = retries
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = ? AND state IN ('running', 'suspended')`, id).
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = +? AND state IN ('running', 'suspended')` /* +?: see store.go */, id).
 		Scan(&set.Counts.Running); err != nil {
 		return set, fmt.Errorf("count running: %w", err)
 	}
@@ -745,7 +748,7 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 	for i, t := range tasks {
 		pos[t.Index] = i
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE set_id = ? AND idx BETWEEN ? AND ? ORDER BY id`,
+	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE set_id = +? AND idx BETWEEN +? AND +? ORDER BY id` /* +?: see store.go */,
 		id, tasks[0].Index, tasks[len(tasks)-1].Index)
 	if err != nil {
 		return fmt.Errorf("read copies: %w", err)
