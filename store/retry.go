@@ -271,10 +271,11 @@ func (db *DB) GetTask(ctx context.Context, owner string, ref sched.TaskRef) (sch
 			return sched.Errorf(sched.ENOTFOUND, "task %d of set %d not found", ref.Index, ref.Set)
 		}
 		t = ts[0]
+		// +?: see "No joins per task" in store.go.
 		rows, err := tx.QueryContext(ctx, `SELECT a.attempt, a.state, a.requested_at, a.executed_at, a.finished_at, a.canceled_at, a.exit_code,
 			a.timed_out, a.service_seconds, a.win_copy, a.retried_at, a.retried_by,
 			EXISTS (SELECT 1 FROM attempt_outputs o WHERE o.set_id = a.set_id AND o.idx = a.idx AND o.attempt = a.attempt)
-			FROM task_attempts a WHERE a.set_id = +? AND a.idx = +? ORDER BY a.attempt` /* +?: see store.go */, ref.Set, ref.Index)
+			FROM task_attempts a WHERE a.set_id = +? AND a.idx = +? ORDER BY a.attempt`, ref.Set, ref.Index)
 		if err != nil {
 			return fmt.Errorf("read attempts: %w", err)
 		}

@@ -684,7 +684,8 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 		return set, fmt.Errorf("read set %d: retry policy %q: %w", id, retryOn, err)
 	}
 	set.Retry.Retries = retries
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = +? AND state IN ('running', 'suspended')` /* +?: see store.go */, id).
+	// +?: see "No joins per task" in store.go.
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = +? AND state IN ('running', 'suspended')`, id).
 		Scan(&set.Counts.Running); err != nil {
 		return set, fmt.Errorf("count running: %w", err)
 	}
@@ -748,7 +749,8 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 	for i, t := range tasks {
 		pos[t.Index] = i
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE set_id = +? AND idx BETWEEN +? AND +? ORDER BY id` /* +?: see store.go */,
+	// +?: see "No joins per task" in store.go.
+	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE set_id = +? AND idx BETWEEN +? AND +? ORDER BY id`,
 		id, tasks[0].Index, tasks[len(tasks)-1].Index)
 	if err != nil {
 		return fmt.Errorf("read copies: %w", err)
