@@ -314,6 +314,9 @@ func (db *DB) GetAttemptOutput(ctx context.Context, owner string, ref sched.Task
 	if attempt < 0 {
 		return out, sched.Errorf(sched.EINVALID, "attempt %d: attempts are numbered from 1", attempt)
 	}
+	if attempt == 0 {
+		return db.GetOutput(ctx, owner, ref, offset, limit) // one read, labelled with its attempt
+	}
 	err := db.read(ctx, func(tx *Tx) error {
 		set, err := getSet(ctx, tx, owner, ref.Set)
 		if err != nil {
@@ -327,10 +330,14 @@ func (db *DB) GetAttemptOutput(ctx context.Context, owner string, ref sched.Task
 	if err != nil {
 		return out, err
 	}
-	if attempt == 0 || attempt == current {
+	if attempt == current {
 		out, err = db.GetOutput(ctx, owner, ref, offset, limit)
-		out.Attempt = current
-		return out, err
+		if err != nil || out.Attempt == attempt {
+			return out, err
+		}
+		// Retried since the read above: the attempt asked for is kept
+		// with the earlier ones now.
+		out = sched.Output{}
 	}
 	if attempt > current {
 		return out, sched.Errorf(sched.ENOTFOUND, "task %d of set %d has no attempt %d: its attempts are 1 to %d", ref.Index, ref.Set, attempt, current)

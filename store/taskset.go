@@ -797,8 +797,9 @@ func scanCopy(r scanner) (sched.Copy, error) {
 	return c, nil
 }
 
-// GetOutput returns the output of a requested task: finished, or canceled
-// after its request with a kept result. offset and limit select a byte range
+// GetOutput returns the output of a requested task's current attempt
+// (Output.Attempt): finished, or canceled after its request with a kept
+// result. offset and limit select a byte range
 // of each stream (limit 0 = DefaultOutputRead). Errors: EINVALID (offset
 // or limit negative or beyond MaxOutputOffset), ENOTFOUND,
 // EFAILEDPRECONDITION (the task is not requested or has no result yet).
@@ -830,11 +831,14 @@ func (db *DB) GetOutput(ctx context.Context, owner string, ref sched.TaskRef, of
 			return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d is requested and has not finished yet: wait for it", ref.Index)
 		}
 		var tOut, tErr, timedOut int
+		// The attempt in the same read: a retry between two reads would
+		// label one attempt's output with the next one's number.
 		err = tx.QueryRowContext(ctx, `SELECT copy_id, worker, substr(stdout, ?, ?), substr(stderr, ?, ?), length(stdout), length(stderr),
-			stdout_truncated, stderr_truncated, exit_code, timed_out, cpu_seconds, slot_seconds FROM outputs WHERE set_id = ? AND idx = ?`,
+			stdout_truncated, stderr_truncated, exit_code, timed_out, cpu_seconds, slot_seconds,
+			(SELECT attempt FROM tasks WHERE set_id = o.set_id AND idx = o.idx) FROM outputs o WHERE set_id = ? AND idx = ?`,
 			offset+1, limit, offset+1, limit, ref.Set, ref.Index).
 			Scan(&out.Copy, &out.Worker, &out.Stdout, &out.Stderr, &out.StdoutSize, &out.StderrSize, &tOut, &tErr,
-				&out.ExitCode, &timedOut, &out.CPUSeconds, &out.SlotSeconds)
+				&out.ExitCode, &timedOut, &out.CPUSeconds, &out.SlotSeconds, &out.Attempt)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.EFAILEDPRECONDITION, "task %d was canceled before it produced a result: there is no output", ref.Index)
 		} else if err != nil {
