@@ -263,9 +263,14 @@ type UserLoad struct {
 func (db *DB) GetUserLoad(ctx context.Context, owner string) (UserLoad, error) {
 	var l UserLoad
 	err := db.read(ctx, func(tx *Tx) error {
-		// The per-set counts (migration 0006): the owner's sets, not their tasks.
-		return tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(n_disclosed + n_requested), 0) FROM task_sets
-			WHERE owner = ? AND n_disclosed + n_requested > 0`, owner).Scan(&l.OpenSets, &l.QueuedTasks)
+		return tx.QueryRowContext(ctx, userLoadQuery, owner).Scan(&l.OpenSets, &l.QueuedTasks)
 	})
 	return l, err
 }
+
+// userLoadQuery reads the per-set counts (migration 0006), the owner's
+// open sets only: its WHERE is the partial index task_sets_open_owner's
+// (migration 0015), so a disclose does not walk every set the user ever
+// had (TestUserLoadUsesOpenIndex).
+const userLoadQuery = `SELECT COUNT(*), COALESCE(SUM(n_disclosed + n_requested), 0) FROM task_sets
+	WHERE owner = ? AND n_disclosed + n_requested > 0`
