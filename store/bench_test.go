@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"batchd/sched"
@@ -57,5 +58,51 @@ func BenchmarkFinishRequested(b *testing.B) {
 				b.Fatalf("finish: %+v", o)
 			}
 		}
+	}
+}
+
+// BenchmarkDiscloseOne is the store's part of a request's way to its
+// start (BenchmarkRequestToStart): a one-task set disclosed requested with
+// an idempotency key, as batchctl and the Go client send it, and then its
+// copy's start decision recorded; one op is both transactions. The user
+// already holds 5,000 finished sets, as after a day of work.
+//
+//	go test -run '^$' -bench DiscloseOne -benchtime 3000x -count 3 ./store/
+func BenchmarkDiscloseOne(b *testing.B) {
+	db := store.NewDB(b.TempDir() + "/batchd.db")
+	if err := db.Open(); err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
+		b.Fatal(err)
+	}
+	spec := []sched.TaskSpec{{Argv: []string{"date", "+%s%N"}, NoSpeculation: true}}
+	copyID := sched.CopyID(0)
+	one := func(i int, key string) {
+		res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: spec, Request: true, IdempotencyKey: key})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.GetUserLoad(ctx, "u"); err != nil {
+			b.Fatal(err)
+		}
+		copyID++
+		if _, err := db.ApplyDecisions(ctx, []sched.Decision{{Kind: sched.DecisionStart, Copy: copyID,
+			Task: sched.TaskRef{Set: res.Set.ID, Index: 0}, Slot: sched.SlotRef{Worker: "w", Slot: int32(i % 64)}}}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.FinishCopies(ctx, []store.FinishInput{{Worker: "w", Copy: copyID, RunSeconds: 0.001}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < 5000; i++ {
+		one(i, fmt.Sprintf("warm-%d", i))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		one(i, fmt.Sprintf("key-%d", i))
 	}
 }
