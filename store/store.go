@@ -53,6 +53,14 @@ type DB struct {
 	// they held the writer (BEGIN to COMMIT): the single writer's load.
 	writes, writeNanos atomic.Int64
 
+	// ck is the checkpointer's connection (see writerDriverName);
+	// committed wakes it after a commit, ckStop ends it, ckDone says it
+	// ended. checkpoints and ckErrors count its runs and failures.
+	ck                    *sql.DB
+	committed             chan struct{}
+	ckStop, ckDone        chan struct{}
+	checkpoints, ckErrors atomic.Int64
+
 	auth authCache // tokens found valid lately (see Authenticate)
 	// arrays keeps task arrays read lately (they never change).
 	arrays *arrayCache
@@ -92,11 +100,52 @@ const driverName = "sqlite3_batchd"
 // beside its 99 MB of heap.
 const mmapBytes = 64 << 20
 
+// writerDriverName is driverName for the writing connection, which never
+// checkpoints the WAL itself: SQLite's automatic checkpoint runs inside
+// the COMMIT that takes the WAL past 1,000 pages, copying them into the
+// database and syncing it twice while the server's state lock waits on
+// that commit (one commit in about fifty, several milliseconds each: the
+// tail of a request's way to its start). The checkpointer goroutine (see
+// Open) does it beside the writer instead.
+const writerDriverName = "sqlite3_batchd_writer"
+
 func init() {
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
 		_, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", mmapBytes), nil)
 		return err
 	}})
+	sql.Register(writerDriverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		_, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d; PRAGMA wal_autocheckpoint = 0", mmapBytes), nil)
+		return err
+	}})
+}
+
+// checkpointEvery is how often at most the checkpointer copies the WAL
+// into the database; between two, the WAL holds the commits since.
+const checkpointEvery = 100 * time.Millisecond
+
+// checkpointer copies committed pages from the WAL into the database
+// (PASSIVE: it never waits for the writer or readers, and does what it
+// can) after commits, at most every checkpointEvery, until stop closes.
+func (db *DB) checkpointer(ck *sql.DB, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-db.committed:
+		}
+		var busy, logPages, moved int
+		if err := ck.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &moved); err != nil {
+			db.ckErrors.Add(1)
+		}
+		db.checkpoints.Add(1)
+		select {
+		case <-stop:
+			return
+		case <-time.After(checkpointEvery):
+		}
+	}
 }
 
 // NewDB returns a DB for the file at path; call Open before use.
@@ -119,7 +168,7 @@ func (db *DB) Open() error {
 	// _stmt_cache_size keeps each connection's prepared statements, since
 	// the hot paths (a copy's finish, a start) run the same few queries.
 	dsn := "file:" + db.Path + "?_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL&_stmt_cache_size=64"
-	sdb, err := sql.Open(driverName, dsn)
+	sdb, err := sql.Open(writerDriverName, dsn)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
@@ -152,6 +201,20 @@ func (db *DB) Open() error {
 	rdb.SetMaxIdleConns(8)
 	rdb.SetConnMaxLifetime(0)
 	db.ro = rdb
+	// The checkpointer's own connection (see writerDriverName).
+	ck, err := sql.Open(driverName, "file:"+db.Path+"?_busy_timeout=10000")
+	if err != nil {
+		rdb.Close()
+		sdb.Close()
+		return fmt.Errorf("open database for checkpoints: %w", err)
+	}
+	ck.SetMaxOpenConns(1)
+	ck.SetMaxIdleConns(1)
+	ck.SetConnMaxLifetime(0)
+	db.ck = ck
+	db.committed = make(chan struct{}, 1)
+	db.ckStop, db.ckDone = make(chan struct{}), make(chan struct{})
+	go db.checkpointer(ck, db.ckStop, db.ckDone)
 	return nil
 }
 
@@ -161,8 +224,14 @@ func (db *DB) Close() error {
 		return nil
 	}
 	var err error
+	if db.ck != nil {
+		close(db.ckStop)
+		<-db.ckDone
+		err = db.ck.Close()
+		db.ck = nil
+	}
 	if db.ro != nil {
-		err = db.ro.Close()
+		err = errors.Join(err, db.ro.Close())
 	}
 	db.wmu.Lock()
 	if db.wconn != nil {
@@ -401,6 +470,10 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	done = true
 	db.writes.Add(1)
+	select {
+	case db.committed <- struct{}{}: // the checkpointer's turn
+	default:
+	}
 	return nil
 }
 
