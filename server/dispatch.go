@@ -114,6 +114,16 @@ func (s *Server) decide(now time.Time) {
 		return
 	}
 	started, err := s.db.ApplyDecisions(context.Background(), ds)
+	s.carryOut(now, ds, started, err)
+}
+
+// carryOut queues decisions, recorded as started (err nil) or not, for
+// the workers. Call with mu held.
+func (s *Server) carryOut(now time.Time, ds []sched.Decision, started []store.Started, err error) {
+	if len(ds) == 0 {
+		s.refreshStats()
+		return
+	}
 	if err != nil {
 		// The copies were never recorded: tell the scheduler they are lost
 		// so that their tasks queue again, and tell no worker to start them.

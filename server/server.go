@@ -312,7 +312,24 @@ func New(cfg Config) (srv *Server, err error) {
 // expected back (each gets one lease to register again), unfinished tasks,
 // the run times of the latest winning copies and of the copies that lost
 // their races (for β and t_new) and live copies.
-func (s *Server) rebuild(ctx context.Context) error {
+func (s *Server) rebuild(ctx context.Context) error { return s.load(ctx, true) }
+
+// resync replaces the scheduler with one built from what the store holds,
+// after a transaction that did not commit left the scheduler ahead of the
+// store (it heard of copies' ends and decided on them). Connected workers
+// keep their streams and the orders queued for them; the store's live
+// copies are attached again. Call with mu held.
+func (s *Server) resync(cause error) {
+	s.log.Error("the store refused a commit; rebuilding the scheduler from the store", "err", cause.Error())
+	if err := s.load(context.Background(), false); err != nil {
+		s.log.Error("rebuild the scheduler", "err", err.Error())
+	}
+}
+
+// load builds the scheduler from the store: at start (fresh) with a new
+// connection for each worker the store expects back, else keeping the
+// connections the server has.
+func (s *Server) load(ctx context.Context, fresh bool) error {
 	// With 10⁶ queued tasks the snapshot is a hundred megabytes read once
 	// and dropped: collect less often while it is built and applied, then
 	// give the garbage back to the system right after (beside serving),
@@ -329,17 +346,21 @@ func (s *Server) rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The configuration this start runs with, for `batchd sim replay`.
-	rec := s.cfg.Sched
-	rec.FirstCopyID = 0
-	if err := s.db.RecordSchedRun(ctx, rec); err != nil {
-		return fmt.Errorf("record scheduler configuration: %w", err)
+	if fresh {
+		// The configuration this start runs with, for `batchd sim replay`.
+		rec := s.cfg.Sched
+		rec.FirstCopyID = 0
+		if err := s.db.RecordSchedRun(ctx, rec); err != nil {
+			return fmt.Errorf("record scheduler configuration: %w", err)
+		}
 	}
 	s.sched = sc
 	now := s.now()
 	for _, w := range snap.Workers {
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
-		s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
+		if s.workers[w.ID] == nil || fresh {
+			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
+		}
 	}
 	for _, st := range snap.Sets {
 		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks, MaxRunning: st.MaxRunning})

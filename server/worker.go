@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
@@ -393,8 +394,10 @@ func (s *Server) finish(in store.FinishInput) (store.FinishResult, error) {
 	return call.res, call.err
 }
 
-// finishBatch commits a batch of reports, tells the scheduler, decides
-// once and answers each caller.
+// finishBatch commits a batch of reports and the decisions that follow
+// them in one transaction (store.FinishThenDecide): the scheduler hears of
+// the ends and decides inside it, under mu. Then it carries the decisions
+// out and answers each caller.
 func (s *Server) finishBatch(batch []*finishCall) {
 	defer func() {
 		for _, c := range batch {
@@ -407,55 +410,48 @@ func (s *Server) finishBatch(batch []*finishCall) {
 	}
 	s.lockWorker()
 	defer s.mu.Unlock()
-	outs, err := s.db.FinishCopies(context.Background(), ins)
+	var now time.Time
+	heard := false // the scheduler heard of an end
+	outs, ds, started, decErr, err := s.db.FinishThenDecide(context.Background(), ins, func(outs []store.FinishOutcome) []sched.Decision {
+		now = s.now()
+		for i, c := range batch {
+			if res := outs[i].Result; outs[i].Err == nil && !res.Replayed {
+				heard = true
+				s.hearEnd(now, c.in, res)
+			}
+		}
+		if !heard {
+			return nil
+		}
+		return s.sched.Decide(seconds(now))
+	})
 	if err != nil {
 		for _, c := range batch {
 			c.err = err
 		}
+		if heard {
+			// The scheduler is ahead of the store: it heard of ends and made
+			// decisions that were not committed. The reports are refused
+			// (their workers send them again); the scheduler starts again
+			// from what the store holds.
+			s.resync(fmt.Errorf("record copies' ends: %w", err))
+		}
 		return
 	}
-	now := s.now()
-	changed := false
 	for i, c := range batch {
 		res := outs[i].Result
 		c.res, c.err = res, outs[i].Err
 		if c.err != nil || res.Replayed {
 			continue
 		}
-		changed = true
 		s.dm.copiesEnded.Add(1)
-		if res.WasLive {
-			kind := sched.EventCopyFinished
-			if res.Lost {
-				kind = sched.EventCopyLost
-			}
-			// The scheduler learns the run time the worker reported and
-			// the store kept (what β and t_new fit, the same numbers a
-			// restart replays), and from its difference to its own clock
-			// the dispatch and report latency, which it then takes off
-			// running copies' run times and adds to a new copy's cost
-			// (sched/lag.go). Issue 12: by the server's clock alone β came
-			// out 1.41–1.46 for a true 1.259; by reported run times alone,
-			// with running copies still judged by the server's clock, 2,000
-			// `true` tasks on 64 slots started 1,562 speculative copies.
-			ev := sched.Event{Kind: kind, Time: seconds(now), Copy: c.in.Copy}
-			if kind == sched.EventCopyFinished && res.RunSeconds > 0 {
-				ev.Duration = res.RunSeconds
-			}
-			s.apply(ev)
-		} else if res.Late {
-			// A copy lost with its worker's lease ran to its end before
-			// its worker stopped it, and its task still wants a result:
-			// the first result is kept and the re-runs are killed.
+		if !res.WasLive && res.Late {
 			s.log.Info("late result of a lost copy kept; its re-runs are killed", "copy", c.in.Copy, "worker", c.in.Worker,
 				"set", res.Task.Set, "index", res.Task.Index)
 			s.dm.lateResults.Add(1)
 			s.metrics.recoverLost(res.LostSeconds)
-			s.apply(sched.Event{Kind: sched.EventLateResult, Time: seconds(now), Task: sched.TaskRef{Set: res.Task.Set, Index: res.Task.Index}})
 		}
 		if res.Retried != nil {
-			// The set's policy retried the attempt this copy won.
-			s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(now), Set: res.Task.Set, Owner: res.Owner, Tasks: []sched.TaskInfo{*res.Retried}})
 			s.metrics.retried(sched.RetriedByPolicy, 1)
 		}
 		if res.Clamped {
@@ -474,7 +470,40 @@ func (s *Server) finishBatch(batch []*finishCall) {
 		}
 		s.watch.publish(res.Task.Set, []int32{res.Task.Index})
 	}
-	if changed {
-		s.decide(now)
+	if heard {
+		s.carryOut(now, ds, started, decErr)
+	}
+}
+
+// hearEnd tells the scheduler of one recorded end. Call with mu held.
+func (s *Server) hearEnd(now time.Time, in store.FinishInput, res store.FinishResult) {
+	if res.WasLive {
+		kind := sched.EventCopyFinished
+		if res.Lost {
+			kind = sched.EventCopyLost
+		}
+		// The scheduler learns the run time the worker reported and
+		// the store kept (what β and t_new fit, the same numbers a
+		// restart replays), and from its difference to its own clock
+		// the dispatch and report latency, which it then takes off
+		// running copies' run times and adds to a new copy's cost
+		// (sched/lag.go). Issue 12: by the server's clock alone β came
+		// out 1.41–1.46 for a true 1.259; by reported run times alone,
+		// with running copies still judged by the server's clock, 2,000
+		// `true` tasks on 64 slots started 1,562 speculative copies.
+		ev := sched.Event{Kind: kind, Time: seconds(now), Copy: in.Copy}
+		if kind == sched.EventCopyFinished && res.RunSeconds > 0 {
+			ev.Duration = res.RunSeconds
+		}
+		s.apply(ev)
+	} else if res.Late {
+		// A copy lost with its worker's lease ran to its end before
+		// its worker stopped it, and its task still wants a result:
+		// the first result is kept and the re-runs are killed.
+		s.apply(sched.Event{Kind: sched.EventLateResult, Time: seconds(now), Task: sched.TaskRef{Set: res.Task.Set, Index: res.Task.Index}})
+	}
+	if res.Retried != nil {
+		// The set's policy retried the attempt this copy won.
+		s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(now), Set: res.Task.Set, Owner: res.Owner, Tasks: []sched.TaskInfo{*res.Retried}})
 	}
 }

@@ -32,8 +32,21 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 		return nil, nil
 	}
 	var started []Started
-	err := db.write(ctx, func(tx *Tx) error {
-		now := nanos(tx.now)
+	err := db.write(ctx, func(tx *Tx) (err error) {
+		started, err = applyDecisions(ctx, tx, ds)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// applyDecisions is ApplyDecisions inside tx.
+func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, error) {
+	var started []Started
+	now := nanos(tx.now)
+	err := func() error {
 		for _, d := range ds {
 			var err error
 			switch d.Kind {
@@ -72,11 +85,58 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return nil, err
 	}
 	return started, nil
+}
+
+// FinishThenDecide records reports' ends and then, in the same
+// transaction, the decisions that decide returns. decide runs inside the
+// transaction once the ends are written, with their outcomes, so that the
+// scheduler can hear of them and decide (the caller's lock keeps the
+// scheduler and the store in step). One commit instead of two per batch:
+// a slot's way from one copy's end to its next copy's start commits once.
+//
+// If the decisions cannot be recorded, the ends are committed without them
+// and decErr says why (the caller treats the started copies as lost, as
+// when ApplyDecisions fails). An error, the transaction's own, means that
+// nothing was committed, decisions included, although decide ran.
+func (db *DB) FinishThenDecide(ctx context.Context, ins []FinishInput, decide func([]FinishOutcome) []sched.Decision) (outs []FinishOutcome, ds []sched.Decision, started []Started, decErr, err error) {
+	outs = make([]FinishOutcome, len(ins))
+	err = db.write(ctx, func(tx *Tx) error {
+		for i, in := range ins {
+			res, err := finishCopy(ctx, tx, in)
+			var se *sched.Error
+			if err != nil && !errors.As(err, &se) {
+				return err
+			}
+			outs[i] = FinishOutcome{Result: res, Err: err}
+		}
+		ds = decide(outs)
+		if len(ds) == 0 {
+			return nil
+		}
+		// A savepoint, so that decisions that cannot be recorded leave the
+		// ends committed.
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT decisions"); err != nil {
+			return err
+		}
+		started, decErr = applyDecisions(ctx, tx, ds)
+		if decErr != nil {
+			started = nil
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO decisions"); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, "RELEASE decisions")
+		return err
+	})
+	if err != nil {
+		return nil, ds, nil, nil, err
+	}
+	return outs, ds, started, decErr, nil
 }
 
 // FinishInput is a worker's report of a copy's end.
