@@ -123,9 +123,12 @@ func TestDiscloseStreamCut(t *testing.T) {
 	// The stream is open: a unary disclose is not held up by it.
 	must[*batchv1.DiscloseResponse](t)(c.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "meanwhile", Tasks: echo(1)}))
 	cut()
+	// The server ends the call on the cut before the client closes its
+	// side: a close sent first could race the cut's reset and end the
+	// upload cleanly.
+	<-ended
 	_, err = st.CloseAndReceive()
 	wantCode(t, err, connect.CodeCanceled)
-	<-ended
 
 	list := must[*batchv1.ListTaskSetsResponse](t)(c.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
 	if len(list.TaskSets) != 1 || list.TaskSets[0].Name != "meanwhile" {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -186,7 +187,40 @@ func (s *Server) ownerFor(ctx context.Context, id sched.SetID) (string, error) {
 	if c.Role != store.RoleAdmin || id == 0 {
 		return c.Name, nil
 	}
-	return s.db.SetOwner(ctx, id)
+	if owner, ok := s.owners.get(id); ok {
+		return owner, nil
+	}
+	owner, err := s.db.SetOwner(ctx, id)
+	if err == nil {
+		s.owners.put(id, owner)
+	}
+	return owner, err
+}
+
+// ownerCache remembers the owners of sets an admin named lately: a set's
+// owner never changes and sets are never deleted, so an entry never goes
+// stale; the cache forgets everything when it holds maxOwners.
+type ownerCache struct {
+	mu sync.Mutex
+	m  map[sched.SetID]string
+}
+
+const maxOwners = 1 << 16
+
+func (c *ownerCache) get(id sched.SetID) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o, ok := c.m[id]
+	return o, ok
+}
+
+func (c *ownerCache) put(id sched.SetID, owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxOwners {
+		c.m = make(map[sched.SetID]string)
+	}
+	c.m[id] = owner
 }
 
 // interceptor logs every call with log/slog. The caller is normally in the

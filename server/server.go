@@ -157,8 +157,10 @@ type Server struct {
 	// apiSlots bounds the API calls (not the worker protocol) running at
 	// once (Config.APIConcurrency).
 	apiSlots chan struct{}
-	dm       dispatchMetrics
-	limits   *rateLimiter
+	// owners caches the owners of sets admins named (ownerFor).
+	owners ownerCache
+	dm     dispatchMetrics
+	limits *rateLimiter
 
 	// localWorkerHash is the hash of the embedded worker's token, which
 	// lives only in this process (see LocalWorkerToken).
@@ -177,8 +179,6 @@ type Server struct {
 	httpSrv  *http.Server
 	ln       net.Listener
 	loopDone chan struct{}
-	// kick asks the dispatch loop to run the scheduler now (decideSoon).
-	kick chan struct{}
 	// lock is the open, flocked LockFile (see New); Close releases it.
 	lock *os.File
 }
@@ -487,7 +487,7 @@ func (s *Server) Start() error {
 	s.httpSrv = &http.Server{Handler: s.handler, Protocols: &p, ReadHeaderTimeout: 5 * time.Second,
 		HTTP2:    &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
-	s.StartLoop() // before the first call: handlers read s.kick
+	s.StartLoop()
 	go s.trimMemory()
 	go func() {
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -505,7 +505,6 @@ func (s *Server) StartLoop() {
 		return
 	}
 	s.loopDone = make(chan struct{})
-	s.kick = make(chan struct{}, 1)
 	go func() {
 		defer close(s.loopDone)
 		t := time.NewTicker(s.cfg.TickInterval)
@@ -516,10 +515,6 @@ func (s *Server) StartLoop() {
 				return
 			case <-t.C:
 				s.DispatchOnce()
-			case <-s.kick:
-				s.lockWorker()
-				s.decide(s.now())
-				s.mu.Unlock()
 			}
 		}
 	}()

@@ -269,18 +269,26 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		if arr != nil {
 			n = int(arr.Count)
 		}
-		replay := false
 		if hd.key != "" {
-			// The key with other content is AlreadyExists, not a replay.
+			// The key with other content is AlreadyExists (db.Disclose).
 			in.RequestHash = in.Hash()
-			if replay, err = s.db.IdempotencyKeyKnown(ctx, owner, hd.key, in.RequestHash); err != nil {
-				return
-			}
 		}
-		if !replay {
-			if err = s.checkLoad(ctx, owner, hd.setID == 0, n); err != nil {
+		if err = s.checkLoad(ctx, owner, hd.setID == 0, n); err != nil {
+			// A retry of a disclose already stored is a replay, which the
+			// caps must not refuse; the key is looked up only then, not
+			// before every disclose.
+			if hd.key == "" {
 				return
 			}
+			replay, kerr := s.db.IdempotencyKeyKnown(ctx, owner, hd.key, in.RequestHash)
+			if kerr != nil {
+				err = kerr
+				return
+			}
+			if !replay {
+				return
+			}
+			err = nil
 		}
 		// What the scheduler needs of the specs, taken now so that the specs
 		// can go once they are stored.
@@ -540,9 +548,9 @@ func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTask
 	if err != nil {
 		return s.connectError(ctx, err)
 	}
-	if _, err := s.db.GetTaskSet(ctx, owner, id); err != nil {
-		return s.connectError(ctx, err)
-	}
+	// Subscribed before the snapshot is read, so that no change falls
+	// between them; the snapshot's read says NotFound for a set that is
+	// not the caller's.
 	sub := s.watch.subscribe(id)
 	defer s.watch.unsubscribe(sub)
 	if err := h.sendAll(ctx, stream, owner, id, true); err != nil {
