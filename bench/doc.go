@@ -18,7 +18,7 @@
 //     time and RSS after a kill -9.
 //
 //     go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/
-//     go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
+//     go test -run '^$' -bench DispatchUnderLoad -benchtime 3x -count 3 ./bench/
 //     go test -run '^$' -bench MillionQueued -benchtime 1x -count 3 ./bench/
 //
 // bench/dispatch.sh runs them all and sums them up (min / median / max).

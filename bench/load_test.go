@@ -52,7 +52,7 @@ const (
 //     answers beside the dispatch path; its latencies are set by Little's
 //     law (clients / calls a second), not by the server's speed.
 //
-//     go test -run '^$' -bench DispatchUnderLoad -benchtime 1x -count 3 ./bench/
+//     go test -run '^$' -bench DispatchUnderLoad -benchtime 3x -count 3 ./bench/
 func BenchmarkDispatchUnderLoad(b *testing.B) {
 	b.Run("users", func(b *testing.B) { benchUnderLoad(b, loadThink) })
 	b.Run("saturating", func(b *testing.B) { benchUnderLoad(b, 0) })
