@@ -47,10 +47,13 @@ type copyRun struct {
 	// niceThread: the forking thread could not get its nice value back
 	// (Config.Nice without the privilege to lower it again).
 	niceThread bool
-	id         int64
-	slot       int32
-	start      *batchv1.StartCopy
-	outCap     int64
+	// unlocked: execute let go of the forking thread once the copy was
+	// reaped.
+	unlocked bool
+	id       int64
+	slot     int32
+	start    *batchv1.StartCopy
+	outCap   int64
 
 	// wake pokes the copy's monitor (state changed). Buffered, never closed.
 	wake chan struct{}
@@ -140,7 +143,9 @@ func (a *agent) runCopy(c *copyRun) {
 		go a.finish(c, res)
 		return
 	}
-	runtime.UnlockOSThread()
+	if !c.unlocked {
+		runtime.UnlockOSThread()
+	}
 	a.finish(c, res)
 }
 
@@ -306,6 +311,14 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		a.log.Warn("waitid failed; reaping directly", "copy", c.id, "err", waitErr)
 	}
 	_ = cmd.Wait() // reaps the leader; its exit status is read below
+	if !c.niceThread {
+		// Reaped: the thread no longer matters to the copy. What is left
+		// (the monitor and the pipes' readers ending) runs unlocked: a
+		// locked goroutine that waits on a channel parks its thread and
+		// needs that very thread woken again.
+		runtime.UnlockOSThread()
+		c.unlocked = true
+	}
 	close(done)
 	<-monitorDone
 
@@ -315,10 +328,16 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	go func() { readers.Wait(); close(readersDone) }()
 	select {
 	case <-readersDone:
-	case <-time.After(2 * time.Second):
-		outR.Close()
-		errR.Close()
-		<-readersDone
+	default:
+		t := time.NewTimer(2 * time.Second)
+		select {
+		case <-readersDone:
+		case <-t.C:
+			outR.Close()
+			errR.Close()
+			<-readersDone
+		}
+		t.Stop()
 	}
 	outR.Close()
 	errR.Close()
