@@ -24,6 +24,7 @@ type workerConn struct {
 	notify     chan struct{} // capacity 1: something was queued
 	stop       chan struct{} // closed to end the current stream
 	streamOpen bool
+	drained    bool // Drain took its slots: it gets no new copies
 	// missingSince notes when each live copy was first left out of the
 	// worker's heartbeats.
 	missingSince map[sched.CopyID]time.Time
@@ -243,6 +244,7 @@ func (s *Server) Drain(workers ...sched.WorkerID) {
 			continue
 		}
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: now, Worker: id, Slots: 0, CanSuspend: w.canSuspend})
+		w.drained = true
 	}
 	s.refreshStats()
 	s.log.Info("draining: no new work is accepted; running copies go on", "workers", workers)

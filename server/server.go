@@ -357,7 +357,11 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 	s.sched = sc
 	now := s.now()
 	for _, w := range snap.Workers {
-		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
+		slots := w.Slots
+		if c := s.workers[w.ID]; c != nil && !fresh && c.drained {
+			slots = 0 // Drain took them; the rebuilt scheduler keeps it so
+		}
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
 		if s.workers[w.ID] == nil || fresh {
 			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
 		}
