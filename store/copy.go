@@ -106,13 +106,8 @@ func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started
 func (db *DB) FinishThenDecide(ctx context.Context, ins []FinishInput, decide func([]FinishOutcome) []sched.Decision) (outs []FinishOutcome, ds []sched.Decision, started []Started, decErr, err error) {
 	outs = make([]FinishOutcome, len(ins))
 	err = db.write(ctx, func(tx *Tx) error {
-		for i, in := range ins {
-			res, err := finishCopy(ctx, tx, in)
-			var se *sched.Error
-			if err != nil && !errors.As(err, &se) {
-				return err
-			}
-			outs[i] = FinishOutcome{Result: res, Err: err}
+		if err := finishCopiesTx(ctx, tx, ins, outs); err != nil {
+			return err
 		}
 		ds = decide(outs)
 		if len(ds) == 0 {
@@ -218,21 +213,24 @@ type FinishOutcome struct {
 // any other error aborts them all and is returned.
 func (db *DB) FinishCopies(ctx context.Context, ins []FinishInput) ([]FinishOutcome, error) {
 	out := make([]FinishOutcome, len(ins))
-	err := db.write(ctx, func(tx *Tx) error {
-		for i, in := range ins {
-			res, err := finishCopy(ctx, tx, in)
-			var se *sched.Error
-			if err != nil && !errors.As(err, &se) {
-				return err
-			}
-			out[i] = FinishOutcome{Result: res, Err: err}
-		}
-		return nil
-	})
+	err := db.write(ctx, func(tx *Tx) error { return finishCopiesTx(ctx, tx, ins, out) })
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// finishCopiesTx is FinishCopies inside tx, its outcomes in out.
+func finishCopiesTx(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishOutcome) error {
+	for i, in := range ins {
+		res, err := finishCopy(ctx, tx, in)
+		var se *sched.Error
+		if err != nil && !errors.As(err, &se) {
+			return err
+		}
+		out[i] = FinishOutcome{Result: res, Err: err}
+	}
+	return nil
 }
 
 // finishCopy is FinishCopy inside tx. Its coded errors are found before it
