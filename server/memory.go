@@ -32,11 +32,18 @@ func (s *Server) trimMemory() {
 		{Name: "/gc/heap/live:bytes"}}
 	t := time.NewTicker(trimEvery)
 	defer t.Stop()
+	var ckFailed int64
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
+		}
+		// The store's checkpoints run beside the writer and cannot report
+		// to a caller: say here when they fail, as the WAL then grows.
+		if _, failed, lastErr, walPages := s.db.CheckpointStats(); failed > ckFailed {
+			s.log.Warn("WAL checkpoints fail; the WAL grows until they succeed", "failed", failed-ckFailed, "err", lastErr, "wal_pages", walPages)
+			ckFailed = failed
 		}
 		rmetrics.Read(samples)
 		for _, v := range samples {

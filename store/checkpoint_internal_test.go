@@ -61,4 +61,7 @@ func TestCheckpointBesideWriter(t *testing.T) {
 				st.Size(), before, db.checkpoints.Load(), db.ckErrors.Load())
 		}
 	}
+	if runs, failed, lastErr, _ := db.CheckpointStats(); runs == 0 || failed != 0 {
+		t.Fatalf("checkpoint stats: %d runs, %d failed (%s)", runs, failed, lastErr)
+	}
 }

@@ -60,6 +60,8 @@ type DB struct {
 	committed             chan struct{}
 	ckStop, ckDone        chan struct{}
 	checkpoints, ckErrors atomic.Int64
+	ckLastErr             atomic.Value // string: the last checkpoint's error
+	walPages              atomic.Int64 // pages in the WAL at the last checkpoint
 
 	auth authCache // tokens found valid lately (see Authenticate)
 	// arrays keeps task arrays read lately (they never change).
@@ -138,6 +140,9 @@ func (db *DB) checkpointer(ck *sql.DB, stop <-chan struct{}, done chan<- struct{
 		var busy, logPages, moved int
 		if err := ck.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &moved); err != nil {
 			db.ckErrors.Add(1)
+			db.ckLastErr.Store(err.Error())
+		} else {
+			db.walPages.Store(int64(logPages))
 		}
 		db.checkpoints.Add(1)
 		select {
@@ -475,6 +480,15 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	default:
 	}
 	return nil
+}
+
+// CheckpointStats returns how many WAL checkpoints ran, how many failed
+// (and the last failure's error), and how many pages the WAL held at the
+// last one: a WAL that keeps growing means checkpoints cannot keep up or
+// fail.
+func (db *DB) CheckpointStats() (runs, failed int64, lastErr string, walPages int64) {
+	lastErr, _ = db.ckLastErr.Load().(string)
+	return db.checkpoints.Load(), db.ckErrors.Load(), lastErr, db.walPages.Load()
 }
 
 // WriteStats returns how many write transactions committed and how long,
