@@ -360,8 +360,12 @@ Every result quoted in this section is one of the claim rows above (mean ±
   Figs. 11 and 13 are not given; we take 0–0.4 and 60–3,600 s. Over the 13
   user counts of Figs. 7–9 batchactive is strictly best on means at
   {{usersResp}} in visible response, {{usersSlow}} in visible slowdown and
-  {{usersThr}} in throughput (the claim rows' notes name any user count
-  where it is not, and the tables give every bar's interval).
+  {{usersThr}} in throughput. The claim rows' notes name any user count
+  where it is not, and the closest call with the server's load there: at
+  the top of the sweep the one server is saturated, requested work alone
+  keeps it busy, so disclosed work seldom runs and batchactive serves
+  nearly as interactive does; a lead within both intervals there is a tie
+  within the seeds' noise, not a win the figures can show.
 
 **Hopper §7 / GRASS §6 (the cluster workload).** The papers replay Facebook
 and Bing traces that we do not have; we take their stated shapes. Jobs arrive
