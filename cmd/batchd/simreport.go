@@ -447,7 +447,10 @@ task.
   is lower is its fairer reading. What the simulator does not charge: a
   suspended copy keeps its memory on its worker (the live server resumes it
   there), and suspending is a signal, not a checkpoint. The live server's
-  --preempt-requested=false turns it off.
+  --preempt-requested=false turns it off. The cluster and node-level
+  experiments below still run the requested class without preemption, for
+  both Hopper and its baselines: their numbers are not yet measured under
+  this default.
 - *Hopper and GRASS against SRPT + best-effort LATE.* hopper+grass cuts
   mean JCT against the baseline by {{hopper60}} at 60% utilisation (the
   paper: about 50%), {{hopper80}} at 80% and {{hopper90}} at 90% (the

@@ -1090,7 +1090,7 @@ func mixedExp(o Options) ([]Params, func([]Result) Report) {
 	}
 	analyze := func(rs []Result) Report {
 		rep := Report{Title: "Mixed workload: batchactive users whose requests are multi-task jobs with stragglers (ablation)"}
-		rep.Setup = fmt.Sprintf("%d users in Petrou's closed loop on %d slots: each set holds 1..%d jobs (uniform, drawn %s), each job 1..%d tasks (bounded Pareto α=%g, mean %.1f); a request asks for one whole job; think %g s (exp.); change prob. 0 to %g; copy durations Pareto(x_m=%gs, β=%g), every copy an independent draw; %gs warm-up, %gs measured; %d seeds. Visible response time of a request = max(0, last task's result − request).",
+		rep.Setup = fmt.Sprintf("%d users in Petrou's closed loop on %d slots: each set holds 1..%d jobs (uniform, drawn %s), each job 1..%d tasks (bounded Pareto α=%g, mean %.1f); a request asks for one whole job; think %g s (exp.); change prob. 0 to %g; copy durations Pareto(x_m=%gs, β=%g), every copy an independent draw; %gs warm-up, %gs measured; %d seeds. Rows not marked non-preemptive run preemptive SRPT in the requested class (the default). Visible response time of a request = max(0, last task's result − request).",
 			base.Users, base.Slots, base.SetSizeMax, perSet, base.JobSizeMax, base.JobSizeAlpha, base.meanJobSize(), base.ThinkMean, base.ChangeProbMax, base.TaskScale, base.Beta, base.Warmup, base.Duration, seeds)
 		t := Table{Title: "Ablation (mean ± 95% CI over seeds)", Header: []string{"scheduler", "visible response (s)", "visible slowdown", "requests/run", "load", "waste (slot-h)", "speculative copies"}}
 		f := Figure{ID: "mixed-ablation", Kind: FigureBars, Title: "Mixed workload: mean visible response time by scheduler", XLabel: "scheduler", YLabel: "mean visible response (s)"}
