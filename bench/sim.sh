@@ -5,10 +5,11 @@
 #   bench/sim.sh quick      # benchmarks only
 #   bench/sim.sh report     # regenerate docs/results.md and docs/fig (timed:
 #                           # `real` is wall time, `user`+`sys` the CPU-seconds)
-#                           # (issue 12, at 93633d3: 464 user + 17 sys
-#                           # CPU-seconds, 492 s wall on 2 cores shared with
-#                           # a race test; the output matched the cached
-#                           # run byte for byte)
+#                           # (issue 12, with preemptive SRPT and per-set
+#                           # sizes as the defaults: 432 user + 19 sys
+#                           # CPU-seconds, 240 s wall on 2 cores at load
+#                           # 1.8-3.8 from other work; a second run
+#                           # reproduced it byte for byte)
 #   bench/sim.sh node       # only the cluster-node experiment (issue 12's
 #                           # node-level straggler model), timed
 #

@@ -70,9 +70,12 @@ func TestSimReplay(t *testing.T) {
 		n, _ := strconv.Atoi(r[1])
 		mean[r[0]], reqs[r[0]] = v, n
 	}
-	rec, recorded := mean["recorded (live)"], mean["recorded: srpt×fcfs / none / suspend"]
-	fcfs, srpt := mean["fcfs×fcfs / none / suspend"], recorded
-	if reqs["recorded (live)"] != 7 || reqs["recorded: srpt×fcfs / none / suspend"] != 7 || reqs["fcfs×fcfs / none / suspend"] != 7 {
+	// The server's default is preemptive SRPT in the requested class
+	// (--preempt-requested), recorded with its configuration and carried
+	// into the replays ("+requested").
+	rec, recorded := mean["recorded (live)"], mean["recorded: srpt×fcfs / none / suspend+requested"]
+	fcfs, srpt := mean["fcfs×fcfs / none / suspend+requested"], recorded
+	if reqs["recorded (live)"] != 7 || reqs["recorded: srpt×fcfs / none / suspend+requested"] != 7 || reqs["fcfs×fcfs / none / suspend+requested"] != 7 {
 		t.Fatalf("requests %v, want 7 jobs in every row", reqs)
 	}
 	// The live run has dispatch and report latency the replay has not, and

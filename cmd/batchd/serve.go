@@ -48,6 +48,10 @@ func serveCommand() *cli.Command {
 				Usage: "speculation: hopper+grass, grass (GRASS without Hopper), best-effort-late, budgeted-N or none"},
 			&cli.StringFlag{Name: "preemption", Value: string(sched.PreemptSuspend), EnvVars: []string{"BATCHD_PREEMPTION"},
 				Usage: "what requested work does to running disclosed copies: suspend, kill or off"},
+			&cli.BoolFlag{Name: "preempt-requested", Value: true, EnvVars: []string{"BATCHD_PREEMPT_REQUESTED"},
+				Usage: "preemptive SRPT in the requested class (srpt×fcfs, batch-srpt, batch-srpt-task, interactive-srpt; needs --preemption suspend): " +
+					"when shorter requested work finds no free slot, suspend the requested copy with the most work left and resume it later on its own worker. " +
+					"--preempt-requested=false: a running requested copy keeps its slot (shortest job first, not shortest remaining time)"},
 			&cli.Float64Flag{Name: "price-slot-second", Value: 1, EnvVars: []string{"BATCHD_PRICE_SLOT_SECOND"}, Usage: "ledger price per billed slot-second"},
 			&cli.Float64Flag{Name: "price-cpu-second", Value: 0, EnvVars: []string{"BATCHD_PRICE_CPU_SECOND"}, Usage: "ledger price per billed CPU second"},
 			&cli.IntFlag{Name: "max-open-sets", Value: server.DefaultMaxOpenSets, EnvVars: []string{"BATCHD_MAX_OPEN_SETS"}, Usage: "per-user cap on task sets with unfinished tasks (-1: none)"},
@@ -140,7 +144,7 @@ func runServe(c *cli.Context) error {
 	data := c.String("data")
 	srv, err := server.New(server.Config{
 		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), LeaseMargin: c.Duration("lease-margin"), OutputCap: outCap,
-		Sched:                sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre},
+		Sched:                sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested")},
 		NoDisclosedFairShare: c.Bool("no-fair-share"),
 		Logger:               log, Version: version,
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},

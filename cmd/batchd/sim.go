@@ -42,8 +42,8 @@ func simRunCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "policy", Aliases: []string{"p"}, Usage: "queue policies (repeat or comma-separate); default: every policy"},
 			&cli.StringSliceFlag{Name: "speculation", Aliases: []string{"s"}, Usage: "hopper+grass, grass (GRASS without Hopper), best-effort-late, clone (copies without waiting for a straggler), budgeted-N, none (default: none for petrou, hopper+grass otherwise)"},
 			&cli.StringFlag{Name: "preemption", Value: "suspend", Usage: "suspend, kill or off"},
-			&cli.BoolFlag{Name: "preempt-requested", Usage: "preemptive SRPT in the requested class: shorter requested work suspends the requested copy with the most work left"},
-			&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "draw tasks (jobs) per set once per user (user) or for every new set (set)"},
+			&cli.BoolFlag{Name: "preempt-requested", Value: true, Usage: "preemptive SRPT in the requested class (the default): shorter requested work suspends the requested copy with the most work left; --preempt-requested=false runs issue 4's non-preemptive SRPT over jobs"},
+			&cli.StringFlag{Name: "set-size-per", Value: "set", Usage: "draw tasks (jobs) per set for every new set (set, the default) or once per user (user, issue 4's reading)"},
 			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job (hopper+grass, grass): switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
 			&cli.Float64Flag{Name: "virtual-factor", Usage: "hopper+grass: virtual size V = this × remaining tasks (0 = Hopper's max(2/β, 1); at least 1)"},
@@ -146,8 +146,8 @@ func setSimParams(c *cli.Context, p *sim.Params) error {
 		}
 	}
 	switch c.String("set-size-per") {
-	case "user", "":
-	case "set":
+	case "user":
+	case "set", "":
 		p.SetSizePerSet = true
 	default:
 		return fmt.Errorf("--set-size-per %q: want user or set", c.String("set-size-per"))
@@ -352,8 +352,8 @@ func experimentFlags() []cli.Flag {
 		&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per parameter point (95% CI over them)"},
 		&cli.IntFlag{Name: "sweep-seeds", Value: 5, Usage: "seeds per point of the Petrou sweep (each point and seed has its own random numbers)"},
 		&cli.IntFlag{Name: "sweep-stride", Value: 13, Usage: "run every N-th of the 3,168 points of the Petrou sweep only (1 = all; 7 and 13 keep every value of every parameter)"},
-		&cli.BoolFlag{Name: "preempt-requested", Usage: "every run: preemptive SRPT in the requested class"},
-		&cli.StringFlag{Name: "set-size-per", Value: "user", Usage: "every run: draw tasks (jobs) per set once per user (user) or for every set (set)"},
+		&cli.StringFlag{Name: "preempt-requested", Value: "default", Usage: "preemptive SRPT in the requested class: default (each configuration as the report runs it: preemptive unless labelled non-preemptive), on (every run) or off (every run: issue 4's non-preemptive SRPT)"},
+		&cli.StringFlag{Name: "set-size-per", Value: "default", Usage: "tasks (jobs) per set: default (each configuration as the report runs it: drawn for every set unless labelled per-user), set (every run) or user (every run: drawn once per user)"},
 		&cli.BoolFlag{Name: "batch-cancels", Usage: "every run: batch users may cancel the rest of a set"},
 		&cli.BoolFlag{Name: "quick", Usage: "small grids and short runs (a smoke test; not comparable to the papers)"},
 		&cli.IntFlag{Name: "workers", Usage: "goroutines (default: all cores)"},
@@ -361,10 +361,27 @@ func experimentFlags() []cli.Flag {
 	)
 }
 
-func experimentOptions(c *cli.Context) sim.Options {
+func experimentOptions(c *cli.Context) (sim.Options, error) {
 	o := sim.Options{Seeds: c.Int("seeds"), SweepSeeds: c.Int("sweep-seeds"), SweepStride: c.Int("sweep-stride"), Quick: c.Bool("quick"), Workers: c.Int("workers"),
-		PreemptRequested: c.Bool("preempt-requested"), SetSizePerSet: c.String("set-size-per") == "set", BatchCancels: c.Bool("batch-cancels"),
-		Model: modelFrom(c)}
+		BatchCancels: c.Bool("batch-cancels"), Model: modelFrom(c)}
+	switch v := c.String("preempt-requested"); v {
+	case "default", "":
+	case "on", "true":
+		o.PreemptRequested = true
+	case "off", "false":
+		o.NoPreemptRequested = true
+	default:
+		return o, fmt.Errorf("--preempt-requested %q: want default, on or off", v)
+	}
+	switch v := c.String("set-size-per"); v {
+	case "default", "":
+	case "set":
+		o.SetSizePerSet = true
+	case "user":
+		o.SetSizePerUser = true
+	default:
+		return o, fmt.Errorf("--set-size-per %q: want default, set or user", v)
+	}
 	if !c.Bool("quiet") {
 		last := time.Time{}
 		o.Progress = func(name string, done, total int) {
@@ -374,7 +391,7 @@ func experimentOptions(c *cli.Context) sim.Options {
 			}
 		}
 	}
-	return o
+	return o, nil
 }
 
 func simExperimentCommand() *cli.Command {
@@ -389,7 +406,11 @@ func simExperimentCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return fmt.Errorf("want one experiment: %s", strings.Join(sim.ExperimentNames, ", "))
 			}
-			rep, err := sim.RunExperiment(c.Context, c.Args().First(), experimentOptions(c))
+			o, err := experimentOptions(c)
+			if err != nil {
+				return err
+			}
+			rep, err := sim.RunExperiment(c.Context, c.Args().First(), o)
 			if err != nil {
 				return err
 			}

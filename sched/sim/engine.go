@@ -151,7 +151,7 @@ func (m *sim) run() error {
 	if p.Workload == WorkloadCluster {
 		m.stop = m.end + p.Drain
 	}
-	m.batch = p.Sched.Policy == sched.PolicyBatchSRPT || p.Sched.Policy == sched.PolicyBatchFCFS
+	m.batch = p.Sched.Policy == sched.PolicyBatchSRPT || p.Sched.Policy == sched.PolicyBatchFCFS || p.Sched.Policy == sched.PolicyBatchSRPTTask
 	m.durRNGSeed = p.Seed
 
 	// Workers.

@@ -31,8 +31,15 @@ type Options struct {
 	Workers int
 	// Variants forced on every run of the experiment (on top of the
 	// configurations it compares): preemptive SRPT in the requested class,
-	// tasks per set drawn per set, batch users who may cancel.
+	// tasks per set drawn per set, batch users who may cancel. Preemptive
+	// SRPT and per-set sizes are already the defaults of the Petrou and
+	// mixed experiments' headline configurations (issue 12); these force
+	// them on the ablation rows too.
 	PreemptRequested, SetSizePerSet, BatchCancels bool
+	// NoPreemptRequested and SetSizePerUser force the issue-4 readings on
+	// every run instead (non-preemptive SRPT over jobs; tasks per set drawn
+	// once per user), overriding the above and every configuration's own.
+	NoPreemptRequested, SetSizePerUser bool
 	// Model, when set, overrides the straggler model and LATE's limits
 	// on every multi-task run (the cluster-node experiment starts from
 	// NodeModel).
@@ -91,6 +98,12 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested
 		ps[i].SetSizePerSet = ps[i].SetSizePerSet || o.SetSizePerSet
 		ps[i].BatchCancels = ps[i].BatchCancels || o.BatchCancels
+		if o.NoPreemptRequested {
+			ps[i].Sched.PreemptRequested = false
+		}
+		if o.SetSizePerUser {
+			ps[i].SetSizePerSet = false
+		}
 		o.Model.Apply(&ps[i])
 	}
 	var progress func(int, int)
@@ -188,25 +201,26 @@ func (a sweepArm) apply(p *Params) {
 	p.BatchCancels = a.cancels
 }
 
-// sweepArms are the sweep's configurations: the six queue policies of
-// Petrou Figs. 4–6 and batch-srpt by task (the user model as we read it),
-// the SRPT ones again with preemptive SRPT in the requested class, the
-// SRPT trio with tasks per set drawn per set, and the batch policies with
+// sweepArms are the sweep's configurations. The defaults (issue 12):
+// preemptive SRPT in the requested class and tasks per set drawn for every
+// set, under the seven queue policies (Petrou Figs. 4–6's six, batch-srpt
+// being by set, and batch-srpt-task, Petrou §3.3's batch SRPT by task).
+// Ablations, under the SRPT policies: non-preemptive SRPT, sizes drawn once
+// per user, and both (issue 4's readings); and the batch policies with
 // cancels allowed.
 var sweepArms = func() []sweepArm {
 	var as []sweepArm
-	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyFCFSxFCFS, sched.PolicyBatchSRPT, sched.PolicyBatchFCFS, sched.PolicyInteractiveSRPT, sched.PolicyInteractiveFCFS, sched.PolicyBatchSRPTTask} {
-		as = append(as, sweepArm{label: string(pol), pol: pol})
+	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyFCFSxFCFS, sched.PolicyBatchSRPTTask, sched.PolicyBatchSRPT, sched.PolicyBatchFCFS, sched.PolicyInteractiveSRPT, sched.PolicyInteractiveFCFS} {
+		as = append(as, sweepArm{label: string(pol), pol: pol, preempt: true, perSet: true})
 	}
-	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyBatchSRPT, sched.PolicyBatchSRPTTask, sched.PolicyInteractiveSRPT} {
-		as = append(as, sweepArm{label: string(pol) + " (preemptive)", pol: pol, preempt: true})
+	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyBatchSRPTTask, sched.PolicyBatchSRPT, sched.PolicyInteractiveSRPT} {
+		as = append(as,
+			sweepArm{label: string(pol) + " (non-preemptive)", pol: pol, perSet: true},
+			sweepArm{label: string(pol) + " (per-user sizes)", pol: pol, preempt: true},
+			sweepArm{label: string(pol) + " (non-preemptive, per-user sizes)", pol: pol})
 	}
-	for _, pol := range []sched.Policy{sched.PolicySRPTxFCFS, sched.PolicyBatchSRPT, sched.PolicyBatchSRPTTask, sched.PolicyInteractiveSRPT} {
-		as = append(as, sweepArm{label: string(pol) + " (per-set sizes)", pol: pol, perSet: true})
-		as = append(as, sweepArm{label: string(pol) + " (preemptive, per-set sizes)", pol: pol, preempt: true, perSet: true})
-	}
-	for _, pol := range []sched.Policy{sched.PolicyBatchSRPT, sched.PolicyBatchFCFS} {
-		as = append(as, sweepArm{label: string(pol) + " (cancels)", pol: pol, cancels: true})
+	for _, pol := range []sched.Policy{sched.PolicyBatchSRPTTask, sched.PolicyBatchFCFS} {
+		as = append(as, sweepArm{label: string(pol) + " (cancels)", pol: pol, preempt: true, perSet: true, cancels: true})
 	}
 	return as
 }()
@@ -297,7 +311,7 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 		for _, a := range arms {
 			labels = append(labels, a.label)
 		}
-		rep.Setup = fmt.Sprintf(sub+"%d parameter points (PetrouGrid: users {4,8,12,16} × change prob. 0 to {0,0.2,0.4} × tasks per set 1 to {1,7,13,19} × service 20–3,620 s step 360 × think 20–18,020 s step 3,600) × %d configurations (%s) × %d seeds per point. Every point and seed has its own random numbers; the configurations of one point and seed share them (common random numbers). One server; speculation none; SRPT sees true service times; %s warm-up dropped, %s measured. Improvement = baseline metric / batchactive metric per point and seed; a mean over points is taken for each seed, and the interval is Student's t over the %d seeds.",
+		rep.Setup = fmt.Sprintf(sub+"%d parameter points (PetrouGrid: users {4,8,12,16} × change prob. 0 to {0,0.2,0.4} × tasks per set 1 to {1,7,13,19} × service 20–3,620 s step 360 × think 20–18,020 s step 3,600) × %d configurations (%s) × %d seeds per point. Every point and seed has its own random numbers; the configurations of one point and seed share them (common random numbers). A configuration without a label in parentheses runs the defaults: preemptive SRPT in the requested class (Config.PreemptRequested) and tasks per set drawn for every set (Params.SetSizePerSet); batch-srpt-task is Petrou's batch SRPT (by task), batch-srpt orders whole sets by their total work. One server; speculation none; SRPT sees true service times; %s warm-up dropped, %s measured. Improvement = baseline metric / batchactive metric per point and seed; a mean over points is taken for each seed, and the interval is Student's t over the %d seeds.",
 			len(grid), na, strings.Join(labels, ", "), seeds, days(grid[0].Warmup), days(grid[0].Duration), seeds)
 		summ := func(xs []float64) (Summary, string) {
 			if seeds == 1 {
@@ -316,7 +330,7 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 		}
 		cmps := []cmp{
 			{"petrou-fig4", "Fig. 4", "interactive-srpt", "srpt×fcfs", MetricResponse, "1.525", "about 20%", 2, "fig4-interactive"},
-			{"petrou-fig4", "Fig. 4", "batch-srpt", "srpt×fcfs", MetricResponse, "1.537", "about 20%", 2, "fig4-batch"},
+			{"petrou-fig4", "Fig. 4", "batch-srpt-task", "srpt×fcfs", MetricResponse, "1.537", "about 20%", 2, "fig4-batch"},
 			{"petrou-fig5", "Fig. 5", "interactive-fcfs", "fcfs×fcfs", MetricResponse, "1.615", "about 20%", 2, "fig5-interactive"},
 			{"petrou-fig5", "Fig. 5", "batch-fcfs", "fcfs×fcfs", MetricResponse, "1.595", "about 20%", 2, "fig5-batch"},
 			{"petrou-fig6", "Fig. 6", "batch-fcfs", "srpt×fcfs", MetricScaled, "3.647", "about 40%", 4, "fig6"},
@@ -357,22 +371,25 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 		type variant struct {
 			key, ours, base, paper, note string
 		}
+		const np, pu, old = " (non-preemptive)", " (per-user sizes)", " (non-preemptive, per-user sizes)"
 		vars := []variant{
-			{"batch-srpt", "srpt×fcfs", "batch-srpt", "≥ 1.5 (issue 12 target); 1.537 (Petrou Fig. 4)", "batch-srpt orders sets by their total work"},
-			{"batch-srpt-task", "srpt×fcfs", "batch-srpt-task", "≥ 1.5", "batch-srpt by task: the smallest queued task of any set first"},
-			{"interactive-srpt", "srpt×fcfs", "interactive-srpt", "≥ 1.5", ""},
-			{"batch-fcfs", "srpt×fcfs", "batch-fcfs", "> 1", ""},
-			{"interactive-fcfs", "srpt×fcfs", "interactive-fcfs", "> 1", ""},
-			{"pre-batch-srpt", "srpt×fcfs (preemptive)", "batch-srpt (preemptive)", "≥ 1.5", "preemptive SRPT in both"},
-			{"pre-batch-srpt-task", "srpt×fcfs (preemptive)", "batch-srpt-task (preemptive)", "≥ 1.5", "preemptive SRPT in both; the closest to Petrou §3.3's batch SRPT"},
-			{"pre-interactive-srpt", "srpt×fcfs (preemptive)", "interactive-srpt (preemptive)", "≥ 1.5", "preemptive SRPT in both"},
-			{"perset-batch-srpt", "srpt×fcfs (per-set sizes)", "batch-srpt (per-set sizes)", "≥ 1.5", "tasks per set drawn for every set"},
-			{"perset-batch-srpt-task", "srpt×fcfs (per-set sizes)", "batch-srpt-task (per-set sizes)", "≥ 1.5", "tasks per set drawn for every set"},
-			{"perset-interactive-srpt", "srpt×fcfs (per-set sizes)", "interactive-srpt (per-set sizes)", "≥ 1.5", "tasks per set drawn for every set"},
-			{"all3-batch-srpt-task", "srpt×fcfs (preemptive, per-set sizes)", "batch-srpt-task (preemptive, per-set sizes)", "≥ 1.5", "all three of issue 12's choices switched: preemptive SRPT, per-task batch SRPT, per-set sizes"},
-			{"all3-interactive-srpt", "srpt×fcfs (preemptive, per-set sizes)", "interactive-srpt (preemptive, per-set sizes)", "≥ 1.5", "preemptive SRPT, per-set sizes"},
-			{"preempt-gain", "srpt×fcfs (preemptive)", "srpt×fcfs", "> 1 (if preemptive SRPT should be the default)", "batchactive with and without preemptive SRPT"},
-			{"cancels-batch-srpt", "srpt×fcfs", "batch-srpt (cancels)", "1.537 (Petrou Fig. 4)", "batch users may cancel (--batch-cancels)"},
+			{"batch-srpt-task", "srpt×fcfs", "batch-srpt-task", "≥ 1.5 (issue 12 target); 1.537 (Petrou Fig. 4)", "the defaults: preemptive SRPT, per-set sizes; batch SRPT by task (Petrou §3.3)"},
+			{"interactive-srpt", "srpt×fcfs", "interactive-srpt", "≥ 1.5 (issue 12 target); 1.525 (Petrou Fig. 4)", "the defaults"},
+			{"batch-srpt", "srpt×fcfs", "batch-srpt", "≥ 1.5", "the defaults; batch-srpt orders whole sets by their total work"},
+			{"batch-fcfs", "srpt×fcfs", "batch-fcfs", "> 1", "the defaults"},
+			{"interactive-fcfs", "srpt×fcfs", "interactive-fcfs", "> 1", "the defaults"},
+			{"np-batch-srpt-task", "srpt×fcfs" + np, "batch-srpt-task" + np, "≥ 1.5", "ablation: non-preemptive SRPT in both"},
+			{"np-batch-srpt", "srpt×fcfs" + np, "batch-srpt" + np, "≥ 1.5", "ablation: non-preemptive SRPT in both"},
+			{"np-interactive-srpt", "srpt×fcfs" + np, "interactive-srpt" + np, "≥ 1.5", "ablation: non-preemptive SRPT in both"},
+			{"pu-batch-srpt-task", "srpt×fcfs" + pu, "batch-srpt-task" + pu, "≥ 1.5", "ablation: tasks per set drawn once per user"},
+			{"pu-batch-srpt", "srpt×fcfs" + pu, "batch-srpt" + pu, "≥ 1.5", "ablation: tasks per set drawn once per user"},
+			{"pu-interactive-srpt", "srpt×fcfs" + pu, "interactive-srpt" + pu, "≥ 1.5", "ablation: tasks per set drawn once per user"},
+			{"old-batch-srpt", "srpt×fcfs" + old, "batch-srpt" + old, "≥ 1.5", "ablation: issue 4's readings (non-preemptive, per-user sizes, batch SRPT by set)"},
+			{"old-batch-srpt-task", "srpt×fcfs" + old, "batch-srpt-task" + old, "≥ 1.5", "ablation: non-preemptive, per-user sizes"},
+			{"old-interactive-srpt", "srpt×fcfs" + old, "interactive-srpt" + old, "≥ 1.5", "ablation: non-preemptive, per-user sizes"},
+			{"preempt-gain", "srpt×fcfs", "srpt×fcfs" + np, "> 1 (if preemptive SRPT should be the default)", "batchactive with and without preemptive SRPT, per-set sizes"},
+			{"preempt-gain-pu", "srpt×fcfs" + pu, "srpt×fcfs" + old, "> 1", "batchactive with and without preemptive SRPT, per-user sizes"},
+			{"cancels-batch-srpt-task", "srpt×fcfs", "batch-srpt-task (cancels)", "1.537 (Petrou Fig. 4)", "batch users may cancel (--batch-cancels)"},
 		}
 		vt := Table{Title: fmt.Sprintf("SRPT variants (issue 12): visible response, %d seeds per point", seeds),
 			Header: []string{"ours", "baseline", "mean improvement (95% CI over seeds)", "points ours >10% worse (95% CI over seeds)", "same, means over seeds per point", "points improved ≥2×"}}
@@ -486,7 +503,7 @@ func petrouFixed(o Options) ([]Params, func([]Result) Report) {
 			set: func(p *Params, v float64) { p.ServiceMean = v }, x: id,
 			metrics: []Metric{MetricResponse}},
 	}
-	pols := []sched.Policy{sched.PolicyBatchSRPT, sched.PolicyInteractiveSRPT, sched.PolicySRPTxFCFS}
+	pols := []sched.Policy{sched.PolicyBatchSRPTTask, sched.PolicyInteractiveSRPT, sched.PolicySRPTxFCFS}
 	seeds := o.seeds()
 	if o.Quick {
 		seeds = 2
@@ -509,6 +526,7 @@ func petrouFixed(o Options) ([]Params, func([]Result) Report) {
 					sv.set(&p, val)
 					p.Seed = int64(seed + 1)
 					p.Sched = cfg(pol, sched.SpecNone)
+					p.Sched.PreemptRequested, p.SetSizePerSet = true, true // the defaults (issue 12)
 					k := key{vi, xi, pi}
 					index[k] = append(index[k], len(ps))
 					ps = append(ps, p)
@@ -518,7 +536,7 @@ func petrouFixed(o Options) ([]Params, func([]Result) Report) {
 	}
 	analyze := func(rs []Result) Report {
 		rep := Report{Title: "Petrou Table 3 point with one parameter varied (Figs. 7–13)"}
-		rep.Setup = fmt.Sprintf("Table 3: 8 users, change prob. 0 to 0.2, tasks per set 1 to 15, service 600 s, think 6,000 s (exponential); one parameter varied at a time; batch = batch-srpt, interactive = interactive-srpt, batchactive = srpt×fcfs; %d seeds per bar (95%% CI); 2 warm-up days dropped, 14 measured.", seeds)
+		rep.Setup = fmt.Sprintf("Table 3: 8 users, change prob. 0 to 0.2, tasks per set 1 to 15, service 600 s, think 6,000 s (exponential); one parameter varied at a time; batch = batch-srpt-task (Petrou's batch SRPT, by task), interactive = interactive-srpt, batchactive = srpt×fcfs, all with the defaults (preemptive SRPT, tasks per set drawn for every set); %d seeds per bar (95%% CI); 2 warm-up days dropped, 14 measured.", seeds)
 		summ := func(vi, xi, pi int, m Metric) Summary {
 			var xs []float64
 			for _, i := range index[key{vi, xi, pi}] {
@@ -565,11 +583,23 @@ func petrouFixed(o Options) ([]Params, func([]Result) Report) {
 		for _, m := range []Metric{MetricResponse, MetricSlowdown, MetricThroughput} {
 			best, strict, n := 0, 0, len(vars[0].values)
 			var lost []string
+			// The closest call: the user count where batchactive's lead over
+			// the runner-up is smallest, relative to the runner-up's mean.
+			closest, closeAt, closeOverlap, closeLoad := math.Inf(1), "", false, 0.0
 			for xi, val := range vars[0].values {
 				ba := summ(0, xi, 2, m)
 				ok, okStrict := true, true
 				for pi := 0; pi < 2; pi++ {
 					o := summ(0, xi, pi, m)
+					lead := (o.Mean - ba.Mean) / o.Mean
+					if m == MetricThroughput {
+						lead = (ba.Mean - o.Mean) / o.Mean
+					}
+					if lead < closest {
+						closest, closeAt = lead, trimFloat(val)
+						closeOverlap = math.Abs(ba.Mean-o.Mean) <= ba.HalfWidth+o.HalfWidth
+						closeLoad = summ(0, xi, 2, MetricLoad).Mean
+					}
 					better := ba.Mean <= o.Mean || ba.Mean-ba.HalfWidth <= o.Mean+o.HalfWidth
 					strictly := ba.Mean < o.Mean
 					if m == MetricThroughput {
@@ -592,6 +622,11 @@ func petrouFixed(o Options) ([]Params, func([]Result) Report) {
 			if len(lost) > 0 {
 				note = "not strictly best on means at " + strings.Join(lost, ", ") + " users"
 			}
+			within := "outside"
+			if closeOverlap {
+				within = "within"
+			}
+			note += fmt.Sprintf("; closest at %s users: batchactive's lead over the runner-up is %.1f%% of its mean, %s the two 95%% intervals (server load %.3f)", closeAt, 100*closest, within, closeLoad)
 			rep.Claims = append(rep.Claims, Claim{Source: "Petrou Figs. 7–9", Metric: fmt.Sprintf("user counts (of %d) where batchactive is strictly best on means in %s", n, m),
 				Paper: "all (issue 12 target)", Ours: Summary{N: seeds, Mean: float64(strict)}, Unit: "", Note: note})
 			rep.Claims = append(rep.Claims, Claim{Source: "Petrou Figs. 7–9", Metric: fmt.Sprintf("user counts (of %d) where batchactive is best or tied (CIs overlap) in %s", n, m),
@@ -1008,23 +1043,27 @@ func hopperFig3(o Options) ([]Params, func([]Result) Report) {
 	return ps, analyze
 }
 
-// mixedVariants is the ablation of the mixed workload.
+// mixedVariants is the ablation of the mixed workload. The first row is
+// the default (all three: srpt×fcfs, hopper+grass, preemptive SRPT); rows
+// marked non-preemptive are issue 4's reading of SRPT.
 var mixedVariants = []struct {
 	name string
 	pol  sched.Policy
 	spec sched.Speculation
 	pre  bool // Config.PreemptRequested
 }{
-	{"srpt×fcfs + hopper+grass (all three)", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, false},
-	{"srpt×fcfs + best-effort LATE", sched.PolicySRPTxFCFS, sched.SpecBestEffortLATE, false},
-	{"srpt×fcfs, no speculation", sched.PolicySRPTxFCFS, sched.SpecNone, false},
-	{"interactive-srpt + hopper+grass", sched.PolicyInteractiveSRPT, sched.SpecHopperGRASS, false},
-	{"batch-srpt + hopper+grass", sched.PolicyBatchSRPT, sched.SpecHopperGRASS, false},
-	{"fcfs×fcfs + hopper+grass", sched.PolicyFCFSxFCFS, sched.SpecHopperGRASS, false},
-	{"interactive-srpt + best-effort LATE (no batchactive, no Hopper)", sched.PolicyInteractiveSRPT, sched.SpecBestEffortLATE, false},
-	{"srpt×fcfs + hopper+grass, preemptive SRPT", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, true},
-	{"batch-srpt-task + hopper+grass", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, false},
-	{"batch-srpt-task + hopper+grass, preemptive SRPT", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, true},
+	{"srpt×fcfs + hopper+grass (all three)", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, true},
+	{"srpt×fcfs + best-effort LATE", sched.PolicySRPTxFCFS, sched.SpecBestEffortLATE, true},
+	{"srpt×fcfs, no speculation", sched.PolicySRPTxFCFS, sched.SpecNone, true},
+	{"interactive-srpt + hopper+grass", sched.PolicyInteractiveSRPT, sched.SpecHopperGRASS, true},
+	{"batch-srpt-task + hopper+grass", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, true},
+	{"batch-srpt + hopper+grass", sched.PolicyBatchSRPT, sched.SpecHopperGRASS, true},
+	{"fcfs×fcfs + hopper+grass", sched.PolicyFCFSxFCFS, sched.SpecHopperGRASS, true},
+	{"interactive-srpt + best-effort LATE (no batchactive, no Hopper)", sched.PolicyInteractiveSRPT, sched.SpecBestEffortLATE, true},
+	{"srpt×fcfs + hopper+grass, non-preemptive SRPT", sched.PolicySRPTxFCFS, sched.SpecHopperGRASS, false},
+	{"interactive-srpt + hopper+grass, non-preemptive SRPT", sched.PolicyInteractiveSRPT, sched.SpecHopperGRASS, false},
+	{"batch-srpt-task + hopper+grass, non-preemptive SRPT", sched.PolicyBatchSRPTTask, sched.SpecHopperGRASS, false},
+	{"batch-srpt + hopper+grass, non-preemptive SRPT", sched.PolicyBatchSRPT, sched.SpecHopperGRASS, false},
 }
 
 func mixedExp(o Options) ([]Params, func([]Result) Report) {
@@ -1041,13 +1080,18 @@ func mixedExp(o Options) ([]Params, func([]Result) Report) {
 			p.Seed = int64(seed + 1)
 			p.Sched = cfg(v.pol, v.spec)
 			p.Sched.PreemptRequested = v.pre
+			p.SetSizePerSet = true // the default (issue 12)
 			ps = append(ps, p)
 		}
 	}
+	perSet := "for every set"
+	if o.SetSizePerUser {
+		perSet = "once per user"
+	}
 	analyze := func(rs []Result) Report {
 		rep := Report{Title: "Mixed workload: batchactive users whose requests are multi-task jobs with stragglers (ablation)"}
-		rep.Setup = fmt.Sprintf("%d users in Petrou's closed loop on %d slots: each set holds 1..%d jobs (uniform per user), each job 1..%d tasks (bounded Pareto α=%g, mean %.1f); a request asks for one whole job; think %g s (exp.); change prob. 0 to %g; copy durations Pareto(x_m=%gs, β=%g), every copy an independent draw; %gs warm-up, %gs measured; %d seeds. Visible response time of a request = max(0, last task's result − request).",
-			base.Users, base.Slots, base.SetSizeMax, base.JobSizeMax, base.JobSizeAlpha, base.meanJobSize(), base.ThinkMean, base.ChangeProbMax, base.TaskScale, base.Beta, base.Warmup, base.Duration, seeds)
+		rep.Setup = fmt.Sprintf("%d users in Petrou's closed loop on %d slots: each set holds 1..%d jobs (uniform, drawn %s), each job 1..%d tasks (bounded Pareto α=%g, mean %.1f); a request asks for one whole job; think %g s (exp.); change prob. 0 to %g; copy durations Pareto(x_m=%gs, β=%g), every copy an independent draw; %gs warm-up, %gs measured; %d seeds. Rows not marked non-preemptive run preemptive SRPT in the requested class (the default). Visible response time of a request = max(0, last task's result − request).",
+			base.Users, base.Slots, base.SetSizeMax, perSet, base.JobSizeMax, base.JobSizeAlpha, base.meanJobSize(), base.ThinkMean, base.ChangeProbMax, base.TaskScale, base.Beta, base.Warmup, base.Duration, seeds)
 		t := Table{Title: "Ablation (mean ± 95% CI over seeds)", Header: []string{"scheduler", "visible response (s)", "visible slowdown", "requests/run", "load", "waste (slot-h)", "speculative copies"}}
 		f := Figure{ID: "mixed-ablation", Kind: FigureBars, Title: "Mixed workload: mean visible response time by scheduler", XLabel: "scheduler", YLabel: "mean visible response (s)"}
 		s := Series{Name: "mean visible response"}
@@ -1065,8 +1109,8 @@ func mixedExp(o Options) ([]Params, func([]Result) Report) {
 			}
 			t.Rows = append(t.Rows, []string{v.name, fmt.Sprintf("%s ± %s", sig(su.Mean), sig(su.HalfWidth)), f3(mean(sl)), f1(mean(rq)), f3(mean(ld)), f1(mean(ws)), f1(mean(sp))})
 			cat := shortName(v.pol, v.spec)
-			if v.pre {
-				cat += " (pre.)"
+			if !v.pre {
+				cat += " (non-pre.)"
 			}
 			f.Categories = append(f.Categories, cat)
 			s.X, s.Y = append(s.X, float64(vi)), append(s.Y, su.Mean)
@@ -1095,7 +1139,7 @@ func shortName(p sched.Policy, s sched.Speculation) string {
 
 func polLabel(p sched.Policy) string {
 	switch p {
-	case sched.PolicyBatchSRPT, sched.PolicyBatchFCFS:
+	case sched.PolicyBatchSRPT, sched.PolicyBatchSRPTTask, sched.PolicyBatchFCFS:
 		return "batch (" + string(p) + ")"
 	case sched.PolicyInteractiveSRPT, sched.PolicyInteractiveFCFS:
 		return "interactive (" + string(p) + ")"

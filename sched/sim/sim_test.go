@@ -285,7 +285,14 @@ func TestExperimentsQuick(t *testing.T) {
 // cancel, and more than batchactive users.
 func TestBatchUsersCannotCancel(t *testing.T) {
 	t.Parallel()
-	p := petrou(sched.PolicyBatchFCFS, 2)
+	for _, pol := range []sched.Policy{sched.PolicyBatchFCFS, sched.PolicyBatchSRPT, sched.PolicyBatchSRPTTask} {
+		t.Run(string(pol), func(t *testing.T) { batchUsersCannotCancel(t, pol) })
+	}
+}
+
+func batchUsersCannotCancel(t *testing.T, pol sched.Policy) {
+	t.Parallel()
+	p := petrou(pol, 2)
 	p.Users, p.ChangeProbMax, p.SetSizeMax, p.ServiceMean, p.ThinkMean = 4, 0.4, 19, 380, 7220
 	stuck := run(t, p)
 	p.BatchCancels = true
