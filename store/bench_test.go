@@ -16,11 +16,7 @@ import (
 //
 //	go test -run '^$' -bench FinishRequested -benchtime 3000x -count 3 ./store/
 func BenchmarkFinishRequested(b *testing.B) {
-	db := store.NewDB(b.TempDir() + "/batchd.db")
-	if err := db.Open(); err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openBench(b)
 	// A request's context, as the server passes: cancellable.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -69,11 +65,7 @@ func BenchmarkFinishRequested(b *testing.B) {
 //
 //	go test -run '^$' -bench DiscloseOne -benchtime 3000x -count 3 ./store/
 func BenchmarkDiscloseOne(b *testing.B) {
-	db := store.NewDB(b.TempDir() + "/batchd.db")
-	if err := db.Open(); err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := openBench(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
@@ -105,4 +97,16 @@ func BenchmarkDiscloseOne(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		one(i, fmt.Sprintf("key-%d", i))
 	}
+}
+
+// openBench opens a database in the benchmark's own directory, closed
+// when it ends.
+func openBench(b *testing.B) *store.DB {
+	b.Helper()
+	db := store.NewDB(b.TempDir() + "/batchd.db")
+	if err := db.Open(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
 }

@@ -182,9 +182,7 @@ func (db *DB) Open() error {
 	// next. With several, each transaction found its connection's cache
 	// stale (another connection had written since) and read its pages
 	// again, and a finished copy's UPDATE cost 0.2 ms instead of 15 µs.
-	sdb.SetMaxOpenConns(1)
-	sdb.SetMaxIdleConns(1)
-	sdb.SetConnMaxLifetime(0)
+	keepConns(sdb, 1)
 	db.db = sdb
 	if err := db.migrate(context.Background()); err != nil {
 		sdb.Close()
@@ -202,9 +200,7 @@ func (db *DB) Open() error {
 		sdb.Close()
 		return fmt.Errorf("open database for reading: %w", err)
 	}
-	rdb.SetMaxOpenConns(8)
-	rdb.SetMaxIdleConns(8)
-	rdb.SetConnMaxLifetime(0)
+	keepConns(rdb, 8)
 	db.ro = rdb
 	// The checkpointer's own connection (see writerDriverName).
 	ck, err := sql.Open(driverName, "file:"+db.Path+"?_busy_timeout=10000")
@@ -213,14 +209,19 @@ func (db *DB) Open() error {
 		sdb.Close()
 		return fmt.Errorf("open database for checkpoints: %w", err)
 	}
-	ck.SetMaxOpenConns(1)
-	ck.SetMaxIdleConns(1)
-	ck.SetConnMaxLifetime(0)
+	keepConns(ck, 1)
 	db.ck = ck
 	db.committed = make(chan struct{}, 1)
 	db.ckStop, db.ckDone = make(chan struct{}), make(chan struct{})
 	go db.checkpointer(ck, db.ckStop, db.ckDone)
 	return nil
+}
+
+// keepConns makes p a pool of n connections kept open for good.
+func keepConns(p *sql.DB, n int) {
+	p.SetMaxOpenConns(n)
+	p.SetMaxIdleConns(n)
+	p.SetConnMaxLifetime(0)
 }
 
 // Close closes the database.
