@@ -46,6 +46,7 @@ func simRunCommand() *cli.Command {
 			&cli.StringFlag{Name: "set-size-per", Value: "set", Usage: "draw tasks (jobs) per set for every new set (set, the default) or once per user (user, issue 4's reading)"},
 			&cli.StringSliceFlag{Name: "grass", Usage: "GRASS rule inside a job (hopper+grass, grass): switch (RAS then GS; default), gs, ras (repeat or comma-separate)"},
 			&cli.Float64Flag{Name: "epsilon", Usage: "Hopper's fairness ε (0 = default 0.1, negative = none)"},
+			&cli.DurationFlag{Name: "straggler-after", Usage: "run time before a copy may be speculated; hopper+grass also keeps a job's unused share free that long after its last start (Hopper §3, Fig. 2; default 0)"},
 			&cli.Float64Flag{Name: "virtual-factor", Usage: "hopper+grass: virtual size V = this × remaining tasks (0 = Hopper's max(2/β, 1); at least 1)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "first seed"},
@@ -104,18 +105,19 @@ func simRunCommand() *cli.Command {
 				return err
 			}
 			wall := time.Since(start).Seconds()
-			t := sim.Table{Title: base.String(), Header: []string{"policy / speculation / preemption", "visible response (s)", "visible slowdown", "throughput (tasks/h)", "load", "scaled billed", "waste (slot-h)", "spec. copies (won)", "lost copies", "events/s"}}
+			t := sim.Table{Title: base.String(), Header: []string{"policy / speculation / preemption", "visible response (s)", "visible slowdown", "throughput (tasks/h)", "load", "all slots busy", "scaled billed", "waste (slot-h)", "spec. copies (won)", "lost copies", "events/s"}}
 			for ci, cf := range cfgs {
-				var v, sl, th, ld, sb, ws []float64
+				var v, sl, th, ld, fu, sb, ws []float64
 				var spec, won, ev, lost int64
 				var secs float64
 				for i := range seeds {
 					r := rs[ci*seeds+i]
 					v, sl, th, ld, sb, ws = append(v, r.MeanVisibleResponse), append(sl, r.MeanVisibleSlowdown), append(th, r.ThroughputPerHour), append(ld, r.Load), append(sb, r.ScaledBilled), append(ws, r.WasteSlotSeconds/3600)
+					fu = append(fu, r.FullShare)
 					spec, won, ev, secs = spec+r.SpeculativeStarted, won+r.SpeculativeWon, ev+r.Events+r.Applied, secs+r.WallSeconds
 					lost += r.LostCopies
 				}
-				t.Rows = append(t.Rows, []string{cf.String(), ci95(v), ci95(sl), ci95(th), ci95(ld), ci95(sb), ci95(ws),
+				t.Rows = append(t.Rows, []string{cf.String(), ci95(v), ci95(sl), ci95(th), ci95(ld), ci95(fu), ci95(sb), ci95(ws),
 					fmt.Sprintf("%d (%d)", spec/int64(seeds), won/int64(seeds)), fmt.Sprint(lost / int64(seeds)), fmt.Sprintf("%.3g", float64(ev)/secs)})
 			}
 			if err := writeTable(c.App.Writer, t, c.String("format")); err != nil {
@@ -236,7 +238,7 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 				gs = []sched.GrassMode{sched.GrassSwitch} // GRASS's rule matters only where GRASS runs
 			}
 			for _, g := range gs {
-				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), VirtualFactor: c.Float64("virtual-factor"), Grass: g, PreemptRequested: c.Bool("preempt-requested")})
+				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), VirtualFactor: c.Float64("virtual-factor"), Grass: g, PreemptRequested: c.Bool("preempt-requested"), StragglerAfter: c.Duration("straggler-after").Seconds()})
 			}
 		}
 	}

@@ -125,6 +125,13 @@ type sim struct {
 	batch        bool // a batch policy: the user pays for everything run
 	nextDecide   float64
 	tickQueued   bool
+	// nbusy counts the slots a running copy holds; fullSince is when the
+	// last free slot was taken (for Result.FullShare).
+	nbusy     int
+	fullSince float64
+	// wnames are the workers' names as the scheduler knows them
+	// (Params.PlacementSeed).
+	wnames []sched.WorkerID
 
 	acc accum
 }
@@ -136,6 +143,7 @@ type accum struct {
 	tasks                      int
 	sumV, sumSlow              float64
 	busy                       float64
+	full                       float64
 	billed                     float64
 	requestedWork              float64
 	jobs                       []JobResult
@@ -157,9 +165,21 @@ func (m *sim) run() error {
 	// Workers.
 	m.workers = make(map[sched.WorkerID]int32)
 	m.slotCopy = make([]sched.CopyID, p.Slots)
+	nw := (p.Slots + p.SlotsPerWorker - 1) / p.SlotsPerWorker
+	m.wnames = make([]sched.WorkerID, nw)
+	for w := range nw {
+		m.wnames[w] = workerID(w)
+	}
+	if p.PlacementSeed != 0 {
+		r := newRNG(p.PlacementSeed, 8)
+		for i := nw - 1; i > 0; i-- {
+			j := r.intn(0, i)
+			m.wnames[i], m.wnames[j] = m.wnames[j], m.wnames[i]
+		}
+	}
 	for first, w := 0, 0; first < p.Slots; first, w = first+p.SlotsPerWorker, w+1 {
 		n := min(p.SlotsPerWorker, p.Slots-first)
-		id := workerID(w)
+		id := m.wnames[w]
 		m.workers[id] = int32(first)
 		if err := m.apply(sched.Event{Kind: sched.EventWorkerUp, Time: 0, Worker: id, Slots: int32(n), CanSuspend: true}); err != nil {
 			return err
@@ -294,7 +314,7 @@ func (m *sim) handle(e simEvent) error {
 	case evWorkerUp:
 		first := int(e.id) * m.p.SlotsPerWorker
 		n := min(m.p.SlotsPerWorker, m.p.Slots-first)
-		if err := m.apply(sched.Event{Kind: sched.EventWorkerUp, Time: m.now, Worker: workerID(int(e.id)), Slots: int32(n), CanSuspend: true}); err != nil {
+		if err := m.apply(sched.Event{Kind: sched.EventWorkerUp, Time: m.now, Worker: m.wnames[e.id], Slots: int32(n), CanSuspend: true}); err != nil {
 			return err
 		}
 		m.q.push(simEvent{t: m.now + m.failRNG.exp(m.p.WorkerMTBF), kind: evWorkerDown, id: e.id})
@@ -309,7 +329,7 @@ func workerID(w int) sched.WorkerID { return sched.WorkerID("w" + strconv.Itoa(w
 func (m *sim) workerDown(w int) error {
 	first := int32(w * m.p.SlotsPerWorker)
 	end := first + int32(min(m.p.SlotsPerWorker, m.p.Slots-int(first)))
-	if err := m.apply(sched.Event{Kind: sched.EventWorkerDown, Time: m.now, Worker: workerID(w)}); err != nil {
+	if err := m.apply(sched.Event{Kind: sched.EventWorkerDown, Time: m.now, Worker: m.wnames[w]}); err != nil {
 		return err
 	}
 	for i := range m.copies {
@@ -353,12 +373,25 @@ func (m *sim) addBusy(a, b float64) {
 	}
 }
 
+// addFull adds the part of [a, b], a time with every slot busy, inside
+// the window.
+func (m *sim) addFull(a, b float64) {
+	a, b = math.Max(a, m.warm), math.Min(b, m.end)
+	if b > a {
+		m.acc.full += b - a
+	}
+}
+
 // stopRun ends the copy's current run interval at now.
 func (m *sim) stopRun(c *copyRec) {
 	if c.state == cpRunning {
 		m.addBusy(c.runStart, m.now)
 		c.done += m.now - c.runStart
 		m.slotCopy[c.slot] = 0
+		if m.nbusy == m.p.Slots {
+			m.addFull(m.fullSince, m.now)
+		}
+		m.nbusy--
 	}
 	c.gen++
 }
@@ -478,6 +511,9 @@ func (m *sim) takeSlot(s sched.SlotRef, id sched.CopyID) (int32, error) {
 		return 0, fmt.Errorf("scheduler bug: copy %d placed on slot %s/%d that copy %d holds", id, s.Worker, s.Slot, o)
 	}
 	m.slotCopy[i] = id
+	if m.nbusy++; m.nbusy == m.p.Slots {
+		m.fullSince = m.now
+	}
 	return i, nil
 }
 

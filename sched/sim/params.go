@@ -144,6 +144,13 @@ type Params struct {
 	BatchCancels bool
 	// KeepJobs keeps one JobResult per measured request in Result.Jobs.
 	KeepJobs bool
+	// PlacementSeed, when not 0, renames the workers the scheduler sees by
+	// a permutation drawn from it, so that its ties between equally free
+	// workers (broken by name) fall elsewhere. Nothing else changes: the
+	// workload, every copy's draw and every worker's slowness are the same.
+	// Two runs that differ only here measure placement noise (the floor
+	// under a job-by-job comparison such as ε-fairness's).
+	PlacementSeed int64
 }
 
 // Defaults returns the default parameters of workload w: Petrou's Table 3

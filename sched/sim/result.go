@@ -35,6 +35,10 @@ type Result struct {
 	ThroughputPerHour float64
 	// Load is busy slot-seconds over slot-seconds in the window.
 	Load float64
+	// FullShare is the share of the window during which every slot was
+	// busy: a straggler found then waits for a slot unless its job holds
+	// one (Hopper §3, Fig. 1a against Fig. 2).
+	FullShare float64
 	// BilledSlotSeconds follows DESIGN.md's rule (winning copies of
 	// requested tasks), except under the batch policies, whose users pay
 	// for everything they submitted that ran.
@@ -76,6 +80,11 @@ func (m *sim) result() Result {
 	win := m.end - m.warm
 	r.ThroughputPerHour = float64(a.tasks) / (win / 3600)
 	r.Load = a.busy / (win * float64(m.p.Slots))
+	full := a.full
+	if m.nbusy == m.p.Slots {
+		full += math.Max(0, math.Min(m.now, m.end)-math.Max(m.fullSince, m.warm))
+	}
+	r.FullShare = full / win
 	r.RequestedWork = a.requestedWork
 	r.BilledSlotSeconds = a.billed
 	if m.batch {

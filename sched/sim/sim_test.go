@@ -428,3 +428,75 @@ func TestNodeModel(t *testing.T) {
 		t.Errorf("no skew: cloning gives JCT %g, not below %g", c.MeanVisibleResponse, plain.MeanVisibleResponse)
 	}
 }
+
+// PlacementSeed renames the workers and nothing else: the same jobs arrive
+// at the same times with the same sizes, a run is reproducible, and some
+// jobs finish at other times (ties between equally free workers fall
+// elsewhere, so copies meet other slow workers). FullShare is a share.
+func TestPlacementSeed(t *testing.T) {
+	t.Parallel()
+	run := func(seed int64) Result {
+		t.Helper()
+		p := Defaults(WorkloadCluster)
+		NodeModel.Apply(&p)
+		p.Slots, p.Warmup, p.Duration, p.Drain, p.JobSizeMax, p.Seed = 64, 300, 1800, 3600, 40, 2
+		p.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecHopperGRASS}
+		p.KeepJobs, p.PlacementSeed = true, seed
+		r, err := Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b, b2 := run(0), run(1), run(1)
+	if len(a.Jobs) < 20 || len(a.Jobs) != len(b.Jobs) {
+		t.Fatalf("jobs: %d and %d, want the same number (at least 20)", len(a.Jobs), len(b.Jobs))
+	}
+	differ := 0
+	for i := range a.Jobs {
+		x, y := a.Jobs[i], b.Jobs[i]
+		if x.Set != y.Set || x.Tasks != y.Tasks || x.RequestedAt != y.RequestedAt {
+			t.Fatalf("job %d: %+v against %+v: the workload changed", i, x, y)
+		}
+		if x.Response != y.Response {
+			differ++
+		}
+		if y.Response != b2.Jobs[i].Response {
+			t.Fatalf("job %d: %g then %g under the same placement seed", i, y.Response, b2.Jobs[i].Response)
+		}
+	}
+	if differ == 0 {
+		t.Errorf("no job finished at another time with the workers renamed")
+	}
+	for _, r := range []Result{a, b} {
+		if r.FullShare < 0 || r.FullShare > 1 {
+			t.Errorf("FullShare %g outside [0, 1]", r.FullShare)
+		}
+	}
+}
+
+// FullShare is the share of the window with every slot busy: one job of 40
+// tasks keeps 10 slots all busy for longer than 20 slots (at least three
+// waves of copies of at least x_m against one), and on 80 slots no moment
+// has every slot busy.
+func TestFullShare(t *testing.T) {
+	t.Parallel()
+	run := func(slots int) Result {
+		t.Helper()
+		p := Defaults(WorkloadCluster)
+		p.SingleJob, p.Warmup, p.Slots, p.SlotsPerWorker, p.Seed = 40, -1, slots, 10, 3
+		p.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecNone}
+		r, err := Run(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	f10, f20, f80 := run(10).FullShare, run(20).FullShare, run(80).FullShare
+	if f10 <= f20 || f20 <= 0 || f10 > 1 {
+		t.Errorf("every slot busy: %.4f of the window on 10 slots, %.4f on 20; want 0 < the second < the first ≤ 1", f10, f20)
+	}
+	if f80 != 0 {
+		t.Errorf("40 tasks on 80 slots: every slot busy %.4f of the time, want 0", f80)
+	}
+}
