@@ -706,19 +706,14 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 	if fair == 0 && float64(S) < sumV {
 		// Slots are short and no fairness floor binds: smallest V first,
 		// each up to V; walk only as far as slots last.
-		left := S
+		left, carry := S, 0
 		it := &s.jit
 		it.start(s.jobs.root)
-		for st := it.next(); st != nil && left > 0; st = it.next() {
-			target := min(left, desired(c, st.unfin))
-			left -= target
-			if target > st.held {
-				out = s.fillJob(st, target, now, out)
-				s.reserve += s.holdShare(st, target-st.held, now)
-				if !s.slotsLeft(true) {
-					break
-				}
-			}
+		for st := it.next(); st != nil && left+carry > 0 && s.slotsLeft(true); st = it.next() {
+			d := desired(c, st.unfin)
+			share := min(left, d)
+			left -= share
+			out, carry = s.fillShare(st, share, carry, d, now, out)
 		}
 		return out
 	}
@@ -733,16 +728,37 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 	s.scratch = jobs
 	alloc := HopperAllocate(S, c, s.epsilon, len(jobs), func(i int) int { return jobs[i].unfin }, s.alloc[:0])
 	s.alloc = alloc
+	carry := 0
 	for i, st := range jobs {
-		if alloc[i] > st.held {
-			out = s.fillJob(st, alloc[i], now, out)
-			s.reserve += s.holdShare(st, alloc[i]-st.held, now)
-			if !s.slotsLeft(true) {
-				break
-			}
+		if !s.slotsLeft(true) {
+			break
 		}
+		out, carry = s.fillShare(st, alloc[i], carry, desired(c, st.unfin), now, out)
 	}
 	return out
+}
+
+// fillShare fills job st up to its Hopper share plus carry, the part of
+// earlier jobs' shares they could not use now (Hopper §5, Pseudocode 2–3:
+// a job refuses a slot it cannot use, and the slot goes to the next job in
+// order); with Guideline 2 the job takes no more than its desired
+// allocation ⌈V⌉ (capV) unless its share is larger. It returns the carry
+// for the next job: whatever of share + carry the job neither took nor
+// holds for its detection delay (holdShare).
+func (s *Scheduler) fillShare(st *set, share, carry, capV int, now Time, out []Decision) ([]Decision, int) {
+	target := share + carry
+	if capV > share {
+		target = min(target, capV)
+	} else {
+		target = min(target, share)
+	}
+	if target > st.held {
+		out = s.fillJob(st, target, now, out)
+		hold := s.holdShare(st, target-st.held, now)
+		s.reserve += hold
+		return out, max(0, share+carry-st.held-hold)
+	}
+	return out, max(0, share+carry-st.held)
 }
 
 // hopperFloor is the allocation of hopper's last branch when slots are
@@ -771,15 +787,16 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 	it := &s.jit
 	it.start(s.jobs.root)
 	stop := false
-	for st := it.next(); st != nil && left > 0; st = it.next() {
+	carry := 0
+	for st := it.next(); st != nil && left+carry > 0; st = it.next() {
 		st.visited = true
 		visited = append(visited, st)
 		base := min(fair, st.unfin)
-		extra := min(left, max(0, desired(c, st.unfin)-base))
+		d := desired(c, st.unfin)
+		extra := min(left, max(0, d-base))
 		left -= extra
-		if alloc := base + extra; alloc > st.held && !stop {
-			out = s.fillJob(st, alloc, now, out)
-			s.reserve += s.holdShare(st, alloc-st.held, now)
+		if !stop {
+			out, carry = s.fillShare(st, base+extra, carry, d, now, out)
 			stop = !s.slotsLeft(true)
 		}
 	}
@@ -799,13 +816,9 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 		// Jobs before the last visited one were visited; the rest come
 		// after the prefix in job order, as in HopperAllocate.
 		for _, st := range rest {
-			base := min(fair, st.unfin)
-			if base > st.held {
-				out = s.fillJob(st, base, now, out)
-				s.reserve += s.holdShare(st, base-st.held, now)
-				if !s.slotsLeft(true) {
-					break
-				}
+			out, carry = s.fillShare(st, min(fair, st.unfin), carry, desired(c, st.unfin), now, out)
+			if !s.slotsLeft(true) {
+				break
 			}
 		}
 	}

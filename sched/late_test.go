@@ -105,3 +105,47 @@ func TestVirtualFactor(t *testing.T) {
 		}
 	}
 }
+
+// A job's share that it cannot use goes to the next job in order (Hopper
+// §5: a job refuses a slot it cannot use, and the slot goes to the next
+// job), for its copies as well as its tasks. Job 1 (one task) gets a share
+// of 4 of the 4 slots with V = 4·T and uses one; job 2's straggler then
+// takes a slot back from disclosed work for its copy (preempted: killed,
+// as this worker cannot suspend). Without the carry
+// job 2's share is 0 and its straggler waits for a free slot.
+func TestHopperShareCarries(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{VirtualFactor: 4, Epsilon: 1})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 4})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(1, 10)})
+	b.apply(Event{Kind: EventRequested, Set: 1})
+	b.apply(Event{Kind: EventDisclosed, Set: 2, Owner: "u", Tasks: tasksWithEstimate(2, 10)})
+	b.apply(Event{Kind: EventRequested, Set: 2})
+	b.apply(Event{Kind: EventDisclosed, Set: 3, Owner: "v", Tasks: tasksWithEstimate(10, 10)})
+	ds := b.s.Decide(0)
+	copies := map[TaskRef]CopyID{}
+	for _, d := range ds {
+		if d.Kind != DecisionStart {
+			t.Fatalf("Decide(0): %+v, want starts only", d)
+		}
+		copies[d.Task] = d.Copy
+	}
+	if len(ds) != 4 || copies[TaskRef{3, 0}] == 0 {
+		t.Fatalf("Decide(0) = %+v, want the three requested tasks and one disclosed", ds)
+	}
+	b.apply(Event{Kind: EventCopyProgress, Time: 5, Copy: copies[TaskRef{1, 0}], Progress: 0.5})
+	b.apply(Event{Kind: EventCopyProgress, Time: 5, Copy: copies[TaskRef{2, 0}], Progress: 0.01})
+	b.apply(Event{Kind: EventCopyProgress, Time: 5, Copy: copies[TaskRef{2, 1}], Progress: 0.5})
+	var suspended, copied bool
+	for _, d := range b.s.Decide(5) {
+		switch {
+		case d.Reason == "preempted" && d.Task == TaskRef{3, 0}:
+			suspended = true // killed: the worker cannot suspend
+		case d.Kind == DecisionStart && d.Task == TaskRef{2, 0} && d.Speculative:
+			copied = true
+		}
+	}
+	if !suspended || !copied {
+		t.Fatalf("Decide(5): disclosed copy preempted %v, job 2's straggler copied %v; want both", suspended, copied)
+	}
+}
