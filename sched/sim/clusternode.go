@@ -41,14 +41,17 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 		spec sched.Speculation
 		vf   float64
 		eps  float64
+		perm int64 // Params.PlacementSeed: the same run with its ties broken elsewhere
 	}
 	variants := []variant{
-		{"srpt + LATE (capped)", sched.SpecBestEffortLATE, 0, 0},
-		{"srpt + GRASS", sched.SpecGRASS, 0, 0},
-		{"hopper+grass (V = 2/β·T)", sched.SpecHopperGRASS, 0, 0},
-		{fmt.Sprintf("hopper+grass (V = %g·T)", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, 0},
-		{fmt.Sprintf("hopper+grass (V = %g·T), ε = 0", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, -1},
-		{"hopper+grass (V = 2/β·T), ε = 0", sched.SpecHopperGRASS, 0, -1},
+		{"srpt + LATE (capped)", sched.SpecBestEffortLATE, 0, 0, 0},
+		{"srpt + GRASS", sched.SpecGRASS, 0, 0, 0},
+		{"hopper+grass (V = 2/β·T)", sched.SpecHopperGRASS, 0, 0, 0},
+		{fmt.Sprintf("hopper+grass (V = %g·T)", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, 0, 0},
+		{fmt.Sprintf("hopper+grass (V = %g·T), ε = 0", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, -1, 0},
+		{"hopper+grass (V = 2/β·T), ε = 0", sched.SpecHopperGRASS, 0, -1, 0},
+		{fmt.Sprintf("hopper+grass (V = %g·T), ε = 0, placement permuted", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, -1, 1},
+		{"hopper+grass (V = 2/β·T), ε = 0, placement permuted", sched.SpecHopperGRASS, 0, -1, 1},
 	}
 	type key struct{ u, v, seed int }
 	index := map[key]int{}
@@ -63,7 +66,8 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 				p.Utilization, p.Seed = u, int64(seed+1)
 				p.Sched.Policy, p.Sched.Speculation = sched.PolicySRPTxFCFS, v.spec
 				p.Sched.VirtualFactor, p.Sched.Epsilon = v.vf, v.eps
-				p.KeepJobs = vi >= 2
+				p.PlacementSeed = v.perm
+				p.KeepJobs = vi >= 1
 				index[key{ui, vi, seed}] = len(ps)
 				ps = append(ps, p)
 			}
@@ -103,7 +107,7 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 	}
 	analyze := func(rs []Result) Report {
 		rep := Report{Title: "Issue 12: the node-level straggler model (Hopper Fig. 3, Hopper against SRPT + GRASS and capped LATE)"}
-		rep.Setup = fmt.Sprintf("The cluster workload above (%d slots, %d per worker, β = %g, x_m = %gs, jobs 1..%d tasks) under the node-level model: %s. The arrival rate is calibrated under this model (a pilot run measured %.1f slot-seconds per task). All jobs srpt×fcfs; hopper+grass with the paper's virtual size V = max(2/β, 1)·T (β fitted online) and with V = %g·T (Config.VirtualFactor); %d seeds per load; gain = 1 − JCT(ours)/JCT(baseline) per seed. Fig. 3: one job of %d tasks alone, %d seeds, common random numbers across slots; cloning (speculation clone) starts extra copies of running tasks on every free slot, fewest copies first, without waiting for a straggler: the model of Hopper §4.1's analysis.",
+		rep.Setup = fmt.Sprintf("The cluster workload above (%d slots, %d per worker, β = %g, x_m = %gs, jobs 1..%d tasks) under the node-level model: %s. The arrival rate is calibrated under this model (a pilot run measured %.1f slot-seconds per task). All jobs srpt×fcfs; hopper+grass with the paper's virtual size V = max(2/β, 1)·T (β fitted online) and with V = %g·T (Config.VirtualFactor); %d seeds per load; gain = 1 − JCT(ours)/JCT(baseline) per seed. At 60%% both Hopper variants also run with ε = 0, and with ε = 0 and the workers renamed (Params.PlacementSeed: only the scheduler's ties between equally free workers change), for ε-fairness and its noise floor; \"all slots busy\" is the share of the measured time with no free slot (Result.FullShare). Fig. 3: one job of %d tasks alone, %d seeds, common random numbers across slots; cloning (speculation clone) starts extra copies of running tasks on every free slot, fewest copies first, without waiting for a straggler: the model of Hopper §4.1's analysis.",
 			base.Slots, base.SlotsPerWorker, base.Beta, base.TaskScale, base.JobSizeMax, eff, base.WorkPerTask, float64(wideVirtual), seeds, T, f3seeds)
 		// Fig. 3.
 		knee := 4 // index of 2/β in fracs
@@ -175,7 +179,7 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 			}
 			lf.Series = append(lf.Series, s)
 		}
-		jt.Header = append(jt.Header, "load (wide V)")
+		jt.Header = append(jt.Header, "load (wide V)", "all slots busy (srpt + GRASS)", "all slots busy (V = 2/β·T)")
 		for ui, u := range utils {
 			row := []string{trimFloat(u)}
 			for vi := range 4 {
@@ -195,6 +199,14 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 				ld = append(ld, rs[index[key{ui, 3, seed}]].Load)
 			}
 			row = append(row, f3(mean(ld)))
+			for _, vi := range []int{1, 2} {
+				var fu []float64
+				for seed := range seeds {
+					fu = append(fu, rs[index[key{ui, vi, seed}]].FullShare)
+				}
+				su := Summarize(fu)
+				row = append(row, fmt.Sprintf("%.1f%% ± %.1f", 100*su.Mean, 100*su.HalfWidth))
+			}
 			jt.Rows = append(jt.Rows, row)
 			pct := fmt.Sprintf("%g%%", 100*u)
 			target := "≥ 0 (issue 12, 30–80%)"
@@ -209,28 +221,60 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 					Claim{Key: "node-paper-late-60%", Source: "issue 12 (node model)", Metric: "reduction in mean JCT of hopper+grass (V = 2/β·T) vs SRPT + LATE (capped) at 60%", Paper: "≥ 45% (issue 12); about 50% (Hopper §7.4)", Ours: gain(ui, 0, 2), Unit: "%"},
 					Claim{Key: "node-wide-late-60%", Source: "issue 12 (node model)", Metric: fmt.Sprintf("reduction in mean JCT of hopper+grass (V = %g·T) vs SRPT + LATE (capped) at 60%%", float64(wideVirtual)), Paper: "≥ 45% (issue 12); about 50% (Hopper §7.4)", Ours: gain(ui, 0, 3), Unit: "%"},
 					Claim{Key: "node-grass-late-60%", Source: "issue 12 (node model)", Metric: "reduction in mean JCT of SRPT + GRASS vs SRPT + LATE (capped) at 60%", Paper: "34% (GRASS §6.2.2)", Ours: gain(ui, 0, 1), Unit: "%"})
+				for _, v := range []struct {
+					vi  int
+					key string
+				}{{1, "grass"}, {2, "paper"}} {
+					var fu []float64
+					for seed := range seeds {
+						fu = append(fu, 100*rs[index[key{ui, v.vi, seed}]].FullShare)
+					}
+					rep.Claims = append(rep.Claims, Claim{Key: "node-full-" + v.key + "-60%", Source: "issue 12 (node model)", Metric: "share of the time with every slot busy at 60%, " + variants[v.vi].name,
+						Paper: "(Hopper §3: best-effort speculation finds no open slot)", Ours: Summarize(fu), Unit: "%"})
+				}
 				// ε-fairness, job by job: every copy's draw is keyed by
 				// (job, task, copy number) and slow workers by (worker,
 				// epoch), the same under both ε (common random numbers).
-				for _, pr := range [][2]int{{4, 3}, {5, 2}} {
-					var slowed, faster, net []float64
-					for seed := range seeds {
-						g := jobGains(rs[index[key{ui, pr[0], seed}]].Jobs, rs[index[key{ui, pr[1], seed}]].Jobs)
-						n, f := 0, 0
-						for _, x := range g {
-							if x < -5 {
-								n++
-							}
-							if x > 5 {
-								f++
-							}
+				// The noise floor: ε = 0 against itself with the
+				// workers renamed (Params.PlacementSeed), a change that
+				// favours no job.
+				shares := func(a, b Result) (slow, fast float64, ok bool) {
+					g := jobGains(a.Jobs, b.Jobs)
+					n, f := 0, 0
+					for _, x := range g {
+						if x < -5 {
+							n++
 						}
-						if len(g) > 0 {
-							slowed = append(slowed, 100*float64(n)/float64(len(g)))
-							faster = append(faster, 100*float64(f)/float64(len(g)))
-							net = append(net, 100*float64(n-f)/float64(len(g)))
+						if x > 5 {
+							f++
 						}
 					}
+					if len(g) == 0 {
+						return 0, 0, false
+					}
+					return 100 * float64(n) / float64(len(g)), 100 * float64(f) / float64(len(g)), true
+				}
+				for _, pr := range [][3]int{{4, 3, 6}, {5, 2, 7}} {
+					var slowed, faster, net, floor, excess []float64
+					for seed := range seeds {
+						base := rs[index[key{ui, pr[0], seed}]]
+						n, f, ok := shares(base, rs[index[key{ui, pr[1], seed}]])
+						nf, _, okf := shares(base, rs[index[key{ui, pr[2], seed}]])
+						if ok {
+							slowed = append(slowed, n)
+							faster = append(faster, f)
+							net = append(net, n-f)
+						}
+						if ok && okf {
+							floor = append(floor, nf)
+							excess = append(excess, n-nf)
+						}
+					}
+					rep.Claims = append(rep.Claims,
+						Claim{Key: fmt.Sprintf("node-eps-floor-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("noise floor: jobs more than 5%% slower with ε = 0 than with ε = 0 and the workers renamed, %s, at 60%%", variants[pr[1]].name),
+							Paper: "(what placement alone does to single jobs)", Ours: Summarize(floor), Unit: "%", Note: "matched job by job, common random numbers; only the scheduler's ties between equally free workers differ"},
+						Claim{Key: fmt.Sprintf("node-eps-excess-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% slower with ε = 0.1, less the noise floor, %s, at 60%%", variants[pr[1]].name),
+							Paper: "≤ 5% (issue 12's target, net of the noise floor)", Ours: Summarize(excess), Unit: "%", Note: "per seed, then the interval over seeds"})
 					rep.Claims = append(rep.Claims,
 						Claim{Key: fmt.Sprintf("node-eps-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% slower with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
 							Paper: "≤ 5% (issue 12); 4% (Hopper Fig. 10b)", Ours: Summarize(slowed), Unit: "%", Note: "matched job by job, common random numbers"},
@@ -243,7 +287,94 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 		}
 		rep.Figures = append(rep.Figures, lf)
 		rep.Tables = append(rep.Tables, jt)
+		rep.Tables = append(rep.Tables, nodeBySize(&rep, rs, utils, seeds, func(ui, vi, seed int) int { return index[key{ui, vi, seed}] }, []string{variants[1].name, variants[2].name, variants[3].name}))
 		return rep
 	}
 	return ps, analyze, nil
+}
+
+// nodeBySize is the node experiment's mean JCT by job size at 60% for
+// SRPT + GRASS (variant 1) and the two Hopper variants (2, 3), with each
+// Hopper's gain over SRPT + GRASS per size (per seed, then the interval
+// over seeds): where Hopper's cap costs and where its shares pay.
+func nodeBySize(rep *Report, rs []Result, utils []float64, seeds int, at func(ui, vi, seed int) int, names []string) Table {
+	ui := -1
+	for i, u := range utils {
+		if u == 0.6 {
+			ui = i
+		}
+	}
+	bins := []struct {
+		lo, hi int32
+		name   string
+	}{{1, 1, "1"}, {2, 10, "2–10"}, {11, 100, "11–100"}, {101, 1000, "101–1000"}, {1001, 1 << 30, "> 1000"}}
+	tab := Table{Title: fmt.Sprintf("Node model at 60%%: mean JCT by job size (tasks), s, mean ± 95%% CI over %d seeds, and Hopper's gain over SRPT + GRASS", seeds),
+		Header: []string{"tasks", "jobs (mean per seed)", names[0], names[1], names[2], names[1] + " over " + names[0], names[2] + " over " + names[0]}}
+	if ui < 0 {
+		return tab
+	}
+	meanIn := func(js []JobResult, lo, hi int32) (float64, int) {
+		var sum float64
+		n := 0
+		for _, j := range js {
+			if j.Tasks >= lo && j.Tasks <= hi {
+				sum += j.Response
+				n++
+			}
+		}
+		if n == 0 {
+			return math.NaN(), 0
+		}
+		return sum / float64(n), n
+	}
+	for _, b := range bins {
+		row := []string{b.name}
+		var jct [3][]float64
+		var gains [2][]float64
+		count := 0
+		for seed := range seeds {
+			var m [3]float64
+			ok := true
+			for v := range 3 {
+				x, n := meanIn(rs[at(ui, v+1, seed)].Jobs, b.lo, b.hi)
+				if n == 0 {
+					ok = false
+					break
+				}
+				m[v] = x
+				if v == 0 {
+					count += n
+				}
+			}
+			if !ok {
+				continue
+			}
+			for v := range 3 {
+				jct[v] = append(jct[v], m[v])
+			}
+			for v := range 2 {
+				gains[v] = append(gains[v], 100*(1-m[v+1]/m[0]))
+			}
+		}
+		if len(jct[0]) == 0 {
+			tab.Rows = append(tab.Rows, append(row, "0", "–", "–", "–", "–", "–"))
+			continue
+		}
+		row = append(row, fmt.Sprintf("%.0f", float64(count)/float64(seeds)))
+		for v := range 3 {
+			su := Summarize(jct[v])
+			row = append(row, fmt.Sprintf("%s ± %s", sig(su.Mean), sig(su.HalfWidth)))
+		}
+		for v := range 2 {
+			g := Summarize(gains[v])
+			row = append(row, fmt.Sprintf("%.1f%% ± %.1f", g.Mean, g.HalfWidth))
+			if b.name == "1" || b.name == "> 1000" {
+				rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("node-size-%s-%d", map[string]string{"1": "one", "> 1000": "large"}[b.name], v+2), Source: "issue 12 (node model)",
+					Metric: fmt.Sprintf("reduction in mean JCT of %s vs SRPT + GRASS at 60%%, %s", names[v+1], map[string]string{"1": "one-task jobs", "> 1000": "jobs of more than 1,000 tasks"}[b.name]),
+					Paper:  "(where Hopper's allocation costs or pays)", Ours: g, Unit: "%", Note: "per seed, then the interval over seeds"})
+			}
+		}
+		tab.Rows = append(tab.Rows, row)
+	}
+	return tab
 }
