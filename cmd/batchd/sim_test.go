@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -155,6 +156,21 @@ func TestRoundTicks(t *testing.T) {
 		}
 		if g := strings.Join(got, " "); g != c.want {
 			t.Errorf("ticks on [%g, %g] = %q, want %q", c.lo, c.hi, g, c.want)
+		}
+	}
+}
+
+// A value axis ends on labelled ticks: bars up to 98.6 with their error
+// bars get an axis to 100, not one that stops at the bar's top.
+func TestRoundOut(t *testing.T) {
+	for _, c := range []struct{ lo, hi, wlo, whi float64 }{
+		{0, 98.6, 0, 100},
+		{-32.4, 62.1, -40, 80},
+		{0.93, 2.6, 0.75, 2.75},
+		{0, 1, 0, 1},
+	} {
+		if lo, hi := roundOut(c.lo, c.hi); math.Abs(lo-c.wlo) > 1e-9 || math.Abs(hi-c.whi) > 1e-9 {
+			t.Errorf("roundOut(%g, %g) = %g, %g; want %g, %g", c.lo, c.hi, lo, hi, c.wlo, c.whi)
 		}
 	}
 }

@@ -50,6 +50,10 @@ func plotFigure(f sim.Figure, dir string) ([]string, error) {
 	}
 	if f.Kind == sim.FigureCumulative {
 		p.Y.Min, p.Y.Max = 0, 1
+	} else if !f.LogY {
+		// End the value axis on labelled ticks, so that no bar, curve or
+		// error bar runs into the frame's edge.
+		p.Y.Min, p.Y.Max = roundOut(p.Y.Min, p.Y.Max)
 	}
 	entries := len(f.Series)
 	for _, m := range f.Marks {
@@ -150,15 +154,7 @@ func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return nil
 	}
-	span := hi - lo
-	mag := math.Pow(10, math.Floor(math.Log10(span/6)))
-	step, dec := mag, 0
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		step = m * mag
-		if span/step <= 8 {
-			break
-		}
-	}
+	step, dec := tickStep(hi-lo), 0
 	e := math.Floor(math.Log10(step) + 1e-9)
 	dec = -int(e)
 	if math.Abs(step/math.Pow(10, e)-2.5) < 1e-9 {
@@ -177,6 +173,30 @@ func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// tickStep is roundTicks' step for an axis spanning span: 1, 2, 2.5, 5 or
+// 10 × 10^k, at most 8 steps.
+func tickStep(span float64) float64 {
+	mag := math.Pow(10, math.Floor(math.Log10(span/6)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		step = m * mag
+		if span/step <= 8 {
+			break
+		}
+	}
+	return step
+}
+
+// roundOut widens [lo, hi] to the round ticks just outside it (a bound
+// already on a tick stays).
+func roundOut(lo, hi float64) (float64, float64) {
+	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return lo, hi
+	}
+	step := tickStep(hi - lo)
+	return math.Floor(lo/step+1e-9) * step, math.Ceil(hi/step-1e-9) * step
 }
 
 func seriesColor(i int) color.Color { return plotutil.Color(i) }
@@ -265,6 +285,9 @@ func addBars(p *plot.Plot, f sim.Figure) error {
 		}
 	}
 	p.NominalX(f.Categories...)
+	// Half a category of room on either side, so that the outer bars of a
+	// group stay inside the frame.
+	p.X.Min, p.X.Max = -0.5, float64(len(f.Categories))-0.5
 	p.X.Tick.Label.Rotation = 0
 	if len(f.Categories) > 4 && len(f.Categories[0]) > 6 {
 		p.X.Tick.Label.Rotation = math.Pi / 8
