@@ -706,14 +706,16 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 	if fair == 0 && float64(S) < sumV {
 		// Slots are short and no fairness floor binds: smallest V first,
 		// each up to V; walk only as far as slots last.
-		left, carry := S, 0
+		left, carry, idle := S, 0, 0
 		it := &s.jit
 		it.start(s.jobs.root)
 		for st := it.next(); st != nil && left+carry > 0 && s.slotsLeft(true); st = it.next() {
 			d := desired(c, st.unfin)
 			share := min(left, d)
 			left -= share
+			in := carry
 			out, carry = s.fillShare(st, share, carry, d, now, out)
+			carry = passCarry(in, carry, &idle)
 		}
 		return out
 	}
@@ -728,12 +730,14 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 	s.scratch = jobs
 	alloc := HopperAllocate(S, c, s.epsilon, len(jobs), func(i int) int { return jobs[i].unfin }, s.alloc[:0])
 	s.alloc = alloc
-	carry := 0
+	carry, idle := 0, 0
 	for i, st := range jobs {
 		if !s.slotsLeft(true) {
 			break
 		}
+		in := carry
 		out, carry = s.fillShare(st, alloc[i], carry, desired(c, st.unfin), now, out)
+		carry = passCarry(in, carry, &idle)
 	}
 	return out
 }
@@ -759,6 +763,25 @@ func (s *Scheduler) fillShare(st *set, share, carry, capV int, now Time, out []D
 		return out, max(0, share+carry-st.held-hold)
 	}
 	return out, max(0, share+carry-st.held)
+}
+
+// carryScan bounds how far an unused share travels: after this many jobs
+// in a row took none of it, the rest is left to step 3 (queued tasks), so
+// that slots nobody can use now do not make every Decide visit every job.
+const carryScan = 64
+
+// passCarry returns the carry for the next job, given the carry a job was
+// offered (in) and what it left (out), counting in idle the jobs in a row
+// that took none of it.
+func passCarry(in, out int, idle *int) int {
+	if in == 0 || out < in {
+		*idle = 0
+		return out
+	}
+	if *idle++; *idle >= carryScan {
+		return 0
+	}
+	return out
 }
 
 // hopperFloor is the allocation of hopper's last branch when slots are
@@ -787,18 +810,18 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 	it := &s.jit
 	it.start(s.jobs.root)
 	stop := false
-	carry := 0
-	for st := it.next(); st != nil && left+carry > 0; st = it.next() {
+	carry, idle := 0, 0
+	for st := it.next(); st != nil && left+carry > 0 && !stop; st = it.next() {
 		st.visited = true
 		visited = append(visited, st)
 		base := min(fair, st.unfin)
 		d := desired(c, st.unfin)
 		extra := min(left, max(0, d-base))
 		left -= extra
-		if !stop {
-			out, carry = s.fillShare(st, base+extra, carry, d, now, out)
-			stop = !s.slotsLeft(true)
-		}
+		in := carry
+		out, carry = s.fillShare(st, base+extra, carry, d, now, out)
+		carry = passCarry(in, carry, &idle)
+		stop = !s.slotsLeft(true)
 	}
 	if !stop && len(s.under) > 0 {
 		rest := make([]*set, 0, len(s.under))
@@ -816,7 +839,9 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 		// Jobs before the last visited one were visited; the rest come
 		// after the prefix in job order, as in HopperAllocate.
 		for _, st := range rest {
+			in := carry
 			out, carry = s.fillShare(st, min(fair, st.unfin), carry, desired(c, st.unfin), now, out)
+			carry = passCarry(in, carry, &idle)
 			if !s.slotsLeft(true) {
 				break
 			}

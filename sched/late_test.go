@@ -149,3 +149,22 @@ func TestHopperShareCarries(t *testing.T) {
 		t.Fatalf("Decide(5): disclosed copy preempted %v, job 2's straggler copied %v; want both", suspended, copied)
 	}
 }
+
+// An unused share travels at most carryScan jobs that take none of it;
+// a job that takes some resets the count.
+func TestPassCarryBounded(t *testing.T) {
+	t.Parallel()
+	idle, c := 0, 5
+	for i := 1; i < carryScan; i++ {
+		if c = passCarry(c, c, &idle); c != 5 {
+			t.Fatalf("after %d idle jobs the carry is %d, want 5", i, c)
+		}
+	}
+	if c = passCarry(c, c, &idle); c != 0 {
+		t.Fatalf("after %d idle jobs the carry is %d, want 0", carryScan, c)
+	}
+	idle, c = carryScan-1, 5
+	if c = passCarry(c, 3, &idle); c != 3 || idle != 0 {
+		t.Fatalf("a job that took 2: carry %d, idle %d; want 3, 0", c, idle)
+	}
+}
