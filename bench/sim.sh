@@ -5,11 +5,10 @@
 #   bench/sim.sh quick      # benchmarks only
 #   bench/sim.sh report     # regenerate docs/results.md and docs/fig (timed:
 #                           # `real` is wall time, `user`+`sys` the CPU-seconds)
-#                           # (issue 12, with preemptive SRPT and per-set
-#                           # sizes as the defaults: 432 user + 19 sys
-#                           # CPU-seconds, 240 s wall on 2 cores at load
-#                           # 1.8-3.8 from other work; a second run
-#                           # reproduced it byte for byte)
+#                           # (issue 12's last round: 530 user + 22 sys
+#                           # CPU-seconds, 283 s wall on 2 cores at load
+#                           # 1.7-2.1; another run reproduced it byte
+#                           # for byte)
 #   bench/sim.sh node       # only the cluster-node experiment (issue 12's
 #                           # node-level straggler model), timed
 #
