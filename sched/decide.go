@@ -706,16 +706,15 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 	if fair == 0 && float64(S) < sumV {
 		// Slots are short and no fairness floor binds: smallest V first,
 		// each up to V; walk only as far as slots last.
-		left, carry, idle := S, 0, 0
+		left := S
+		var carry shareCarry
 		it := &s.jit
 		it.start(s.jobs.root)
-		for st := it.next(); st != nil && left+carry > 0 && s.slotsLeft(true); st = it.next() {
+		for st := it.next(); st != nil && left+carry.n > 0 && s.slotsLeft(true); st = it.next() {
 			d := desired(c, st.unfin)
 			share := min(left, d)
 			left -= share
-			in := carry
-			out, carry = s.fillShare(st, share, carry, d, now, out)
-			carry = passCarry(in, carry, &idle)
+			out = s.fillShare(st, share, d, &carry, now, out)
 		}
 		return out
 	}
@@ -730,39 +729,38 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 	s.scratch = jobs
 	alloc := HopperAllocate(S, c, s.epsilon, len(jobs), func(i int) int { return jobs[i].unfin }, s.alloc[:0])
 	s.alloc = alloc
-	carry, idle := 0, 0
+	var carry shareCarry
 	for i, st := range jobs {
 		if !s.slotsLeft(true) {
 			break
 		}
-		in := carry
-		out, carry = s.fillShare(st, alloc[i], carry, desired(c, st.unfin), now, out)
-		carry = passCarry(in, carry, &idle)
+		out = s.fillShare(st, alloc[i], desired(c, st.unfin), &carry, now, out)
 	}
 	return out
 }
 
-// fillShare fills job st up to its Hopper share plus carry, the part of
+// fillShare fills job st up to its Hopper share plus carry.n, the part of
 // earlier jobs' shares they could not use now (Hopper §5, Pseudocode 2–3:
 // a job refuses a slot it cannot use, and the slot goes to the next job in
 // order); with Guideline 2 the job takes no more than its desired
-// allocation ⌈V⌉ (capV) unless its share is larger. It returns the carry
-// for the next job: whatever of share + carry the job neither took nor
-// holds for its detection delay (holdShare).
-func (s *Scheduler) fillShare(st *set, share, carry, capV int, now Time, out []Decision) ([]Decision, int) {
-	target := share + carry
+// allocation ⌈V⌉ (capV) unless its share is larger. It leaves in carry what
+// of share + carry.n the job neither took nor holds for its detection
+// delay (holdShare), for the next job.
+func (s *Scheduler) fillShare(st *set, share, capV int, carry *shareCarry, now Time, out []Decision) []Decision {
+	target := share + carry.n
 	if capV > share {
 		target = min(target, capV)
 	} else {
 		target = min(target, share)
 	}
+	hold := 0
 	if target > st.held {
 		out = s.fillJob(st, target, now, out)
-		hold := s.holdShare(st, target-st.held, now)
+		hold = s.holdShare(st, target-st.held, now)
 		s.reserve += hold
-		return out, max(0, share+carry-st.held-hold)
 	}
-	return out, max(0, share+carry-st.held)
+	carry.pass(max(0, share+carry.n-st.held-hold))
+	return out
 }
 
 // carryScan bounds how far an unused share travels: after this many jobs
@@ -770,18 +768,23 @@ func (s *Scheduler) fillShare(st *set, share, carry, capV int, now Time, out []D
 // that slots nobody can use now do not make every Decide visit every job.
 const carryScan = 64
 
-// passCarry returns the carry for the next job, given the carry a job was
-// offered (in) and what it left (out), counting in idle the jobs in a row
-// that took none of it.
-func passCarry(in, out int, idle *int) int {
-	if in == 0 || out < in {
-		*idle = 0
-		return out
+// shareCarry is the unused share passed from job to job (n), and how many
+// jobs in a row took none of it (idle).
+type shareCarry struct{ n, idle int }
+
+// pass sets the carry for the next job to left, what the job offered c.n
+// left of it and of its own share; it drops the carry after carryScan jobs
+// in a row that took none.
+func (c *shareCarry) pass(left int) {
+	if c.n == 0 || left < c.n {
+		c.idle, c.n = 0, left
+		return
 	}
-	if *idle++; *idle >= carryScan {
-		return 0
+	if c.idle++; c.idle >= carryScan {
+		c.n = 0
+		return
 	}
-	return out
+	c.n = left
 }
 
 // hopperFloor is the allocation of hopper's last branch when slots are
@@ -810,17 +813,15 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 	it := &s.jit
 	it.start(s.jobs.root)
 	stop := false
-	carry, idle := 0, 0
-	for st := it.next(); st != nil && left+carry > 0 && !stop; st = it.next() {
+	var carry shareCarry
+	for st := it.next(); st != nil && left+carry.n > 0 && !stop; st = it.next() {
 		st.visited = true
 		visited = append(visited, st)
 		base := min(fair, st.unfin)
 		d := desired(c, st.unfin)
 		extra := min(left, max(0, d-base))
 		left -= extra
-		in := carry
-		out, carry = s.fillShare(st, base+extra, carry, d, now, out)
-		carry = passCarry(in, carry, &idle)
+		out = s.fillShare(st, base+extra, d, &carry, now, out)
 		stop = !s.slotsLeft(true)
 	}
 	if !stop && len(s.under) > 0 {
@@ -839,9 +840,7 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 		// Jobs before the last visited one were visited; the rest come
 		// after the prefix in job order, as in HopperAllocate.
 		for _, st := range rest {
-			in := carry
-			out, carry = s.fillShare(st, min(fair, st.unfin), carry, desired(c, st.unfin), now, out)
-			carry = passCarry(in, carry, &idle)
+			out = s.fillShare(st, min(fair, st.unfin), desired(c, st.unfin), &carry, now, out)
 			if !s.slotsLeft(true) {
 				break
 			}

@@ -154,17 +154,17 @@ func TestHopperShareCarries(t *testing.T) {
 // a job that takes some resets the count.
 func TestPassCarryBounded(t *testing.T) {
 	t.Parallel()
-	idle, c := 0, 5
+	c := shareCarry{n: 5}
 	for i := 1; i < carryScan; i++ {
-		if c = passCarry(c, c, &idle); c != 5 {
-			t.Fatalf("after %d idle jobs the carry is %d, want 5", i, c)
+		if c.pass(5); c.n != 5 {
+			t.Fatalf("after %d idle jobs the carry is %d, want 5", i, c.n)
 		}
 	}
-	if c = passCarry(c, c, &idle); c != 0 {
-		t.Fatalf("after %d idle jobs the carry is %d, want 0", carryScan, c)
+	if c.pass(5); c.n != 0 {
+		t.Fatalf("after %d idle jobs the carry is %d, want 0", carryScan, c.n)
 	}
-	idle, c = carryScan-1, 5
-	if c = passCarry(c, 3, &idle); c != 3 || idle != 0 {
-		t.Fatalf("a job that took 2: carry %d, idle %d; want 3, 0", c, idle)
+	c = shareCarry{n: 5, idle: carryScan - 1}
+	if c.pass(3); c.n != 3 || c.idle != 0 {
+		t.Fatalf("a job that took 2: carry %d, idle %d; want 3, 0", c.n, c.idle)
 	}
 }

@@ -313,20 +313,6 @@ func nodeBySize(rep *Report, rs []Result, utils []float64, seeds int, at func(ui
 	if ui < 0 {
 		return tab
 	}
-	meanIn := func(js []JobResult, lo, hi int32) (float64, int) {
-		var sum float64
-		n := 0
-		for _, j := range js {
-			if j.Tasks >= lo && j.Tasks <= hi {
-				sum += j.Response
-				n++
-			}
-		}
-		if n == 0 {
-			return math.NaN(), 0
-		}
-		return sum / float64(n), n
-	}
 	for _, b := range bins {
 		row := []string{b.name}
 		var jct [3][]float64
@@ -336,14 +322,13 @@ func nodeBySize(rep *Report, rs []Result, utils []float64, seeds int, at func(ui
 			var m [3]float64
 			ok := true
 			for v := range 3 {
-				x, n := meanIn(rs[at(ui, v+1, seed)].Jobs, b.lo, b.hi)
-				if n == 0 {
+				js := rs[at(ui, v+1, seed)].Jobs
+				if m[v] = binMean(js, b.lo, b.hi); math.IsNaN(m[v]) {
 					ok = false
 					break
 				}
-				m[v] = x
 				if v == 0 {
-					count += n
+					count += binCount(js, b.lo, b.hi)
 				}
 			}
 			if !ok {

@@ -248,7 +248,7 @@ func (m *sim) run() error {
 	for i := range m.copies {
 		c := &m.copies[i]
 		if c.state == cpRunning {
-			m.addBusy(c.runStart, end)
+			m.acc.busy += m.inWindow(c.runStart, end)
 		}
 	}
 	if m.p.Workload == WorkloadCluster {
@@ -365,31 +365,19 @@ func (m *sim) copyOf(id sched.CopyID) *copyRec {
 	return &m.copies[i]
 }
 
-// addBusy adds the part of the run interval [a, b] inside the window.
-func (m *sim) addBusy(a, b float64) {
-	a, b = math.Max(a, m.warm), math.Min(b, m.end)
-	if b > a {
-		m.acc.busy += b - a
-	}
-}
-
-// addFull adds the part of [a, b], a time with every slot busy, inside
-// the window.
-func (m *sim) addFull(a, b float64) {
-	a, b = math.Max(a, m.warm), math.Min(b, m.end)
-	if b > a {
-		m.acc.full += b - a
-	}
+// inWindow is how much of [a, b] lies inside the measured window.
+func (m *sim) inWindow(a, b float64) float64 {
+	return math.Max(0, math.Min(b, m.end)-math.Max(a, m.warm))
 }
 
 // stopRun ends the copy's current run interval at now.
 func (m *sim) stopRun(c *copyRec) {
 	if c.state == cpRunning {
-		m.addBusy(c.runStart, m.now)
+		m.acc.busy += m.inWindow(c.runStart, m.now)
 		c.done += m.now - c.runStart
 		m.slotCopy[c.slot] = 0
 		if m.nbusy == m.p.Slots {
-			m.addFull(m.fullSince, m.now)
+			m.acc.full += m.inWindow(m.fullSince, m.now)
 		}
 		m.nbusy--
 	}

@@ -82,7 +82,7 @@ func (m *sim) result() Result {
 	r.Load = a.busy / (win * float64(m.p.Slots))
 	full := a.full
 	if m.nbusy == m.p.Slots {
-		full += math.Max(0, math.Min(m.now, m.end)-math.Max(m.fullSince, m.warm))
+		full += m.inWindow(m.fullSince, m.now)
 	}
 	r.FullShare = full / win
 	r.RequestedWork = a.requestedWork
