@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"batchd/client/jitter"
+	"batchd/internal/jitter"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/sched"

@@ -15,9 +15,9 @@ import (
 	"connectrpc.com/connect"
 
 	"batchd/client"
-	"batchd/client/worker"
 	"batchd/sched"
 	"batchd/server"
+	"batchd/worker"
 )
 
 // startServer runs a real server on 127.0.0.1:0 with a temp data dir and,

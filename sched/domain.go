@@ -369,3 +369,8 @@ type BillTotals struct {
 	// Amount is the sum of the lines' amounts.
 	Amount float64
 }
+
+// ArrayValueEnv is the variable that carries a task array's value to each
+// of its tasks (the task's index in its set is BATCH_TASK_INDEX, as for
+// every task).
+const ArrayValueEnv = "BATCH_ARRAY_VALUE"

@@ -12,11 +12,11 @@ import (
 
 	"connectrpc.com/connect"
 
-	"batchd/client/worker"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/server"
 	"batchd/store"
+	"batchd/worker"
 )
 
 // A call without a valid token, with the wrong role for its procedure or

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"batchd/client/worker"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/server"
+	"batchd/worker"
 )
 
 // BenchmarkBigSet times one disclose of 100,000 tasks, paging through them

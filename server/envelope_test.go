@@ -13,10 +13,10 @@ import (
 
 	"connectrpc.com/connect"
 
-	"batchd/client/worker"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/server"
+	"batchd/worker"
 )
 
 // records keeps every log record's level and message.

@@ -3,7 +3,7 @@ package server
 import (
 	"context"
 
-	"batchd/client/worker"
+	"batchd/internal/wire"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/sched"
 	"batchd/store"
@@ -16,7 +16,7 @@ import (
 // and never queue behind API calls for a connection or a handler.
 //
 //	worker.Run(ctx, worker.Config{Transport: srv.LocalTransport(), ...})
-func (s *Server) LocalTransport() worker.Transport { return localTransport{s} }
+func (s *Server) LocalTransport() wire.Transport { return localTransport{s} }
 
 type localTransport struct{ s *Server }
 
@@ -38,7 +38,7 @@ func (t localTransport) ReportFinished(ctx context.Context, req *batchv1.ReportF
 	return workerHandler(t).ReportFinished(t.caller(ctx), req)
 }
 
-func (t localTransport) Assignments(ctx context.Context, req *batchv1.AssignmentsRequest) (worker.AssignmentStream, error) {
+func (t localTransport) Assignments(ctx context.Context, req *batchv1.AssignmentsRequest) (wire.AssignmentStream, error) {
 	ctx = t.caller(ctx)
 	f, err := t.s.openAssignments(ctx, sched.WorkerID(req.WorkerId))
 	if err != nil {

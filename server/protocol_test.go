@@ -8,10 +8,10 @@ import (
 	"connectrpc.com/grpcreflect"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"batchd/client/worker"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/server"
+	"batchd/worker"
 )
 
 // One port serves Connect, gRPC (over h2c) and gRPC-Web, and gRPC server

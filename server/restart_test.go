@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"batchd/client/worker"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/server"
+	"batchd/worker"
 )
 
 // After a restart the server rebuilds its scheduler from the store: a

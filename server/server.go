@@ -48,7 +48,7 @@ import (
 	"connectrpc.com/grpcreflect"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"batchd/client/worker"
+	"batchd/internal/wire"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/sched"
 	"batchd/store"
@@ -487,7 +487,7 @@ func (s *Server) Start() error {
 	p.SetUnencryptedHTTP2(true) // h2c: gRPC clients without TLS
 	// HTTP/2 pings notice a dead worker connection within 2/5 of a lease
 	// (as the worker's side does), so its stream ends with it.
-	_, _, ping := worker.LeaseTiming(s.cfg.Lease)
+	_, _, ping := wire.LeaseTiming(s.cfg.Lease)
 	s.httpSrv = &http.Server{Handler: s.handler, Protocols: &p, ReadHeaderTimeout: 5 * time.Second,
 		HTTP2:    &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}

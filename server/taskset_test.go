@@ -13,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 
 	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
 	"batchd/store"
 )
 
@@ -432,7 +433,7 @@ func TestGetOutputsPaging(t *testing.T) {
 	// The worker is sent each task's value; it answers with it.
 	for range 5 {
 		st := w.start()
-		w.won(st.CopyId, fmt.Sprintf("value %s, index %d", st.Spec.Env[store.ArrayValueEnv], st.Index))
+		w.won(st.CopyId, fmt.Sprintf("value %s, index %d", st.Spec.Env[sched.ArrayValueEnv], st.Index))
 	}
 	got := map[int32]string{}
 	token, pages := "", 0

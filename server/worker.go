@@ -8,7 +8,7 @@ import (
 
 	"connectrpc.com/connect"
 
-	"batchd/client/worker"
+	"batchd/internal/wire"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/sched"
 	"batchd/store"
@@ -91,7 +91,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	}
 	s.log.Info("worker registered", "worker", id, "slots", req.Slots, "attached", len(res.Attached), "lost", len(res.Lost), "kill", len(kill))
 	s.decide(now)
-	hb, _, _ := worker.LeaseTiming(s.cfg.Lease)
+	hb, _, _ := wire.LeaseTiming(s.cfg.Lease)
 	out := &batchv1.RegisterResponse{WorkerId: string(id), LeaseSeconds: s.cfg.Lease.Seconds(),
 		HeartbeatSeconds: hb.Seconds(), OutputCapBytes: s.cfg.OutputCap}
 	for _, k := range kill {

@@ -12,11 +12,6 @@ import (
 	"batchd/sched"
 )
 
-// ArrayValueEnv is the variable that carries a task array's value to each
-// of its tasks (the task's index in its set is BATCH_TASK_INDEX, as for
-// every task).
-const ArrayValueEnv = "BATCH_ARRAY_VALUE"
-
 // TaskArray is a disclosed task array: Count tasks with the values First,
 // First+Step, ..., all with Spec. The store keeps it once; each of its
 // tasks refers to it.
@@ -113,7 +108,7 @@ func insertArray(ctx context.Context, tx *Tx, set sched.SetID, firstIndex int64,
 func isArrayRef(spec string) bool { return strings.HasPrefix(spec, "@") }
 
 // taskSpec decodes the spec stored for task idx: a spec of its own, or its
-// array's with the task's value in ArrayValueEnv. Do not call it while
+// array's with the task's value in sched.ArrayValueEnv. Do not call it while
 // rows of tx are open (it may query); collect with specLater instead.
 func taskSpec(ctx context.Context, tx *Tx, spec string, idx int32, out *sched.TaskSpec) error {
 	if !isArrayRef(spec) {
@@ -147,7 +142,7 @@ func taskSpec(ctx context.Context, tx *Tx, spec string, idx int32, out *sched.Ta
 	for k, v := range a.spec.Env {
 		env[k] = v
 	}
-	env[ArrayValueEnv] = strconv.FormatInt(a.firstValue+int64(idx-a.firstIndex)*a.step, 10)
+	env[sched.ArrayValueEnv] = strconv.FormatInt(a.firstValue+int64(idx-a.firstIndex)*a.step, 10)
 	out.Env = env
 	// Argv is shared by every task of the array: a copy, so that no caller
 	// can change another task's.

@@ -43,7 +43,7 @@ func TestDiscloseArray(t *testing.T) {
 		if i >= 2 {
 			want = strconv.Itoa(10 + 5*(i-2))
 		}
-		if got := task.Spec.Env[store.ArrayValueEnv]; got != want || task.Spec.Env["A"] != "b" || task.Spec.Argv[0] != "echo" {
+		if got := task.Spec.Env[sched.ArrayValueEnv]; got != want || task.Spec.Env["A"] != "b" || task.Spec.Argv[0] != "echo" {
 			t.Errorf("task %d: spec %+v, want value %q", i, task.Spec, want)
 		}
 	}
@@ -65,11 +65,11 @@ func TestDiscloseArray(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := started[0].Spec.Env[store.ArrayValueEnv]; got != "20" {
+	if got := started[0].Spec.Env[sched.ArrayValueEnv]; got != "20" {
 		t.Fatalf("started task 4 with value %q, want 20", got)
 	}
 	live, err := db.WorkerCopies(ctx, "w")
-	if err != nil || len(live) != 1 || live[0].Spec.Env[store.ArrayValueEnv] != "20" {
+	if err != nil || len(live) != 1 || live[0].Spec.Env[sched.ArrayValueEnv] != "20" {
 		t.Fatalf("live copies %+v %v", live, err)
 	}
 	// A fresh store on the same file (a restart) reads the array back.
@@ -79,7 +79,7 @@ func TestDiscloseArray(t *testing.T) {
 	}
 	defer again2.Close()
 	_, tasks, _, err = again2.ListTasks(ctx, "u", first.Set.ID, store.TaskPage{})
-	if err != nil || len(tasks) != 5 || tasks[3].Spec.Env[store.ArrayValueEnv] != "15" || tasks[3].Spec.EstimateSeconds != 3 {
+	if err != nil || len(tasks) != 5 || tasks[3].Spec.Env[sched.ArrayValueEnv] != "15" || tasks[3].Spec.EstimateSeconds != 3 {
 		t.Fatalf("after reopening: %+v %v", tasks, err)
 	}
 }

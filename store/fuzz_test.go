@@ -21,7 +21,7 @@ func FuzzDiscloseHash(f *testing.F) {
 	}
 	f.Cleanup(func() { db.Close() })
 	f.Add("n", "echo", "x", "A", "b", 1.5, false, int64(0))
-	f.Add("", "", "", "", "", -0.0, true, int64(1))
+	f.Add("", "", "", "", "", math.Copysign(0, -1), true, int64(1)) // negative zero
 	f.Add("\x00", "a\x00b", "\xff", "K", "", 1e300, false, int64(-1))
 	n := 0
 	f.Fuzz(func(t *testing.T, name, a0, a1, k, v string, est float64, request bool, set int64) {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"batchd/sched"
-	"batchd/sched/sim"
 )
 
 // RecordSchedRun notes the scheduler configuration a server start runs with
@@ -50,7 +49,7 @@ func recordWorkerEvent(ctx context.Context, tx *Tx, w sched.WorkerID, up bool, s
 // server start before to (Trace.Config zero when none was recorded: a
 // store from before migration 0014). The simulator never reads the
 // database; this is its only way in.
-func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, error) {
+func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace, error) {
 	lo, hi := int64(0), int64(math.MaxInt64)
 	if !from.IsZero() {
 		lo = nanos(from)
@@ -58,7 +57,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, 
 	if !to.IsZero() {
 		hi = nanos(to)
 	}
-	tr := &sim.Trace{}
+	tr := &sched.Trace{}
 	secs := func(n int64) float64 {
 		if n == 0 {
 			return 0
@@ -94,7 +93,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, 
 				set                      sched.SetID
 				owner                    string
 				maxRun                   int32
-				tk                       sim.TraceTask
+				tk                       sched.TraceTask
 				noSpec                   int
 				disc, req, canceld, exec int64
 			)
@@ -108,7 +107,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, 
 			if !ok {
 				i = len(tr.Sets)
 				pos[set] = i
-				tr.Sets = append(tr.Sets, sim.TraceSet{ID: set, Owner: owner, MaxRunning: maxRun})
+				tr.Sets = append(tr.Sets, sched.TraceSet{ID: set, Owner: owner, MaxRunning: maxRun})
 			}
 			st := &tr.Sets[i]
 			if int(tk.Index) != len(st.Tasks) {
@@ -205,7 +204,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, 
 			}
 			if ev == "up" && slots > 0 {
 				open[w] = len(tr.Workers)
-				tr.Workers = append(tr.Workers, sim.TraceWorker{ID: w, Slots: slots, CanSuspend: cs != 0, MemoryMB: mem, Up: secs(at)})
+				tr.Workers = append(tr.Workers, sched.TraceWorker{ID: w, Slots: slots, CanSuspend: cs != 0, MemoryMB: mem, Up: secs(at)})
 			}
 		}
 		ws.Close()
@@ -220,7 +219,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sim.Trace, 
 			defer wr.Close()
 			for wr.Next() {
 				var (
-					w  sim.TraceWorker
+					w  sched.TraceWorker
 					cs int
 				)
 				if err := wr.Scan(&w.ID, &w.Slots, &cs, &w.MemoryMB); err != nil {

@@ -298,7 +298,7 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome,
 	if err != nil {
 		return out, err
 	}
-	out.live = tr.Recorded()
+	out.live = sim.Recorded(tr)
 	out.overhead = overhead(tr, func(set sched.SetID, idx int32, k int) float64 {
 		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit)
 	})
@@ -334,7 +334,7 @@ func (k *keyMap) get(s sched.SetID) string      { k.mu.Lock(); defer k.mu.Unlock
 // reported minus the copy's draw (the task process's start, its sleeps'
 // slack): time a live copy runs that its draw does not have. A copy's
 // draw index is its position among the task's recorded copies.
-func overhead(tr *sim.Trace, d func(sched.SetID, int32, int) float64) float64 {
+func overhead(tr *sched.Trace, d func(sched.SetID, int32, int) float64) float64 {
 	var xs []float64
 	for _, st := range tr.Sets {
 		for _, tk := range st.Tasks {

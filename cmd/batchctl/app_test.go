@@ -17,9 +17,9 @@ import (
 	"connectrpc.com/connect"
 
 	"batchd/client"
-	"batchd/client/worker"
 	"batchd/sched"
 	"batchd/server"
+	"batchd/worker"
 )
 
 // Tests that run the app are not parallel: urfave/cli v2 keeps the help

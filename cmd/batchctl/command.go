@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"batchd/sched"
-	"batchd/store"
 )
 
 // taskCommand is the command column of a task: its command, cut to 40
@@ -22,7 +21,7 @@ func taskCommand(c *cli.Context, spec sched.TaskSpec) string {
 		}
 		cmd = strings.Join(argv, " ")
 	}
-	if v, ok := spec.Env[store.ArrayValueEnv]; ok {
+	if v, ok := spec.Env[sched.ArrayValueEnv]; ok {
 		return "[" + v + "] " + cmd
 	}
 	return cmd

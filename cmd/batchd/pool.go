@@ -13,9 +13,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"batchd/client"
-	"batchd/client/pool"
-	"batchd/client/worker"
+	"batchd/pool"
 	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/worker"
 )
 
 // poolCommand keeps elastic pools of pilot workers in a batch system.

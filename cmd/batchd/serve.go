@@ -16,10 +16,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"batchd/client/worker"
 	"batchd/sched"
 	"batchd/server"
 	"batchd/store"
+	"batchd/worker"
 )
 
 // serveCommand is `batchd serve`: the server, with local worker slots.

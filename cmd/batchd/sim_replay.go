@@ -91,7 +91,7 @@ func runSimReplay(c *cli.Context) error {
 	title := fmt.Sprintf("%d task sets, %d tasks, %d workers (%d slots at most on one); recorded configuration: %s",
 		len(tr.Sets), tr.Tasks(), len(tr.Workers), slots, orUnknown(tr.ConfigText))
 	t := sim.Table{Title: title, Header: []string{"configuration", "requests", "visible response (s)", "visible slowdown", "throughput (tasks/h)", "load", "scaled billed", "waste (slot-s)", "spec. copies (won)", "β", "unfinished"}}
-	rec := tr.Recorded()
+	rec := sim.Recorded(tr)
 	t.Rows = append(t.Rows, []string{"recorded (live)", fmt.Sprint(rec.Requests), fmtNum(rec.MeanVisibleResponse), fmtNum(rec.MeanVisibleSlowdown), "", "", "", "", "", "", fmt.Sprint(rec.Unfinished)})
 	start := time.Now()
 	for i, cf := range cfgs {

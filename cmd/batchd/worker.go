@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"batchd/client"
-	"batchd/client/worker"
 	"batchd/cmd/internal/cliarg"
+	"batchd/worker"
 
 	"connectrpc.com/connect"
 	"github.com/urfave/cli/v2"

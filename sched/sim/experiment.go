@@ -186,12 +186,11 @@ func PetrouGrid() []Params {
 // under: a queue policy, preemptive SRPT or not, and the user model's
 // variants. Arms of one point and seed share the point's random numbers.
 type sweepArm struct {
-	label      string
-	pol        sched.Policy
-	preempt    bool // Config.PreemptRequested
-	perSet     bool // Params.SetSizePerSet
-	cancels    bool // Params.BatchCancels
-	setupLabel string
+	label   string
+	pol     sched.Policy
+	preempt bool // Config.PreemptRequested
+	perSet  bool // Params.SetSizePerSet
+	cancels bool // Params.BatchCancels
 }
 
 func (a sweepArm) apply(p *Params) {
@@ -1210,12 +1209,6 @@ func fracAtLeast(xs []float64, t float64) float64 {
 		}
 	}
 	return 100 * float64(n) / float64(len(xs))
-}
-
-// proportionCI is the normal-approximation 95% CI of a percentage p of n.
-func proportionCI(p float64, n int) Summary {
-	q := p / 100
-	return Summary{N: n, Mean: p, HalfWidth: 100 * 1.96 * math.Sqrt(q*(1-q)/float64(n))}
 }
 
 // cumulative turns improvement factors into Petrou's cumulative curve:

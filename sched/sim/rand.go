@@ -61,15 +61,6 @@ func (r *rng) boundedPareto(lo, hi, alpha float64) float64 {
 	return math.Pow(-(u*ha-u*la-ha)/(ha*la), -1/alpha)
 }
 
-// boundedParetoMean is the mean of boundedPareto(lo, hi, alpha).
-func boundedParetoMean(lo, hi, alpha float64) float64 {
-	if alpha == 1 {
-		return lo * hi / (hi - lo) * math.Log(hi/lo)
-	}
-	la := math.Pow(lo, alpha)
-	return la / (1 - math.Pow(lo/hi, alpha)) * alpha / (alpha - 1) * (math.Pow(lo, 1-alpha) - math.Pow(hi, 1-alpha))
-}
-
 // normal draws a standard normal variate (Box–Muller, one of the pair).
 func (r *rng) normal() float64 {
 	u1 := r.float()

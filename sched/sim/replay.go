@@ -12,85 +12,13 @@ import (
 	"batchd/sched"
 )
 
-// A Trace is a recorded workload: what a server's store kept (the store
-// exports it, so that the simulator never reads a database), or a workload
-// a benchmark drove a live server with. Replay runs it under any
-// scheduler configuration in virtual time: the same arrivals, requests,
-// cancels and estimates, and each copy's run time from what was observed.
-type Trace struct {
-	// Start is the time the trace's clock counts from (Unix seconds);
-	// every time below is absolute on the same clock.
-	Start float64
-	// Config is the scheduler configuration the server ran with when the
-	// trace was recorded (zero: unknown).
-	Config sched.Config
-	// ConfigText describes the recorded configuration for people.
-	ConfigText string
-	Workers    []TraceWorker
-	Sets       []TraceSet
-	// CopyDuration, when not nil, gives the run time of copy k (0 = the
-	// first) of a task, instead of the recorded copies (a benchmark that
-	// knows its tasks' draws).
-	CopyDuration func(set sched.SetID, index int32, k int) float64
-	// Latency is the median, over the recorded winning copies, of the
-	// time from the scheduler's start decision to its learning of the end
-	// minus the copy's run time (the assignment's and the report's trips,
-	// the fork): what a live copy holds its slot beyond its run. Replay
-	// adds it only when asked (ReplayOptions.Latency).
-	Latency float64
-	// ProgressEvery, when positive, makes every running copy report its
-	// exact fraction done every ProgressEvery seconds of its run (tasks
-	// that report progress); 0: no reports.
-	ProgressEvery float64
-}
-
-// TraceWorker is a worker of the trace, up from Up (Unix seconds; 0: from
-// the start) to Down (0: to the end).
-type TraceWorker struct {
-	ID         sched.WorkerID
-	Slots      int32
-	CanSuspend bool
-	MemoryMB   int64
-	Up, Down   float64
-}
-
-// TraceSet is one task set.
-type TraceSet struct {
-	ID         sched.SetID
-	Owner      string
-	MaxRunning int32
-	Tasks      []TraceTask
-}
-
-// TraceTask is one task: when it was disclosed, requested and canceled
-// (Unix seconds; 0 = never), what the scheduler was told about it, and the
-// run times of its recorded copies in the order they started: a positive
-// value is a copy that ran to its end (the winner, or a loser whose result
-// came in first), a negative −x a copy killed after x seconds (a lost race,
-// a cancel: it would have run at least x), NaN a copy lost with its worker.
-type TraceTask struct {
-	Index           int32
-	EstimateSeconds float64
-	NoSpeculation   bool
-	DeadlineSeconds float64
-	Cpus            int32
-	MemoryMB        int64
-	DisclosedAt     float64
-	RequestedAt     float64
-	CanceledAt      float64
-	// ExecutedAt is when the recorded winning copy ended (0: never); the
-	// replay does not use it (Recorded does).
-	ExecutedAt float64
-	Copies     []float64
-}
-
-// Recorded measures the trace as it happened, with Replay's definitions: a
+// Recorded measures the trace tr as it happened, with Replay's definitions: a
 // request is the tasks of a set requested at one instant, its response
 // runs to its last recorded result (max(0, executed − requested) per task).
 // Only Requests, Tasks, MeanVisibleResponse, MeanVisibleSlowdown and
 // RequestedWork are set; requests with an unfinished task count in
 // Unfinished.
-func (tr *Trace) Recorded() Result {
+func Recorded(tr *sched.Trace) Result {
 	type key struct {
 		set int
 		at  float64
@@ -166,15 +94,6 @@ type ReplayOptions struct {
 	Latency float64
 }
 
-// Tasks counts the trace's tasks.
-func (tr *Trace) Tasks() int {
-	n := 0
-	for i := range tr.Sets {
-		n += len(tr.Sets[i].Tasks)
-	}
-	return n
-}
-
 // Replay runs tr under cfg and measures it as Run does: a request is the
 // tasks of one set requested at the same instant (a job); its visible
 // response is from the request to the last of its results. Every request
@@ -188,7 +107,7 @@ func (tr *Trace) Tasks() int {
 // the task and k), among those longer than what a killed copy had run: the
 // replay assumes copies are independent draws from the run times the
 // cluster showed.
-func Replay(ctx context.Context, tr *Trace, cfg sched.Config, o ReplayOptions) (Result, error) {
+func Replay(ctx context.Context, tr *sched.Trace, cfg sched.Config, o ReplayOptions) (Result, error) {
 	start := time.Now()
 	cfg.Seed = o.Seed
 	if cfg.FirstCopyID == 0 {
@@ -277,7 +196,7 @@ type rpGroup struct {
 }
 
 type replay struct {
-	tr  *Trace
+	tr  *sched.Trace
 	s   *sched.Scheduler
 	ctx context.Context
 	o   ReplayOptions

@@ -12,14 +12,14 @@ import (
 // from t = 1000, each task with a recorded winner and some with a killed
 // or lost copy before it; job 5 is canceled before it ran, and job 7's
 // last task is disclosed and never requested.
-func testTrace() *Trace {
-	tr := &Trace{Start: 1000, Workers: []TraceWorker{{ID: "a", Slots: 2, CanSuspend: true}, {ID: "b", Slots: 2}}}
+func testTrace() *sched.Trace {
+	tr := &sched.Trace{Start: 1000, Workers: []sched.TraceWorker{{ID: "a", Slots: 2, CanSuspend: true}, {ID: "b", Slots: 2}}}
 	for j := range 12 {
 		at := 1000 + float64(j)
-		st := TraceSet{ID: sched.SetID(j + 1), Owner: "u"}
+		st := sched.TraceSet{ID: sched.SetID(j + 1), Owner: "u"}
 		n := 1 + j%5
 		for i := range n {
-			tk := TraceTask{Index: int32(i), DisclosedAt: at, RequestedAt: at, Copies: []float64{0.5 + float64((i*7+j*3)%10)}}
+			tk := sched.TraceTask{Index: int32(i), DisclosedAt: at, RequestedAt: at, Copies: []float64{0.5 + float64((i*7+j*3)%10)}}
 			if i%3 == 1 {
 				tk.Copies = append([]float64{-0.4}, tk.Copies...)
 			}
@@ -70,10 +70,10 @@ func TestReplayEveryConfiguration(t *testing.T) {
 // far.
 func TestReplayRecordedDurations(t *testing.T) {
 	t.Parallel()
-	tr := &Trace{Start: 0, Workers: []TraceWorker{{ID: "a", Slots: 1}}}
+	tr := &sched.Trace{Start: 0, Workers: []sched.TraceWorker{{ID: "a", Slots: 1}}}
 	durs := []float64{3, 1, 2}
 	for j, d := range durs {
-		tr.Sets = append(tr.Sets, TraceSet{ID: sched.SetID(j + 1), Owner: "u", Tasks: []TraceTask{{DisclosedAt: 10, RequestedAt: 10 + float64(j)*1e-3, Copies: []float64{d}}}})
+		tr.Sets = append(tr.Sets, sched.TraceSet{ID: sched.SetID(j + 1), Owner: "u", Tasks: []sched.TraceTask{{DisclosedAt: 10, RequestedAt: 10 + float64(j)*1e-3, Copies: []float64{d}}}})
 	}
 	r, err := Replay(context.Background(), tr, sched.Config{Policy: sched.PolicyFCFSxFCFS, Speculation: sched.SpecNone}, ReplayOptions{KeepJobs: true})
 	if err != nil {

@@ -345,12 +345,10 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	ps := cmd.ProcessState
 	cpu := liveCPU
 	if ps != nil {
-		if u := ps.SysUsage(); u != nil {
-			if ru, ok := u.(*syscall.Rusage); ok {
-				rc := tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
-				if rc > cpu {
-					cpu = rc
-				}
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			rc := tvSeconds(ru.Utime) + tvSeconds(ru.Stime)
+			if rc > cpu {
+				cpu = rc
 			}
 		}
 	}

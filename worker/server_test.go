@@ -14,10 +14,10 @@ import (
 	"connectrpc.com/connect"
 
 	"batchd/client"
-	"batchd/client/worker"
 	"batchd/sched"
 	"batchd/server"
 	"batchd/store"
+	"batchd/worker"
 )
 
 // startReal starts a real server on listen with its data in data.

@@ -29,7 +29,8 @@ import (
 	"syscall"
 	"time"
 
-	"batchd/client/jitter"
+	"batchd/internal/jitter"
+	"batchd/internal/wire"
 	batchv1 "batchd/proto/batch/v1"
 
 	"connectrpc.com/connect"
@@ -118,7 +119,7 @@ type Config struct {
 	// Transport, when set, carries the worker protocol instead of Connect
 	// to Server (HTTPClient and ClientOptions are then unused): `batchd
 	// serve` hands its embedded slots the server's in-process transport.
-	Transport Transport
+	Transport wire.Transport
 	// IdleExit, when positive, stops the worker as if ctx were done once
 	// it has held no copy for that long (since it started or since its
 	// last copy ended): a pilot in a batch system leaves when the work is
@@ -161,7 +162,7 @@ func newTransport(lease time.Duration) *http.Transport {
 	var p http.Protocols
 	p.SetHTTP2(true)
 	p.SetUnencryptedHTTP2(true)
-	_, _, ping := LeaseTiming(lease)
+	_, _, ping := wire.LeaseTiming(lease)
 	return &http.Transport{
 		Protocols:           &p,
 		Proxy:               http.ProxyFromEnvironment,
@@ -193,7 +194,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // agent is one running worker agent.
 type agent struct {
-	client     Transport
+	client     wire.Transport
 	log        *slog.Logger
 	name       string
 	hostname   string
@@ -689,7 +690,7 @@ func (a *agent) register() error {
 	if bye {
 		req.MemoryMb = 0
 	}
-	_, deadline, _ := LeaseTiming(a.lease)
+	_, deadline, _ := wire.LeaseTiming(a.lease)
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(a.comm, deadline)
 	defer cancel()
@@ -709,7 +710,7 @@ func (a *agent) register() error {
 		a.workerID = resp.GetWorkerId()
 	}
 	a.lease = seconds(resp.GetLeaseSeconds(), defaultLease)
-	hb, _, _ := LeaseTiming(a.lease)
+	hb, _, _ := wire.LeaseTiming(a.lease)
 	a.hbEvery = seconds(resp.GetHeartbeatSeconds(), hb)
 	if resp.GetOutputCapBytes() > 0 {
 		a.outCap = resp.GetOutputCapBytes()
@@ -968,7 +969,7 @@ func (a *agent) heartbeat() bool {
 		c := a.copies[cid]
 		req.Copies = append(req.Copies, &batchv1.CopyProgress{CopyId: cid, Progress: c.progress, CpuSeconds: c.cpu})
 	}
-	_, deadline, _ := LeaseTiming(a.lease)
+	_, deadline, _ := wire.LeaseTiming(a.lease)
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(a.comm, deadline)
 	defer cancel()

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"batchd/client/jitter"
+	"batchd/internal/jitter"
 )
 
 // The ceiling doubles from Min to Max; each wait lies between half the

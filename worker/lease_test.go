@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"batchd/internal/wire"
+
 	"connectrpc.com/connect"
 )
 
@@ -94,7 +96,7 @@ func TestLeaseLapseKillsWithoutSuspend(t *testing.T) {
 // The protocol's clocks follow the lease.
 func TestLeaseTiming(t *testing.T) {
 	t.Parallel()
-	hb, call, ping := LeaseTiming(5 * time.Second)
+	hb, call, ping := wire.LeaseTiming(5 * time.Second)
 	if hb != time.Second || call != 5*time.Second/3 || ping != time.Second {
 		t.Errorf("LeaseTiming(5s) = %v, %v, %v", hb, call, ping)
 	}

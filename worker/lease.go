@@ -21,17 +21,6 @@ import (
 // comes back, the server's answer names the copies it lost meanwhile
 // (killed here) and the others run on (SIGCONT).
 
-// LeaseTiming derives the worker protocol's clocks from the lease: the
-// heartbeat interval (lease/5, so four heartbeats can fail before the
-// lease ends), the deadline of one renewing call, Heartbeat or Register
-// (lease/3), and the HTTP/2 keepalive (a ping after lease/5 without a
-// frame, the connection dropped when its ack has not come lease/5 later:
-// a dead connection is noticed within 2/5 of a lease, and the next call
-// dials a new one).
-func LeaseTiming(lease time.Duration) (heartbeat, call, ping time.Duration) {
-	return lease / 5, lease / 3, lease / 5
-}
-
 // renewed records a renewal the server answered for a call sent at sent,
 // and lets the copies stopped by a lapse run again. Call it after carrying
 // out the answer's kills, so that a copy the server lost is never resumed.

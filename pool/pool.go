@@ -37,7 +37,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"batchd/client/jitter"
+	"batchd/internal/jitter"
 	batchv1 "batchd/proto/batch/v1"
 )
 
