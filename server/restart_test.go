@@ -1,14 +1,14 @@
 package server_test
 
 import (
-	"connectrpc.com/connect"
-
 	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"connectrpc.com/connect"
 
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/server"

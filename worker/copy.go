@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	batchv1 "batchd/proto/batch/v1"
-
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	batchv1 "batchd/proto/batch/v1"
 )
 
 // copyState is where a copy stands on the worker.

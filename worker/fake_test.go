@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "batchd/proto/batch/v1"
-	"batchd/proto/batch/v1/batchv1connect"
-
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/proto/batch/v1/batchv1connect"
 )
 
 // fakeServer is a WorkerService test double: it records what workers send,

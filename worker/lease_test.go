@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"batchd/internal/wire"
-
 	"connectrpc.com/connect"
+
+	"batchd/internal/wire"
 )
 
 // A worker that cannot renew its lease stops its copies when the lease

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "batchd/proto/batch/v1"
-
 	"connectrpc.com/connect"
+
+	batchv1 "batchd/proto/batch/v1"
 )
 
 // patience bounds a wait for something that must happen, so that a hang

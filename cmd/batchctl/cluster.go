@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"batchd/client"
-
 	"github.com/urfave/cli/v2"
+
+	"batchd/client"
 )
 
 func clusterCommand() *cli.Command {

@@ -6,12 +6,12 @@ import (
 	"runtime"
 	"time"
 
+	"connectrpc.com/connect"
+	"github.com/urfave/cli/v2"
+
 	"batchd/client"
 	"batchd/cmd/internal/cliarg"
 	"batchd/worker"
-
-	"connectrpc.com/connect"
-	"github.com/urfave/cli/v2"
 )
 
 // workerCommand runs a worker agent against a batchd server.
