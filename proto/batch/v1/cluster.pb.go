@@ -35,7 +35,13 @@ type Worker struct {
 	LastHeartbeat *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=last_heartbeat,json=lastHeartbeat,proto3" json:"last_heartbeat,omitempty"`
 	RegisteredAt  *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
 	// Memory the worker offers to tasks, MiB (0: none).
-	MemoryMb      int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	MemoryMb int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	// The worker's isolation mechanism (RegisterRequest.isolation).
+	Isolation string `protobuf:"bytes,21,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	// The one user whose tasks the worker runs (empty: any user's).
+	BoundUser string `protobuf:"bytes,22,opt,name=bound_user,json=boundUser,proto3" json:"bound_user,omitempty"`
+	// What the worker enforces per copy (RegisterRequest.limits).
+	Limits        string `protobuf:"bytes,23,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -138,6 +144,27 @@ func (x *Worker) GetMemoryMb() int64 {
 		return x.MemoryMb
 	}
 	return 0
+}
+
+func (x *Worker) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
+func (x *Worker) GetBoundUser() string {
+	if x != nil {
+		return x.BoundUser
+	}
+	return ""
+}
+
+func (x *Worker) GetLimits() string {
+	if x != nil {
+		return x.Limits
+	}
+	return ""
 }
 
 // QueueLengths counts tasks waiting for a slot in each class.
@@ -605,7 +632,7 @@ var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd5\x02\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaa\x03\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -618,7 +645,11 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x05state\x18\a \x01(\tR\x05state\x12A\n" +
 	"\x0elast_heartbeat\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rlastHeartbeat\x12?\n" +
 	"\rregistered_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fregisteredAt\x12\x1b\n" +
-	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\"\xcb\x01\n" +
+	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x1c\n" +
+	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
+	"\n" +
+	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
+	"\x06limits\x18\x17 \x01(\tR\x06limits\"\xcb\x01\n" +
 	"\fQueueLengths\x12\x1c\n" +
 	"\trequested\x18\x01 \x01(\x03R\trequested\x12\x1c\n" +
 	"\tdisclosed\x18\x02 \x01(\x03R\tdisclosed\x12)\n" +

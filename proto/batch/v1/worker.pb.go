@@ -500,7 +500,20 @@ type RegisterRequest struct {
 	Version string      `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
 	// Memory the worker offers to tasks, MiB; tasks that ask for memory
 	// (TaskSpec.memory_mb) run only where it fits. 0: none offered.
-	MemoryMb      int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	MemoryMb int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	// How the worker keeps a task from the worker, the server and other
+	// users' tasks: "uid" (each slot runs copies as its own unprivileged
+	// uid), "owner-uid" (copies run as the Unix user named like the batchd
+	// user), "namespaces" (unprivileged user, mount and PID namespaces) or
+	// "none". Empty is read as "none".
+	Isolation string `protobuf:"bytes,21,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	// The one batchd user whose tasks a worker without isolation runs;
+	// empty: any user's (only with isolation, or when the server allows
+	// sharing without it).
+	BoundUser string `protobuf:"bytes,22,opt,name=bound_user,json=boundUser,proto3" json:"bound_user,omitempty"`
+	// What the worker enforces per copy, for people: e.g. "cpu,memory,pids
+	// (cgroup v2)" or "pids (rlimit); cpu and memory accounted only".
+	Limits        string `protobuf:"bytes,23,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -582,6 +595,27 @@ func (x *RegisterRequest) GetMemoryMb() int64 {
 		return x.MemoryMb
 	}
 	return 0
+}
+
+func (x *RegisterRequest) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
+func (x *RegisterRequest) GetBoundUser() string {
+	if x != nil {
+		return x.BoundUser
+	}
+	return ""
+}
+
+func (x *RegisterRequest) GetLimits() string {
+	if x != nil {
+		return x.Limits
+	}
+	return ""
 }
 
 type RegisterResponse struct {
@@ -1335,7 +1369,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tsuspended\x18\x04 \x01(\bR\tsuspended\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x01R\bprogress\x12\x1f\n" +
 	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
-	"cpuSeconds\"\xdd\x01\n" +
+	"cpuSeconds\"\xb2\x02\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1f\n" +
@@ -1344,7 +1378,11 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x12,\n" +
 	"\arunning\x18\x05 \x03(\v2\x12.batch.v1.HeldCopyR\arunning\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1b\n" +
-	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\"\xbf\x01\n" +
+	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x1c\n" +
+	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
+	"\n" +
+	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
+	"\x06limits\x18\x17 \x01(\tR\x06limits\"\xbf\x01\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12#\n" +
 	"\rlease_seconds\x18\x02 \x01(\x01R\fleaseSeconds\x12+\n" +
