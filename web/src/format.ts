@@ -130,3 +130,8 @@ export function outputFileName(setId: bigint, index: number, stream: "stdout" | 
 export function fmtCount(n: number | bigint): string {
   return Number(n).toLocaleString("en-US", { maximumFractionDigits: 0 });
 }
+
+/** plural is a count and its noun: "1 task", "2 tasks", "1,000 tasks". */
+export function plural(n: number | bigint, noun: string): string {
+  return `${fmtCount(n)} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
+}

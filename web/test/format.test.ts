@@ -12,6 +12,7 @@ import {
   fmtNumber,
   fmtPercent,
   outputFileName,
+  plural,
   shellQuote,
   taskStateName,
   tsSeconds,
@@ -111,4 +112,8 @@ test("outputFileName", () => {
 test("fmtCount separates thousands", () => {
   assert.deepEqual([0, 7, 1234, 100_000].map(fmtCount), ["0", "7", "1,234", "100,000"]);
   assert.equal(fmtCount(2_000_000n), "2,000,000");
+});
+
+test("plural counts a noun", () => {
+  assert.deepEqual([plural(1, "task"), plural(1n, "task"), plural(0, "task"), plural(2_000n, "unrequested task")], ["1 task", "1 task", "0 tasks", "2,000 unrequested tasks"]);
 });
