@@ -110,153 +110,237 @@ func finishCopiesTx(ctx context.Context, tx *Tx, ins []FinishInput, out []Finish
 	return nil
 }
 
+// endRow is what a copy's end needs to know of the copy, its run as the
+// server saw it, its task and the task's set, read in one query.
+type endRow struct {
+	copy           sched.Copy
+	outcome        string // an earlier report's outcome ("won", "discarded"), "" when none
+	started        int64  // the copy's start, nanoseconds
+	suspended      float64
+	suspendedAt    int64
+	owner, setName string
+	taskState      sched.TaskState
+	requestedAt    int64
+	taskAttempt    int32 // the task's current attempt
+	pol            retryState
+}
+
+// readEnd reads copy id's endRow. Errors: sql.ErrNoRows (no such copy),
+// wrapped.
+func readEnd(ctx context.Context, tx *Tx, id sched.CopyID) (endRow, error) {
+	// Scalar subqueries rather than joins (see "No joins per task" in
+	// store.go).
+	var (
+		r             endRow
+		spec          int
+		cstate, state string
+		ended         int64
+	)
+	c := &r.copy
+	err := tx.QueryRowContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
+		c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at,
+		(SELECT owner FROM task_sets WHERE id = c.set_id), (SELECT name FROM task_sets WHERE id = c.set_id),
+		(SELECT state FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT requested_at FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
+		c.attempt, (SELECT attempt FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT auto_retries FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
+		(SELECT retries FROM task_sets WHERE id = c.set_id), (SELECT retry_on FROM task_sets WHERE id = c.set_id)
+		FROM copies c WHERE c.id = ?`, id).
+		Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &cstate, &r.started, &ended,
+			&c.Progress, &c.CPUSeconds, &c.RunSeconds, &r.outcome, &r.suspended, &r.suspendedAt, &r.owner, &r.setName, &state, &r.requestedAt,
+			&c.Attempt, &r.taskAttempt, &r.pol.used, &r.pol.retries, &r.pol.retryOn)
+	if err != nil {
+		return r, fmt.Errorf("read copy %d: %w", id, err)
+	}
+	c.Speculative = spec != 0
+	c.State, r.taskState = sched.CopyState(cstate), sched.TaskState(state)
+	c.StartedAt, c.EndedAt = fromNanos(r.started), fromNanos(ended)
+	return r, nil
+}
+
+// endOutcome is what a worker's report of a copy's end does to the copy
+// and its task, as classifyEnd names it.
+type endOutcome string
+
+const (
+	// endReplayed: the copy's end was reported before; the report gets
+	// the first answer and writes nothing.
+	endReplayed endOutcome = "replayed"
+	// endWonLate: the copy was lost with its worker's lease but ran to its
+	// end, and its task still wants a result: the copy wins, and the
+	// task's re-runs are killed.
+	endWonLate endOutcome = "won-late"
+	// endAlreadyEnded: the copy had ended (killed on the server's order,
+	// lost, or lost the race): only what it used is recorded.
+	endAlreadyEnded endOutcome = "already-ended"
+	// endKilledByWorker: a live copy its worker killed on its own is lost;
+	// the task runs again and nobody pays.
+	endKilledByWorker endOutcome = "killed-by-worker"
+	// endStaleAttempt: a live copy of an attempt that ended (which a retry
+	// without live copies rules out): killed, its result not the task's.
+	endStaleAttempt endOutcome = "stale-attempt"
+	// endWon: a live copy ran to its end and its task wants a result: its
+	// result is the task's.
+	endWon endOutcome = "won"
+	// endUnwanted: a live copy ran to its end but its task has its result
+	// or is canceled: killed.
+	endUnwanted endOutcome = "unwanted"
+)
+
+// classifyEnd names what report in does to the copy r holds. Its cases
+// are checked in order; the first that holds is the outcome.
+func classifyEnd(r endRow, in FinishInput) endOutcome {
+	c := r.copy
+	// The task wants this copy's result: it still needs a run, and the
+	// copy ran for its current attempt (a late result of an attempt
+	// retried since is not the new attempt's).
+	wants := (r.taskState == sched.TaskDisclosed || r.taskState == sched.TaskRequested) && c.Attempt == r.taskAttempt
+	switch {
+	case r.outcome != "":
+		return endReplayed
+	case c.State == sched.CopyLost && !in.Killed && wants:
+		return endWonLate
+	case !c.State.Live():
+		return endAlreadyEnded
+	case in.Killed:
+		return endKilledByWorker
+	case c.Attempt != r.taskAttempt:
+		return endStaleAttempt
+	case wants:
+		return endWon
+	default:
+		return endUnwanted
+	}
+}
+
+// won reports whether the copy's result becomes its task's.
+func (o endOutcome) won() bool { return o == endWon || o == endWonLate }
+
+// copyState is the state a copy in state prior ends in.
+func (o endOutcome) copyState(prior sched.CopyState) sched.CopyState {
+	switch o {
+	case endWon, endWonLate:
+		return sched.CopyWon
+	case endKilledByWorker:
+		return sched.CopyLost
+	case endStaleAttempt, endUnwanted:
+		return sched.CopyKilled
+	default:
+		return prior
+	}
+}
+
+// endFree is the part of free work an ended copy's run time counts in, and
+// the run time that a late winner takes back from the work lost with its
+// worker. ask: only the ledger knows (a killed copy: copyFreePart).
+func endFree(o endOutcome, r endRow) (part sched.FreePart, lostSeconds float64, ask bool) {
+	disclosed := r.taskState == sched.TaskDisclosed
+	switch {
+	case o == endWonLate && disclosed:
+		return sched.FreeExecutedUnrequested, r.copy.RunSeconds, false
+	case o == endWonLate:
+		return "", r.copy.RunSeconds, false // billed now, no longer free
+	case r.copy.State == sched.CopyLost:
+		return "", 0, false // counted as lost with its worker when it was lost
+	case o == endWon && disclosed:
+		// freePartSQL's first case, without a query: the task is executed
+		// now and nobody asked for its result.
+		return sched.FreeExecutedUnrequested, 0, false
+	case o == endWon:
+		return "", 0, false // a requested task's winner is billed, not free
+	case o == endKilledByWorker:
+		return sched.FreeLostWithWorker, 0, false
+	default:
+		// A killed copy: which part depends on the ledger and the task's
+		// winner, so ask the one classifier.
+		return "", 0, true
+	}
+}
+
 // finishCopy is FinishCopy inside tx. Its coded errors are found before it
 // writes anything.
 func finishCopy(ctx context.Context, tx *Tx, in FinishInput) (FinishResult, error) {
-	var res FinishResult
-	err := func() error {
-		// One read for everything the finish needs: the copy, its run as
-		// the server saw it, its task and the task's set; with scalar
-		// subqueries rather than joins (see "No joins per task" in store.go).
-		var (
-			c              sched.Copy
-			outcome        string
-			spec           int
-			cstate         string
-			started, ended int64
-			suspended      float64
-			suspendedAt    int64
-			owner, setName string
-			state          string
-			requestedAt    int64
-			attempt        int32
-			pol            retryState
-		)
-		err := tx.QueryRowContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
-			c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at,
-			(SELECT owner FROM task_sets WHERE id = c.set_id), (SELECT name FROM task_sets WHERE id = c.set_id),
-			(SELECT state FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT requested_at FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
-			c.attempt, (SELECT attempt FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT auto_retries FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
-			(SELECT retries FROM task_sets WHERE id = c.set_id), (SELECT retry_on FROM task_sets WHERE id = c.set_id)
-			FROM copies c WHERE c.id = ?`, in.Copy).
-			Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &cstate, &started, &ended,
-				&c.Progress, &c.CPUSeconds, &c.RunSeconds, &outcome, &suspended, &suspendedAt, &owner, &setName, &state, &requestedAt,
-				&c.Attempt, &attempt, &pol.used, &pol.retries, &pol.retryOn)
-		if err == sql.ErrNoRows {
-			return sched.Errorf(sched.EFAILEDPRECONDITION, "copy %d is not held by worker %s: the server never started it", in.Copy, in.Worker)
-		} else if err != nil {
-			return fmt.Errorf("read copy %d: %w", in.Copy, err)
-		}
-		c.Speculative = spec != 0
-		c.State = sched.CopyState(cstate)
-		c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
-		if c.Slot.Worker != in.Worker {
-			return sched.Errorf(sched.EPERMISSION, "copy %d belongs to another worker", in.Copy)
-		}
-		if outcome != "" {
-			res.Replayed, res.Won = true, outcome == "won"
-			return nil
-		}
-		res.Owner = owner
-		now := nanos(tx.now)
-		res.Task = sched.Task{Set: c.Task.Set, Index: c.Task.Index, State: sched.TaskState(state), RequestedAt: fromNanos(requestedAt), Progress: -1}
-		res.WasLive, res.Prior = c.State.Live(), c.State
-		newCopy := string(c.State)
-		// The task wants this copy's result: it still needs a run, and the
-		// copy ran for its current attempt (a late result of an attempt
-		// retried since is not the new attempt's).
-		wants := (state == string(sched.TaskDisclosed) || state == string(sched.TaskRequested)) && c.Attempt == attempt
-		switch {
-		case c.State == sched.CopyLost && !in.Killed && wants:
-			// Lost with its worker's lease, but it ran to its end before
-			// its worker stopped it: the first result is kept, and the
-			// re-runs are killed (res.Late tells the server to say so).
-			newCopy, res.Won, res.Late = string(sched.CopyWon), true, true
-		case !c.State.Live():
-			// Ended on the server's order or lost before: keep what it used.
-		case in.Killed:
-			newCopy, res.Lost = string(sched.CopyLost), true
-		case c.Attempt != attempt:
-			// A live copy of an attempt that ended cannot be (a task is
-			// retried only without live copies); its result is not the
-			// task's in any case.
-			newCopy = string(sched.CopyKilled)
-		case wants:
-			newCopy, res.Won = string(sched.CopyWon), true
-		default:
-			newCopy = string(sched.CopyKilled)
-		}
-		outcomeStr := "discarded"
-		res.ReportedRunSeconds = in.RunSeconds
-		if res.Won {
-			outcomeStr = "won"
-			in.RunSeconds, res.Clamped = clampRun(in.RunSeconds, observedRun(now, started, suspended, suspendedAt))
-		}
-		res.RunSeconds = in.RunSeconds
-		endedAt := now
-		if !c.State.Live() && !res.Late && !c.EndedAt.IsZero() {
-			endedAt = nanos(c.EndedAt)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, ended_at = ?, cpu_seconds = ?, run_seconds = ?, outcome = ?,
-			exit_code = ?, signal = ?, timed_out = ? WHERE id = ?`,
-			newCopy, endedAt, in.CPUSeconds, in.RunSeconds, outcomeStr, in.ExitCode, in.Signal, boolInt(in.TimedOut), in.Copy); err != nil {
-			return fmt.Errorf("end copy %d: %w", in.Copy, err)
-		}
-		if res.Won {
-			if err := win(ctx, tx, c, state, owner, setName, in, &res); err != nil {
-				return err
-			}
-		}
-		if res.Lost {
-			if err := lostAttempt(ctx, tx, c.Task); err != nil {
-				return err
-			}
-		}
-		switch {
-		case res.Late && state == string(sched.TaskDisclosed):
-			res.Free, res.LostSeconds = sched.FreeExecutedUnrequested, c.RunSeconds
-		case res.Late:
-			res.LostSeconds = c.RunSeconds // billed now, no longer free
-		case c.State == sched.CopyLost:
-			// Counted as lost with its worker when it was lost.
-		case res.Won && state == string(sched.TaskDisclosed):
-			// freePartSQL's first case, without a query: the task is
-			// executed now and nobody asked for its result.
-			res.Free = sched.FreeExecutedUnrequested
-		case res.Won:
-			// A requested task's winner is billed, not free.
-		case newCopy == string(sched.CopyLost):
-			res.Free = sched.FreeLostWithWorker
-		default:
-			// A killed copy: which part depends on the ledger and the
-			// task's winner, so ask the one classifier.
-			if res.Free, err = copyFreePart(ctx, tx, in.Copy); err != nil {
-				return err
-			}
-		}
-		if res.Won {
-			t := &res.Task
-			t.ExecutedAt, t.ServiceSeconds, t.ExitCode, t.TimedOut, t.Attempt = tx.now, in.RunSeconds, in.ExitCode, in.TimedOut, attempt
-			if t.State == sched.TaskDisclosed {
-				t.State = sched.TaskExecuted
-			} else {
-				t.State, t.FinishedAt = sched.TaskFinished, tx.now
-				t.VisibleResponseSeconds = max(0, tx.now.Sub(t.RequestedAt).Seconds())
-			}
-			// The set's policy retries the failed attempt in the same
-			// transaction, after its bill: a crash between the two
-			// cannot lose the retry or bill twice.
-			if pol.wants(in.ExitCode, in.TimedOut) {
-				info, err := retryTask(ctx, tx, c.Task, sched.RetriedByPolicy)
-				if err != nil {
-					return err
-				}
-				res.Retried = &info
-			}
-		}
-		return nil
-	}()
+	r, err := readEnd(ctx, tx, in.Copy)
+	if errors.Is(err, sql.ErrNoRows) {
+		return FinishResult{}, sched.Errorf(sched.EFAILEDPRECONDITION, "copy %d is not held by worker %s: the server never started it", in.Copy, in.Worker)
+	} else if err != nil {
+		return FinishResult{}, err
+	}
+	if r.copy.Slot.Worker != in.Worker {
+		return FinishResult{}, sched.Errorf(sched.EPERMISSION, "copy %d belongs to another worker", in.Copy)
+	}
+	o := classifyEnd(r, in)
+	if o == endReplayed {
+		return FinishResult{Replayed: true, Won: r.outcome == "won"}, nil
+	}
+	res := FinishResult{
+		Won: o.won(), Late: o == endWonLate, Lost: o == endKilledByWorker,
+		WasLive: r.copy.State.Live(), Prior: r.copy.State, Owner: r.owner,
+		Task: sched.Task{Set: r.copy.Task.Set, Index: r.copy.Task.Index, State: r.taskState, RequestedAt: fromNanos(r.requestedAt), Progress: -1},
+	}
+	err = applyEnd(ctx, tx, r, o, in, &res)
 	return res, err
+}
+
+// applyEnd writes outcome o of report in on the copy r holds, and its
+// result, bill, lost attempt or retry, into res.
+func applyEnd(ctx context.Context, tx *Tx, r endRow, o endOutcome, in FinishInput, res *FinishResult) error {
+	c := r.copy
+	now := nanos(tx.now)
+	outcome := "discarded"
+	res.ReportedRunSeconds = in.RunSeconds
+	if res.Won {
+		outcome = "won"
+		in.RunSeconds, res.Clamped = clampRun(in.RunSeconds, observedRun(now, r.started, r.suspended, r.suspendedAt))
+	}
+	res.RunSeconds = in.RunSeconds
+	endedAt := now
+	if o == endAlreadyEnded && !c.EndedAt.IsZero() {
+		endedAt = nanos(c.EndedAt)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = ?, ended_at = ?, cpu_seconds = ?, run_seconds = ?, outcome = ?,
+		exit_code = ?, signal = ?, timed_out = ? WHERE id = ?`,
+		string(o.copyState(c.State)), endedAt, in.CPUSeconds, in.RunSeconds, outcome, in.ExitCode, in.Signal, boolInt(in.TimedOut), in.Copy); err != nil {
+		return fmt.Errorf("end copy %d: %w", in.Copy, err)
+	}
+	if res.Won {
+		if err := win(ctx, tx, c, string(r.taskState), r.owner, r.setName, in, res); err != nil {
+			return err
+		}
+	}
+	if res.Lost {
+		if err := lostAttempt(ctx, tx, c.Task); err != nil {
+			return err
+		}
+	}
+	var ask bool
+	res.Free, res.LostSeconds, ask = endFree(o, r)
+	if ask {
+		var err error
+		if res.Free, err = copyFreePart(ctx, tx, in.Copy); err != nil {
+			return err
+		}
+	}
+	if !res.Won {
+		return nil
+	}
+	t := &res.Task
+	t.ExecutedAt, t.ServiceSeconds, t.ExitCode, t.TimedOut, t.Attempt = tx.now, in.RunSeconds, in.ExitCode, in.TimedOut, r.taskAttempt
+	if t.State == sched.TaskDisclosed {
+		t.State = sched.TaskExecuted
+	} else {
+		t.State, t.FinishedAt = sched.TaskFinished, tx.now
+		t.VisibleResponseSeconds = max(0, tx.now.Sub(t.RequestedAt).Seconds())
+	}
+	// The set's policy retries the failed attempt in the same transaction,
+	// after its bill: a crash between the two cannot lose the retry or
+	// bill twice.
+	if r.pol.wants(in.ExitCode, in.TimedOut) {
+		info, err := retryTask(ctx, tx, c.Task, sched.RetriedByPolicy)
+		if err != nil {
+			return err
+		}
+		res.Retried = &info
+	}
+	return nil
 }
 
 // win makes copy c's result its task's result.

@@ -133,6 +133,9 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 			snap.Workers = append(snap.Workers, w)
 		}
 		ws.Close()
+		if err := ws.Err(); err != nil {
+			return fmt.Errorf("read workers: %w", err)
+		}
 		if err := loadOpenTasks(ctx, tx, &snap); err != nil {
 			return err
 		}
