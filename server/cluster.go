@@ -25,19 +25,19 @@ func (h billingHandler) GetBill(ctx context.Context, req *batchv1.GetBillRequest
 	s := h.s
 	since, err := timeArg("since", req.Since)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	until, err := timeArg("until", req.Until)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkPageSize(req.PageSize)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner := callerFrom(ctx)
 	if req.Owner != "" && req.Owner != owner {
 		if !isAdmin(ctx) {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EPERMISSION, "you may read your own bill only (you are %q)", owner))
+			return nil, sched.Errorf(sched.EPERMISSION, "you may read your own bill only (you are %q)", owner)
 		}
 		owner = req.Owner
 	}
@@ -46,22 +46,22 @@ func (h billingHandler) GetBill(ctx context.Context, req *batchv1.GetBillRequest
 		// its owner's).
 		o, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 		if err != nil {
-			return nil, s.connectError(ctx, err)
+			return nil, err
 		}
 		if isAdmin(ctx) && (req.Owner == "" || req.Owner == store.AllOwners) {
 			owner = o
 		}
 		if _, err := s.db.GetTaskSet(ctx, owner, sched.SetID(req.SetId)); err != nil {
-			return nil, s.connectError(ctx, err)
+			return nil, err
 		}
 	}
 	if !since.IsZero() && !until.IsZero() && until.Before(since) {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "until is before since"))
+		return nil, sched.Errorf(sched.EINVALID, "until is before since")
 	}
 	bill, err := s.db.GetBillGroups(ctx, store.BillInput{Owner: owner, Since: since, Until: until, SetID: sched.SetID(req.SetId),
 		IncludeLines: req.IncludeLines, PageSize: req.PageSize, PageToken: req.PageToken})
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	lines, tot, next := bill.Lines, bill.Totals, bill.Next
 	out := &batchv1.GetBillResponse{NextPageToken: next, PriceSlotSecond: s.cfg.Prices.SlotSecond, PriceCpuSecond: s.cfg.Prices.CPUSecond, Totals: &batchv1.BillTotals{Lines: tot.Lines,
@@ -87,7 +87,7 @@ func (h clusterHandler) GetCluster(ctx context.Context, _ *batchv1.GetClusterReq
 	s := h.s
 	ws, err := s.db.ListWorkers(ctx)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	st := s.statsSnapshot()
 	cfg := s.sched.Config()

@@ -35,7 +35,10 @@ var codes = map[string]connect.Code{
 
 // connectError is the one place where errors become Connect errors: a coded
 // error keeps its message; anything else is logged in full and sent as
-// Internal without detail.
+// Internal without detail. Handlers return domain errors (sched codes) and
+// never call it: the interceptor maps what a unary call or a stream
+// returns, and LocalTransport what the handlers return to the embedded
+// worker.
 func (s *Server) connectError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -237,7 +240,8 @@ func (i interceptor) identify(ctx context.Context, procedure string, h http.Head
 	return i.s.identify(ctx, procedure, h)
 }
 
-// WrapUnary identifies the caller if need be and logs the call.
+// WrapUnary identifies the caller if need be, maps the handler's error to
+// a Connect error (connectError) and logs the call.
 func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		start := time.Now()
@@ -260,6 +264,7 @@ func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			defer func() { <-i.s.apiSlots }()
 		}
 		res, err := next(ctx, req)
+		err = i.s.connectError(ctx, err)
 		i.logCall(ctx, req.Spec().Procedure, start, err)
 		return res, err
 	}
@@ -279,8 +284,9 @@ func (i interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conne
 	return next
 }
 
-// WrapStreamingHandler identifies the caller if need be and logs the
-// stream when it ends.
+// WrapStreamingHandler identifies the caller if need be, maps the
+// handler's error to a Connect error (connectError) and logs the stream
+// when it ends.
 func (i interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
 		start := time.Now()
@@ -289,7 +295,7 @@ func (i interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) con
 			i.logCall(ctx, conn.Spec().Procedure, start, err)
 			return err
 		}
-		err = next(ctx, conn)
+		err = i.s.connectError(ctx, next(ctx, conn))
 		i.logCall(ctx, conn.Spec().Procedure, start, err)
 		return err
 	}

@@ -13,7 +13,9 @@ import (
 // slots embedded in `batchd serve`: the same handlers a remote worker
 // reaches over Connect, called directly with the embedded worker's identity,
 // so the local slots pay for no HTTP/2, protobuf encoding or compression
-// and never queue behind API calls for a connection or a handler.
+// and never queue behind API calls for a connection or a handler. Errors
+// come back as Connect errors, mapped as the interceptor maps them, since
+// the worker reads their codes (connect.CodeOf).
 //
 //	worker.Run(ctx, worker.Config{Transport: srv.LocalTransport(), ...})
 func (s *Server) LocalTransport() wire.Transport { return localTransport{s} }
@@ -27,15 +29,21 @@ func (t localTransport) caller(ctx context.Context) context.Context {
 }
 
 func (t localTransport) Register(ctx context.Context, req *batchv1.RegisterRequest) (*batchv1.RegisterResponse, error) {
-	return workerHandler(t).Register(t.caller(ctx), req)
+	ctx = t.caller(ctx)
+	res, err := workerHandler(t).Register(ctx, req)
+	return res, t.s.connectError(ctx, err)
 }
 
 func (t localTransport) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequest) (*batchv1.HeartbeatResponse, error) {
-	return workerHandler(t).Heartbeat(t.caller(ctx), req)
+	ctx = t.caller(ctx)
+	res, err := workerHandler(t).Heartbeat(ctx, req)
+	return res, t.s.connectError(ctx, err)
 }
 
 func (t localTransport) ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error) {
-	return workerHandler(t).ReportFinished(t.caller(ctx), req)
+	ctx = t.caller(ctx)
+	res, err := workerHandler(t).ReportFinished(ctx, req)
+	return res, t.s.connectError(ctx, err)
 }
 
 func (t localTransport) Assignments(ctx context.Context, req *batchv1.AssignmentsRequest) (wire.AssignmentStream, error) {

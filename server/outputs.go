@@ -15,29 +15,29 @@ import (
 func (h taskSetHandler) GetOutputs(ctx context.Context, req *batchv1.GetOutputsRequest) (*batchv1.GetOutputsResponse, error) {
 	s := h.s
 	if len(req.Indexes) > store.MaxIndexesPerCall {
-		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
+		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	from, err := parseOutputsToken(req.PageToken)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	in := store.OutputsInput{Owner: owner, Set: sched.SetID(req.SetId), MaxBytes: req.MaxBytes, From: from, First: req.FirstIndex, Count: req.Count}
 	if len(req.Indexes) > 0 {
 		if req.FirstIndex != 0 || req.Count != 0 {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "give indexes or a range (first_index, count), not both"))
+			return nil, sched.Errorf(sched.EINVALID, "give indexes or a range (first_index, count), not both")
 		}
 		in.Indexes = req.Indexes
 	}
 	page, err := s.db.GetOutputs(ctx, in)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	out := &batchv1.GetOutputsResponse{Outputs: make([]*batchv1.TaskOutput, 0, len(page.Outputs))}
 	if page.Next != nil {

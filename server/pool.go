@@ -94,22 +94,22 @@ func (b *pilotBook) snapshot(now time.Time) ([]*batchv1.Pool, []*batchv1.Pilot) 
 func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error) {
 	s := h.s
 	if req.Pool == "" || len(req.Pool) > maxPoolNameLen {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "pool name must have 1 to %d bytes", maxPoolNameLen))
+		return nil, sched.Errorf(sched.EINVALID, "pool name must have 1 to %d bytes", maxPoolNameLen)
 	}
 	if len(req.Pilots) > maxPilotsPerReport {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "a report lists at most %d pilots", maxPilotsPerReport))
+		return nil, sched.Errorf(sched.EINVALID, "a report lists at most %d pilots", maxPilotsPerReport)
 	}
 	for _, p := range req.Pilots {
 		if p.Id == "" {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "a pilot's id is empty"))
+			return nil, sched.Errorf(sched.EINVALID, "a pilot's id is empty")
 		}
 	}
 	if err := s.pools.put(callerFrom(ctx), req.Pool, req.Engine, strings.TrimSpace(req.LastError), req.Pilots, s.now()); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	ws, err := s.db.ListWorkers(ctx)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	st := s.statsSnapshot()
 	out := &batchv1.ReportPilotsResponse{QueuedRequested: int64(st.QueuedRequested), QueuedDisclosed: int64(st.QueuedDisclosed)}

@@ -25,26 +25,26 @@ type taskSetHandler struct{ s *Server }
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
 	if len(req.Tasks) == 0 && req.Array == nil {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
+		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task")
 	}
 	if len(req.Tasks) > store.MaxTasksPerCall {
-		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall))
+		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall)
 	}
 	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning, retry: retryFromProto(req.Retry)}
 	if err := hd.check(); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	arr, err := arrayFromProto(req.Array, len(req.Tasks))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	specs, err := appendSpecs(make([]sched.TaskSpec, 0, len(req.Tasks)), req.Tasks)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	res, err := s.disclose(ctx, hd, specs, arr)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.DiscloseResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
 }
@@ -72,36 +72,36 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 		if first {
 			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry)}
 			if err := hd.check(); err != nil {
-				return nil, s.connectError(ctx, err)
+				return nil, err
 			}
 			var err error
 			if arr, err = arrayFromProto(m.Array, len(m.Tasks)); err != nil {
-				return nil, s.connectError(ctx, err)
+				return nil, err
 			}
 		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request || m.Array != nil {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key, request and array"))
+			return nil, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key, request and array")
 		} else if arr != nil && len(m.Tasks) > 0 {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "give tasks or an array, not both"))
+			return nil, sched.Errorf(sched.EINVALID, "give tasks or an array, not both")
 		}
 		if len(specs)+len(m.Tasks) > store.MaxTasksPerCall {
-			return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "more than %d tasks in one disclose: disclose in several calls (append with set_id)", store.MaxTasksPerCall))
+			return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "more than %d tasks in one disclose: disclose in several calls (append with set_id)", store.MaxTasksPerCall)
 		}
 		from := len(specs)
 		var err error
 		if specs, err = appendSpecs(specs, m.Tasks); err != nil {
-			return nil, s.connectError(ctx, err)
+			return nil, err
 		}
 		compact(specs[from:])
 	}
 	if err := stream.Err(); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	if len(specs) == 0 && arr == nil {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task"))
+		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task")
 	}
 	res, err := s.disclose(ctx, hd, specs, arr)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.DiscloseStreamResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
 }
@@ -350,20 +350,20 @@ func (s *Server) checkLoad(ctx context.Context, owner string, newSet bool, n int
 func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest) (*batchv1.RequestResponse, error) {
 	s := h.s
 	if err := s.stopping(); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	if len(req.Indexes) > store.MaxIndexesPerCall {
-		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
+		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
 	if len(req.Indexes) > 0 && req.All {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name tasks or set all, not both"))
+		return nil, sched.Errorf(sched.EINVALID, "name tasks or set all, not both")
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	var res store.RequestResult
 	s.apiWrite(func() {
@@ -399,7 +399,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		}
 	})
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.RequestResponse{TaskSet: setToProto(res.Set), Requested: res.NumRequested,
 		FinishedAtOnce: int32(len(res.FinishedAtOnce)), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}, nil
@@ -410,14 +410,14 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) (*batchv1.CancelResponse, error) {
 	s := h.s
 	if len(req.Indexes) > store.MaxIndexesPerCall {
-		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
+		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	var res store.CancelResult
 	s.apiWrite(func() {
@@ -443,7 +443,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		}
 	})
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.CancelResponse{TaskSet: setToProto(res.Set), Canceled: res.Canceled, Stopped: res.Stopped,
 		AlreadyCanceled: res.AlreadyCanceled, Unchanged: res.Unchanged}, nil
@@ -453,24 +453,24 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetRequest) (*batchv1.GetTaskSetResponse, error) {
 	s := h.s
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkPageSize(req.PageSize)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	var states []sched.TaskState
 	for _, p := range req.States {
 		st, ok := taskStateFromProto(p)
 		if !ok {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "unknown task state %v", p))
+			return nil, sched.Errorf(sched.EINVALID, "unknown task state %v", p)
 		}
 		states = append(states, st)
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	set, tasks, next, err := s.db.ListTasks(ctx, owner, sched.SetID(req.SetId),
 		store.TaskPage{PageSize: req.PageSize, PageToken: req.PageToken, States: states})
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.GetTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks), NextPageToken: next}, nil
 }
@@ -479,18 +479,18 @@ func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetR
 func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskSetsRequest) (*batchv1.ListTaskSetsResponse, error) {
 	s := h.s
 	if err := checkPageSize(req.PageSize); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner := callerFrom(ctx)
 	if req.AllOwners {
 		if !isAdmin(ctx) {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EPERMISSION, "listing every user's sets needs an admin token"))
+			return nil, sched.Errorf(sched.EPERMISSION, "listing every user's sets needs an admin token")
 		}
 		owner = store.AllOwners
 	}
 	sets, next, err := s.db.ListTaskSets(ctx, owner, req.PageSize, req.PageToken)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	out := &batchv1.ListTaskSetsResponse{NextPageToken: next}
 	for _, set := range sets {
@@ -504,15 +504,15 @@ func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskS
 func (h taskSetHandler) GetOutput(ctx context.Context, req *batchv1.GetOutputRequest) (*batchv1.GetOutputResponse, error) {
 	s := h.s
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndex("index", req.Index), checkOutputRange(req.Offset, req.Limit)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	out, err := s.db.GetAttemptOutput(ctx, owner, sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}, req.Attempt, req.Offset, req.Limit)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.GetOutputResponse{Stdout: out.Stdout, Stderr: out.Stderr, StdoutSize: out.StdoutSize, StderrSize: out.StderrSize,
 		StdoutTruncated: out.StdoutTruncated, StderrTruncated: out.StderrTruncated, ExitCode: out.ExitCode, TimedOut: out.TimedOut,
@@ -541,12 +541,12 @@ const DefaultWatchKeepalive = 15 * time.Second
 func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTaskSetRequest, stream *connect.ServerStream[batchv1.WatchTaskSetResponse]) error {
 	s := h.s
 	if err := checkSetID("set_id", req.SetId); err != nil {
-		return s.connectError(ctx, err)
+		return err
 	}
 	id := sched.SetID(req.SetId)
 	owner, err := s.ownerFor(ctx, id)
 	if err != nil {
-		return s.connectError(ctx, err)
+		return err
 	}
 	// Subscribed before the snapshot is read, so that no change falls
 	// between them; the snapshot's read says NotFound for a set that is
@@ -611,7 +611,7 @@ func (h taskSetHandler) sendAll(ctx context.Context, stream *connect.ServerStrea
 	for first := true; first || token != ""; first = false {
 		set, tasks, next, err := h.s.db.ListTasks(ctx, owner, id, store.TaskPage{PageSize: watchChunk, PageToken: token})
 		if err != nil {
-			return h.s.connectError(ctx, err)
+			return err
 		}
 		if err := stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks), Snapshot: snapshot && first}); err != nil {
 			return err
@@ -625,7 +625,7 @@ func (h taskSetHandler) sendSome(ctx context.Context, stream *connect.ServerStre
 	for start := 0; start == 0 || start < len(idx); start += watchChunk {
 		set, tasks, err := h.s.db.GetTasks(ctx, owner, id, idx[start:min(len(idx), start+watchChunk)])
 		if err != nil {
-			return h.s.connectError(ctx, err)
+			return err
 		}
 		if err := stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks)}); err != nil {
 			return err
@@ -639,20 +639,20 @@ func (h taskSetHandler) sendSome(ctx context.Context, stream *connect.ServerStre
 func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*batchv1.RetryResponse, error) {
 	s := h.s
 	if err := s.stopping(); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	if len(req.Indexes) > store.MaxIndexesPerCall {
-		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall))
+		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
 	if len(req.Indexes) > 0 && req.All {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name tasks or set all, not both"))
+		return nil, sched.Errorf(sched.EINVALID, "name tasks or set all, not both")
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	var res store.RetryResult
 	s.apiWrite(func() {
@@ -669,7 +669,7 @@ func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*
 		s.watch.publish(sched.SetID(req.SetId), idx)
 	})
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	out := &batchv1.RetryResponse{TaskSet: setToProto(res.Set), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}
 	for _, t := range res.Retried {
@@ -683,15 +683,15 @@ func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*
 func (h taskSetHandler) GetTask(ctx context.Context, req *batchv1.GetTaskRequest) (*batchv1.GetTaskResponse, error) {
 	s := h.s
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndex("index", req.Index)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	set, t, err := s.db.GetTask(ctx, owner, sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index})
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.GetTaskResponse{TaskSet: setToProto(set), Task: taskToProto(t)}, nil
 }

@@ -94,7 +94,7 @@ func userToProto(u store.User) *batchv1.User {
 func (h userHandler) AddUser(ctx context.Context, req *batchv1.AddUserRequest) (*batchv1.AddUserResponse, error) {
 	u, token, err := h.s.db.AddUser(ctx, store.AddUserInput{Name: req.Name, Role: req.Role})
 	if err != nil {
-		return nil, h.s.connectError(ctx, err)
+		return nil, err
 	}
 	h.s.log.InfoContext(ctx, "user added", "user", u.Name, "role", u.Role, "by", callerFrom(ctx))
 	return &batchv1.AddUserResponse{User: userToProto(u), Token: token}, nil
@@ -104,7 +104,7 @@ func (h userHandler) AddUser(ctx context.Context, req *batchv1.AddUserRequest) (
 func (h userHandler) ListUsers(ctx context.Context, _ *batchv1.ListUsersRequest) (*batchv1.ListUsersResponse, error) {
 	us, err := h.s.db.ListUsers(ctx)
 	if err != nil {
-		return nil, h.s.connectError(ctx, err)
+		return nil, err
 	}
 	out := &batchv1.ListUsersResponse{}
 	for _, u := range us {
@@ -117,10 +117,10 @@ func (h userHandler) ListUsers(ctx context.Context, _ *batchv1.ListUsersRequest)
 // (FailedPrecondition), so that one admin always remains.
 func (h userHandler) RevokeUser(ctx context.Context, req *batchv1.RevokeUserRequest) (*batchv1.RevokeUserResponse, error) {
 	if req.Name == callerFrom(ctx) {
-		return nil, h.s.connectError(ctx, sched.Errorf(sched.EFAILEDPRECONDITION, "you cannot revoke yourself"))
+		return nil, sched.Errorf(sched.EFAILEDPRECONDITION, "you cannot revoke yourself")
 	}
 	if err := h.s.db.RevokeUser(ctx, req.Name); err != nil {
-		return nil, h.s.connectError(ctx, err)
+		return nil, err
 	}
 	h.s.log.InfoContext(ctx, "user revoked", "user", req.Name, "by", callerFrom(ctx))
 	return &batchv1.RevokeUserResponse{}, nil
@@ -130,7 +130,7 @@ func (h userHandler) RevokeUser(ctx context.Context, req *batchv1.RevokeUserRequ
 func (h userHandler) NewToken(ctx context.Context, req *batchv1.NewTokenRequest) (*batchv1.NewTokenResponse, error) {
 	token, err := h.s.db.NewUserToken(ctx, req.Name)
 	if err != nil {
-		return nil, h.s.connectError(ctx, err)
+		return nil, err
 	}
 	return &batchv1.NewTokenResponse{Token: token}, nil
 }

@@ -32,22 +32,22 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batchv1.WhyResponse, error) {
 	s := h.s
 	if len(req.Indexes) == 0 {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "name at least one task"))
+		return nil, sched.Errorf(sched.EINVALID, "name at least one task")
 	}
 	if len(req.Indexes) > maxWhyIndexes {
-		return nil, s.connectError(ctx, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), maxWhyIndexes))
+		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), maxWhyIndexes)
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	owner, err := s.ownerFor(ctx, sched.SetID(req.SetId))
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	id := sched.SetID(req.SetId)
 	set, tasks, err := s.db.GetTasks(ctx, owner, id, req.Indexes)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	byIndex := make(map[int32]sched.Task, len(tasks))
 	for _, t := range tasks {
@@ -55,7 +55,7 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 	}
 	for _, i := range req.Indexes {
 		if _, ok := byIndex[i]; !ok {
-			return nil, s.connectError(ctx, sched.Errorf(sched.ENOTFOUND, "task %d of set %d not found (the set has %d tasks)", i, id, set.Counts.Total))
+			return nil, sched.Errorf(sched.ENOTFOUND, "task %d of set %d not found (the set has %d tasks)", i, id, set.Counts.Total)
 		}
 	}
 	out := &batchv1.WhyResponse{Tasks: make([]*batchv1.TaskWhy, len(req.Indexes))}

@@ -31,22 +31,22 @@ type workerHandler struct{ s *Server }
 func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterRequest) (*batchv1.RegisterResponse, error) {
 	s := h.s
 	if req.Name == "" {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "worker name is empty"))
+		return nil, sched.Errorf(sched.EINVALID, "worker name is empty")
 	}
 	if req.Slots < 0 || req.Slots > maxWorkerSlots {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "slots must be between 0 and %d", maxWorkerSlots))
+		return nil, sched.Errorf(sched.EINVALID, "slots must be between 0 and %d", maxWorkerSlots)
 	}
 	if req.MemoryMb < 0 || req.MemoryMb > maxWorkerMemoryMB {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "memory_mb must be between 0 and %d", int64(maxWorkerMemoryMB)))
+		return nil, sched.Errorf(sched.EINVALID, "memory_mb must be between 0 and %d", int64(maxWorkerMemoryMB))
 	}
 	id := sched.WorkerID(req.Name)
 	if err := s.claimWorker(ctx, id); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds)))
+			return nil, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds))
 		}
 		in.Running = append(in.Running, store.HeldCopy{Copy: sched.CopyID(c.CopyId), Slot: c.Slot, Suspended: c.Suspended,
 			Progress: c.Progress, CPUSeconds: c.CpuSeconds})
@@ -55,7 +55,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	defer s.mu.Unlock()
 	res, err := s.db.RegisterWorker(ctx, in)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	now := s.now()
 	at := seconds(now)
@@ -108,7 +108,7 @@ func (h workerHandler) Assignments(ctx context.Context, req *batchv1.Assignments
 	s := h.s
 	f, err := s.openAssignments(ctx, sched.WorkerID(req.WorkerId))
 	if err != nil {
-		return s.connectError(ctx, err)
+		return err
 	}
 	defer f.close()
 	// Send the headers now: a client's call returns once they arrive, so it
@@ -244,12 +244,12 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 	s := h.s
 	id := sched.WorkerID(req.WorkerId)
 	if err := s.checkWorker(ctx, id); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	var in []store.CopyProgress
 	for _, c := range req.Copies {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
-			return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds)))
+			return nil, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds))
 		}
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
@@ -257,11 +257,11 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 	defer s.mu.Unlock()
 	w := s.workers[id]
 	if w == nil {
-		return nil, s.connectError(ctx, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId))
+		return nil, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId)
 	}
 	hb, err := s.db.Heartbeat(ctx, id, in)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	now := s.now()
 	w.lastSeen = now
@@ -287,7 +287,7 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 	if len(lose) > 0 {
 		lost, err := s.db.LoseCopies(ctx, id, lose)
 		if err != nil {
-			return nil, s.connectError(ctx, err)
+			return nil, err
 		}
 		for _, c := range lost {
 			s.log.Warn("copy not reported by its worker for a lease: lost", "copy", c.ID, "worker", id)
@@ -309,14 +309,14 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error) {
 	s := h.s
 	if req.WorkerId == "" || req.CopyId <= 0 {
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "worker_id and copy_id are required"))
+		return nil, sched.Errorf(sched.EINVALID, "worker_id and copy_id are required")
 	}
 	if err := s.checkWorker(ctx, sched.WorkerID(req.WorkerId)); err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	if !seconds0(req.CpuSeconds) || !seconds0(req.RunSeconds) {
 		// They are billed: a NaN would also fail the whole group commit.
-		return nil, s.connectError(ctx, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must be finite, not negative and at most %g", float64(store.MaxSeconds)))
+		return nil, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must be finite, not negative and at most %g", float64(store.MaxSeconds))
 	}
 	exit := req.ExitCode
 	if req.StartError != "" && exit == 0 {
@@ -328,7 +328,7 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 		CPUSeconds: req.CpuSeconds, RunSeconds: req.RunSeconds, StartError: req.StartError, Signal: req.Signal}
 	res, err := s.finish(in)
 	if err != nil {
-		return nil, s.connectError(ctx, err)
+		return nil, err
 	}
 	outcome := batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED
 	if res.Won {

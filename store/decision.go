@@ -1,0 +1,132 @@
+// Recording the scheduler's decisions: copies started, killed, suspended and resumed.
+
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"batchd/sched"
+)
+
+// Started is a copy a Start decision created, with what its worker needs.
+type Started struct {
+	Decision sched.Decision
+	Spec     sched.TaskSpec
+	Owner    string
+	Attempt  int32 // the attempt of the task it runs for
+}
+
+// ApplyDecisions records the scheduler's decisions in one transaction
+// before the driver carries them out: a Start becomes a running copy row, a
+// Kill ends a live copy as killed (its run time so far, by the server's
+// clock, until the worker reports its own), a Suspend and a Resume change
+// its state (and its suspension clock, which the bill of its run leaves
+// out). It returns the started copies with their specs; a copy's
+// started_at is the time of the decision that started it.
+func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Started, error) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	var started []Started
+	err := db.write(ctx, func(tx *Tx) (err error) {
+		started, err = applyDecisions(ctx, tx, ds)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// applyDecisions is ApplyDecisions inside tx.
+func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, error) {
+	var started []Started
+	now := nanos(tx.now)
+	err := func() error {
+		for _, d := range ds {
+			var err error
+			switch d.Kind {
+			case sched.DecisionStart:
+				// The copy runs for its task's current attempt.
+				st := Started{Decision: d}
+				var spec string
+				// A join here would be planned again on every run (see
+				// "No joins per task" in store.go); a scalar subquery is not.
+				err = tx.QueryRowContext(ctx, `SELECT t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt FROM tasks t WHERE t.set_id = ? AND t.idx = ?`,
+					d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner, &st.Attempt)
+				if err == nil {
+					_, err = tx.ExecContext(ctx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, state, started_at, attempt)
+					VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`, d.Copy, d.Task.Set, d.Task.Index, d.Slot.Worker, d.Slot.Slot, boolInt(d.Speculative), now, st.Attempt)
+				}
+				if err == nil {
+					err = taskSpec(ctx, tx, spec, d.Task.Index, &st.Spec)
+					started = append(started, st)
+				}
+			case sched.DecisionKill:
+				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'killed', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
+					WHERE id = ? AND state IN ('running', 'suspended')`, now, now, d.Copy)
+			case sched.DecisionSuspend:
+				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'suspended' WHERE id = ? AND state = 'running'`, d.Copy)
+				if err == nil {
+					err = markSuspension(ctx, tx, d.Copy, true)
+				}
+			case sched.DecisionResume:
+				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'running' WHERE id = ? AND state = 'suspended'`, d.Copy)
+				if err == nil {
+					err = markSuspension(ctx, tx, d.Copy, false)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("record decision %d on copy %d: %w", d.Kind, d.Copy, translate(err))
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		return nil, err
+	}
+	return started, nil
+}
+
+// FinishThenDecide records reports' ends and then, in the same
+// transaction, the decisions that decide returns. decide runs inside the
+// transaction once the ends are written, with their outcomes, so that the
+// scheduler can hear of them and decide (the caller's lock keeps the
+// scheduler and the store in step). One commit instead of two per batch:
+// a slot's way from one copy's end to its next copy's start commits once.
+//
+// If the decisions cannot be recorded, the ends are committed without them
+// and decErr says why (the caller treats the started copies as lost, as
+// when ApplyDecisions fails). An error, the transaction's own, means that
+// nothing was committed, decisions included, although decide ran.
+func (db *DB) FinishThenDecide(ctx context.Context, ins []FinishInput, decide func([]FinishOutcome) []sched.Decision) (outs []FinishOutcome, ds []sched.Decision, started []Started, decErr, err error) {
+	outs = make([]FinishOutcome, len(ins))
+	err = db.write(ctx, func(tx *Tx) error {
+		if err := finishCopiesTx(ctx, tx, ins, outs); err != nil {
+			return err
+		}
+		ds = decide(outs)
+		if len(ds) == 0 {
+			return nil
+		}
+		// A savepoint, so that decisions that cannot be recorded leave the
+		// ends committed.
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT decisions"); err != nil {
+			return err
+		}
+		started, decErr = applyDecisions(ctx, tx, ds)
+		if decErr != nil {
+			started = nil
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO decisions"); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, "RELEASE decisions")
+		return err
+	})
+	if err != nil {
+		return nil, ds, nil, nil, err
+	}
+	return outs, ds, started, decErr, nil
+}
