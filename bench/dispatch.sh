@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/dispatch.sh: the dispatch path's figures (README, Benchmark), each
+# bench/dispatch.sh: the dispatch path's figures (docs/benchmarks.md), each
 # run three times and summed up as min / median / max per metric, with the
 # load average before and after.
 #

@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench/livesim.sh: the live server beside the simulator (issue 12, "sim and
-# live side by side").
+# bench/livesim.sh: the live server beside the simulator, for the same
+# workload.
 #
 #   bench/livesim.sh              # cluster and mixed, 4 speculation modes, 3 seeds
 #   bench/livesim.sh -seeds 5     # any flag of bench/livesim (go run ./bench/livesim -h)

@@ -1,15 +1,12 @@
 #!/bin/sh
-# bench/sim.sh: the simulator's speed figures (issue 4).
+# bench/sim.sh: the simulator's speed figures.
 #
 #   bench/sim.sh            # benchmarks + the full Table 2 sweep, timed
 #   bench/sim.sh quick      # benchmarks only
 #   bench/sim.sh report     # regenerate docs/results.md and docs/fig (timed:
-#                           # `real` is wall time, `user`+`sys` the CPU-seconds)
-#                           # (issue 12's last round: 530 user + 22 sys
-#                           # CPU-seconds, 283 s wall on 2 cores at load
-#                           # 1.7-2.1; another run reproduced it byte
-#                           # for byte)
-#   bench/sim.sh node       # only the cluster-node experiment (issue 12's
+#                           # `real` is wall time, `user`+`sys` the CPU-seconds;
+#                           # docs/benchmarks.md has the latest figures)
+#   bench/sim.sh node       # only the cluster-node experiment (the
 #                           # node-level straggler model), timed
 #
 # BenchmarkPetrouTable3: one 16-day Petrou run at Table 3's point
@@ -20,7 +17,7 @@
 #   the speed-up over real time (target: at least 100).
 # The sweep: every 13th of the 3,168 points (244; every value of every
 #   parameter appears) × 21 configurations × 5 seeds per point, 16 days
-#   each: the sweep docs/results.md reports (issue 12 target: under ten
+#   each: the sweep docs/results.md reports (it should stay under ten
 #   minutes on 2 cores). The whole grid is --sweep-stride 1 (13× the time).
 set -eu
 cd "$(dirname "$0")/.."

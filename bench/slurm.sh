@@ -3,7 +3,7 @@
 # (batchd pool slurm) against the same 1,000 tasks as a Slurm job array
 # (sbatch --array=1-1000 --wrap true), on a one-node test cluster that
 # e2e/slurm/start.sh starts for the run and stop.sh stops, in the same run.
-# Prints both rates, their ratio (issue 11's target: >= 5x) and the time
+# Prints both rates, their ratio and the time
 # from the pilot's start to the first result (target: <= 1 s), with the
 # load average. Needs root (slurmd) and Slurm (start.sh installs it).
 #

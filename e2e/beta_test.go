@@ -13,7 +13,7 @@ import (
 	"batchd/sched"
 )
 
-// The live β bug (issue 12): the server's β came out 1.41–1.46 where the
+// The live β must come from reported run times: the server's β came out 1.41–1.46 where the
 // Hill estimator on the stored durations of the same copies gave 1.30–1.36,
 // because the scheduler learned each copy's time from its start decision to
 // the report's arrival (the assignment's and the report's trips, the fork),

@@ -112,7 +112,7 @@ func (n *netns) up(ns string)  { n.ip("s", "link", "set", "v"+ns, "up") }
 
 // TestNetnsPartition runs the server and two `batchd worker`s in three
 // network namespaces, cuts one worker's link, and checks the lease rules
-// the README states ("Leases: at most one running copy"):
+// docs/design.md states ("Leases: at most one running copy"):
 //
 //  1. a workload runs across both workers;
 //  2. a cut shorter than the lease loses nothing: the copies that finished

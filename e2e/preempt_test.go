@@ -11,7 +11,7 @@ import (
 )
 
 // TestPreemptRequested: with batchd serve's default --preempt-requested
-// (preemptive SRPT in the requested class, issue 12), a short requested
+// (preemptive SRPT in the requested class), a short requested
 // task that finds the only slot taken by a long requested task suspends
 // the long one's copy (its process group is stopped while the short task
 // runs), and the long copy then resumes on its own worker: the same

@@ -22,8 +22,8 @@ import (
 // A call without a valid token, with the wrong role for its procedure or
 // declaring a body past the procedure's read limit is answered, in the
 // caller's protocol, while the client is still sending the body: the server
-// decides from the headers and reads none of it (issue 15, finding 1: a 25 MB
-// body without a token used to be read and decoded first). The body is a
+// decides from the headers and reads none of it (a 25 MB
+// body without a token must not be read and decoded first). The body is a
 // pipe whose writer blocks until the server has read 64 MiB; the test fails
 // if that write ever completes, so it needs no clock.
 func TestRefusedBeforeBodyIsRead(t *testing.T) {

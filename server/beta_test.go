@@ -13,8 +13,8 @@ import (
 // reported and the store kept, not of the time between the server's start
 // decision and the report's arrival: here each report arrives 0.15 s after
 // its copy ended (the fork, the report's trip), which must not lengthen the
-// samples (issue 12: a live β of 1.41-1.46 where the stored durations give
-// 1.30-1.36).
+// samples (a live β of 1.41-1.46 where the stored durations give
+// 1.30-1.36, when they did).
 func TestBetaFitsReportedRunTimes(t *testing.T) {
 	t.Parallel()
 	// Pareto(β 1.259, scale 0.3 s) quantiles: their Hill fit is 1.24; the

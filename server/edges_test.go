@@ -14,7 +14,7 @@ import (
 )
 
 // A reused idempotency key with other content is refused with
-// AlreadyExists (issue 15, finding 3); the same content replays, sent as
+// AlreadyExists; the same content replays, sent as
 // JSON or as binary Protobuf, and after a restart.
 func TestIdempotencyKeyOtherContent(t *testing.T) {
 	t.Parallel()
@@ -65,7 +65,7 @@ func TestIdempotencyKeyOtherContent(t *testing.T) {
 }
 
 // GetOutput with offset = limit = 2^63−1 read from the start of the stream
-// (issue 15, finding 4: offset+1 overflowed in the SQL arguments); the
+// (offset+1 must not overflow in the SQL arguments); the
 // largest allowed values read nothing, larger ones are InvalidArgument.
 func TestGetOutputHugeRange(t *testing.T) {
 	t.Parallel()
@@ -103,7 +103,7 @@ func TestGetOutputHugeRange(t *testing.T) {
 }
 
 // GetBill went silently empty for an until after 2262-04-11 or a since
-// before 1678 (issue 15, finding 5: UnixNano overflowed); such far bounds
+// before 1678 (UnixNano overflows there); such far bounds
 // include everything on their side, and timestamps outside what
 // google.protobuf.Timestamp allows are InvalidArgument.
 func TestGetBillFarDates(t *testing.T) {

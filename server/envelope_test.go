@@ -69,7 +69,7 @@ func (m mangler) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // Malformed envelopes of streaming and gRPC calls are InvalidArgument, not
 // Internal, Unknown or Unimplemented, and are logged at WARN once per peer,
-// never at ERROR (issue 15, finding 6). Sent over a real listener.
+// never at ERROR. Sent over a real listener.
 func TestMalformedEnvelopes(t *testing.T) {
 	t.Parallel()
 	logs := &records{}

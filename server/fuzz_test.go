@@ -404,7 +404,7 @@ func FuzzReportFinished(f *testing.F) {
 
 // FuzzEnvelope sends arbitrary bytes as an enveloped gRPC-Web request body
 // (the framing of gRPC and of Connect streaming calls): the status is
-// never Internal, Unknown or Unimplemented (issue 15, finding 6).
+// never Internal, Unknown or Unimplemented.
 func FuzzEnvelope(f *testing.F) {
 	fb := fuzzSetup(f)
 	env := func(flags byte, msg []byte) []byte {

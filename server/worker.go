@@ -487,7 +487,7 @@ func (s *Server) hearEnd(now time.Time, in store.FinishInput, res store.FinishRe
 		// restart replays), and from its difference to its own clock
 		// the dispatch and report latency, which it then takes off
 		// running copies' run times and adds to a new copy's cost
-		// (sched/lag.go). Issue 12: by the server's clock alone β came
+		// (sched/lag.go). By the server's clock alone β came
 		// out 1.41–1.46 for a true 1.259; by reported run times alone,
 		// with running copies still judged by the server's clock, 2,000
 		// `true` tasks on 64 slots started 1,562 speculative copies.

@@ -1,5 +1,5 @@
 // Command authmem measures what a big request costs batchd before and after
-// authentication (issue 15, finding 1), against `batchd serve` as a child
+// authentication, against `batchd serve` as a child
 // process, reading the child's VmRSS and VmHWM from /proc/PID/status (the
 // peak is reset through /proc/PID/clear_refs before each measurement):
 //

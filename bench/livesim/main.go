@@ -1,8 +1,7 @@
 // Command livesim drives a real batchd server (real processes: `batchd
 // serve`, two `batchd worker`s, tasks that are child processes) with a
 // simulator workload at a scale the machine holds, and prints the live
-// metrics beside the simulator's for the same workload (issue 12, "sim and
-// live side by side"). bench/livesim.sh builds and runs it.
+// metrics beside the simulator's for the same workload. bench/livesim.sh builds and runs it.
 //
 // Every task is `livesim task`: it takes the next copy number of its task
 // (an O_EXCL file per copy), draws its run time from Pareto(β, scale) keyed

@@ -27,7 +27,7 @@ func workerCommand() *cli.Command {
 			"finished results in memory until the server has taken them.\n\n" +
 			"A worker that cannot renew its lease (the server's --lease) stops its copies (SIGSTOP;\n" +
 			"killed with --no-suspend) when it runs out, and lets them run on once the server answers\n" +
-			"again, unless the server has run them elsewhere meanwhile (README: Leases).\n\n" +
+			"again, unless the server has run them elsewhere meanwhile (docs/design.md: Leases).\n\n" +
 			"Copies see BATCH_TASK_SET, BATCH_TASK_INDEX, BATCH_TASK_ATTEMPT (1, 2, ... as the task is\n" +
 			"retried in place), BATCH_COPY_ID and BATCH_PROGRESS_FILE, and the tasks of an array\n" +
 			"(batchctl disclose --array) their value as BATCH_ARRAY_VALUE.\n\n" +
