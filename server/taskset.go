@@ -355,8 +355,8 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
-	if len(req.Indexes) > 0 && req.All {
-		return nil, sched.Errorf(sched.EINVALID, "name tasks or set all, not both")
+	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
 		return nil, err
@@ -405,12 +405,15 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		FinishedAtOnce: int32(len(res.FinishedAtOnce)), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}, nil
 }
 
-// Cancel cancels the set's unrequested tasks (one UPDATE, one scheduler
-// event) or the named ones, stopping and billing requested ones.
+// Cancel cancels the set's unrequested tasks (all: one UPDATE, one
+// scheduler event) or the named ones, stopping and billing requested ones.
 func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) (*batchv1.CancelResponse, error) {
 	s := h.s
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
+	}
+	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
 		return nil, err
@@ -421,12 +424,12 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	}
 	var res store.CancelResult
 	s.apiWrite(func() {
-		res, err = s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
+		res, err = s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
 		if err != nil {
 			return
 		}
 		now := s.now()
-		if len(req.Indexes) == 0 {
+		if req.All {
 			if res.Canceled > 0 {
 				s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId)})
 			}
@@ -436,7 +439,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		for _, b := range res.Bills {
 			s.metrics.addBilled(b.SlotSeconds)
 		}
-		if len(req.Indexes) == 0 {
+		if req.All {
 			s.watch.publish(sched.SetID(req.SetId), nil)
 		} else {
 			s.watch.publish(sched.SetID(req.SetId), res.Indexes)
@@ -644,8 +647,8 @@ func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
-	if len(req.Indexes) > 0 && req.All {
-		return nil, sched.Errorf(sched.EINVALID, "name tasks or set all, not both")
+	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
 		return nil, err
