@@ -37,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,6 +123,10 @@ type Config struct {
 	// local slots, worker reports and the scheduler never wait behind
 	// API traffic for a processor.
 	APIConcurrency int
+	// GC steers the process's garbage collector around the server's big,
+	// short-lived allocations (see GCPolicy). nil leaves the collector
+	// alone.
+	GC GCPolicy
 }
 
 // Server is one batchd server: store, scheduler, handlers and listener.
@@ -216,6 +219,9 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.GC == nil {
+		cfg.GC = noGC{}
 	}
 	cfg.Sched.DisclosedFairShare = !cfg.NoDisclosedFairShare
 	if cfg.MaxOpenSets == 0 {
@@ -331,11 +337,9 @@ func (s *Server) resync(cause error) {
 // connections the server has.
 func (s *Server) load(ctx context.Context, fresh bool) error {
 	// With 10⁶ queued tasks the snapshot is a hundred megabytes read once
-	// and dropped: collect less often while it is built and applied, then
-	// give the garbage back to the system right after (beside serving),
-	// so that a restarted server is not left twice the size it needs.
-	defer debug.SetGCPercent(debug.SetGCPercent(200))
-	defer func() { go debug.FreeOSMemory() }()
+	// and dropped: the collector may run less often while it is built and
+	// applied, and give the garbage back to the system right after.
+	defer s.cfg.GC.Loosen()()
 	snap, err := s.db.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("load state: %w", err)

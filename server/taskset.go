@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -61,13 +59,13 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 		specs []sched.TaskSpec
 		arr   *store.TaskArray
 		size  int  // bytes of the messages so far
-		tight bool // tightenGC is in force
+		tight bool // GC.Tighten is in force
 	)
 	for first := true; stream.Receive(); first = false {
 		m := stream.Msg()
 		if size += proto.Size(m); size > tightGCBytes && !tight {
 			tight = true
-			defer tightenGC()()
+			defer s.cfg.GC.Tighten()()
 		}
 		if first {
 			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry)}
@@ -107,51 +105,8 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 }
 
 // tightGCBytes is the size past which a DiscloseStream tightens the
-// garbage collector for the rest of the call (tightenGC).
+// garbage collector for the rest of the call (GCPolicy.Tighten).
 const tightGCBytes = 16 << 20
-
-// tightGCPercent is the GOGC tightenGC sets.
-const tightGCPercent = 10
-
-// tightGC counts the calls that tightened the garbage collector and keeps
-// the setting to restore.
-var tightGC struct {
-	mu   sync.Mutex
-	n    int
-	prev int
-}
-
-// tightenGC lowers the garbage collector's target to tightGCPercent until
-// the function it returns is called. A big DiscloseStream holds its whole
-// set while it stores it, and the store's encoding makes garbage; at the
-// default GOGC=100 the heap grows to twice what is live before the
-// collector runs, so a 100 MB set peaked at 2.5 times its size in RSS
-// growth. At 10 it stays near 1.7 times (bench/authmem), for more
-// collections while such a call runs (the setting is the process's: other
-// calls share the cost). Calls nest; the last one out restores the
-// setting (a lower setting, or GOGC=off, is left alone) and returns the
-// freed memory to the system.
-func tightenGC() (restore func()) {
-	tightGC.mu.Lock()
-	defer tightGC.mu.Unlock()
-	if tightGC.n == 0 {
-		if tightGC.prev = debug.SetGCPercent(tightGCPercent); tightGC.prev < tightGCPercent {
-			debug.SetGCPercent(tightGC.prev) // lower already, or off (-1)
-		}
-	}
-	tightGC.n++
-	return func() {
-		tightGC.mu.Lock()
-		defer tightGC.mu.Unlock()
-		if tightGC.n--; tightGC.n == 0 {
-			debug.SetGCPercent(tightGC.prev)
-			// The stream's garbage goes back to the system now, not over
-			// minutes: after ten 100,000-task discloses the server held
-			// 233 bytes per queued task, most of it freed heap.
-			go debug.FreeOSMemory()
-		}
-	}
-}
 
 // discloseHeader is what a disclose says besides its tasks.
 type discloseHeader struct {
