@@ -182,6 +182,9 @@ type Server struct {
 	httpSrv  *http.Server
 	ln       net.Listener
 	loopDone chan struct{}
+	// served counts the goroutines Start started (serve, trimMemory), which
+	// Close waits for.
+	served sync.WaitGroup
 	// lock is the open, flocked LockFile (see New); Close releases it.
 	lock *os.File
 }
@@ -496,8 +499,13 @@ func (s *Server) Start() error {
 		HTTP2:    &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.StartLoop()
-	go s.trimMemory()
+	s.served.Add(2)
 	go func() {
+		defer s.served.Done()
+		s.trimMemory()
+	}()
+	go func() {
+		defer s.served.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve", "err", err.Error())
 		}
@@ -545,7 +553,8 @@ func (s *Server) Addr() net.Addr {
 }
 
 // Close ends streams, stops the listener (waiting up to 5 s for calls in
-// flight), stops the dispatch loop, closes the store and releases the data
+// flight), stops the dispatch loop and the memory trimmer, waits for them
+// and for the listener's goroutine, closes the store and releases the data
 // directory.
 func (s *Server) Close() error {
 	s.closeMu.Lock()
@@ -570,6 +579,7 @@ func (s *Server) Close() error {
 	if s.loopDone != nil {
 		<-s.loopDone
 	}
+	s.served.Wait() // trimMemory reads the store's checkpoint stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err = errors.Join(err, s.db.Close())
