@@ -357,7 +357,7 @@ func BenchmarkRequestToStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer func() {
-			if _, err := c.Cancel(ctx, res.Set.ID, nil); err != nil {
+			if _, err := c.CancelAll(ctx, res.Set.ID); err != nil {
 				b.Error(err)
 			}
 		}()

@@ -288,12 +288,20 @@ type RequestResult struct {
 	Tasks []sched.Task
 }
 
-// Request requests the named tasks of a set, or all its unrequested tasks
-// when indexes is empty. Requesting twice is harmless, so the call is
-// retried like the others. Errors: ENOTFOUND for an unknown set or index,
-// EFAILEDPRECONDITION for a canceled task.
+// Request requests the named tasks of a set (RequestAll requests the whole
+// set). Requesting twice is harmless, so the call is retried like the
+// others. Errors: EINVALID when indexes is empty, ENOTFOUND for an unknown
+// set or index, EFAILEDPRECONDITION for a canceled task.
 func (c *Client) Request(ctx context.Context, set sched.SetID, indexes []int32) (RequestResult, error) {
-	req := &batchv1.RequestRequest{SetId: int64(set), Indexes: indexes, All: len(indexes) == 0}
+	return c.request(ctx, &batchv1.RequestRequest{SetId: int64(set), Indexes: indexes})
+}
+
+// RequestAll requests every unrequested task of a set, as Request does.
+func (c *Client) RequestAll(ctx context.Context, set sched.SetID) (RequestResult, error) {
+	return c.request(ctx, &batchv1.RequestRequest{SetId: int64(set), All: true})
+}
+
+func (c *Client) request(ctx context.Context, req *batchv1.RequestRequest) (RequestResult, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.RequestResponse, error) {
 		return c.sets.Request(ctx, req)
 	})
@@ -318,13 +326,21 @@ type CancelResult struct {
 	Unchanged       int32
 }
 
-// Cancel cancels the named tasks of a set, or all its unrequested tasks when
-// indexes is empty. Cancelling twice is a no-op that says so
-// (AlreadyCanceled), so the call is retried like the others; a retry after
-// a lost answer counts the tasks it canceled as AlreadyCanceled. Errors:
-// ENOTFOUND for an unknown set or index.
+// Cancel cancels the named tasks of a set (CancelAll cancels the rest of
+// the set). Cancelling twice is a no-op that says so (AlreadyCanceled), so
+// the call is retried like the others; a retry after a lost answer counts
+// the tasks it canceled as AlreadyCanceled. Errors: EINVALID when indexes
+// is empty, ENOTFOUND for an unknown set or index.
 func (c *Client) Cancel(ctx context.Context, set sched.SetID, indexes []int32) (CancelResult, error) {
-	req := &batchv1.CancelRequest{SetId: int64(set), Indexes: indexes}
+	return c.cancel(ctx, &batchv1.CancelRequest{SetId: int64(set), Indexes: indexes})
+}
+
+// CancelAll cancels every unrequested task of a set, as Cancel does.
+func (c *Client) CancelAll(ctx context.Context, set sched.SetID) (CancelResult, error) {
+	return c.cancel(ctx, &batchv1.CancelRequest{SetId: int64(set), All: true})
+}
+
+func (c *Client) cancel(ctx context.Context, req *batchv1.CancelRequest) (CancelResult, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.CancelResponse, error) {
 		return c.sets.Cancel(ctx, req)
 	})
@@ -351,14 +367,23 @@ type RetryResult struct {
 	Tasks     []sched.Task // the named tasks after the call
 }
 
-// Retry runs failed, timed-out or canceled tasks of a set again in place
-// (same index, the next attempt), the named ones or with indexes empty
-// all of them. It is not retried on a lost answer: a second call would
-// retry an attempt that may already have failed again. Errors: ENOTFOUND
-// for an unknown set or index, EFAILEDPRECONDITION when the one task named
-// did not fail.
+// Retry runs the named tasks of a set again in place (same index, the next
+// attempt) if they failed, timed out or were canceled (RetryAll retries
+// every such task of the set). It is not retried on a lost answer: a
+// second call would retry an attempt that may already have failed again.
+// Errors: EINVALID when indexes is empty, ENOTFOUND for an unknown set or
+// index, EFAILEDPRECONDITION when the one task named did not fail.
 func (c *Client) Retry(ctx context.Context, set sched.SetID, indexes []int32) (RetryResult, error) {
-	req := &batchv1.RetryRequest{SetId: int64(set), Indexes: indexes, All: len(indexes) == 0}
+	return c.retryTasks(ctx, &batchv1.RetryRequest{SetId: int64(set), Indexes: indexes})
+}
+
+// RetryAll retries every failed, timed-out or canceled task of a set, as
+// Retry does.
+func (c *Client) RetryAll(ctx context.Context, set sched.SetID) (RetryResult, error) {
+	return c.retryTasks(ctx, &batchv1.RetryRequest{SetId: int64(set), All: true})
+}
+
+func (c *Client) retryTasks(ctx context.Context, req *batchv1.RetryRequest) (RetryResult, error) {
 	res, err := c.sets.Retry(ctx, req)
 	if err != nil {
 		return RetryResult{}, fromConnect(err)

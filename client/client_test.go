@@ -149,12 +149,60 @@ func TestErrorsCarryCodes(t *testing.T) {
 	if got, want := sched.ErrorCode(err), sched.EFAILEDPRECONDITION; got != want {
 		t.Errorf("GetOutput(disclosed) code = %q (%v), want %q", got, err, want)
 	}
-	if _, err := c.Cancel(ctx, d.Set.ID, nil); err != nil {
+	if _, err := c.CancelAll(ctx, d.Set.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Request(ctx, d.Set.ID, []int32{0})
 	if got, want := sched.ErrorCode(err), sched.EFAILEDPRECONDITION; got != want {
 		t.Errorf("Request(canceled) code = %q (%v), want %q", got, err, want)
+	}
+}
+
+// An empty list of tasks is an error, never the whole set: requesting the
+// whole set (and being billed for it) takes RequestAll; the same for
+// Cancel and Retry.
+func TestEmptyListIsNotAll(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, 0)
+	ctx := context.Background()
+	d, err := c.Disclose(ctx, client.DiscloseInput{Tasks: []sched.TaskSpec{{Argv: []string{"true"}}, {Argv: []string{"true"}}, {Argv: []string{"true"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := func() sched.TaskCounts {
+		t.Helper()
+		set, err := c.GetTaskSet(ctx, client.GetTaskSetInput{Set: d.Set.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set.Set.Counts
+	}
+	_, err = c.Request(ctx, d.Set.ID, nil)
+	if got, want := sched.ErrorCode(err), sched.EINVALID; got != want {
+		t.Errorf("Request(nil) code = %q (%v), want %q", got, err, want)
+	}
+	_, err = c.Cancel(ctx, d.Set.ID, []int32{})
+	if got, want := sched.ErrorCode(err), sched.EINVALID; got != want {
+		t.Errorf("Cancel(empty) code = %q (%v), want %q", got, err, want)
+	}
+	_, err = c.Retry(ctx, d.Set.ID, nil)
+	if got, want := sched.ErrorCode(err), sched.EINVALID; got != want {
+		t.Errorf("Retry(nil) code = %q (%v), want %q", got, err, want)
+	}
+	if got := counts(); got.Requested != 0 || got.Canceled != 0 || got.Disclosed != 3 {
+		t.Fatalf("counts after calls that named nothing: %+v, want 3 disclosed", got)
+	}
+
+	r, err := c.RequestAll(ctx, d.Set.ID)
+	if err != nil || r.Requested != 3 {
+		t.Fatalf("RequestAll: %+v, %v; want 3 requested", r, err)
+	}
+	cr, err := c.CancelAll(ctx, d.Set.ID)
+	if err != nil || cr.Canceled != 0 || cr.Unchanged != 3 {
+		t.Fatalf("CancelAll of a requested set: %+v, %v; want 3 left requested", cr, err)
+	}
+	if _, err := c.RetryAll(ctx, d.Set.ID); sched.ErrorCode(err) == sched.EINVALID {
+		t.Fatalf("RetryAll: %v", err)
 	}
 }
 

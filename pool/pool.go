@@ -181,6 +181,9 @@ type Pool struct {
 	// that ended after working is not counted as a failure.
 	registered map[string]bool
 	// judged holds ended pilots already counted (failure or not).
+	// Both forget a pilot once the batch system no longer lists it (Slurm
+	// lists an ended job for a few minutes): a pool that runs for months
+	// holds only the pilots of the last few minutes.
 	judged map[string]bool
 	now    func() time.Time
 }
@@ -348,9 +351,11 @@ func (p *Pool) fail(why string) {
 // judge learns which pilots registered and counts those that ended without
 // ever registering, or that the batch system says failed, as failures. It
 // returns the running pilots that did not register within RegisterWait:
-// to be cancelled.
+// to be cancelled. It forgets the pilots the batch system no longer lists.
 func (p *Pool) judge(pilots []Pilot, up map[string]bool) (stuck []string) {
+	listed := make(map[string]bool, len(pilots))
 	for _, pl := range pilots {
+		listed[pl.ID] = true
 		if up[p.eng.WorkerName(pl.ID)] {
 			if !p.registered[pl.ID] {
 				p.registered[pl.ID] = true
@@ -377,6 +382,16 @@ func (p *Pool) judge(pilots []Pilot, up map[string]bool) (stuck []string) {
 			if pl.Failed || (!p.registered[pl.ID] && !pl.Started.IsZero() && pl.Raw != "CANCELLED" && pl.Raw != "PREEMPTED") {
 				p.fail(fmt.Sprintf("pilot %s ended %s without serving: %s", pl.ID, pl.Raw, pl.Reason))
 			}
+		}
+	}
+	for id := range p.registered {
+		if !listed[id] {
+			delete(p.registered, id)
+		}
+	}
+	for id := range p.judged {
+		if !listed[id] {
+			delete(p.judged, id)
 		}
 	}
 	return stuck

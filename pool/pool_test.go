@@ -153,6 +153,41 @@ func TestPoolMaxPilotsAndRegistered(t *testing.T) {
 	}
 }
 
+// The pool remembers a pilot (registered, judged) while the batch system
+// lists it, ended ones included, so that an ended pilot is judged once;
+// it forgets the pilot when the batch system does.
+func TestPoolForgetsPilotsNoLongerListed(t *testing.T) {
+	e, s := &engine{}, &server{requested: 2}
+	p := newTestPool(t, Config{Slots: 1, MaxPilots: 2}, e, s)
+	ctx := context.Background()
+	_ = p.Round(ctx)
+	for i := range e.pilots {
+		e.pilots[i].State, e.pilots[i].Raw = Running, "RUNNING"
+		s.up = append(s.up, e.WorkerName(e.pilots[i].ID))
+	}
+	_ = p.Round(ctx)
+	if len(p.registered) != 2 {
+		t.Fatalf("registered %v, want the 2 running pilots", p.registered)
+	}
+	// Both end; one failed. The batch system lists them a while: each is
+	// judged once, whatever the rounds.
+	s.requested, s.up = 0, nil
+	e.pilots[0].State, e.pilots[0].Raw = Ended, "COMPLETED"
+	e.pilots[1].State, e.pilots[1].Raw, e.pilots[1].Failed, e.pilots[1].Reason = Ended, "NODE_FAIL", true, "NodeFail"
+	_ = p.Round(ctx)
+	first := p.notBefore
+	_ = p.Round(ctx)
+	if len(p.judged) != 2 || p.notBefore != first {
+		t.Fatalf("judged %v, backoff until %v then %v: want each ended pilot judged once", p.judged, first, p.notBefore)
+	}
+	// The batch system forgets them: so does the pool.
+	e.pilots = nil
+	_ = p.Round(ctx)
+	if len(p.registered) != 0 || len(p.judged) != 0 {
+		t.Fatalf("registered %v, judged %v after the batch system forgot the pilots; want both empty", p.registered, p.judged)
+	}
+}
+
 func TestPoolBacksOff(t *testing.T) {
 	e, s := &engine{fail: errors.New("sbatch: error: invalid partition specified: nope")}, &server{requested: 10}
 	p := newTestPool(t, Config{Slots: 1, MaxPilots: 5, BackoffMin: time.Hour}, e, s)

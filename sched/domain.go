@@ -37,16 +37,26 @@ const (
 	TaskDisclosed TaskState = "disclosed"
 	// TaskExecuted: ran while disclosed; output kept but not readable. Set
 	// by a winning copy of a disclosed task; left by Request (to
-	// TaskFinished, visible response time 0) and by Cancel (output dropped).
+	// TaskFinished, visible response time 0), by Cancel (output dropped)
+	// and, when the run failed or timed out, by a retry (Retry, or the
+	// set's retry policy in the finish's own transaction: its next attempt,
+	// TaskDisclosed).
 	TaskExecuted TaskState = "executed"
-	// TaskRequested: the user needs the result now. Set by Request; left by
-	// the winning copy's finish (to TaskFinished, billed) and by Cancel (to
-	// TaskCanceled, billed for what it used).
+	// TaskRequested: the user needs the result now. Set by Request (and by a
+	// retry of a task that had been requested); left by the winning copy's
+	// finish (to TaskFinished, billed) and by Cancel (to TaskCanceled,
+	// billed for what it used).
 	TaskRequested TaskState = "requested"
-	// TaskFinished: requested and run; output readable, billed exactly once.
-	// Final.
+	// TaskFinished: requested and run; output readable, each attempt billed
+	// exactly once. Ends the attempt: no scheduler event leaves it, but a
+	// retry of a failed or timed-out run (Retry, or the set's retry policy
+	// in the finish's own transaction) starts the next attempt, as
+	// TaskRequested.
 	TaskFinished TaskState = "finished"
-	// TaskCanceled: canceled before or after its request. Final.
+	// TaskCanceled: canceled before or after its request. Ends the attempt:
+	// no scheduler event leaves it, but Retry starts the next attempt in
+	// the class the task had (TaskRequested when it had been requested,
+	// else TaskDisclosed).
 	TaskCanceled TaskState = "canceled"
 )
 
@@ -59,7 +69,9 @@ func (s TaskState) Valid() bool {
 	return false
 }
 
-// Final reports whether no event moves a task out of state s.
+// Final reports whether s ends the task's current attempt: no scheduler
+// event moves a task out of it, and only a retry (which starts a new
+// attempt) does.
 func (s TaskState) Final() bool { return s == TaskFinished || s == TaskCanceled }
 
 // CopyState is where one copy stands.
@@ -73,11 +85,18 @@ const (
 	// CopySuspended: stopped with SIGSTOP by a Suspend decision; left by a
 	// Resume decision, a Kill decision or loss of its worker.
 	CopySuspended CopyState = "suspended"
-	// CopyWon: finished first; its result is the task's result. Final.
+	// CopyWon: finished first (or late, from CopyLost); its result is the
+	// result of the attempt it ran for. Final: a retry starts a new
+	// attempt and leaves the old attempt's copies as they are.
 	CopyWon CopyState = "won"
-	// CopyKilled: stopped on the scheduler's order. Final.
+	// CopyKilled: stopped on the scheduler's order, or ended after its task
+	// no longer wanted its result. Final.
 	CopyKilled CopyState = "killed"
-	// CopyLost: its worker went away; never billed. Final.
+	// CopyLost: its worker went away (its lease lapsed, it registered
+	// without the copy, or stopped reporting it), or killed it on its own;
+	// never billed. Left only by a late result: a copy lost before its
+	// worker reported its end, which it ran to while its task still wants
+	// a result, wins (CopyWon), and the task's re-runs are killed.
 	CopyLost CopyState = "lost"
 )
 

@@ -44,7 +44,7 @@ func BenchmarkBigSet(b *testing.B) {
 			}
 		}
 		t2 := time.Now()
-		if _, err := bu.tasks.Cancel(ctx(b), &batchv1.CancelRequest{SetId: set.TaskSet.Id}); err != nil {
+		if _, err := bu.tasks.Cancel(ctx(b), &batchv1.CancelRequest{SetId: set.TaskSet.Id, All: true}); err != nil {
 			b.Fatal(err)
 		}
 		t3 := time.Now()

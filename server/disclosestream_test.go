@@ -42,7 +42,7 @@ func TestDiscloseStream(t *testing.T) {
 				t.Errorf("task %d: spec %v, want %v", i, task.Spec, mixed[i])
 			}
 		}
-		must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: r.TaskSet.Id}))
+		must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: r.TaskSet.Id, All: true}))
 	})
 	t.Run("ReplayStream", func(t *testing.T) {
 		again := must[*batchv1.DiscloseStreamResponse](t)(discloseStream(ctx(t), b.tasks, first, chunk(4), chunk(5)))

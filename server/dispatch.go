@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -62,7 +63,8 @@ type apiOp struct {
 // fn changes the store, then the scheduler and the watchers; the
 // scheduler runs afterwards, once for the whole batch. A panic in fn is
 // raised again here, in the handler's goroutine, where connect's recover
-// turns it into Internal; the batch and mu are unharmed.
+// turns it into Internal; the batch and mu are unharmed, and the scheduler
+// is rebuilt from the store (apiBatch).
 func (s *Server) apiWrite(fn func()) {
 	op := &apiOp{run: fn, done: make(chan struct{})}
 	s.apiQ.add(op, s.apiBatch)
@@ -72,14 +74,24 @@ func (s *Server) apiWrite(fn func()) {
 	}
 }
 
-// apiBatch carries out a batch of API writes under one hold of mu.
+// apiBatch carries out a batch of API writes under one hold of mu. A
+// write that panicked may have changed the store without telling the
+// scheduler (or the other way round): the scheduler is then rebuilt from
+// the store, as when finishBatch's commit fails, before it decides.
 func (s *Server) apiBatch(batch []*apiOp) {
 	s.mu.Lock()
+	var panicked any
 	for _, op := range batch {
 		func() {
 			defer func() { op.panicked = recover() }()
 			op.run()
 		}()
+		if panicked == nil {
+			panicked = op.panicked
+		}
+	}
+	if panicked != nil {
+		s.resync(fmt.Errorf("an API write panicked: %v", panicked))
 	}
 	// Decide before the callers hear back: a requested task's copy is
 	// on its way (forking) while its caller reads the answer and calls

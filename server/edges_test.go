@@ -207,7 +207,9 @@ func TestRequestEdges(t *testing.T) {
 		{"Request/indexes=last", func() error {
 			return err2(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{last}}))
 		}, notFound},
-		{"Cancel/set_id=MinInt64", func() error { return err2(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: math.MinInt64})) }, inv},
+		{"Cancel/set_id=MinInt64", func() error {
+			return err2(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: math.MinInt64, All: true}))
+		}, inv},
 		{"Cancel/indexes=-1", func() error {
 			return err2(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{-1}}))
 		}, inv},

@@ -182,9 +182,9 @@ func FuzzCancel(f *testing.F) {
 	// the seeds mostly name sets the fuzzer discloses for itself.
 	addSeeds(f,
 		&batchv1.CancelRequest{SetId: 2, Indexes: []int32{0}},
-		&batchv1.CancelRequest{SetId: 3},
+		&batchv1.CancelRequest{SetId: 3, All: true},
 		&batchv1.CancelRequest{SetId: 1, Indexes: []int32{store.MaxTasksPerSet, -1}},
-		&batchv1.CancelRequest{SetId: -1},
+		&batchv1.CancelRequest{SetId: -1, All: true},
 	)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var res batchv1.CancelResponse

@@ -275,7 +275,7 @@ func TestAbuseLimits(t *testing.T) {
 		must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{SetId: 1, Tasks: echo(1)}))
 		must[*batchv1.DiscloseResponse](t)(b.as(b.addUser(t, "other", store.RoleUser)).tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
 		// Canceling a set frees its place.
-		must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: 1}))
+		must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: 1, All: true}))
 		must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)}))
 	})
 	t.Run("QueuedTasks", func(t *testing.T) {

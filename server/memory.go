@@ -1,7 +1,6 @@
 package server
 
 import (
-	"runtime/debug"
 	rmetrics "runtime/metrics"
 	"time"
 )
@@ -25,8 +24,9 @@ func shouldTrim(held, live uint64) bool {
 // heap for reuse up to about twice the live heap and gives the rest back
 // over minutes: after ten 100,000-task discloses a server held 244 MB for
 // 120 MB of live heap (233 bytes of RSS per queued task). A check is one
-// read of the runtime's metrics; a trim is one full collection, at most
-// every trimEvery, and only while that much more than is live is held.
+// read of the runtime's metrics; a trim is one full collection
+// (Config.GC's FreeOSMemory: none without one), at most every trimEvery,
+// and only while that much more than is live is held.
 func (s *Server) trimMemory() {
 	samples := []rmetrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/free:bytes"},
 		{Name: "/gc/heap/live:bytes"}}
@@ -52,7 +52,31 @@ func (s *Server) trimMemory() {
 			}
 		}
 		if shouldTrim(samples[0].Value.Uint64()+samples[1].Value.Uint64(), samples[2].Value.Uint64()) {
-			debug.FreeOSMemory()
+			s.cfg.GC.FreeOSMemory()
 		}
 	}
 }
+
+// GCPolicy steers the process's garbage collector around the server's big,
+// short-lived allocations. The collector's settings belong to the process,
+// not to a library: the server changes nothing by itself, and a program
+// that wants this passes one as Config.GC (cmd/batchd serve does).
+type GCPolicy interface {
+	// Tighten makes the collector run more often until restore is called:
+	// a DiscloseStream past tightGCBytes holds its whole set while it
+	// stores it, and the store's encoding makes garbage. Calls overlap.
+	Tighten() (restore func())
+	// Loosen lets the collector run less often until restore is called,
+	// which gives the garbage back to the system: the snapshot the
+	// scheduler is rebuilt from is read once and dropped.
+	Loosen() (restore func())
+	// FreeOSMemory collects and returns freed heap to the system.
+	FreeOSMemory()
+}
+
+// noGC is the GCPolicy that leaves the collector alone.
+type noGC struct{}
+
+func (noGC) Tighten() func() { return func() {} }
+func (noGC) Loosen() func()  { return func() {} }
+func (noGC) FreeOSMemory()   {}

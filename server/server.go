@@ -37,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -124,6 +123,10 @@ type Config struct {
 	// local slots, worker reports and the scheduler never wait behind
 	// API traffic for a processor.
 	APIConcurrency int
+	// GC steers the process's garbage collector around the server's big,
+	// short-lived allocations (see GCPolicy). nil leaves the collector
+	// alone.
+	GC GCPolicy
 }
 
 // Server is one batchd server: store, scheduler, handlers and listener.
@@ -179,6 +182,9 @@ type Server struct {
 	httpSrv  *http.Server
 	ln       net.Listener
 	loopDone chan struct{}
+	// served counts the goroutines Start started (serve, trimMemory), which
+	// Close waits for.
+	served sync.WaitGroup
 	// lock is the open, flocked LockFile (see New); Close releases it.
 	lock *os.File
 }
@@ -216,6 +222,9 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
+	}
+	if cfg.GC == nil {
+		cfg.GC = noGC{}
 	}
 	cfg.Sched.DisclosedFairShare = !cfg.NoDisclosedFairShare
 	if cfg.MaxOpenSets == 0 {
@@ -331,11 +340,9 @@ func (s *Server) resync(cause error) {
 // connections the server has.
 func (s *Server) load(ctx context.Context, fresh bool) error {
 	// With 10⁶ queued tasks the snapshot is a hundred megabytes read once
-	// and dropped: collect less often while it is built and applied, then
-	// give the garbage back to the system right after (beside serving),
-	// so that a restarted server is not left twice the size it needs.
-	defer debug.SetGCPercent(debug.SetGCPercent(200))
-	defer func() { go debug.FreeOSMemory() }()
+	// and dropped: the collector may run less often while it is built and
+	// applied, and give the garbage back to the system right after.
+	defer s.cfg.GC.Loosen()()
 	snap, err := s.db.Load(ctx)
 	if err != nil {
 		return fmt.Errorf("load state: %w", err)
@@ -492,8 +499,13 @@ func (s *Server) Start() error {
 		HTTP2:    &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.StartLoop()
-	go s.trimMemory()
+	s.served.Add(2)
 	go func() {
+		defer s.served.Done()
+		s.trimMemory()
+	}()
+	go func() {
+		defer s.served.Done()
 		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("serve", "err", err.Error())
 		}
@@ -541,7 +553,8 @@ func (s *Server) Addr() net.Addr {
 }
 
 // Close ends streams, stops the listener (waiting up to 5 s for calls in
-// flight), stops the dispatch loop, closes the store and releases the data
+// flight), stops the dispatch loop and the memory trimmer, waits for them
+// and for the listener's goroutine, closes the store and releases the data
 // directory.
 func (s *Server) Close() error {
 	s.closeMu.Lock()
@@ -566,6 +579,7 @@ func (s *Server) Close() error {
 	if s.loopDone != nil {
 		<-s.loopDone
 	}
+	s.served.Wait() // trimMemory reads the store's checkpoint stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err = errors.Join(err, s.db.Close())

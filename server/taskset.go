@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -61,13 +59,13 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 		specs []sched.TaskSpec
 		arr   *store.TaskArray
 		size  int  // bytes of the messages so far
-		tight bool // tightenGC is in force
+		tight bool // GC.Tighten is in force
 	)
 	for first := true; stream.Receive(); first = false {
 		m := stream.Msg()
 		if size += proto.Size(m); size > tightGCBytes && !tight {
 			tight = true
-			defer tightenGC()()
+			defer s.cfg.GC.Tighten()()
 		}
 		if first {
 			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry)}
@@ -107,51 +105,8 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 }
 
 // tightGCBytes is the size past which a DiscloseStream tightens the
-// garbage collector for the rest of the call (tightenGC).
+// garbage collector for the rest of the call (GCPolicy.Tighten).
 const tightGCBytes = 16 << 20
-
-// tightGCPercent is the GOGC tightenGC sets.
-const tightGCPercent = 10
-
-// tightGC counts the calls that tightened the garbage collector and keeps
-// the setting to restore.
-var tightGC struct {
-	mu   sync.Mutex
-	n    int
-	prev int
-}
-
-// tightenGC lowers the garbage collector's target to tightGCPercent until
-// the function it returns is called. A big DiscloseStream holds its whole
-// set while it stores it, and the store's encoding makes garbage; at the
-// default GOGC=100 the heap grows to twice what is live before the
-// collector runs, so a 100 MB set peaked at 2.5 times its size in RSS
-// growth. At 10 it stays near 1.7 times (bench/authmem), for more
-// collections while such a call runs (the setting is the process's: other
-// calls share the cost). Calls nest; the last one out restores the
-// setting (a lower setting, or GOGC=off, is left alone) and returns the
-// freed memory to the system.
-func tightenGC() (restore func()) {
-	tightGC.mu.Lock()
-	defer tightGC.mu.Unlock()
-	if tightGC.n == 0 {
-		if tightGC.prev = debug.SetGCPercent(tightGCPercent); tightGC.prev < tightGCPercent {
-			debug.SetGCPercent(tightGC.prev) // lower already, or off (-1)
-		}
-	}
-	tightGC.n++
-	return func() {
-		tightGC.mu.Lock()
-		defer tightGC.mu.Unlock()
-		if tightGC.n--; tightGC.n == 0 {
-			debug.SetGCPercent(tightGC.prev)
-			// The stream's garbage goes back to the system now, not over
-			// minutes: after ten 100,000-task discloses the server held
-			// 233 bytes per queued task, most of it freed heap.
-			go debug.FreeOSMemory()
-		}
-	}
-}
 
 // discloseHeader is what a disclose says besides its tasks.
 type discloseHeader struct {
@@ -355,8 +310,8 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
-	if len(req.Indexes) > 0 && req.All {
-		return nil, sched.Errorf(sched.EINVALID, "name tasks or set all, not both")
+	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
 		return nil, err
@@ -405,12 +360,15 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		FinishedAtOnce: int32(len(res.FinishedAtOnce)), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}, nil
 }
 
-// Cancel cancels the set's unrequested tasks (one UPDATE, one scheduler
-// event) or the named ones, stopping and billing requested ones.
+// Cancel cancels the set's unrequested tasks (all: one UPDATE, one
+// scheduler event) or the named ones, stopping and billing requested ones.
 func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) (*batchv1.CancelResponse, error) {
 	s := h.s
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
+	}
+	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
 		return nil, err
@@ -421,12 +379,12 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	}
 	var res store.CancelResult
 	s.apiWrite(func() {
-		res, err = s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes})
+		res, err = s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
 		if err != nil {
 			return
 		}
 		now := s.now()
-		if len(req.Indexes) == 0 {
+		if req.All {
 			if res.Canceled > 0 {
 				s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId)})
 			}
@@ -436,7 +394,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		for _, b := range res.Bills {
 			s.metrics.addBilled(b.SlotSeconds)
 		}
-		if len(req.Indexes) == 0 {
+		if req.All {
 			s.watch.publish(sched.SetID(req.SetId), nil)
 		} else {
 			s.watch.publish(sched.SetID(req.SetId), res.Indexes)
@@ -644,8 +602,8 @@ func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
-	if len(req.Indexes) > 0 && req.All {
-		return nil, sched.Errorf(sched.EINVALID, "name tasks or set all, not both")
+	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
 		return nil, err

@@ -21,11 +21,11 @@ func TestDiscloseErrors(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
 	canceled := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
-	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: canceled.Id}))
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: canceled.Id, All: true}))
 	// "Cancel the rest" of a set with a requested task closes it too.
 	rest := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
 	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: rest.Id, Indexes: []int32{0}}))
-	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: rest.Id}))
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: rest.Id, All: true}))
 	// A set of two tasks has room for MaxTasksPerSet-2 more: an array of
 	// MaxTasksPerSet-1 does not fit.
 	full := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2)})).TaskSet
@@ -109,13 +109,24 @@ func TestRequestCancel(t *testing.T) {
 	t.Run("ErrUnknownSet", func(t *testing.T) {
 		_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: 777, All: true})
 		wantCode(t, err, connect.CodeNotFound)
-		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: 777})
+		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: 777, All: true})
 		wantCode(t, err, connect.CodeNotFound)
 		_, err = b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: 777})
 		wantCode(t, err, connect.CodeNotFound)
 	})
 	t.Run("ErrNothingNamed", func(t *testing.T) {
+		// An empty list never means the whole set: that takes all.
 		_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id})
+		wantCode(t, err, connect.CodeInvalidArgument)
+		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id})
+		wantCode(t, err, connect.CodeInvalidArgument)
+		_, err = b.tasks.Retry(ctx(t), &batchv1.RetryRequest{SetId: set.Id})
+		wantCode(t, err, connect.CodeInvalidArgument)
+	})
+	t.Run("ErrNamedAndAll", func(t *testing.T) {
+		_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{0}, All: true})
+		wantCode(t, err, connect.CodeInvalidArgument)
+		_, err = b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{0}, All: true})
 		wantCode(t, err, connect.CodeInvalidArgument)
 	})
 	t.Run("ErrBadPageToken", func(t *testing.T) {
@@ -128,11 +139,11 @@ func TestRequestCancel(t *testing.T) {
 	if req.Requested != 2 || len(req.Tasks) != 2 || req.Tasks[0].State != batchv1.TaskState_TASK_STATE_REQUESTED {
 		t.Fatalf("request: %v", req)
 	}
-	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id}))
+	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, All: true}))
 	if c.Canceled != 3 || c.Unchanged != 2 || c.AlreadyCanceled != 0 || c.TaskSet.Counts.Canceled != 3 {
 		t.Fatalf("cancel: %v", c)
 	}
-	c = must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id}))
+	c = must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, All: true}))
 	if c.Canceled != 0 || c.AlreadyCanceled != 3 {
 		t.Fatalf("cancel twice: %v", c)
 	}
@@ -275,7 +286,7 @@ func TestBigSet(t *testing.T) {
 		t.Fatalf("paged %d tasks, want %d", seen, n)
 	}
 	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{10, 20}}))
-	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id}))
+	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, All: true}))
 	if c.Canceled != n-2 || c.Unchanged != 2 || c.TaskSet.Counts.Canceled != n-2 || c.TaskSet.Counts.Requested != 2 {
 		t.Fatalf("cancel: %v", c)
 	}

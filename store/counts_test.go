@@ -104,7 +104,7 @@ func TestSetCountsMatchTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("canceled by index")
-	if _, err := db.Cancel(ctx, store.CancelInput{Owner: "u", SetID: set}); err != nil {
+	if _, err := db.Cancel(ctx, store.CancelInput{Owner: "u", SetID: set, All: true}); err != nil {
 		t.Fatal(err)
 	}
 	check("canceled the rest")

@@ -376,12 +376,13 @@ func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, 
 	return b, nil
 }
 
-// CancelInput is one Cancel call: the named tasks, or without Indexes every
-// unrequested task of the set.
+// CancelInput is one Cancel call: the named tasks, or (All, without
+// Indexes) every unrequested task of the set.
 type CancelInput struct {
 	Owner   string
 	SetID   sched.SetID
 	Indexes []int32
+	All     bool
 }
 
 // CancelResult is what a Cancel did.
@@ -400,16 +401,23 @@ type CancelResult struct {
 // named task is stopped and billed for what it used: the slot-seconds of
 // its longest-running live copy so far and that copy's last reported CPU
 // seconds (a line with zeros when no copy ran). Executed tasks lose their kept output. Canceling twice is counted,
-// not an error. Errors: ENOTFOUND (no such set or task).
+// not an error. Errors: EINVALID (nothing named, or tasks named and All),
+// ENOTFOUND (no such set or task).
 func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) {
 	var res CancelResult
+	if len(in.Indexes) == 0 && !in.All {
+		return res, sched.Errorf(sched.EINVALID, "name the tasks to cancel, or cancel all")
+	}
+	if len(in.Indexes) > 0 && in.All {
+		return res, sched.Errorf(sched.EINVALID, "name tasks or cancel all, not both")
+	}
 	err := db.write(ctx, func(tx *Tx) error {
 		set, err := getSet(ctx, tx, in.Owner, in.SetID)
 		if err != nil {
 			return err
 		}
 		now := nanos(tx.now)
-		if len(in.Indexes) == 0 {
+		if in.All {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM outputs WHERE set_id = ? AND idx IN (SELECT idx FROM tasks WHERE set_id = ? AND state = 'executed')`, in.SetID, in.SetID); err != nil {
 				return fmt.Errorf("drop outputs: %w", err)
 			}

@@ -429,7 +429,7 @@ func driveMixed(ctx context.Context, o opts, cl *client.Client, seed int64, argv
 			for ns := 0; time.Now().Before(end); {
 				if set == 0 || next >= len(groups) || r.Float64() < change {
 					if set != 0 && next < len(groups) {
-						if _, err := cl.Cancel(ctx, set, nil); err != nil {
+						if _, err := cl.CancelAll(ctx, set); err != nil {
 							errs[u] = err
 							return
 						}

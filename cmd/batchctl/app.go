@@ -383,10 +383,11 @@ func usageErr(format string, args ...any) error {
 	return sched.Errorf(sched.EINVALID, format, args...)
 }
 
-// taskSel names a set and some of its tasks (none: the whole set).
+// taskSel names a set and some of its tasks, or (All) the whole set.
 type taskSel struct {
 	Set     sched.SetID
-	Indexes []int32
+	Indexes []int32 // nil when All
+	All     bool
 }
 
 // maxRangeTasks bounds an index range on the command line.
@@ -402,8 +403,8 @@ func parseSel(s string) (taskSel, error) {
 	if err != nil || id <= 0 {
 		return taskSel{}, usageErr("%q is not a task reference: want SET, SET/INDEX or SET/I,J,K-L (e.g. 3/0,2,5-7)", s)
 	}
-	sel := taskSel{Set: sched.SetID(id)}
-	if !hasIdx {
+	sel := taskSel{Set: sched.SetID(id), All: !hasIdx}
+	if sel.All {
 		return sel, nil
 	}
 	for _, part := range strings.Split(idxPart, ",") {
@@ -439,8 +440,8 @@ func parseSels(args []string) ([]taskSel, error) {
 		case !ok:
 			pos[sel.Set] = len(out)
 			out = append(out, sel)
-		case len(out[i].Indexes) == 0 || len(sel.Indexes) == 0:
-			out[i].Indexes = nil // the whole set
+		case out[i].All || sel.All:
+			out[i].Indexes, out[i].All = nil, true
 		default:
 			out[i].Indexes = append(out[i].Indexes, sel.Indexes...)
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"batchd/client"
 )
 
 func cancelCommand() *cli.Command {
@@ -46,7 +48,7 @@ func cancel(c *cli.Context) error {
 	}
 	var out []view
 	for _, sel := range sels {
-		res, err := cl.Cancel(c.Context, sel.Set, sel.Indexes)
+		res, err := cancelSel(c, cl, sel)
 		if err != nil {
 			return err
 		}
@@ -71,4 +73,12 @@ func cancel(c *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// cancelSel cancels the tasks sel names, or the rest of its set.
+func cancelSel(c *cli.Context, cl *client.Client, sel taskSel) (client.CancelResult, error) {
+	if sel.All {
+		return cl.CancelAll(c.Context, sel.Set)
+	}
+	return cl.Cancel(c.Context, sel.Set, sel.Indexes)
 }

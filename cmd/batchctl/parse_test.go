@@ -19,7 +19,7 @@ func TestParseSel(t *testing.T) {
 		want taskSel
 		err  bool
 	}{
-		{in: "3", want: taskSel{Set: 3}},
+		{in: "3", want: taskSel{Set: 3, All: true}},
 		{in: "3/0", want: taskSel{Set: 3, Indexes: []int32{0}}},
 		{in: "3/0,2,5-7", want: taskSel{Set: 3, Indexes: []int32{0, 2, 5, 6, 7}}},
 		{in: "0", err: true},
@@ -48,7 +48,7 @@ func TestParseSelsMerges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []taskSel{{Set: 3, Indexes: []int32{1, 2}}, {Set: 4}}
+	want := []taskSel{{Set: 3, Indexes: []int32{1, 2}}, {Set: 4, All: true}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parseSels = %+v, want %+v", got, want)
 	}

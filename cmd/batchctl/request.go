@@ -62,7 +62,12 @@ func request(c *cli.Context) error {
 	cl := newClient(c)
 	results := make([]client.RequestResult, 0, len(sels))
 	for _, sel := range sels {
-		res, err := cl.Request(c.Context, sel.Set, sel.Indexes)
+		var res client.RequestResult
+		if sel.All {
+			res, err = cl.RequestAll(c.Context, sel.Set)
+		} else {
+			res, err = cl.Request(c.Context, sel.Set, sel.Indexes)
+		}
 		if err != nil && c.Context.Err() != nil {
 			return errInterrupted
 		}

@@ -56,7 +56,7 @@ func retryTasks(c *cli.Context) error {
 	}
 	var out []view
 	for _, sel := range sels {
-		res, err := cl.Retry(c.Context, sel.Set, sel.Indexes)
+		res, err := retrySel(c, cl, sel)
 		if err != nil {
 			return err
 		}
@@ -193,4 +193,12 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "-"
+}
+
+// retrySel retries the tasks sel names, or every failed task of its set.
+func retrySel(c *cli.Context, cl *client.Client, sel taskSel) (client.RetryResult, error) {
+	if sel.All {
+		return cl.RetryAll(c.Context, sel.Set)
+	}
+	return cl.Retry(c.Context, sel.Set, sel.Indexes)
 }

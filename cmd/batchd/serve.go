@@ -150,6 +150,9 @@ func runServe(c *cli.Context) error {
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},
 		MaxOpenSets: c.Int("max-open-sets"), MaxQueuedTasks: c.Int("max-queued-tasks"),
 		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: apiConc,
+		// The server is the whole process: it may tune the process's
+		// garbage collector around its big allocations.
+		GC: &processGC{},
 	})
 	if err != nil {
 		return err

@@ -538,7 +538,7 @@ type RequestRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
 	// Task indexes to request; empty with all = true requests every
-	// unrequested task of the set.
+	// unrequested task of the set. Neither is INVALID_ARGUMENT.
 	Indexes       []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
 	All           bool    `protobuf:"varint,3,opt,name=all,proto3" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -679,8 +679,10 @@ func (x *RequestResponse) GetTasks() []*Task {
 type CancelRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
-	// Task indexes to cancel; empty cancels every unrequested task of the set.
+	// Task indexes to cancel; empty with all = true cancels every
+	// unrequested task of the set. Neither is INVALID_ARGUMENT.
 	Indexes       []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
+	All           bool    `protobuf:"varint,3,opt,name=all,proto3" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -727,6 +729,13 @@ func (x *CancelRequest) GetIndexes() []int32 {
 		return x.Indexes
 	}
 	return nil
+}
+
+func (x *CancelRequest) GetAll() bool {
+	if x != nil {
+		return x.All
+	}
+	return false
 }
 
 type CancelResponse struct {
@@ -1998,7 +2007,8 @@ type RetryRequest struct {
 	// The tasks to retry; those that did not fail are counted as unchanged
 	// (naming one such task alone is FAILED_PRECONDITION).
 	Indexes []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
-	// Every task of the set that failed, timed out or was canceled.
+	// Every task of the set that failed, timed out or was canceled, with no
+	// indexes. Neither indexes nor all is INVALID_ARGUMENT.
 	All           bool `protobuf:"varint,3,opt,name=all,proto3" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2281,10 +2291,11 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\trequested\x18\x02 \x01(\x05R\trequested\x12(\n" +
 	"\x10finished_at_once\x18\x03 \x01(\x05R\x0efinishedAtOnce\x12\x1c\n" +
 	"\tunchanged\x18\x04 \x01(\x05R\tunchanged\x12$\n" +
-	"\x05tasks\x18\x05 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\"@\n" +
+	"\x05tasks\x18\x05 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\"R\n" +
 	"\rCancelRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
-	"\aindexes\x18\x02 \x03(\x05R\aindexes\"\xbd\x01\n" +
+	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x10\n" +
+	"\x03all\x18\x03 \x01(\bR\x03all\"\xbd\x01\n" +
 	"\x0eCancelResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1a\n" +
 	"\bcanceled\x18\x02 \x01(\x05R\bcanceled\x12\x18\n" +

@@ -188,7 +188,7 @@ export function mountHeader(sc: SetCtx): Header {
     pendingHead = true;
     drawHead();
     try {
-      const r = await ctx.clients.tasks.cancel({ setId }, { signal: ctx.signal });
+      const r = await ctx.clients.tasks.cancel({ setId, all: true }, { signal: ctx.signal });
       ctx.clearProblem();
       ctx.notify(`Canceled ${plural(r.canceled, "unrequested task")} of set #${setId}; ${r.canceled === 1 ? "it" : "they"} will not be billed.`);
     } catch (err) {

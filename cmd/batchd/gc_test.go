@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"runtime/debug"
@@ -12,13 +12,14 @@ func gcPercent() int {
 	return p
 }
 
-// tightenGC lowers GOGC while calls hold it, nests, restores the setting
-// when the last one leaves, and leaves a lower setting or GOGC=off alone.
-// Not parallel: GOGC is the process's (parallel tests wait for this one).
-func TestTightenGC(t *testing.T) {
+// Tighten lowers GOGC while calls hold it, nests, restores the setting
+// when the last one leaves, and leaves a lower setting or GOGC=off alone;
+// Loosen raises it until restored. Not parallel: GOGC is the process's.
+func TestProcessGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	restore1 := tightenGC()
-	restore2 := tightenGC()
+	var g processGC
+	restore1 := g.Tighten()
+	restore2 := g.Tighten()
 	if got := gcPercent(); got != tightGCPercent {
 		t.Fatalf("GOGC %d while two calls hold it, want %d", got, tightGCPercent)
 	}
@@ -32,7 +33,7 @@ func TestTightenGC(t *testing.T) {
 	}
 	for _, low := range []int{-1, tightGCPercent / 2} {
 		debug.SetGCPercent(low)
-		restore := tightenGC()
+		restore := g.Tighten()
 		if got := gcPercent(); got != low {
 			t.Fatalf("GOGC %d, want %d left alone", got, low)
 		}
@@ -40,5 +41,14 @@ func TestTightenGC(t *testing.T) {
 		if got := gcPercent(); got != low {
 			t.Fatalf("GOGC %d after the call, want %d", got, low)
 		}
+	}
+	debug.SetGCPercent(100)
+	restore := g.Loosen()
+	if got := gcPercent(); got != loadGCPercent {
+		t.Fatalf("GOGC %d while loosened, want %d", got, loadGCPercent)
+	}
+	restore()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("GOGC %d after Loosen's restore, want 100 back", got)
 	}
 }
