@@ -4,6 +4,7 @@ package worker
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -253,5 +254,102 @@ func TestTokenHandoff(t *testing.T) {
 	}
 	if _, err := TokenFromFD(fd); err == nil {
 		t.Errorf("the descriptor is still open after reading the token")
+	}
+}
+
+// markerPids lists the processes whose command line holds marker.
+func markerPids(marker string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), marker) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// An isolated copy dies with its agent (SIGKILL), as an unisolated one
+// does (TestCopiesDieWithAgent): through the namespace init too, and
+// with what it forked (process 1 of its PID namespace took it along).
+func TestIsolatedCopiesDieWithAgent(t *testing.T) {
+	t.Parallel()
+	for _, mech := range mechanisms(t) {
+		t.Run(string(mech), func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t)
+			dir := t.TempDir()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "BATCHD_TEST_AGENT="+srv.url(), "BATCHD_TEST_STATE="+dir, "BATCHD_TEST_ISOLATION="+string(mech))
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); reapState(t, dir) }()
+			srv.waitFor("stream open", func() bool { return srv.streams > 0 })
+			marker := "die-with-agent-" + string(mech) + "-" + strconv.Itoa(os.Getpid())
+			srv.startCopy(1, 0, &batchv1.TaskSpec{Argv: []string{"sh", "-c", "sleep 1000 & sleep 1000; :", marker}})
+			srv.waitFor("the copy running", func() bool { return len(markerPids(marker)) == 1 })
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			eventually(t, "copy gone with the agent", func() bool { return len(markerPids(marker)) == 0 })
+		})
+	}
+}
+
+// With cgroup v2 (and a cgroup the worker may write, as root), each copy
+// runs in a cgroup of its own whose pids.max, memory.max and cpu.max say
+// what the task asked for. Skipped where /sys/fs/cgroup is not v2.
+func TestCgroupV2Limits(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
+		t.Skip("no cgroup v2 hierarchy at /sys/fs/cgroup (this machine has v1 or none): the v2 path is not tested here")
+	}
+	b := setupWith(t, nil, func(c *Config) { c.MaxProcs = 77 })
+	if b.a.sandbox.cg == nil || !b.a.sandbox.cg.v2 {
+		t.Skipf("cgroup v2 is there but not writable by this worker: %s", b.a.limitsWhy)
+	}
+	spec := sh(`cg=$(cut -d: -f3 /proc/self/cgroup); d=/sys/fs/cgroup$cg; echo "$(cat $d/pids.max) $(cat $d/memory.max) $(cat $d/cpu.max)"`)
+	spec.MemoryMb, spec.Cpus = 64, 2
+	b.srv.startCopy(1, 0, spec)
+	r := b.srv.report(1)
+	want := "77 67108864 200000 100000"
+	if got := strings.TrimSpace(string(r.Stdout)); got != want {
+		t.Errorf("the copy's cgroup says %q, want %q (stderr %q)", got, want, r.Stderr)
+	}
+}
+
+// With cgroup v1 as root, the copy is born in its slot's cgroups (the
+// forking thread joins them for the fork), which hold what the task asked
+// for. Skipped without a writable v1 hierarchy.
+func TestCgroupV1Limits(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, nil, func(c *Config) { c.MaxProcs = 77 })
+	cg := b.a.sandbox.cg
+	if cg == nil || cg.v2 || !slices.Contains(cg.ctrls, "memory") || !slices.Contains(cg.ctrls, "pids") {
+		t.Skip("no writable cgroup v1 pids and memory hierarchies here")
+	}
+	spec := sh(`for c in pids memory cpu; do p=$(grep ":$c[:,]" /proc/self/cgroup | cut -d: -f3); echo "$c $p"; done; ` +
+		`d=/sys/fs/cgroup; echo "$(cat $d/pids$(grep ':pids:' /proc/self/cgroup | cut -d: -f3)/pids.max) $(cat $d/memory$(grep ':memory:' /proc/self/cgroup | cut -d: -f3)/memory.limit_in_bytes)"`)
+	spec.MemoryMb = 64
+	b.srv.startCopy(1, 0, spec)
+	r := b.srv.report(1)
+	out := string(r.Stdout)
+	if !strings.Contains(out, "77 67108864") || !strings.Contains(out, "/slot-") {
+		t.Errorf("the copy's cgroups: %q, want slot cgroups with pids.max 77 and a 64 MiB memory limit (stderr %q)", out, r.Stderr)
+	}
+	// The agent's own threads all went back (the forking thread left
+	// the copy's cgroups once the copy was started).
+	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
+	for _, f := range tasks {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), cg.dirs[cg.ctrls[0]]) {
+			t.Errorf("thread %s of the agent is left in a copy's cgroup: %s", f, b)
+		}
 	}
 }
