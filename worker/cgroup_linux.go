@@ -335,30 +335,27 @@ func (cg *cgroups) start(cmd interface{ Start() error }, attr *syscall.SysProcAt
 
 // killAll kills every process left in index i's cgroup (a copy's
 // processes that left its process group; a fork bomb's), again until none
-// is left, and says how many it signalled.
-func (cg *cgroups) killAll(i int) int {
+// is left, and says whether none is (it gives up after a thousand rounds).
+func (cg *cgroups) killAll(i int) bool {
 	dir := cg.slotDir("", i)
 	if !cg.v2 {
 		// The first hierarchy: every process of the copy is in each.
 		dir = cg.slotDir(cg.ctrls[0], i)
 	}
-	n := 0
 	for try := 0; try < 1000; try++ {
 		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		procs = bytes.ReplaceAll(append([]byte("\n"), procs...), []byte("\n"+strconv.Itoa(os.Getpid())+"\n"), []byte("\n"))
 		if len(bytes.TrimSpace(procs)) == 0 {
-			return n
+			return true
 		}
-		if cg.v2 && os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
-			n += len(bytes.Fields(procs))
-		} else {
-			n += killPids(procs)
+		if !cg.v2 || os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) != nil {
+			killPids(procs)
 		}
 		if try > 0 {
 			time.Sleep(time.Millisecond) // the killed ones are being reaped
 		}
 	}
-	return n
+	return false
 }
 
 // killPids SIGKILLs the pids listed one a line, never this process (one

@@ -172,10 +172,14 @@ func (s *sandbox) start(cmd *exec.Cmd, p *prepared, lim limits) (stuck bool, err
 }
 
 // done kills what the copy left in its cgroups and gives back what
-// prepare took. Call it once the copy's leader is reaped.
+// prepare took (not an index whose cgroup it could not empty). Call it
+// once the copy's leader is reaped.
 func (s *sandbox) done(p *prepared) {
-	if s.cg != nil && p.index >= 0 {
-		s.cg.killAll(p.index)
+	if s.cg != nil && p.index >= 0 && !s.cg.killAll(p.index) {
+		// Something there outlives every SIGKILL so far (a fork bomb
+		// outrunning the sweeps): the index, its cgroup and its slot uid
+		// are not handed to another copy.
+		return
 	}
 	p.release()
 }
@@ -183,18 +187,25 @@ func (s *sandbox) done(p *prepared) {
 // namespaces makes cmd start the namespace init (package nsinit), which
 // sets the copy's view up and execs the task.
 func (s *sandbox) namespaces(cmd *exec.Cmd, attr *syscall.SysProcAttr, id identity, scratch string) {
-	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: id.uid, HostID: id.uid, Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: id.gid, HostID: id.gid, Size: 1}}
-	attr.AmbientCaps = []uintptr{capSysAdmin, capSetpcap}
-	if s.root {
-		// Root may allow setgroups in the namespace: the copy then drops
-		// root's supplementary groups.
-		attr.GidMappingsEnableSetgroups = true
-		attr.Credential = &syscall.Credential{Uid: uint32(id.uid), Gid: uint32(id.gid), Groups: id.groups}
-	}
 	spec := nsinit.Spec{UID: id.uid, GID: id.gid, Scratch: scratch, Dir: cmd.Dir, Hide: s.hide,
 		NProc: s.maxProcs, Path: cmd.Path, Argv: cmd.Args}
+	if s.cg != nil && slices.Contains(s.cg.ctrls, "pids") {
+		spec.NProc = 0 // the cgroup's pids.max holds per copy
+	}
+	if s.root {
+		// Root needs no user namespace to mount, and the init becomes the
+		// slot uid itself. Without CLONE_NEWUSER, Go forks the child with
+		// CLONE_VFORK|CLONE_VM instead of copying the parent's page
+		// tables, which for a server with a large heap cost milliseconds
+		// of its CPU per copy.
+		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+		spec.Switch = true
+	} else {
+		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: id.uid, HostID: id.uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: id.gid, HostID: id.gid, Size: 1}}
+		attr.AmbientCaps = []uintptr{capSysAdmin, capSetpcap}
+	}
 	if spec.Dir == scratch {
 		spec.Dir = ""
 	}
@@ -328,17 +339,15 @@ func (a *agent) setupIsolation(cfg Config) error {
 			notEnforced = append(notEnforced, cgWhy)
 		}
 	}
-	if a.maxProcs > 0 {
-		switch mech {
-		case IsolationUID, IsolationOwnerUID:
-			if sb.cg != nil && slices.Contains(sb.cg.ctrls, "pids") {
-				break // the cgroup's pids.max holds per copy
-			}
+	cgPids := sb.cg != nil && slices.Contains(sb.cg.ctrls, "pids")
+	if a.maxProcs > 0 && !cgPids { // else the cgroup's pids.max holds per copy
+		switch {
+		case mech == IsolationUID || mech == IsolationOwnerUID || mech == IsolationNamespaces && root:
 			if err := setProcLimit(a.maxProcs); err != nil {
 				return fmt.Errorf("worker: process limit: %w", err)
 			}
 			enforced = append(enforced, "pids (rlimit per uid)")
-		case IsolationNamespaces:
+		case mech == IsolationNamespaces:
 			enforced = append(enforced, "pids (rlimit per user namespace)")
 		}
 	}

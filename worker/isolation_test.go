@@ -93,6 +93,9 @@ func TestIsolatedCopy(t *testing.T) {
 				c.Isolation = mech
 				c.Hide = []string{secret}
 				c.SlotUIDs = UIDRange{First: 61000, Count: 8}
+				if mech == IsolationNamespaces {
+					c.SlotUIDs.First = 61050
+				}
 			})
 			state := b.a.stateDir
 			b.srv.startCopy(1, 0, sh(`echo "uid $(id -u)"; echo "pwd $(pwd)"; `+
@@ -151,6 +154,9 @@ func TestForkBombBounded(t *testing.T) {
 				c.Isolation = mech
 				c.MaxProcs = limit
 				c.SlotUIDs = UIDRange{First: 61100, Count: 8}
+				if mech == IsolationNamespaces {
+					c.SlotUIDs.First = 61150
+				}
 			})
 			// Counts the sleeps it manages to start, then the real bomb,
 			// which the timeout ends.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -77,6 +78,18 @@ func TestIsolationStartCost(t *testing.T) {
 			defer p.release()
 			return cmd.Run()
 		}
+	}
+	// The namespaces' own cost, without the init: `true` cloned into new
+	// user, mount and PID namespaces.
+	run["clone-only"] = func() error {
+		cmd := exec.Command(truePath)
+		cmd.Dir = "/"
+		a := sysProcAttr()
+		a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+		cmd.SysProcAttr = a
+		return cmd.Run()
 	}
 	if bwrap, err := exec.LookPath("bwrap"); err == nil {
 		// A scratch directory of its own, which the slot uid runs above

@@ -34,6 +34,7 @@ package nsinit
 
 import (
 	"strconv"
+	"strings"
 )
 
 // Arg0 is the argument vector's first element that selects the init.
@@ -41,8 +42,13 @@ const Arg0 = "batchd-nsinit"
 
 // Spec is what the init needs to set a copy up.
 type Spec struct {
-	// UID and GID are the worker's, mapped to themselves for the task.
+	// UID and GID are who the task runs as: the worker's own, mapped to
+	// themselves in the user namespace, or, with Switch, a uid the init
+	// (then real root, in no user namespace) switches to before the exec.
 	UID, GID int
+	// Switch: the init runs as root and becomes UID and GID (with no
+	// supplementary group) once the mounts are made.
+	Switch bool
 	// Scratch is the copy's scratch directory, bound back at its path.
 	Scratch string
 	// Dir is the task's working directory (Scratch when empty); made
@@ -60,7 +66,11 @@ type Spec struct {
 // Args is the argument vector that starts the init for s (the worker
 // executes /proc/self/exe with it).
 func Args(s Spec) []string {
-	a := []string{Arg0, strconv.Itoa(s.UID), strconv.Itoa(s.GID), s.Scratch, s.Dir, strconv.Itoa(s.NProc), strconv.Itoa(len(s.Hide))}
+	uid := strconv.Itoa(s.UID)
+	if s.Switch {
+		uid = "switch:" + uid
+	}
+	a := []string{Arg0, uid, strconv.Itoa(s.GID), s.Scratch, s.Dir, strconv.Itoa(s.NProc), strconv.Itoa(len(s.Hide))}
 	a = append(a, s.Hide...)
 	a = append(a, s.Path)
 	return append(a, s.Argv...)
@@ -73,7 +83,9 @@ func parse(a []string) (Spec, bool) {
 	}
 	var s Spec
 	var err error
-	if s.UID, err = strconv.Atoi(a[1]); err != nil {
+	uid, sw := strings.CutPrefix(a[1], "switch:")
+	s.Switch = sw
+	if s.UID, err = strconv.Atoi(uid); err != nil {
 		return Spec{}, false
 	}
 	if s.GID, err = strconv.Atoi(a[2]); err != nil {

@@ -181,15 +181,16 @@ func setup(s Spec) error {
 			return fmt.Errorf("process limit: %w", err)
 		}
 	}
-	return dropCaps()
+	return dropCaps(s)
 }
 
 // dropCaps leaves the thread that will exec the task no capability to
 // gain: an empty bounding set (so that even uid 0 gains none at exec), no
 // ambient, inheritable, permitted or effective capability, and
-// no_new_privs (setuid and file capabilities do nothing). The package's
-// init runs on the main thread, locked to it, which then execs.
-func dropCaps() error {
+// no_new_privs (setuid and file capabilities do nothing); with s.Switch
+// it becomes s.UID and s.GID with no supplementary group first. The
+// package's init runs on the main thread, locked to it, which then execs.
+func dropCaps(s Spec) error {
 	for c := 0; c <= lastCapProbeCeiling; c++ {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prCapbsetDrop, uintptr(c), 0); e == syscall.EINVAL {
 			break // past the kernel's last capability
@@ -202,6 +203,24 @@ func dropCaps() error {
 	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0); e != 0 {
 		return fmt.Errorf("no_new_privs: %w", e)
+	}
+	if s.Switch {
+		// (syscall's Setgroups, Setgid and Setuid change every thread.)
+		if err := syscall.Setgroups([]int{}); err != nil {
+			return fmt.Errorf("setgroups: %w", err)
+		}
+		if err := syscall.Setgid(s.GID); err != nil {
+			return fmt.Errorf("setgid %d: %w", s.GID, err)
+		}
+		if err := syscall.Setuid(s.UID); err != nil {
+			return fmt.Errorf("setuid %d: %w", s.UID, err)
+		}
+		// The kernel forgets the parent-death signal when the uid
+		// changes: ask for it again, so that the copy dies with its
+		// worker.
+		if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); e != 0 {
+			return fmt.Errorf("parent-death signal: %w", e)
+		}
 	}
 	hdr := struct {
 		version uint32
