@@ -101,7 +101,7 @@ const lagEachWay = 75 * time.Millisecond
 // startWorkerVia starts `batchd worker` against url (a proxy to the server).
 func (c *cluster) startWorkerVia(url, name string, slots int) *proc {
 	c.t.Helper()
-	return startProc(c.t, "batchd worker "+name, c.batchd, "worker", "--server", url, "--token", c.workerToken(),
+	return startProc(c.t, "batchd worker "+name, c.batchd, "worker", "--server", url, "--token-file", tokenFile(c.t, c.workerToken()), "--isolation", "none",
 		"--name", name, "--slots", fmt.Sprint(slots), "--state-dir", filepath.Join(c.t.TempDir(), name))
 }
 

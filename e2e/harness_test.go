@@ -94,11 +94,20 @@ type proc struct {
 // test failed, prints its output.
 func startProc(t *testing.T, name, bin string, args ...string) *proc {
 	t.Helper()
+	return startProcWith(t, name, nil, bin, args...)
+}
+
+// startProcWith is startProc with a hook that adjusts the command first.
+func startProcWith(t *testing.T, name string, adjust func(*exec.Cmd), bin string, args ...string) *proc {
+	t.Helper()
 	p := &proc{name: name, cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	// The child dies with the test binary, however that ends (a -timeout
 	// panic, a SIGKILL): no server or worker outlives a test run.
 	p.cmd.SysProcAttr = childAttr()
+	if adjust != nil {
+		adjust(p.cmd)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
@@ -199,7 +208,7 @@ func (c *cluster) start(args ...string) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	all := append([]string{"serve", "--listen", listen, "--data", c.data}, args...)
+	all := append([]string{"serve", "--listen", listen, "--data", c.data}, withIsolation(args)...)
 	c.server = startProc(c.t, "batchd serve", c.batchd, all...)
 	c.addr = c.waitServing(c.server)
 }
@@ -228,11 +237,35 @@ func (c *cluster) waitServing(p *proc) string {
 	return ""
 }
 
-// startWorker starts `batchd worker` against the server.
-func (c *cluster) startWorker(name string, slots int) *proc {
+// withIsolation adds --isolation none to args that name none: the tests
+// of batchd's behaviour run tasks that write into the test's directories,
+// as the test's user; isolation_test.go tests the isolation.
+func withIsolation(args []string) []string {
+	for _, a := range args {
+		if a == "--isolation" || strings.HasPrefix(a, "--isolation=") {
+			return args
+		}
+	}
+	return append(append([]string(nil), args...), "--isolation", "none")
+}
+
+// tokenFile writes tok into a new 0600 file and returns its path.
+func tokenFile(t *testing.T, tok string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "worker.token")
+	if err := os.WriteFile(f, []byte(tok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// startWorker starts `batchd worker` against the server (args are more
+// flags).
+func (c *cluster) startWorker(name string, slots int, args ...string) *proc {
 	c.t.Helper()
-	return startProc(c.t, "batchd worker "+name, c.batchd, "worker", "--server", c.url(), "--token", c.workerToken(),
-		"--name", name, "--slots", fmt.Sprint(slots), "--state-dir", filepath.Join(c.t.TempDir(), name))
+	all := append([]string{"worker", "--server", c.url(), "--token-file", tokenFile(c.t, c.workerToken()), "--remove-token-file",
+		"--name", name, "--slots", fmt.Sprint(slots), "--state-dir", filepath.Join(c.t.TempDir(), name)}, withIsolation(args)...)
+	return startProc(c.t, "batchd worker "+name, c.batchd, all...)
 }
 
 // result is what one batchctl run printed and its exit status.
@@ -245,11 +278,23 @@ type result struct {
 // server is unreachable (so it rides out a restart, however slow).
 func (c *cluster) ctl(args ...string) result {
 	c.t.Helper()
-	ctx, cancel := context.WithCancel(c.t.Context())
-	defer cancel()
 	// batchctl finds the admin token in the data directory, as on the
 	// server's own machine.
-	all := append([]string{"--server", c.url(), "--retry", patience.String(), "--data", c.data, "--config", os.DevNull}, args...)
+	return c.ctlAuth([]string{"--data", c.data}, args...)
+}
+
+// ctlAs is ctl with token (a user's) instead of the admin's.
+func (c *cluster) ctlAs(token string, args ...string) result {
+	c.t.Helper()
+	return c.ctlAuth([]string{"--token", token, "--data", os.DevNull}, args...)
+}
+
+// ctlAuth is ctl with the flags auth that say who calls.
+func (c *cluster) ctlAuth(auth []string, args ...string) result {
+	c.t.Helper()
+	ctx, cancel := context.WithCancel(c.t.Context())
+	defer cancel()
+	all := append(append([]string{"--server", c.url(), "--retry", patience.String(), "--config", os.DevNull}, auth...), args...)
 	cmd := exec.CommandContext(ctx, c.batchctl, all...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

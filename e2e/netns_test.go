@@ -134,7 +134,7 @@ func TestNetnsPartition(t *testing.T) {
 	c.start("--slots", "0", "--lease", lease.String(), "--lease-margin", "2s")
 	workers := map[string]*proc{}
 	for _, w := range []string{"a", "b"} {
-		workers[w] = startProc(t, "batchd worker "+w, n.in(w, batchd), "worker", "--server", c.url(), "--token", c.workerToken(),
+		workers[w] = startProc(t, "batchd worker "+w, n.in(w, batchd), "worker", "--server", c.url(), "--token-file", tokenFile(t, c.workerToken()), "--isolation", "none",
 			"--name", w, "--slots", "4", "--state-dir", filepath.Join(t.TempDir(), w))
 	}
 	waitFor(t, patience, "two workers up", func() bool {

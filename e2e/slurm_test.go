@@ -108,7 +108,7 @@ func startPool(t *testing.T, c *cluster, name string, args ...string) *proc {
 	t.Helper()
 	t.Setenv("BATCH_WORKER_TOKEN", c.workerToken())
 	all := append([]string{"pool", "slurm", "--server", c.url(), "--name", name, "--slots", "1",
-		"--interval", "500ms", "--backoff", "1s", "--chdir", t.TempDir(), "--cancel-on-exit"}, args...)
+		"--interval", "500ms", "--backoff", "1s", "--chdir", t.TempDir(), "--cancel-on-exit", "--worker-arg=--isolation=none"}, args...)
 	return startProc(t, "batchd pool "+name, c.batchd, all...)
 }
 

@@ -31,7 +31,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,8 +90,9 @@ type PilotSpec struct {
 	// only the engine knows (it derives it from the job id): the engine
 	// appends --name WorkerName(id).
 	Argv []string
-	// Env holds variables the pilot must get (the worker token): the
-	// engine passes them through the environment, never on a command line.
+	// Env holds variables the pilot must get, passed through its
+	// environment. Never a token: Slurm keeps a job's environment where
+	// its user reads it (the pool hands the token over in a file).
 	Env map[string]string
 }
 
@@ -155,9 +160,18 @@ type Config struct {
 	// (--slots, --idle-exit, --hand-back; the engine adds --name), e.g.
 	// ["/usr/local/bin/batchd", "worker", "--server", URL]. Required.
 	Worker []string
-	// Token is the worker token, given to pilots in BATCH_WORKER_TOKEN.
-	Token  string
-	Logger *slog.Logger
+	// Token is the worker token. Each pilot gets it in a file of its own
+	// (0600, in TokenDir) that its worker reads and removes before it runs
+	// any task (--token-file PATH --remove-token-file): never in an
+	// environment or on a command line, which Slurm keeps where the job's
+	// user (whose tasks may run on the pilot) can read them.
+	Token string
+	// TokenDir holds the pilots' token files (0700, created if needed):
+	// a directory the pilots' nodes see at the same path, such as one in
+	// the shared working directory. The workers hide it from their
+	// tasks (--hide). Default: $TMPDIR/batchd-pilot-tokens-UID (one node).
+	TokenDir string
+	Logger   *slog.Logger
 	// RequestTimeout bounds each call to the server and the engine
 	// (default 30 s).
 	RequestTimeout time.Duration
@@ -185,7 +199,10 @@ type Pool struct {
 	// lists an ended job for a few minutes): a pool that runs for months
 	// holds only the pilots of the last few minutes.
 	judged map[string]bool
-	now    func() time.Time
+	// tokenFiles are the token files of pilots that may not have read
+	// theirs yet, by pilot id.
+	tokenFiles map[string]string
+	now        func() time.Time
 }
 
 // New returns a pool of eng's pilots for the server srv.
@@ -220,6 +237,9 @@ func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
+	if cfg.TokenDir == "" {
+		cfg.TokenDir = filepath.Join(os.TempDir(), "batchd-pilot-tokens-"+strconv.Itoa(os.Getuid()))
+	}
 	if cfg.RegisterWait <= 0 {
 		cfg.RegisterWait = 2 * time.Minute
 	}
@@ -227,7 +247,7 @@ func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
 		cfg.Logger = slog.Default()
 	}
 	p := &Pool{cfg: cfg, eng: eng, srv: srv, log: cfg.Logger.With("pool", cfg.Name),
-		registered: map[string]bool{}, judged: map[string]bool{}, now: time.Now}
+		registered: map[string]bool{}, judged: map[string]bool{}, tokenFiles: map[string]string{}, now: time.Now}
 	p.backoff.Min, p.backoff.Max = cfg.BackoffMin, cfg.BackoffMax
 	return p, nil
 }
@@ -299,6 +319,7 @@ func (p *Pool) Round(ctx context.Context) error {
 		up[w.GetName()] = true
 	}
 	stuck := p.judge(pilots, up)
+	p.dropTokens(pilots)
 	plan := p.plan(pilots, up, resp.GetQueuedRequested(), resp.GetQueuedDisclosed())
 	plan.Cancel = append(plan.Cancel, stuck...)
 	if len(plan.Cancel) > 0 {
@@ -326,18 +347,66 @@ func (p *Pool) Round(ctx context.Context) error {
 
 // submit submits one pilot of class, backing off when that fails.
 func (p *Pool) submit(ctx context.Context, class Class) error {
+	tokFile, err := p.writeToken()
+	if err != nil {
+		p.fail(fmt.Sprintf("token file for a pilot: %v", err))
+		return err
+	}
 	spec := PilotSpec{Class: class, Slots: p.cfg.Slots,
-		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back"),
-		Env:  map[string]string{"BATCH_WORKER_TOKEN": p.cfg.Token}}
+		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back",
+			"--token-file", tokFile, "--remove-token-file", "--hide", p.cfg.TokenDir)}
 	sctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	id, err := p.eng.Submit(sctx, spec)
 	cancel()
 	if err != nil {
+		os.Remove(tokFile)
 		p.fail(fmt.Sprintf("submit a %s pilot: %v", class, err))
 		return err
 	}
+	p.tokenFiles[id] = tokFile
 	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots)
 	return nil
+}
+
+// writeToken writes the token into a new 0600 file of TokenDir, named at
+// random (the pilot's job id is not known before it is submitted).
+func (p *Pool) writeToken() (string, error) {
+	if err := os.MkdirAll(p.cfg.TokenDir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(p.cfg.TokenDir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(p.cfg.TokenDir, "pilot-*.token") // 0600
+	if err != nil {
+		return "", err
+	}
+	_, err = f.WriteString(p.cfg.Token)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// dropTokens removes the token files of pilots that ended or are gone
+// (a pilot that ran removed its own; one cancelled while pending did not).
+func (p *Pool) dropTokens(pilots []Pilot) {
+	live := map[string]bool{}
+	for _, pl := range pilots {
+		if pl.State != Ended {
+			live[pl.ID] = true
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(p.tokenFiles)) {
+		if !live[id] {
+			os.Remove(p.tokenFiles[id])
+			delete(p.tokenFiles, id)
+		}
+	}
 }
 
 // fail records a failure and backs off.

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -68,6 +69,7 @@ func newTestPool(t *testing.T, cfg Config, e *engine, s *server) *Pool {
 	t.Helper()
 	cfg.Worker = []string{"batchd", "worker", "--server", "http://127.0.0.1:1"}
 	cfg.Token = "bd_secret"
+	cfg.TokenDir = t.TempDir()
 	p, err := New(cfg, e, s)
 	if err != nil {
 		t.Fatal(err)
@@ -91,8 +93,16 @@ func TestPoolSizesToTheQueue(t *testing.T) {
 		case Disclosed:
 			disc++
 		}
-		if sp.Env["BATCH_WORKER_TOKEN"] != "bd_secret" || slices.Contains(sp.Argv, "bd_secret") {
-			t.Fatalf("the token must be in Env only: %+v", sp)
+		if len(sp.Env) != 0 || slices.Contains(sp.Argv, "bd_secret") || !slices.Contains(sp.Argv, "--remove-token-file") {
+			t.Fatalf("the token must be in a file the worker removes, neither in Env nor in argv: %+v", sp)
+		}
+		i := slices.Index(sp.Argv, "--token-file")
+		if i < 0 || i+1 >= len(sp.Argv) {
+			t.Fatalf("no --token-file in %q", sp.Argv)
+		}
+		fi, err := os.Stat(sp.Argv[i+1])
+		if b, rerr := os.ReadFile(sp.Argv[i+1]); err != nil || rerr != nil || string(b) != "bd_secret" || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("token file %s: %v %v, want 0600 with the token", sp.Argv[i+1], fi, err)
 		}
 		if !slices.Contains(sp.Argv, "--hand-back") || !slices.Contains(sp.Argv, "--idle-exit") {
 			t.Fatalf("pilot argv %v lacks --hand-back or --idle-exit", sp.Argv)

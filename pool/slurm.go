@@ -94,7 +94,7 @@ func (s *Slurm) Script(argv []string) string {
 }
 
 // SbatchArgs are the arguments sbatch gets for a pilot of spec (the
-// script comes on standard input; the token in the environment).
+// script comes on standard input; the token in a file the script names).
 func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 	args := []string{"--parsable", "--job-name=" + s.jobName(spec.Class), "--ntasks=1",
 		"--cpus-per-task=" + strconv.Itoa(max(1, spec.Slots)), "--export=ALL"}
@@ -132,8 +132,13 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 
 // Submit runs sbatch --parsable with the pilot script on standard input and
 // spec.Env added to the environment (sbatch --export=ALL passes it on).
+// The pool's own tokens (BATCH_WORKER_TOKEN, BATCH_TOKEN) are left out
+// of it: Slurm would keep them where the job's user, and so the tasks on
+// the pilot, can read them.
 func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
-	env := os.Environ()
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "BATCH_WORKER_TOKEN=") || strings.HasPrefix(kv, "BATCH_TOKEN=")
+	})
 	for k, v := range spec.Env {
 		env = append(env, k+"="+v)
 	}

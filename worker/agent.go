@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,10 +76,34 @@ type Config struct {
 	// NoSuspend tells the server this worker cannot SIGSTOP/SIGCONT copies
 	// (preemption then kills). Default false: it can.
 	NoSuspend bool
-	// Env is the base environment of copies. Default (nil): os.Environ().
-	// The tokens in it (BATCH_WORKER_TOKEN, BATCH_TOKEN) are always left
-	// out: a task, another user's code, must not speak for the worker.
+	// Env holds variables (KEY=VALUE) every copy gets. A copy's
+	// environment is built from scratch: PATH, LANG, LANGUAGE, LC_*, TZ and
+	// TERM of the worker's own environment, then Env, then HOME (its
+	// scratch directory), the task's own variables and the BATCH_* ones.
+	// Nothing else of the worker's environment reaches a task, and the
+	// tokens (BATCH_WORKER_TOKEN, BATCH_TOKEN) never do, even named here:
+	// a task, another user's code, must not speak for the worker.
 	Env []string
+	// Isolation is how copies are kept from the worker, the server and
+	// each other (see Isolation). Default: IsolationAuto.
+	Isolation Isolation
+	// SlotUIDs are the uids (and gids) a root worker runs copies as, one
+	// per running copy. Default: DefaultSlotUIDs. Give each root worker on
+	// a machine a range of its own.
+	SlotUIDs UIDRange
+	// BoundUser is the one batchd user whose tasks the worker runs (the
+	// server assigns it no other's); required in effect with
+	// IsolationNone, where a task sees everything the worker sees. The
+	// worker also refuses any other owner's copy itself.
+	BoundUser string
+	// MaxProcs bounds the processes (threads included) of one copy, so
+	// that a fork bomb ends its own copy, not the worker. Default:
+	// DefaultMaxProcs; negative: no limit.
+	MaxProcs int
+	// Hide lists directories that copies must not see (the server's data
+	// directory for batchd serve's slots). The state directory and the
+	// scratch directories are hidden without being named.
+	Hide []string
 	// PollInterval is how often a copy's progress file and CPU time are
 	// read. Default: 250 ms.
 	PollInterval time.Duration
@@ -174,6 +197,20 @@ type agent struct {
 	noExec     bool // Config.BenchNoExec
 	idleExit   time.Duration
 	handBack   bool
+	// isolation is the mechanism in use, isolationWhy why it was chosen;
+	// boundUser the one user whose copies run here ("" any); limits what
+	// is enforced per copy (RegisterRequest.limits).
+	isolation    Isolation
+	isolationWhy string
+	boundUser    string
+	limits       string
+	limitsWhy    string // why some limits are not enforced ("" when all are)
+	sandbox      *sandbox
+	maxProcs     int
+	// scratchRoot holds the copies' scratch directories; oldScratch is an
+	// earlier agent's, to clean up at start ("" when none).
+	scratchRoot string
+	oldScratch  string
 	// stopped is closed when the worker starts stopping (ctx done or idle).
 	stopped  chan struct{}
 	lastBusy time.Time     // when a copy last started or ended; guarded by mu
@@ -297,10 +334,7 @@ func newAgent(cfg Config) (*agent, error) {
 	if a.stateDir == "" {
 		a.stateDir = filepath.Join(os.TempDir(), "batchd-worker-"+a.name)
 	}
-	if a.env == nil {
-		a.env = os.Environ()
-	}
-	a.env = withoutTokens(a.env)
+	a.env = baseEnv(os.Environ(), a.env)
 	if a.poll <= 0 {
 		a.poll = defaultPoll
 	}
@@ -315,9 +349,16 @@ func newAgent(cfg Config) (*agent, error) {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
 	}
 	a.stateDir = dir // copies get absolute paths, whatever their working dir
-	a.scratch = &scratchDirs{root: filepath.Join(dir, "copies"), max: 2 * a.slots}
-	if err := os.MkdirAll(a.stateDir, 0o755); err != nil {
+	if err := os.MkdirAll(a.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
+	}
+	// The state directory is the worker's alone (its lock, its name, and
+	// for a worker that runs copies as itself their scratch directories).
+	if err := os.Chmod(a.stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("worker: state dir: %w", err)
+	}
+	if err := a.setupIsolation(cfg); err != nil {
+		return nil, err
 	}
 	if persist {
 		// Keep a generated name in an explicit state dir, so a restarted
@@ -357,17 +398,8 @@ func (a *agent) run(ctx context.Context) error {
 	defer lock.Close()
 	// Copies of an earlier agent on this state dir died with it, but what
 	// they forked may not have: kill it, and drop their scratch dirs.
-	copiesDir := filepath.Join(a.stateDir, "copies")
-	if n, err := killLeftovers(copiesDir + string(filepath.Separator)); err != nil {
-		a.log.Warn("looking for leftover processes", "err", err)
-	} else if n > 0 {
-		a.log.Warn("killed leftover processes of an earlier worker", "count", n)
-	}
-	if err := os.RemoveAll(copiesDir); err != nil {
-		return fmt.Errorf("worker: state dir: %w", err)
-	}
-	if err := os.Mkdir(copiesDir, 0o755); err != nil {
-		return fmt.Errorf("worker: state dir: %w", err)
+	if err := a.cleanScratch(); err != nil {
+		return err
 	}
 
 	a.comm, a.commCancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -389,9 +421,7 @@ func (a *agent) run(ctx context.Context) error {
 	go func() { defer loops.Done(); a.heartbeatLoop() }()
 	go func() { defer loops.Done(); a.leaseLoop() }()
 	a.log.Info("worker started", "slots", a.slots, "memory_mb", a.memoryMB, "state_dir", a.stateDir)
-	// Said once, plainly: the limits tasks ask for are accounted by the
-	// scheduler, not enforced on this machine.
-	a.log.Warn("resource requests (cpus, memory) are not enforced on this worker, only accounted by the scheduler", "why", cgroupStatus())
+	a.logIsolation()
 
 	select {
 	case <-ctx.Done():
@@ -458,6 +488,9 @@ func (a *agent) run(ctx context.Context) error {
 	case <-copiesDone:
 	case <-t.C:
 		return errors.New("worker: copies still running after SIGKILL; giving up on them")
+	}
+	if a.sandbox.cg != nil {
+		a.sandbox.cg.close()
 	}
 	a.mu.Lock()
 	n := a.undelivered
@@ -533,22 +566,4 @@ func (a *agent) finishRunning() {
 			return
 		}
 	}
-}
-
-// secretEnv names the variables that hold tokens (client.WorkerTokenEnv
-// and client.TokenEnv), which copies never inherit: with the worker token
-// a task could report, lose or forge every copy of its worker, whoever
-// owns them.
-var secretEnv = []string{"BATCH_WORKER_TOKEN", "BATCH_TOKEN"}
-
-// withoutTokens returns env without the secretEnv variables.
-func withoutTokens(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(secretEnv, k) {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

@@ -164,6 +164,9 @@ func (a *agent) register() error {
 		Running:    a.heldCopies(),
 		Version:    a.version,
 		MemoryMb:   a.memoryMB,
+		Isolation:  string(a.isolation),
+		BoundUser:  a.boundUser,
+		Limits:     a.limits,
 	}
 	if bye {
 		req.MemoryMb = 0

@@ -45,7 +45,8 @@ const (
 // agent's mutex; the rest are set before the copy is published.
 type copyRun struct {
 	// niceThread: the forking thread could not get its nice value back
-	// (Config.Nice without the privilege to lower it again).
+	// (Config.Nice without the privilege to lower it again), or could not
+	// leave the copy's cgroup (v1): it must end, not serve the runtime.
 	niceThread bool
 	// unlocked: execute let go of the forking thread once the copy was
 	// reaped.
@@ -167,6 +168,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		res.EndedAt = timestamppb.New(a.now())
 		return res
 	}
+	if owner := c.start.GetOwner(); a.boundUser != "" && owner != "" && owner != a.boundUser {
+		// The server should not send it; a worker bound to one user runs
+		// nobody else's task whatever it is sent.
+		return fail(fmt.Errorf("this worker runs only %s's tasks, not %s's", a.boundUser, owner))
+	}
 	scratch, err := a.scratch.take()
 	if err != nil {
 		return fail(fmt.Errorf("scratch dir: %w", err))
@@ -181,7 +187,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	if spec.GetDir() != "" {
 		cmd.Dir = spec.GetDir()
 	}
-	env := append([]string(nil), a.env...)
+	env := append(append([]string(nil), a.env...), "HOME="+c.scratch)
+	if a.isolation == IsolationUID || a.isolation == IsolationOwnerUID {
+		// A /tmp of its own (under namespaces /tmp is private already).
+		env = append(env, "TMPDIR="+c.scratch)
+	}
 	keys := make([]string, 0, len(spec.GetEnv()))
 	for k := range spec.GetEnv() {
 		keys = append(keys, k)
@@ -199,7 +209,18 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		"BATCH_PROGRESS_FILE="+progressPath,
 	)
 	cmd.Env = env // exec keeps the last value of a repeated key
-	cmd.SysProcAttr = sysProcAttr()
+	var box *prepared
+	if cmd.Err == nil {
+		if box, err = a.sandbox.prepare(cmd, c.start.GetOwner(), c.scratch); err != nil {
+			return fail(err)
+		}
+	}
+	// done gives back what prepare took, once the copy is reaped.
+	done := func() {
+		if box != nil {
+			a.sandbox.done(box)
+		}
+	}
 	if f := devNull(); f != nil {
 		cmd.Stdin = f
 	}
@@ -226,6 +247,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		outW.Close()
 		errR.Close()
 		errW.Close()
+		done()
 		res.Killed = true
 		res.ExitCode = 128 + int32(syscall.SIGKILL)
 		res.EndedAt = timestamppb.New(a.now())
@@ -243,8 +265,15 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		// instruction. Failing to renice is not worth failing the copy.
 		restore, _ = niceThread(a.nice)
 	}
-	err = cmd.Start()
-	if !restore() {
+	stuck := false
+	if box != nil {
+		stuck, err = a.sandbox.start(cmd, box, limits{procs: a.maxProcs, memoryMB: spec.GetMemoryMb(), cpus: spec.GetCpus()})
+	} else {
+		err = cmd.Start() // reports cmd.Err
+	}
+	if !restore() || stuck {
+		// The thread keeps a nice value or a cgroup of a copy's: it ends
+		// with this goroutine instead of serving the runtime again.
 		c.niceThread = true
 	}
 	a.mu.Lock()
@@ -275,6 +304,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		done()
 		return fail(startError(err, spec.GetDir()))
 	}
 
@@ -283,11 +313,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	go func() { defer readers.Done(); copyOut(stdout, outR) }()
 	go func() { defer readers.Done(); copyOut(stderr, errR) }()
 
-	done := make(chan struct{})
+	stopMonitor := make(chan struct{})
 	monitorDone := make(chan struct{})
 	go func() {
 		defer close(monitorDone)
-		a.monitor(c, progressPath, done)
+		a.monitor(c, progressPath, stopMonitor)
 	}()
 
 	// Wait for the leader to exit without reaping it, kill whatever is
@@ -311,6 +341,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		a.log.Warn("waitid failed; reaping directly", "copy", c.id, "err", waitErr)
 	}
 	_ = cmd.Wait() // reaps the leader; its exit status is read below
+	done()
 	if !c.niceThread {
 		// Reaped: the thread no longer matters to the copy. What is left
 		// (the monitor and the pipes' readers ending) runs unlocked: a
@@ -319,7 +350,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		runtime.UnlockOSThread()
 		c.unlocked = true
 	}
-	close(done)
+	close(stopMonitor)
 	<-monitorDone
 
 	// The group is dead; a process that left the group (setsid) may still

@@ -18,15 +18,18 @@ const supported = true
 // on every Linux architecture Go supports.
 const clockTicks = 100
 
-// sysProcAttr puts the copy in its own process group, so that kill, suspend
-// and resume reach every process it forks, and has the kernel SIGKILL it when
-// the agent dies.
+// sysProcAttr puts the copy in its own session and process group, so that
+// kill, suspend and resume reach every process it forks, and has the kernel
+// SIGKILL it when the agent dies. Its own session, not just a group: the
+// kernel lets any process send SIGCONT to the processes of its session,
+// whatever their uid, so a copy in the worker's session could resume other
+// copies that the worker suspended.
 //
 // Pdeathsig fires when the thread that forked the child exits, not the
 // process: the copy's goroutine keeps its thread locked while the child lives
 // (see copyRun.run), so the Go runtime never retires that thread under it.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // signalGroup sends sig to the process group pgid. A group that is gone is

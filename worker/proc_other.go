@@ -5,6 +5,7 @@ package worker
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -32,3 +33,32 @@ func lockDir(string) (*os.File, error) { return nil, errUnsupported }
 func killLeftovers(string) (int, error) { return 0, errUnsupported }
 
 func niceThread(int) (func() bool, error) { return func() bool { return true }, errUnsupported }
+
+// sandbox is isolation_linux.go's; copies do not run here.
+type sandbox struct{ cg *cgroups }
+
+type cgroups struct{}
+
+func (*cgroups) close() {}
+
+type prepared struct{}
+
+type limits struct {
+	procs    int
+	memoryMB int64
+	cpus     int32
+}
+
+func (*sandbox) prepare(*exec.Cmd, string, string) (*prepared, error) { return nil, errUnsupported }
+
+func (*sandbox) start(*exec.Cmd, *prepared, limits) (bool, error) { return false, errUnsupported }
+
+func (*sandbox) done(*prepared) {}
+
+func probeNamespaces() error { return errUnsupported }
+
+func (a *agent) setupIsolation(Config) error { a.sandbox = &sandbox{}; return nil }
+
+func (a *agent) cleanScratch() error { return nil }
+
+func (a *agent) logIsolation() {}

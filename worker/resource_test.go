@@ -10,7 +10,8 @@ import (
 
 // TestRegisterOffersMemory: the agent offers the machine's memory by
 // default, what Config.MemoryMB says otherwise, none when it is negative;
-// and it says once, in its log, that requests are not enforced.
+// it registers its isolation and its limits, and says once, in its log,
+// that its tasks are not isolated (the tests' agents run with none).
 func TestRegisterOffersMemory(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -28,15 +29,19 @@ func TestRegisterOffersMemory(t *testing.T) {
 		})
 		b.srv.mu.Lock()
 		got := b.srv.registers[0].GetMemoryMb()
+		iso, limits := b.srv.registers[0].GetIsolation(), b.srv.registers[0].GetLimits()
 		b.srv.mu.Unlock()
+		if iso != "none" || limits == "" {
+			t.Errorf("registered isolation %q, limits %q; want none and some limits", iso, limits)
+		}
 		if !tc.want(got) {
 			t.Errorf("Config.MemoryMB %d: registered %d MiB", tc.cfg, got)
 		}
 		if err := b.stop(); err != nil {
 			t.Fatal(err)
 		}
-		if n := strings.Count(log.String(), "not enforced"); n != 1 {
-			t.Errorf("the log says %d times that requests are not enforced, want once:\n%s", n, log.String())
+		if n := strings.Count(log.String(), "NOT ISOLATED"); n != 1 {
+			t.Errorf("the log says %d times that tasks are not isolated, want once:\n%s", n, log.String())
 		}
 	}
 }

@@ -81,7 +81,7 @@ func TestRealServerRestart(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- worker.Run(wctx, worker.Config{Server: url, Name: "w-real", Slots: 1, StateDir: t.TempDir(),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: 2 * time.Second,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), DrainTimeout: 2 * time.Second, Isolation: worker.IsolationNone,
 			ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(wtok))}})
 	}()
 	defer func() { stop(); <-done }()

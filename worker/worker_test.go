@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -67,6 +68,9 @@ func setupAgent(t *testing.T, tweak func(*fakeServer), tweakCfg func(*Config), t
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		PollInterval: 20 * time.Millisecond,
 		DrainTimeout: 5 * time.Second,
+		// The tests of the agent's behaviour run copies as the test's
+		// user; isolation_test.go runs them isolated.
+		Isolation: IsolationNone,
 	}
 	if tweakCfg != nil {
 		tweakCfg(&cfg)
@@ -866,7 +870,7 @@ func TestLeftoversKilledOnRestart(t *testing.T) {
 		t.Fatal("grandchild died with the agent; this test's premise does not hold here")
 	}
 
-	a, err := newAgent(Config{Server: srv.url(), StateDir: state, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := newAgent(Config{Server: srv.url(), StateDir: state, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Isolation: IsolationNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -924,7 +928,8 @@ func TestMain(m *testing.M) {
 	if url := os.Getenv("BATCHD_TEST_AGENT"); url != "" {
 		err := Run(context.Background(), Config{
 			Server: url, StateDir: os.Getenv("BATCHD_TEST_STATE"),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Isolation: Isolation(cmp.Or(os.Getenv("BATCHD_TEST_ISOLATION"), string(IsolationNone))),
 		})
 		if err != nil {
 			os.Exit(1)
@@ -939,8 +944,11 @@ func TestMain(m *testing.M) {
 // the group kill and the ReportFinished call.
 func BenchmarkCopyRoundTrip(b *testing.B) {
 	srv := newFakeServer(b)
+	// BATCHD_BENCH_ISOLATION picks the isolation (default none), so that
+	// the cost of each mechanism per copy can be compared.
 	a, err := newAgent(Config{Server: srv.url(), Name: "w-bench", Slots: 1, StateDir: b.TempDir(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Isolation: Isolation(cmp.Or(os.Getenv("BATCHD_BENCH_ISOLATION"), string(IsolationNone)))})
 	if err != nil {
 		b.Fatal(err)
 	}

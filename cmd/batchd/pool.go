@@ -38,15 +38,17 @@ func poolSlurmCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "slurm",
 		Usage: "an elastic pool of pilots in Slurm (sbatch, squeue, scancel)",
-		UsageText: "BATCH_WORKER_TOKEN=bd_… batchd pool slurm --server URL [--slots N] [--max-pilots N] [--idle 30s]\n" +
+		UsageText: "batchd pool slurm --server URL --token-file FILE [--slots N] [--max-pilots N] [--idle 30s]\n" +
 			"    [--partition P] [--disclosed N --disclosed-partition P --disclosed-qos Q] [--time T] [--account A]\n" +
 			"    [--sbatch-arg ARG]...",
 		Description: "Runs until SIGTERM or SIGINT (pilots stay and leave when idle; --cancel-on-exit ends them).\n\n" +
 			"Each pilot is `sbatch --parsable --job-name batchd-POOL-CLASS --ntasks 1 --cpus-per-task SLOTS`\n" +
 			"with a script that execs `BATCHD worker --server URL --slots SLOTS --idle-exit IDLE\n" +
-			"--hand-back --name slurm-$SLURM_JOB_ID`. The worker token reaches the pilot in its\n" +
-			"environment (BATCH_WORKER_TOKEN, sbatch --export=ALL), never on a command line; Slurm keeps\n" +
-			"a job's environment where the job's user and Slurm's administrators can read it.\n\n" +
+			"--hand-back --token-file FILE --remove-token-file --hide DIR --name slurm-$SLURM_JOB_ID`.\n" +
+			"The worker token reaches each pilot in a 0600 file of its own in --token-dir (a directory\n" +
+			"the nodes share), which the worker reads and removes before it runs any task and hides from\n" +
+			"its tasks: never in the job's environment or script, which Slurm keeps where the job's user\n" +
+			"(and so a task on the pilot) can read them.\n\n" +
 			"Requested work goes to --partition (--qos); disclosed work, with --disclosed N, to\n" +
 			"--disclosed-partition (--disclosed-qos), for example preemptible capacity: a preempted\n" +
 			"pilot hands its copies back and they run again elsewhere, billed once.\n\n" +
@@ -56,12 +58,14 @@ func poolSlurmCommand() *cli.Command {
 			"Try it on a one-node test cluster:\n\n" +
 			"    e2e/slurm/start.sh /tmp/slurm && export SLURM_CONF=/tmp/slurm/slurm.conf\n" +
 			"    batchd serve --slots 0 &\n" +
-			"    export BATCH_WORKER_TOKEN=$(batchd user add --worker pool)\n" +
-			"    batchd pool slurm --server http://127.0.0.1:8080 --slots 2 --max-pilots 2",
+			"    (umask 077; batchd user add --worker pool > pool.token)\n" +
+			"    batchd pool slurm --server http://127.0.0.1:8080 --token-file pool.token --slots 2 --max-pilots 2",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "server base URL the pool and the pilots use", EnvVars: []string{"BATCH_SERVER"}, Required: true},
 			&cli.StringFlag{Name: "pilot-server", Usage: "server URL as the pilots' nodes reach it (default: --server)"},
-			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (prefer $BATCH_WORKER_TOKEN: a flag shows in ps)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
+			&cli.StringFlag{Name: "token-file", Usage: "read the worker token from `FILE` (0600)"},
+			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (prefer --token-file: a flag shows in ps, the environment in /proc)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
+			&cli.StringFlag{Name: "token-dir", Usage: "`DIR` for the pilots' token files, seen by the nodes at the same path (default: .batchd-pilot-tokens in --chdir)"},
 			&cli.StringFlag{Name: "name", Usage: "pool name on the server and in job names (batchd-NAME-requested)", Value: "slurm"},
 			&cli.IntFlag{Name: "slots", Usage: "slots (CPUs) per pilot", Value: 1},
 			&cli.IntFlag{Name: "max-pilots", Usage: "most pilots at once, pending and running", Value: 4},
@@ -87,8 +91,16 @@ func poolSlurmCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
 			token := c.String("token")
+			os.Unsetenv("BATCH_WORKER_TOKEN")
+			if f := c.String("token-file"); f != "" {
+				t, err := worker.TokenFromFile(f, false)
+				if err != nil {
+					return err
+				}
+				token = t
+			}
 			if token == "" {
-				return errors.New("no worker token: set BATCH_WORKER_TOKEN (`batchd user add --worker NAME` makes one)")
+				return errors.New("no worker token: give --token-file (`batchd user add --worker NAME` makes one)")
 			}
 			bin := c.String("batchd")
 			if bin == "" {
@@ -107,6 +119,11 @@ func poolSlurmCommand() *cli.Command {
 				dir = wd
 			}
 			dir, _ = filepath.Abs(dir)
+			tokenDir := c.String("token-dir")
+			if tokenDir == "" {
+				tokenDir = filepath.Join(dir, ".batchd-pilot-tokens")
+			}
+			tokenDir, _ = filepath.Abs(tokenDir)
 			pilotServer := c.String("pilot-server")
 			if pilotServer == "" {
 				pilotServer = c.String("server")
@@ -121,7 +138,7 @@ func poolSlurmCommand() *cli.Command {
 			p, err := pool.New(pool.Config{Name: c.String("name"), Slots: c.Int("slots"), MaxPilots: c.Int("max-pilots"),
 				Disclosed: c.Int("disclosed"), Idle: c.Duration("idle"), Interval: c.Duration("interval"),
 				BackoffMin: c.Duration("backoff"), BackoffMax: c.Duration("backoff-max"), RegisterWait: c.Duration("register-wait"),
-				Worker: argv, Token: token, Logger: log}, eng, srv)
+				Worker: argv, Token: token, TokenDir: tokenDir, Logger: log}, eng, srv)
 			if err != nil {
 				return err
 			}

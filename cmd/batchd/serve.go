@@ -33,7 +33,7 @@ func serveCommand() *cli.Command {
 			"SIGTERM or SIGINT stops it gracefully: no new work is taken, copies running on the local\n" +
 			"slots may finish for up to --drain (their results are recorded), the rest are killed and run\n" +
 			"again after the next start. A second SIGTERM or SIGINT stops it at once.",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "localhost:8080", EnvVars: []string{"BATCHD_LISTEN"}, Usage: "`ADDR` to listen on"},
 			&cli.StringFlag{Name: "data", Value: "./batchd-data", EnvVars: []string{"BATCHD_DATA"}, Usage: "data `DIR` (created 0700) holding batchd.db"},
 			&cli.IntFlag{Name: "slots", Value: runtime.NumCPU(), EnvVars: []string{"BATCHD_SLOTS"}, Usage: "local worker slots (0 = none; remote workers only)"},
@@ -70,7 +70,7 @@ func serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "alloc-profile", EnvVars: []string{"BATCHD_ALLOC_PROFILE"}, Hidden: true,
 				Usage: "write a Go allocation profile of the server to `FILE` when it stops (for performance work)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
-		},
+		}, isolationFlags("BATCHD_")...),
 		Action: runServe,
 	}
 }
@@ -142,6 +142,22 @@ func runServe(c *cli.Context) error {
 		}()
 	}
 	data := c.String("data")
+	// The local slots' isolation, resolved before the server starts: a
+	// worker without isolation runs the first admin's tasks only.
+	wcfg := worker.Config{Hide: []string{data}}
+	if err := isolationConfig(c, &wcfg); err != nil {
+		return err
+	}
+	if slots > 0 {
+		iso, _, err := worker.ChooseIsolation(wcfg.Isolation)
+		if err != nil {
+			return err
+		}
+		wcfg.Isolation = iso
+		if iso == worker.IsolationNone {
+			wcfg.BoundUser = server.FirstAdmin
+		}
+	}
 	srv, err := server.New(server.Config{
 		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), LeaseMargin: c.Duration("lease-margin"), OutputCap: outCap,
 		Sched:                sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested")},
@@ -186,9 +202,10 @@ func runServe(c *cli.Context) error {
 		// protobuf encoding or compression on their dispatch path).
 		go func() {
 			defer close(workerDone)
-			workerErr = worker.Run(wctx, worker.Config{Transport: srv.LocalTransport(), Name: localName, Slots: slots,
-				StateDir: filepath.Join(data, "worker"), Logger: log.With("part", "local-worker"), Version: version,
-				Grace: c.Duration("drain"), Hurry: hurry, Nice: c.Int("task-nice")})
+			wcfg.Transport, wcfg.Name, wcfg.Slots = srv.LocalTransport(), localName, slots
+			wcfg.StateDir, wcfg.Logger, wcfg.Version = filepath.Join(data, "worker"), log.With("part", "local-worker"), version
+			wcfg.Grace, wcfg.Hurry, wcfg.Nice = c.Duration("drain"), hurry, c.Int("task-nice")
+			workerErr = worker.Run(wctx, wcfg)
 		}()
 	} else {
 		close(workerDone)

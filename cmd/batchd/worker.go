@@ -17,9 +17,10 @@ import (
 // workerCommand runs a worker agent against a batchd server.
 func workerCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "worker",
-		Usage:     "run tasks for a batchd server on this machine",
-		UsageText: "batchd worker --server URL --token TOKEN [--slots N] [--name NAME] [--state-dir DIR]",
+		Name:  "worker",
+		Usage: "run tasks for a batchd server on this machine",
+		UsageText: "batchd worker --server URL --token-file FILE [--remove-token-file] [--slots N] [--name NAME] [--state-dir DIR]\n" +
+			"    [--isolation auto|uid|owner-uid|namespaces|none] [--slot-uids FIRST-LAST] [--user NAME] [--hide DIR]...",
 		Description: "The worker registers with the server, runs the copies it is given as child processes\n" +
 			"(each in its own process group, killed with the worker), reports their progress\n" +
 			"(last line of $BATCH_PROGRESS_FILE, a number in [0,1]) and results, and keeps its\n" +
@@ -37,10 +38,22 @@ func workerCommand() *cli.Command {
 			"not be delivered in time.\n\n" +
 			"Pilots (batchd pool slurm starts them) run with --idle-exit, to leave once the work is\n" +
 			"done, and --hand-back, for a batch system that signals the whole job: a copy that its\n" +
-			"SIGTERM ended first is handed back too, never reported as the task's failed result.",
-		Flags: []cli.Flag{
+			"SIGTERM ended first is handed back too, never reported as the task's failed result.\n\n" +
+			"Tasks are isolated (--isolation, README: Security model): as root each running copy has a uid\n" +
+			"of its own (--slot-uids); without root each copy runs in user, mount and PID namespaces that\n" +
+			"hide the worker's state and the --hide directories, show only its own processes and leave\n" +
+			"the rest read-only. A task's environment is built from scratch (PATH, LANG, LC_*, TZ, TERM,\n" +
+			"HOME = its scratch directory, its own variables). A worker without isolation runs the tasks\n" +
+			"of one user (--user). The token comes from --token-fd or a 0600 --token-file, never from\n" +
+			"a place a task can read.",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080", EnvVars: []string{"BATCH_SERVER"}, Required: true},
-			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (batchd user add --worker NAME mints one)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
+			&cli.IntFlag{Name: "token-fd", Usage: "read the worker token from file descriptor `N` (e.g. --token-fd 3 3<FILE)"},
+			&cli.StringFlag{Name: "token-file", Usage: "read the worker token from `FILE` (0600; batchd user add --worker NAME mints one)"},
+			&cli.BoolFlag{Name: "remove-token-file", Usage: "remove --token-file once read (pilots)"},
+			&cli.StringFlag{Name: "token", Usage: "deprecated: worker `TOKEN` on the command line (or $BATCH_WORKER_TOKEN), readable by every process of the machine"},
+			&cli.StringFlag{Name: "user", Usage: "the one batchd `USER` whose tasks this worker runs (required in effect with --isolation none)"},
+			&cli.StringSliceFlag{Name: "hide", Usage: "a `DIR` tasks must not see (namespaces), repeatable"},
 			&cli.IntFlag{Name: "slots", Usage: "copies to run at once", Value: runtime.NumCPU()},
 			&cli.IntFlag{Name: "task-nice", Usage: "run tasks this much nicer than the worker (0-19), e.g. on a host that also serves people", EnvVars: []string{"BATCHD_TASK_NICE"}},
 			&cli.StringFlag{Name: "name", Usage: "worker name (default: hostname-RANDOM6HEX)"},
@@ -53,9 +66,13 @@ func workerCommand() *cli.Command {
 			// Benchmarks of the control plane only (bench/scaling_test.go):
 			// copies end at once without running anything.
 			&cli.BoolFlag{Name: "bench-no-exec", Hidden: true, Usage: "benchmarks only: do not run copies, end each at once with exit 0"},
-		},
+		}, isolationFlags("BATCHD_")...),
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+			token, err := workerToken(c, log)
+			if err != nil {
+				return err
+			}
 			mem, err := cliarg.ParseMiB(c.String("memory"))
 			if err != nil {
 				return fmt.Errorf("--memory: %w", err)
@@ -63,7 +80,7 @@ func workerCommand() *cli.Command {
 			if c.IsSet("memory") && mem == 0 {
 				mem = -1 // offer none
 			}
-			return worker.Run(c.Context, worker.Config{
+			cfg := worker.Config{
 				MemoryMB:      mem,
 				Server:        c.String("server"),
 				Name:          c.String("name"),
@@ -77,8 +94,14 @@ func workerCommand() *cli.Command {
 				DrainTimeout:  c.Duration("drain"),
 				IdleExit:      c.Duration("idle-exit"),
 				HandBack:      c.Bool("hand-back"),
-				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(c.String("token")))},
-			})
+				ClientOptions: []connect.ClientOption{connect.WithInterceptors(client.BearerInterceptor(token))},
+				BoundUser:     c.String("user"),
+				Hide:          c.StringSlice("hide"),
+			}
+			if err := isolationConfig(c, &cfg); err != nil {
+				return err
+			}
+			return worker.Run(c.Context, cfg)
 		},
 	}
 }
