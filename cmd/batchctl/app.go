@@ -87,6 +87,10 @@ func errorText(err error) string {
 // run runs the app with args and returns the exit status; main exits with it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	if len(args) > 1 && args[1] == completeCommand {
+		complete(app, args[2:], stdout)
+		return exitOK
+	}
 	// disclose's arguments are the task's own command line: its flags
 	// must come first (or the command after --).
 	err := app.RunContext(ctx, cliarg.Reorder(app, args, "disclose"))
@@ -221,7 +225,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			usersCommand(),
 			completionCommand(),
 		},
-		EnableBashCompletion: true,
+		// Completion goes through completeCommand only: urfave/cli's
+		// --generate-bash-completion ran the command when it followed
+		// "--" (disclose -- <Tab> disclosed a task).
+		EnableBashCompletion: false,
 		HideHelpCommand:      true,
 		Suggest:              true,
 		// Errors go back to run, which prints them and picks the exit status.
