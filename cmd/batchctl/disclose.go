@@ -30,6 +30,12 @@ page's form splits its commands by the same rule; - reads stdin), from
 or from --spec (a JSON file with every TaskSpec field). Disclosed tasks run
 on idle slots; nothing is billed until you request them.
 
+Each task runs in a scratch directory of its own on the worker, not in the
+directory where you run batchctl, unless --dir DIR says where: a program
+named by a relative path (./sim.sh) is looked up there. Give an absolute
+path or --dir; a task that exits 127 this way gets a hint from request,
+status and output.
+
 --array LOW-HIGH[:STEP] makes one task per value LOW, LOW+STEP, ... up to
 HIGH. Each task runs the words after -- as its argv, exactly as given (no
 shell reads them again); a single word is a shell line, run as SHELL -c LINE
@@ -91,7 +97,7 @@ the set id only.`,
 			&cli.StringFlag{Name: "timeout", Usage: "kill a copy after this run time and finish the task as timed out (e.g. 10m)"},
 			&cli.BoolFlag{Name: "no-speculation", Usage: "never run two copies of a task at once"},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
-			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir per copy)"},
+			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir of its own per copy, where ./relative paths are looked up)"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
 			&cli.IntFlag{Name: "cpus", Usage: "slots of one worker each task takes (default 1; the scheduler accounts them, see README, Resources)"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},

@@ -171,6 +171,9 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 			return err
 		}
 	}
+	if h := notFoundHint(t); h != "" {
+		fmt.Fprintln(c.App.ErrWriter, h)
+	}
 	if len(t.Copies) == 0 {
 		_, err := fmt.Fprintln(w, "no copy has run yet")
 		return err
