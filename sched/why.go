@@ -39,6 +39,11 @@ const (
 	WhyWorkerLost WhyReason = "worker-lost-requeued"
 	// WhyResources: no worker has the free slots and memory it requests.
 	WhyResources WhyReason = "waiting-for-resources"
+	// WhyNoWorker: no worker is up; it waits for one to register.
+	WhyNoWorker WhyReason = "no-worker-up"
+	// WhyNeverFits: no worker up has as many slots or as much memory as
+	// it asks for, even idle; it waits for a bigger worker to register.
+	WhyNeverFits WhyReason = "no-worker-fits"
 )
 
 // Short is the reason in a word or two, for a table's column.
@@ -62,6 +67,10 @@ func (r WhyReason) Short() string {
 		return "worker lost"
 	case WhyResources:
 		return "resources"
+	case WhyNoWorker:
+		return "no worker up"
+	case WhyNeverFits:
+		return "no worker fits"
 	}
 	return string(r)
 }
@@ -87,6 +96,10 @@ func (r WhyReason) Text() string {
 		return "worker lost, requeued"
 	case WhyResources:
 		return "waiting for a resource request"
+	case WhyNoWorker:
+		return "no worker is up: it starts when one registers"
+	case WhyNeverFits:
+		return "no worker up is big enough for it (slots or memory): it starts only if a bigger worker registers"
 	}
 	return string(r)
 }
@@ -204,6 +217,10 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	case s.capped(st) || (st.maxRun > 0 && capAhead >= int(st.maxRun-st.nrun)):
 		// At its cap, or the tasks of its set before it will fill it.
 		a.Reason = WhyCapped
+	case s.slots == 0:
+		a.Reason = WhyNoWorker
+	case !s.couldEverFit(t):
+		a.Reason = WhyNeverFits
 	case !t.plain() && s.wheap.fit(nil, t) == nil:
 		// No worker has the free slots and memory it asks for now.
 		a.Reason = WhyResources
@@ -220,6 +237,10 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	}
 
 	// ETA: the slots work through the tasks ahead, then this one.
+	if a.Reason == WhyNeverFits {
+		a.Assumptions = "no estimate: it starts only if a worker big enough for it registers"
+		return a, nil
+	}
 	if !tnOK || s.slots == 0 || (!req && s.noDisc) {
 		a.Assumptions = "no estimate: the task has none, and no task of this set, its owner or anyone has finished yet"
 		if s.slots == 0 {

@@ -245,6 +245,9 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 			}
 			err = nil
 		}
+		if err = s.checkCapacity(specs, arr); err != nil {
+			return
+		}
 		// What the scheduler needs of the specs, taken now so that the specs
 		// can go once they are stored.
 		infos := make([]sched.TaskInfo, n)

@@ -22,6 +22,8 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 	sched.WhySuspended:      batchv1.WaitReason_WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK,
 	sched.WhyWorkerLost:     batchv1.WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED,
 	sched.WhyResources:      batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES,
+	sched.WhyNoWorker:       batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP,
+	sched.WhyNeverFits:      batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The

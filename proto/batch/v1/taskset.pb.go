@@ -46,21 +46,28 @@ const (
 	WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED WaitReason = 8
 	// No worker has the slots and memory it requests.
 	WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES WaitReason = 9
+	// No worker is up; it starts when one registers.
+	WaitReason_WAIT_REASON_NO_WORKER_UP WaitReason = 10
+	// No worker up could hold it even idle (its slots or memory): it starts
+	// only if a bigger worker registers; no ETA.
+	WaitReason_WAIT_REASON_NO_WORKER_FITS WaitReason = 11
 )
 
 // Enum value maps for WaitReason.
 var (
 	WaitReason_name = map[int32]string{
-		0: "WAIT_REASON_UNSPECIFIED",
-		1: "WAIT_REASON_RUNNING",
-		2: "WAIT_REASON_NOT_WAITING",
-		3: "WAIT_REASON_NEXT",
-		4: "WAIT_REASON_NO_FREE_SLOT",
-		5: "WAIT_REASON_MAX_RUNNING",
-		6: "WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS",
-		7: "WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK",
-		8: "WAIT_REASON_WORKER_LOST_REQUEUED",
-		9: "WAIT_REASON_WAITING_FOR_RESOURCES",
+		0:  "WAIT_REASON_UNSPECIFIED",
+		1:  "WAIT_REASON_RUNNING",
+		2:  "WAIT_REASON_NOT_WAITING",
+		3:  "WAIT_REASON_NEXT",
+		4:  "WAIT_REASON_NO_FREE_SLOT",
+		5:  "WAIT_REASON_MAX_RUNNING",
+		6:  "WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS",
+		7:  "WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK",
+		8:  "WAIT_REASON_WORKER_LOST_REQUEUED",
+		9:  "WAIT_REASON_WAITING_FOR_RESOURCES",
+		10: "WAIT_REASON_NO_WORKER_UP",
+		11: "WAIT_REASON_NO_WORKER_FITS",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -73,6 +80,8 @@ var (
 		"WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK":   7,
 		"WAIT_REASON_WORKER_LOST_REQUEUED":           8,
 		"WAIT_REASON_WAITING_FOR_RESOURCES":          9,
+		"WAIT_REASON_NO_WORKER_UP":                   10,
+		"WAIT_REASON_NO_WORKER_FITS":                 11,
 	}
 )
 
@@ -2432,7 +2441,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xdb\x02\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\x99\x03\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2444,7 +2453,10 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"*WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS\x10\x06\x12,\n" +
 	"(WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK\x10\a\x12$\n" +
 	" WAIT_REASON_WORKER_LOST_REQUEUED\x10\b\x12%\n" +
-	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t2\xe5\x06\n" +
+	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t\x12\x1c\n" +
+	"\x18WAIT_REASON_NO_WORKER_UP\x10\n" +
+	"\x12\x1e\n" +
+	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v2\xe5\x06\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
