@@ -388,8 +388,11 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		}
 		now := s.now()
 		if req.All {
-			if res.Canceled > 0 {
+			if res.Canceled > 0 || res.Stopped > 0 {
 				s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId)})
+			}
+			if len(res.Requested) > 0 {
+				s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId), Indexes: res.Requested})
 			}
 		} else if len(res.Indexes) > 0 {
 			s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId), Indexes: res.Indexes})

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"batchd/client"
+	"batchd/sched"
 )
 
 // TestImpossibleRequestRefused: on a worker of 2 slots, a task asking for
@@ -49,5 +51,47 @@ func waitWorker(t *testing.T, e *env) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCancelSetCancelsRequested: on one slot, a set of a running requested
+// task, a queued requested one and a disclosed one: cancel SET cancels all
+// three; the running one is stopped and billed, the queued one canceled
+// with no ledger line.
+func TestCancelSetCancelsRequested(t *testing.T) {
+	e := newEnv(t, 1)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--file", writeTemp(t, "sleep 60\nsleep 60\n")))
+	e.ok("disclose", "-q", "--set", set, "--", "sleep", "60")
+	id := sched.SetID(mustAtoi(t, set))
+	cl := client.New(client.Config{Server: e.url, HTTPClient: client.WithToken(nil, e.srv.AdminToken())})
+	err := cl.Watch(t.Context(), id, func(u client.WatchUpdate) error {
+		if u.Set.Counts.Running == 1 {
+			return client.ErrStopWatch
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := e.ok("cancel", set), fmt.Sprintf("set %s: canceled 2, stopped 1 (billed for what they used)\n", set); got != want {
+		t.Errorf("cancel %s = %q, want %q", set, got, want)
+	}
+	var st struct {
+		Tasks []taskView `json:"tasks"`
+	}
+	e.json(&st, "status", set)
+	for _, x := range st.Tasks {
+		if x.State != "canceled" {
+			t.Errorf("task %d: %s, want canceled", x.Index, x.State)
+		}
+	}
+	var bill struct {
+		Lines []struct {
+			Task string `json:"task"`
+		} `json:"lines"`
+	}
+	e.json(&bill, "bill", "--set", set)
+	if len(bill.Lines) != 1 {
+		t.Errorf("bill of set %s: %d lines (%+v), want 1: the stopped task only", set, len(bill.Lines), bill.Lines)
 	}
 }

@@ -689,7 +689,8 @@ type CancelRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
 	// Task indexes to cancel; empty with all = true cancels every
-	// unrequested task of the set. Neither is INVALID_ARGUMENT.
+	// unfinished task of the set (requested ones included) and closes it to
+	// appends. Neither is INVALID_ARGUMENT.
 	Indexes       []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
 	All           bool    `protobuf:"varint,3,opt,name=all,proto3" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -750,15 +751,15 @@ func (x *CancelRequest) GetAll() bool {
 type CancelResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	TaskSet *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
-	// Unrequested tasks canceled by this call (never billed).
+	// Tasks canceled by this call that no requested copy ran for: never
+	// billed, no ledger line.
 	Canceled int32 `protobuf:"varint,2,opt,name=canceled,proto3" json:"canceled,omitempty"`
-	// Requested, unfinished tasks stopped by this call (billed for what they
-	// used).
+	// Requested tasks stopped by this call while a copy ran (billed for what
+	// they used).
 	Stopped int32 `protobuf:"varint,3,opt,name=stopped,proto3" json:"stopped,omitempty"`
 	// Tasks that were already canceled.
 	AlreadyCanceled int32 `protobuf:"varint,4,opt,name=already_canceled,json=alreadyCanceled,proto3" json:"already_canceled,omitempty"`
-	// Tasks left alone because they had finished (or, without indexes, were
-	// requested).
+	// Tasks left alone because they had finished.
 	Unchanged     int32 `protobuf:"varint,5,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

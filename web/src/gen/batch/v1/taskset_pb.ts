@@ -344,7 +344,8 @@ export type CancelRequest = Message<"batch.v1.CancelRequest"> & {
 
   /**
    * Task indexes to cancel; empty with all = true cancels every
-   * unrequested task of the set. Neither is INVALID_ARGUMENT.
+   * unfinished task of the set (requested ones included) and closes it to
+   * appends. Neither is INVALID_ARGUMENT.
    *
    * @generated from field: repeated int32 indexes = 2;
    */
@@ -373,15 +374,16 @@ export type CancelResponse = Message<"batch.v1.CancelResponse"> & {
   taskSet?: TaskSet | undefined;
 
   /**
-   * Unrequested tasks canceled by this call (never billed).
+   * Tasks canceled by this call that no requested copy ran for: never
+   * billed, no ledger line.
    *
    * @generated from field: int32 canceled = 2;
    */
   canceled: number;
 
   /**
-   * Requested, unfinished tasks stopped by this call (billed for what they
-   * used).
+   * Requested tasks stopped by this call while a copy ran (billed for what
+   * they used).
    *
    * @generated from field: int32 stopped = 3;
    */
@@ -395,8 +397,7 @@ export type CancelResponse = Message<"batch.v1.CancelResponse"> & {
   alreadyCanceled: number;
 
   /**
-   * Tasks left alone because they had finished (or, without indexes, were
-   * requested).
+   * Tasks left alone because they had finished.
    *
    * @generated from field: int32 unchanged = 5;
    */
