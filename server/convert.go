@@ -130,20 +130,24 @@ func copyToProto(c sched.Copy, hide bool) *batchv1.Copy {
 	return p
 }
 
-// attemptToProto converts an earlier attempt; the exit status of one that
-// executed while disclosed stays hidden, as its output does.
-func attemptToProto(a sched.Attempt) *batchv1.Attempt {
+// attemptToProto converts an earlier attempt; with hide, the exit status
+// of one that executed while disclosed stays hidden, as its output does.
+func attemptToProto(a sched.Attempt, hide bool) *batchv1.Attempt {
 	p := &batchv1.Attempt{Attempt: a.Attempt, State: taskStateToProto[a.State], Lost: a.State == sched.AttemptLost,
 		RequestedAt: ts(a.RequestedAt), ExecutedAt: ts(a.ExecutedAt), FinishedAt: ts(a.FinishedAt), CanceledAt: ts(a.CanceledAt),
 		ServiceSeconds: a.ServiceSeconds, WinCopy: int64(a.WinCopy), RetriedAt: ts(a.RetriedAt), RetriedBy: a.RetriedBy, HasOutput: a.HasOutput}
-	if a.State != sched.TaskExecuted {
+	if !hide {
 		p.ExitCode, p.TimedOut = a.ExitCode, a.TimedOut
 	}
 	return p
 }
 
 // taskToProto converts a task; the exit status of a task that is not
-// requested stays hidden (its output is not readable yet).
+// requested stays hidden (its output is not readable yet). Once the task
+// is requested, the exit statuses of its earlier attempts show too, those
+// that ran while it was disclosed included: the policy retried them for
+// how they ended, which the user asked to pay for (their output stays
+// unreadable: they were not billed).
 func taskToProto(t sched.Task) *batchv1.Task {
 	p := &batchv1.Task{SetId: int64(t.Set), Index: t.Index, Spec: specToProto(t.Spec), State: taskStateToProto[t.State],
 		DisclosedAt: ts(t.DisclosedAt), RequestedAt: ts(t.RequestedAt), ExecutedAt: ts(t.ExecutedAt),
@@ -156,11 +160,12 @@ func taskToProto(t sched.Task) *batchv1.Task {
 	if t.State != sched.TaskFinished && t.State != sched.TaskCanceled {
 		hidden[t.Attempt] = true
 	}
+	requested := t.State == sched.TaskRequested || t.State == sched.TaskFinished || !t.RequestedAt.IsZero()
 	for _, a := range t.Attempts {
-		if a.State == sched.TaskExecuted {
+		if a.State == sched.TaskExecuted && !requested {
 			hidden[a.Attempt] = true
 		}
-		p.Attempts = append(p.Attempts, attemptToProto(a))
+		p.Attempts = append(p.Attempts, attemptToProto(a, hidden[a.Attempt]))
 	}
 	for _, c := range t.Copies {
 		p.Copies = append(p.Copies, copyToProto(c, hidden[c.Attempt]))
