@@ -164,8 +164,8 @@ Your token is --token, or $BATCH_TOKEN, or the config file's "token = bd_…"
 (--config or $BATCH_CONFIG, which must exist; default
 ~/.config/batchd/token; the keys are token and server, anything else is an
 error), or the admin token that batchd serve wrote into its data directory:
---data DIR when given, else ./batchd-data (where batchd serve started in
-this directory keeps it), else $BATCHD_DATA. So batchctl on the server's
+--data DIR when given, else $BATCHD_DATA when set, else ./batchd-data
+(where batchd serve started in this directory keeps it). So batchctl on the server's
 machine needs no flag. Without a token the server answers Unauthenticated
 (exit status 6) and batchctl lists where it looked; another user's task
 sets are "unknown" (exit status 2).`
@@ -200,7 +200,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			&cli.StringFlag{
 				Name:  "data",
-				Usage: "the local server's data `DIR`, whose admin.token is the last resort (default: ./batchd-data, then $BATCHD_DATA)",
+				Usage: "the local server's data `DIR`, whose admin.token is the last resort (default: $BATCHD_DATA, else ./batchd-data)",
 			},
 			&cli.BoolFlag{Name: "wide", Usage: "tables as wide as their content, whatever the terminal's width"},
 			&cli.DurationFlag{
