@@ -99,7 +99,7 @@ the set id only.`,
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir of its own per copy, where ./relative paths are looked up)"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
-			&cli.IntFlag{Name: "cpus", Usage: "slots of one worker each task takes (default 1; the scheduler accounts them, see README, Resources)"},
+			&cli.IntFlag{Name: "cpus", Usage: "`N` slots of one worker for each task (the scheduler accounts them, see README, Resources)", DefaultText: "1"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
 			&cli.IntFlag{Name: "retries", Usage: "retry each failed task in place up to `N` times (0 to 100; with --set: change the set's policy)"},
@@ -201,6 +201,9 @@ func disclose(c *cli.Context) error {
 	shell := c.String("shell")
 	if strings.TrimSpace(shell) == "" {
 		return usageErr("--shell is empty: name a shell such as sh or bash")
+	}
+	if err := flagsAfterCommand(c); err != nil {
+		return err
 	}
 	sources := 0
 	if r := c.String("array"); c.IsSet("array") {
@@ -340,6 +343,53 @@ func disclose(c *cli.Context) error {
 	}
 	_, err = fmt.Fprintf(w, "set %d%s: %s %s (%s)\n", res.Set.ID, label, verb, refRange(res.Set.ID, res.FirstIndex, res.Count), plural(int64(res.Count), "task"))
 	return err
+}
+
+// flagsAfterCommand refuses a command given without -- that has words
+// looking like flags after its first: `disclose echo hi --request` would
+// otherwise store --request as an argument, silently. The error shows the
+// command line to type: disclose's own flags moved before --, any other
+// word kept in the command.
+func flagsAfterCommand(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) < 2 || afterDashDash(c) {
+		return nil
+	}
+	own := map[string]cli.Flag{}
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			own[n] = f
+		}
+	}
+	var flags, cmd []string
+	first := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if i == 0 || len(a) < 2 || a[0] != '-' {
+			cmd = append(cmd, a)
+			continue
+		}
+		if first == "" {
+			first = a
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f, ok := own[name]
+		if !ok || !strings.HasPrefix(a, "--") { // -n may well be the task's (echo -n)
+			cmd = append(cmd, a)
+			continue
+		}
+		flags = append(flags, a)
+		if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() && !hasValue && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	line := append(append(append([]string{"batchctl disclose"}, flags...), "--"), cmd...)
+	return usageErr("%q follows the command %q, where it would be an argument of the task: put disclose's flags first and the command after --, e.g. %s",
+		first, args[0], strings.Join(line, " "))
 }
 
 // arrayArgv is the argv of each task of an array: the words after -- as
