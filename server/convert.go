@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -63,13 +64,24 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 	if len(p.Argv) > store.MaxArgs {
 		return sched.TaskSpec{}, sched.Errorf(sched.ERESOURCEEXHAUSTED, "task %d has %d arguments; the limit is %d: pass long lists in a file", i, len(p.Argv), store.MaxArgs)
 	}
+	// A NUL byte cannot pass execve or chdir: such a task could only fail
+	// (and be billed as exit 127), so it is refused here.
 	size := len(p.Dir)
-	for _, a := range p.Argv {
+	if hasNUL(p.Dir) {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: dir holds a NUL byte, which no path can", i)
+	}
+	for k, a := range p.Argv {
+		if hasNUL(a) {
+			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: argv[%d] holds a NUL byte, which no argument can", i, k)
+		}
 		size += len(a) + 1
 	}
 	for k, v := range p.Env {
 		if k == "" {
 			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d has an environment variable with an empty name", i)
+		}
+		if hasNUL(k) || hasNUL(v) || strings.ContainsRune(k, '=') {
+			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: environment variable %q: names and values cannot hold a NUL byte, nor names an =", i, k)
 		}
 		size += len(k) + len(v) + 2
 	}
@@ -205,3 +217,6 @@ func workerToProto(w sched.Worker) *batchv1.Worker {
 
 // seconds converts a time to the scheduler's clock (Unix seconds).
 func seconds(t time.Time) sched.Time { return float64(t.UnixNano()) / 1e9 }
+
+// hasNUL reports whether s holds a NUL byte.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }

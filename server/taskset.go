@@ -126,6 +126,9 @@ func (hd discloseHeader) check() error {
 	if len(hd.name) > store.MaxNameBytes || len(hd.key) > store.MaxIdempotencyKeyBytes {
 		return sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes)
 	}
+	if hasNUL(hd.name) || hasNUL(hd.key) {
+		return sched.Errorf(sched.EINVALID, "the name or idempotency key holds a NUL byte")
+	}
 	if hd.maxRunning < 0 {
 		return sched.Errorf(sched.EINVALID, "max_running = %d must not be negative (0 = no cap)", hd.maxRunning)
 	}

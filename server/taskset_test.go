@@ -54,6 +54,13 @@ func TestDiscloseErrors(t *testing.T) {
 		{"ErrArrayNegativeStep", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Step: -1, Spec: echo(1)[0]}}, connect.CodeInvalidArgument},
 		{"ErrArrayEmptyArgv", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Spec: &batchv1.TaskSpec{}}}, connect.CodeInvalidArgument},
 		{"ErrArrayTooBig", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: store.MaxTasksPerSet, Spec: echo(1)[0]}}, connect.CodeResourceExhausted},
+		{"ErrNULInArgv", &batchv1.DiscloseRequest{Tasks: specs([]string{"echo", "a\x00b"})}, connect.CodeInvalidArgument},
+		{"ErrNULInDir", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Dir: "/tmp\x00x"}}}, connect.CodeInvalidArgument},
+		{"ErrNULInEnvKey", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Env: map[string]string{"A\x00B": "1"}}}}, connect.CodeInvalidArgument},
+		{"ErrNULInEnvValue", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Env: map[string]string{"A": "1\x002"}}}}, connect.CodeInvalidArgument},
+		{"ErrEqualsInEnvKey", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Env: map[string]string{"A=B": "1"}}}}, connect.CodeInvalidArgument},
+		{"ErrNULInName", &batchv1.DiscloseRequest{Name: "a\x00b", Tasks: echo(1)}, connect.CodeInvalidArgument},
+		{"ErrNULInArray", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Spec: &batchv1.TaskSpec{Argv: []string{"sh", "-c", "echo \x00"}}}}, connect.CodeInvalidArgument},
 		{"ErrArrayPastSetLimit", &batchv1.DiscloseRequest{SetId: full.Id, Array: &batchv1.TaskArray{Last: store.MaxTasksPerSet - 2, Spec: echo(1)[0]}}, connect.CodeResourceExhausted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
