@@ -22,8 +22,8 @@ type taskSetHandler struct{ s *Server }
 // tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
-	if len(req.Tasks) == 0 && req.Array == nil {
-		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task")
+	if len(req.Tasks) == 0 && req.Array == nil && !(req.SetId != 0 && (req.MaxRunning > 0 || req.GetRetry().GetRetries() > 0)) {
+		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task (or, appending to a set, a max_running or retry policy to change)")
 	}
 	if len(req.Tasks) > store.MaxTasksPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall)

@@ -43,17 +43,25 @@ type DiscloseResult struct {
 	DisclosedAt time.Time
 }
 
+// ChangesSet reports whether in, an append to a set, changes its cap or
+// its retry policy: then it needs no tasks.
+func (in DiscloseInput) ChangesSet() bool {
+	return in.SetID != 0 && (in.MaxRunning > 0 || in.Retry.Retries > 0)
+}
+
 // Disclose creates a set or appends tasks to one, records the idempotency
 // key in the same transaction, and with in.Request requests the new tasks.
-// A replayed key (same content hash, see DiscloseHasher) returns the first
-// call's answer and writes nothing. Errors: EINVALID (no tasks), ECONFLICT
+// An append of no tasks that sets a cap or a retry policy (ChangesSet)
+// changes the set only. A replayed key (same content hash, see
+// DiscloseHasher) returns the first call's answer and writes nothing.
+// Errors: EINVALID (no tasks), ECONFLICT
 // (the key was used with other content), ENOTFOUND (no such set of the owner),
 // EFAILEDPRECONDITION (the set was canceled as a whole, or every task of
 // it is canceled),
 // ERESOURCEEXHAUSTED (the set would exceed MaxTasksPerSet).
 func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, error) {
 	var res DiscloseResult
-	if len(in.Tasks) == 0 && in.Array == nil {
+	if len(in.Tasks) == 0 && in.Array == nil && !in.ChangesSet() {
 		return res, sched.Errorf(sched.EINVALID, "no tasks to disclose: give at least one task")
 	}
 	if len(in.Tasks) > 0 && in.Array != nil {

@@ -290,6 +290,10 @@ func disclose(c *cli.Context) error {
 			array = &client.Array{First: first, Last: last, Step: step, Spec: withDefaults(spec, defaults)}
 		}
 	}
+	changesSet := c.IsSet("set") && (c.Int("max-running") > 0 || retries > 0)
+	if sources == 0 && changesSet {
+		return changeSet(c, retries, retryOn)
+	}
 	if sources == 0 {
 		return usageErr("nothing to disclose: give a command after --, --array with a command, a --file of commands, or a --spec file (see batchctl disclose --help)")
 	}
@@ -342,6 +346,44 @@ func disclose(c *cli.Context) error {
 		label = fmt.Sprintf(" %q", res.Set.Name)
 	}
 	_, err = fmt.Fprintf(w, "set %d%s: %s %s (%s)\n", res.Set.ID, label, verb, refRange(res.Set.ID, res.FirstIndex, res.Count), plural(int64(res.Count), "task"))
+	return err
+}
+
+// changeSet changes the cap (--max-running) or retry policy (--retries)
+// of set --set without disclosing tasks: an append of none.
+func changeSet(c *cli.Context, retries int32, retryOn string) error {
+	maxRunning := c.Int("max-running")
+	if maxRunning < 0 || maxRunning > 1<<30 {
+		return usageErr("--max-running %d: want a number of copies, 1 or more", maxRunning)
+	}
+	policy, err := retryPolicy(retries, retryOn)
+	if err != nil {
+		return err
+	}
+	if c.Bool("request") {
+		return usageErr("--request with no tasks: give the tasks to request, or use batchctl request")
+	}
+	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{Set: sched.SetID(c.Int64("set")), MaxRunning: int32(maxRunning), Retry: policy})
+	if err != nil {
+		return err
+	}
+	if asJSON(c) {
+		return writeJSON(c.App.Writer, struct {
+			Set setView `json:"set"`
+		}{viewSet(res.Set)})
+	}
+	if c.Bool("quiet") {
+		_, err := fmt.Fprintln(c.App.Writer, res.Set.ID)
+		return err
+	}
+	var parts []string
+	if maxRunning > 0 {
+		parts = append(parts, fmt.Sprintf("runs at most %d at once", res.Set.MaxRunning))
+	}
+	if retries > 0 {
+		parts = append(parts, fmt.Sprintf("retries up to %d times on %s", res.Set.Retry.Retries, res.Set.Retry.RetryOn()))
+	}
+	_, err = fmt.Fprintf(c.App.Writer, "set %d: %s\n", res.Set.ID, strings.Join(parts, "; "))
 	return err
 }
 

@@ -76,3 +76,28 @@ func TestWrongTokenNamesServerAndSource(t *testing.T) {
 		t.Errorf("wrong token: exit %d, stderr %q; want exit %d, one line naming %s and --token", code, errOut, exitAuth, e.url)
 	}
 }
+
+// TestDiscloseSetChangesTheCap: `disclose --set ID --max-running N` alone
+// changes the set's cap, as its help says, and why then names it.
+func TestDiscloseSetChangesTheCap(t *testing.T) {
+	e := newEnv(t, 0)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--file", writeTemp(t, "true\ntrue\ntrue\n")))
+	out, errOut, code := e.run("disclose", "--set", set, "--max-running", "1")
+	if code != 0 || !strings.Contains(out, "runs at most 1 at once") {
+		t.Fatalf("disclose --set %s --max-running 1: exit %d, %q, %q", set, code, out, errOut)
+	}
+	var st struct {
+		Set   setView    `json:"set"`
+		Tasks []taskView `json:"tasks"`
+	}
+	e.json(&st, "status", set)
+	if st.Set.MaxRunning != 1 || len(st.Tasks) != 3 {
+		t.Errorf("after the change: cap %d, %d tasks; want 1 and 3", st.Set.MaxRunning, len(st.Tasks))
+	}
+	if out := e.ok("why", set+"/2"); !strings.Contains(out, "capped by --max-running") {
+		t.Errorf("why %s/2 after the change:\n%s", set, out)
+	}
+	if _, _, code := e.run("disclose", "--max-running", "1"); code != exitInvalid {
+		t.Errorf("--max-running without --set or tasks: exit %d, want %d", code, exitInvalid)
+	}
+}
