@@ -101,3 +101,20 @@ func TestDiscloseSetChangesTheCap(t *testing.T) {
 		t.Errorf("--max-running without --set or tasks: exit %d, want %d", code, exitInvalid)
 	}
 }
+
+// TestRangePastTheSetAgrees: output --tar/--dir, request and cancel of a
+// range past a 4-task set's end all exit 2 (unknown task).
+func TestRangePastTheSetAgrees(t *testing.T) {
+	e := newEnv(t, 0)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--file", writeTemp(t, "true\ntrue\ntrue\ntrue\n")))
+	for _, args := range [][]string{
+		{"output", set + "/0-99", "--tar", "--output", writeTemp(t, "")},
+		{"output", set + "/0-99", "--dir", t.TempDir()},
+		{"request", "--no-wait", set + "/0-99"},
+		{"cancel", set + "/0-99"},
+	} {
+		if _, errOut, code := e.run(args...); code != exitNotFound {
+			t.Errorf("%v: exit %d (%s), want %d", args, code, errOut, exitNotFound)
+		}
+	}
+}
