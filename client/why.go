@@ -47,6 +47,8 @@ func (c *Client) Why(ctx context.Context, set sched.SetID, indexes []int32) ([]s
 				TasksAhead: int(w.GetTasksAhead()), Exact: w.GetExact(), FreeSlots: int(w.GetFreeSlots()), Slots: int(w.GetSlots()),
 				MaxRunning: int(w.GetMaxRunning()), Running: int(w.GetRunning()), StartInSeconds: w.GetStartInSeconds(),
 				FinishInSeconds: w.GetFinishInSeconds(), Assumptions: w.GetAssumptions(),
+				PositionExact: w.GetPositionExact(), AheadExact: w.GetTasksAheadExact(), StartLowerBound: w.GetStartIsLowerBound(),
+				FinishLowerBound: w.GetFinishIsLowerBound(), PastEstimate: w.GetPastEstimate(),
 			})
 		}
 	}

@@ -31,8 +31,8 @@ func TestWhyNoWorkerUp(t *testing.T) {
 	e := newEnv(t, 0)
 	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--cpus", "4", "--", "sleep", "1"))
 	out := e.ok("why", set+"/0")
-	if !strings.Contains(out, "no worker is up") || !strings.Contains(out, "starts in:   ?") {
-		t.Errorf("why %s/0:\n%s\nwant no worker is up, starts in ?", set, out)
+	if !strings.Contains(out, "no worker is up") || !strings.Contains(out, "starts in:   unknown") {
+		t.Errorf("why %s/0:\n%s\nwant no worker is up, starts in unknown", set, out)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWhyAndMaxRunning: on a server without workers, a set capped at one
@@ -69,5 +70,40 @@ func TestResourceFlags(t *testing.T) {
 	}
 	if _, errOut, code := e.run("disclose", "--memory", "lots", "--", "true"); code != exitInvalid || !strings.Contains(errOut, "memory size") {
 		t.Errorf("disclose --memory lots: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestWhyShowsBoundsAsBounds: for the last of 100,000 requested tasks on
+// one slot, why shows the cut counts as "≥ N" and the ETA as "not before";
+// --json carries the bounds; the running task, past its 1 s estimate,
+// has no finish estimate and why says so.
+func TestWhyShowsBoundsAsBounds(t *testing.T) {
+	e := newEnv(t, 1)
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--request", "--estimate", "1s", "--array", "0-99999", "--", "sleep", "60"))
+	out := e.ok("why", set+"/99999")
+	for _, want := range []string{"position ≥ 256", "≥ ", "starts in:   not before ~", "finishes in: not before ~"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("why %s/99999:\n%s\nwant %q in it", set, out, want)
+		}
+	}
+	var w struct {
+		Tasks []whyView `json:"tasks"`
+	}
+	e.json(&w, "why", set+"/99999")
+	if len(w.Tasks) != 1 || w.Tasks[0].PositionExact || w.Tasks[0].TasksAheadExact || !w.Tasks[0].StartIsLowerBound {
+		t.Errorf("why --json %s/99999: %+v; want the counts and the start as lower bounds", set, w.Tasks)
+	}
+	// Task 0 runs (sleep 60) past its 1 s estimate; poll until why says so
+	// (go test's -timeout bounds a hang).
+	for {
+		out = e.ok("why", set+"/0")
+		if strings.Contains(out, "is running") && strings.Contains(out, "finishes in: unknown: it has run past its estimate") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.json(&w, "why", set+"/0")
+	if !w.Tasks[0].PastEstimate || w.Tasks[0].FinishInSeconds >= 0 {
+		t.Errorf("why --json %s/0: %+v; want past_estimate and no finish", set, w.Tasks[0])
 	}
 }

@@ -1864,7 +1864,18 @@ type TaskWhy struct {
 	StartInSeconds  float64 `protobuf:"fixed64,14,opt,name=start_in_seconds,json=startInSeconds,proto3" json:"start_in_seconds,omitempty"`
 	FinishInSeconds float64 `protobuf:"fixed64,15,opt,name=finish_in_seconds,json=finishInSeconds,proto3" json:"finish_in_seconds,omitempty"`
 	// What the estimate takes for granted.
-	Assumptions   string `protobuf:"bytes,16,opt,name=assumptions,proto3" json:"assumptions,omitempty"`
+	Assumptions string `protobuf:"bytes,16,opt,name=assumptions,proto3" json:"assumptions,omitempty"`
+	// False when position (or tasks_ahead) was cut short and is a lower
+	// bound ("at least"); exact is both.
+	PositionExact   bool `protobuf:"varint,17,opt,name=position_exact,json=positionExact,proto3" json:"position_exact,omitempty"`
+	TasksAheadExact bool `protobuf:"varint,18,opt,name=tasks_ahead_exact,json=tasksAheadExact,proto3" json:"tasks_ahead_exact,omitempty"`
+	// True when start_in_seconds (or finish_in_seconds) is a "not before"
+	// bound rather than an estimate: the counts it rests on were cut short.
+	StartIsLowerBound  bool `protobuf:"varint,19,opt,name=start_is_lower_bound,json=startIsLowerBound,proto3" json:"start_is_lower_bound,omitempty"`
+	FinishIsLowerBound bool `protobuf:"varint,20,opt,name=finish_is_lower_bound,json=finishIsLowerBound,proto3" json:"finish_is_lower_bound,omitempty"`
+	// A running task that has run past its own estimate with no progress
+	// report: finish_in_seconds is unknown (negative).
+	PastEstimate  bool `protobuf:"varint,21,opt,name=past_estimate,json=pastEstimate,proto3" json:"past_estimate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2009,6 +2020,41 @@ func (x *TaskWhy) GetAssumptions() string {
 		return x.Assumptions
 	}
 	return ""
+}
+
+func (x *TaskWhy) GetPositionExact() bool {
+	if x != nil {
+		return x.PositionExact
+	}
+	return false
+}
+
+func (x *TaskWhy) GetTasksAheadExact() bool {
+	if x != nil {
+		return x.TasksAheadExact
+	}
+	return false
+}
+
+func (x *TaskWhy) GetStartIsLowerBound() bool {
+	if x != nil {
+		return x.StartIsLowerBound
+	}
+	return false
+}
+
+func (x *TaskWhy) GetFinishIsLowerBound() bool {
+	if x != nil {
+		return x.FinishIsLowerBound
+	}
+	return false
+}
+
+func (x *TaskWhy) GetPastEstimate() bool {
+	if x != nil {
+		return x.PastEstimate
+	}
+	return false
 }
 
 type RetryRequest struct {
@@ -2404,7 +2450,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
 	"\aindexes\x18\x02 \x03(\x05R\aindexes\"6\n" +
 	"\vWhyResponse\x12'\n" +
-	"\x05tasks\x18\x01 \x03(\v2\x11.batch.v1.TaskWhyR\x05tasks\"\x89\x04\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x11.batch.v1.TaskWhyR\x05tasks\"\xe5\x05\n" +
 	"\aTaskWhy\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x14\n" +
@@ -2427,7 +2473,12 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\arunning\x18\r \x01(\x05R\arunning\x12(\n" +
 	"\x10start_in_seconds\x18\x0e \x01(\x01R\x0estartInSeconds\x12*\n" +
 	"\x11finish_in_seconds\x18\x0f \x01(\x01R\x0ffinishInSeconds\x12 \n" +
-	"\vassumptions\x18\x10 \x01(\tR\vassumptions\"Q\n" +
+	"\vassumptions\x18\x10 \x01(\tR\vassumptions\x12%\n" +
+	"\x0eposition_exact\x18\x11 \x01(\bR\rpositionExact\x12*\n" +
+	"\x11tasks_ahead_exact\x18\x12 \x01(\bR\x0ftasksAheadExact\x12/\n" +
+	"\x14start_is_lower_bound\x18\x13 \x01(\bR\x11startIsLowerBound\x121\n" +
+	"\x15finish_is_lower_bound\x18\x14 \x01(\bR\x12finishIsLowerBound\x12#\n" +
+	"\rpast_estimate\x18\x15 \x01(\bR\fpastEstimate\"Q\n" +
 	"\fRetryRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
 	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x10\n" +
