@@ -192,7 +192,8 @@ Examples:
 
 Task references: SET (every task of a set), SET/INDEX, SET/I,J,K-L.
 Flags may come before or after the arguments (batchctl request 1/0 --no-wait),
-except for disclose, whose arguments after the flags are the task's command.
+except for disclose, whose arguments after the flags are the task's command
+(give it after --: a flag after the command is refused otherwise).
 Add --json to any command (before or after its name) for stable,
 machine-readable output.
 
@@ -201,7 +202,7 @@ Exit status:
    1  bad usage or invalid input (or another error)
    2  unknown task set or task
    3  failed precondition (e.g. requesting a canceled task, reading the
-      output of a task that is not requested)
+      output of a task that is not requested, a task no worker up could hold)
    4  server unreachable or unavailable
    5  'request' of several tasks: one or more failed, timed out or were canceled
    6  no token, an unknown or revoked one, or not allowed (PermissionDenied)
