@@ -366,8 +366,9 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		FinishedAtOnce: int32(len(res.FinishedAtOnce)), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}, nil
 }
 
-// Cancel cancels the set's unrequested tasks (all: one UPDATE, one
-// scheduler event) or the named ones, stopping and billing requested ones.
+// Cancel cancels every unfinished task of the set (all: one UPDATE and one
+// scheduler event for the unrequested ones, one event for the requested)
+// or the named ones, stopping and billing requested ones that ran.
 func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) (*batchv1.CancelResponse, error) {
 	s := h.s
 	if len(req.Indexes) > store.MaxIndexesPerCall {

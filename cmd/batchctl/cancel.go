@@ -12,7 +12,7 @@ import (
 func cancelCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "cancel",
-		Usage:     "cancel the rest of a task set, or named tasks",
+		Usage:     "cancel every unfinished task of a set, or named tasks",
 		ArgsUsage: "SET[/INDEX[,INDEX|LOW-HIGH...]]...",
 		Description: `Cancel SET cancels every unfinished task of the set, requested ones
 included, and the set takes no more tasks (disclose a new one). Cancel
@@ -75,7 +75,7 @@ func cancel(c *cli.Context) error {
 	return nil
 }
 
-// cancelSel cancels the tasks sel names, or the rest of its set.
+// cancelSel cancels the tasks sel names, or every unfinished one of its set.
 func cancelSel(c *cli.Context, cl *client.Client, sel taskSel) (client.CancelResult, error) {
 	if sel.All {
 		return cl.CancelAll(c.Context, sel.Set)
