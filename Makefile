@@ -19,10 +19,15 @@ SUITES := lint checkgenerate checkweb test-go test-web e2e-web fuzz
 
 all: build
 
+# VERSION is stamped into both binaries (--version): the commit, "-dirty"
+# with uncommitted changes, and its time.
+VERSION   ?= $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo dev) ($(shell git log -1 --format=%cI 2>/dev/null))
+LDFLAGS   := -X 'main.version=$(VERSION)'
+
 ## build: the two binaries into ./bin (no Node needed: the page is embedded)
 build:
-	$(GO) build -o $(BIN)/batchd ./cmd/batchd
-	$(GO) build -o $(BIN)/batchctl ./cmd/batchctl
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/batchd ./cmd/batchd
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/batchctl ./cmd/batchctl
 
 web/node_modules: web/package.json web/package-lock.json
 	cd web && $(NPM) install --no-audit --no-fund  # not `npm ci`: this npm omits other platforms' optional packages from the lock and then refuses it

@@ -335,7 +335,8 @@ func (c *Client) Cancel(ctx context.Context, set sched.SetID, indexes []int32) (
 	return c.cancel(ctx, &batchv1.CancelRequest{SetId: int64(set), Indexes: indexes})
 }
 
-// CancelAll cancels every unrequested task of a set, as Cancel does.
+// CancelAll cancels every unfinished task of a set, requested ones
+// included, as Cancel does.
 func (c *Client) CancelAll(ctx context.Context, set sched.SetID) (CancelResult, error) {
 	return c.cancel(ctx, &batchv1.CancelRequest{SetId: int64(set), All: true})
 }

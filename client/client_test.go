@@ -198,8 +198,8 @@ func TestEmptyListIsNotAll(t *testing.T) {
 		t.Fatalf("RequestAll: %+v, %v; want 3 requested", r, err)
 	}
 	cr, err := c.CancelAll(ctx, d.Set.ID)
-	if err != nil || cr.Canceled != 0 || cr.Unchanged != 3 {
-		t.Fatalf("CancelAll of a requested set: %+v, %v; want 3 left requested", cr, err)
+	if err != nil || cr.Canceled != 3 || cr.Stopped != 0 || cr.Unchanged != 0 {
+		t.Fatalf("CancelAll of a requested set: %+v, %v; want 3 canceled (requested, never ran: not stopped)", cr, err)
 	}
 	if _, err := c.RetryAll(ctx, d.Set.ID); sched.ErrorCode(err) == sched.EINVALID {
 		t.Fatalf("RetryAll: %v", err)

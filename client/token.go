@@ -39,9 +39,9 @@ type TokenSource struct {
 	// ConfigRequired says the file was named (--config, $BATCH_CONFIG), so
 	// that a missing one is an error rather than no config.
 	ConfigRequired bool
-	// DataDir is the server's data directory; "" means where batchd serve
-	// started from this directory keeps it (DefaultDataDir), then
-	// $BATCHD_DATA.
+	// DataDir is the server's data directory; "" means $BATCHD_DATA, else
+	// where batchd serve started from this directory keeps it
+	// (DefaultDataDir).
 	DataDir string
 }
 
@@ -110,16 +110,17 @@ func FindToken(src TokenSource) (TokenSearch, error) {
 	if r.Token != "" {
 		return r, nil
 	}
+	// An explicit directory (--data, then $BATCHD_DATA) wins over the
+	// ./batchd-data of wherever batchctl runs, which may be stale.
 	var dirs []string
-	if src.DataDir != "" {
+	switch d, ok := env(DataEnv); {
+	case src.DataDir != "":
 		dirs = []string{src.DataDir}
-	} else {
+	case ok && d != "":
+		dirs = []string{d}
+	default:
+		r.Tried = append(r.Tried, "$"+DataEnv+": not set")
 		dirs = []string{DefaultDataDir}
-		if d, ok := env(DataEnv); ok && d != "" {
-			dirs = append(dirs, d)
-		} else {
-			r.Tried = append(r.Tried, "$"+DataEnv+": not set")
-		}
 	}
 	for _, d := range dirs {
 		p := filepath.Join(d, AdminTokenFile)

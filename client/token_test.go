@@ -56,3 +56,32 @@ func TestResolveTokenPrecedence(t *testing.T) {
 		t.Fatalf("no token anywhere: %q %q %v", got, from, err)
 	}
 }
+
+// TestDataEnvWinsOverStaleLocalDir: a stale ./batchd-data where batchctl
+// runs does not win over a $BATCHD_DATA that names another directory.
+func TestDataEnvWinsOverStaleLocalDir(t *testing.T) {
+	cwd, fresh := t.TempDir(), t.TempDir()
+	t.Chdir(cwd)
+	if err := os.MkdirAll(filepath.Join(cwd, "batchd-data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for dir, tok := range map[string]string{filepath.Join(cwd, "batchd-data"): "bd_stale", fresh: "bd_fresh"} {
+		if err := os.WriteFile(filepath.Join(dir, client.AdminTokenFile), []byte(tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := func(k string) (string, bool) {
+		if k == client.DataEnv {
+			return fresh, true
+		}
+		return "", false
+	}
+	src := client.TokenSource{Env: env, ConfigFile: filepath.Join(cwd, "missing")}
+	if got, from, err := client.ResolveToken(src); err != nil || got != "bd_fresh" {
+		t.Fatalf("ResolveToken = %q from %q (%v), want bd_fresh from $BATCHD_DATA", got, from, err)
+	}
+	src.Env = func(string) (string, bool) { return "", false }
+	if got, _, err := client.ResolveToken(src); err != nil || got != "bd_stale" {
+		t.Fatalf("without $BATCHD_DATA: %q (%v), want ./batchd-data's bd_stale", got, err)
+	}
+}

@@ -20,6 +20,8 @@ var whyReasons = map[batchv1.WaitReason]sched.WhyReason{
 	batchv1.WaitReason_WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK:   sched.WhySuspended,
 	batchv1.WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED:           sched.WhyWorkerLost,
 	batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES:          sched.WhyResources,
+	batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP:                   sched.WhyNoWorker,
+	batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS:                 sched.WhyNeverFits,
 }
 
 // Why asks the scheduler why the named tasks of set wait, in calls of at
@@ -45,6 +47,8 @@ func (c *Client) Why(ctx context.Context, set sched.SetID, indexes []int32) ([]s
 				TasksAhead: int(w.GetTasksAhead()), Exact: w.GetExact(), FreeSlots: int(w.GetFreeSlots()), Slots: int(w.GetSlots()),
 				MaxRunning: int(w.GetMaxRunning()), Running: int(w.GetRunning()), StartInSeconds: w.GetStartInSeconds(),
 				FinishInSeconds: w.GetFinishInSeconds(), Assumptions: w.GetAssumptions(),
+				PositionExact: w.GetPositionExact(), AheadExact: w.GetTasksAheadExact(), StartLowerBound: w.GetStartIsLowerBound(),
+				FinishLowerBound: w.GetFinishIsLowerBound(), PastEstimate: w.GetPastEstimate(),
 			})
 		}
 	}

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,5 +54,75 @@ func TestCompletionBash(t *testing.T) {
 	}
 	if err := exec.Command(batchctl, "completion", "tcsh").Run(); err == nil {
 		t.Errorf("completion tcsh: no error")
+	}
+}
+
+// TestCompletionTabCreatesNothing presses Tab twice in a real interactive
+// bash (in tmux) after `batchctl disclose --` and after `disclose
+// --request -- sh`, with a server and a token at hand: completion must
+// never run the command, so the server has no task set afterwards.
+// Completion still works in that shell (`batchctl req` Tab gives request).
+func TestCompletionTabCreatesNothing(t *testing.T) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("no tmux on this machine (.ci/setup installs it)")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash on this machine")
+	}
+	c := startServer(t)
+	dir := t.TempDir()
+	script, err := exec.Command(c.batchctl, "completion", "bash").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "batchctl.bash"), script, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc := fmt.Sprintf("PS1='$ '\nexport PATH=%q:\"$PATH\" BATCH_SERVER=%q BATCH_TOKEN=%q BATCH_CONFIG=/dev/null\nsource %q\n",
+		filepath.Dir(c.batchctl), c.url(), c.adminToken(), filepath.Join(dir, "batchctl.bash"))
+	if err := os.WriteFile(filepath.Join(dir, "rc"), []byte(rc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "tmux.sock")
+	tm := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(tmux, append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %q: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tm("new-session", "-d", "-x", "200", "-y", "50", "-c", dir, bash+" --noprofile --rcfile "+filepath.Join(dir, "rc")+" -i")
+	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
+	// Keys are read in order: once the marker's echo shows, bash has run
+	// every completion asked for before it.
+	marks := 0
+	settle := func() {
+		t.Helper()
+		marks++
+		mark := fmt.Sprintf("settled-%d", marks)
+		tm("send-keys", "C-u", "echo "+mark, "Enter")
+		waitFor(t, patience, mark, func() bool {
+			return strings.Count(tm("capture-pane", "-p", "-S", "-200"), mark) >= 2
+		})
+	}
+	settle()
+	for _, line := range []string{"batchctl disclose -- ", "batchctl disclose --request -- sh ", "batchctl disclose --request -- sh -"} {
+		tm("send-keys", line, "Tab", "Tab")
+		settle()
+	}
+	tm("send-keys", "batchctl req", "Tab")
+	waitFor(t, patience, "batchctl req<TAB> to complete", func() bool {
+		return strings.Contains(tm("capture-pane", "-p"), "$ batchctl request")
+	})
+	settle()
+	var sets struct {
+		Sets []json.RawMessage `json:"sets"`
+	}
+	c.ctlJSON(&sets, "status")
+	if len(sets.Sets) != 0 {
+		t.Errorf("Tab made %d task sets: %s", len(sets.Sets), sets.Sets)
 	}
 }

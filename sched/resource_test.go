@@ -89,8 +89,8 @@ func TestPropertyResources(t *testing.T) {
 
 // TestResourceExample: a worker of 4 slots and 1 GiB. A 3-cpu task and a
 // 768 MiB task: the 3-cpu task takes three slots; the memory task the
-// fourth; a second 768 MiB task waits for memory, and Why says so; a task
-// asking for more than any worker has waits for resources too.
+// fourth; a second 768 MiB task waits for memory, and Why says so; for a
+// task asking for more than any worker has, Why says no worker fits.
 func TestResourceExample(t *testing.T) {
 	t.Parallel()
 	d := newDriver(t, Config{})
@@ -116,10 +116,10 @@ func TestResourceExample(t *testing.T) {
 	if st := d.s.Stats(); st.BusySlots != 4 {
 		t.Fatalf("busy slots %d, want 4 (3 + 1)", st.BusySlots)
 	}
-	for _, i := range []int32{2, 3} {
+	for i, want := range map[int32]WhyReason{2: WhyResources, 3: WhyNeverFits} {
 		a, err := d.s.Why(TaskRef{1, i}, d.now)
-		if err != nil || a.Reason != WhyResources {
-			t.Fatalf("Why(1/%d) = %v, %v; want %s", i, a.Reason, err, WhyResources)
+		if err != nil || a.Reason != want {
+			t.Fatalf("Why(1/%d) = %v, %v; want %s", i, a.Reason, err, want)
 		}
 	}
 	d.run(1000)
@@ -209,5 +209,35 @@ func TestResourcePreemption(t *testing.T) {
 		if started[2] != tc.started || started[3] != tc.started {
 			t.Errorf("preemption %s: started %v; want the memory task and the disclosed set 3 started: %v", tc.pre, started, tc.started)
 		}
+	}
+}
+
+// TestWhyNoWorkerAndNeverFits: with no worker up, Why says so and gives
+// no ETA; a 3-cpu task that a 4-slot worker could hold becomes impossible
+// when that worker leaves and only a 2-slot one is up: Why says no worker
+// fits, with no ETA, and Capacity names the largest worker.
+func TestWhyNoWorkerAndNeverFits(t *testing.T) {
+	t.Parallel()
+	d := newDriver(t, Config{})
+	d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0, Cpus: 3, EstimateSeconds: 10}, {Index: 1, EstimateSeconds: 10}}})
+	d.apply(Event{Kind: EventRequested, Set: 1})
+	for _, i := range []int32{0, 1} {
+		if a, err := d.s.Why(TaskRef{1, i}, d.now); err != nil || a.Reason != WhyNoWorker || a.StartInSeconds >= 0 {
+			t.Fatalf("no worker: Why(1/%d) = %+v, %v; want %s with no ETA", i, a, err, WhyNoWorker)
+		}
+	}
+	if c := d.s.Capacity(); c.Workers != 0 || !c.Holds(64, 1<<20) {
+		t.Fatalf("no worker: %+v; want none, holding anything", c)
+	}
+	d.apply(Event{Kind: EventWorkerUp, Worker: "big", Slots: 4, MemoryMB: 1024})
+	d.apply(Event{Kind: EventWorkerUp, Worker: "busy", Slots: 1, MemoryMB: 1024})
+	d.apply(Event{Kind: EventWorkerDown, Worker: "big"})
+	d.apply(Event{Kind: EventWorkerUp, Worker: "small", Slots: 2, MemoryMB: 512})
+	a, err := d.s.Why(TaskRef{1, 0}, d.now)
+	if err != nil || a.Reason != WhyNeverFits || a.StartInSeconds >= 0 || a.FinishInSeconds >= 0 {
+		t.Fatalf("after the big worker left: Why(1/0) = %+v, %v; want %s with no ETA", a, err, WhyNeverFits)
+	}
+	if c := d.s.Capacity(); c.Workers != 2 || c.MaxSlots != 2 || c.MaxMemoryMB != 1024 || c.Holds(3, 0) || !c.Holds(2, 1024) {
+		t.Fatalf("capacity %+v; want 2 workers, at most 2 slots and 1024 MiB", c)
 	}
 }

@@ -39,6 +39,11 @@ const (
 	WhyWorkerLost WhyReason = "worker-lost-requeued"
 	// WhyResources: no worker has the free slots and memory it requests.
 	WhyResources WhyReason = "waiting-for-resources"
+	// WhyNoWorker: no worker is up; it waits for one to register.
+	WhyNoWorker WhyReason = "no-worker-up"
+	// WhyNeverFits: no worker up has as many slots or as much memory as
+	// it asks for, even idle; it waits for a bigger worker to register.
+	WhyNeverFits WhyReason = "no-worker-fits"
 )
 
 // Short is the reason in a word or two, for a table's column.
@@ -62,6 +67,10 @@ func (r WhyReason) Short() string {
 		return "worker lost"
 	case WhyResources:
 		return "resources"
+	case WhyNoWorker:
+		return "no worker up"
+	case WhyNeverFits:
+		return "no worker fits"
 	}
 	return string(r)
 }
@@ -87,6 +96,10 @@ func (r WhyReason) Text() string {
 		return "worker lost, requeued"
 	case WhyResources:
 		return "waiting for a resource request"
+	case WhyNoWorker:
+		return "no worker is up: it starts when one registers"
+	case WhyNeverFits:
+		return "no worker up is big enough for it (slots or memory): it starts only if a bigger worker registers"
 	}
 	return string(r)
 }
@@ -113,8 +126,16 @@ type WhyAnswer struct {
 	// for disclosed work every queued requested task.
 	TasksAhead int
 	// Exact is false when a count reached WhyScanLimit and is a lower
-	// bound.
-	Exact bool
+	// bound: PositionExact and AheadExact say which (Exact is both).
+	Exact                     bool
+	PositionExact, AheadExact bool
+	// StartLowerBound and FinishLowerBound say that StartInSeconds and
+	// FinishInSeconds are "not before" bounds, not estimates: the counts
+	// of tasks ahead they rest on were cut short.
+	StartLowerBound, FinishLowerBound bool
+	// PastEstimate: every running copy has run past the task's estimate
+	// with no progress report, so FinishInSeconds is unknown (-1).
+	PastEstimate bool
 	// FreeSlots and Slots are the cluster's now; MaxRunning and Running
 	// are the set's cap (0 = none) and running copies.
 	FreeSlots, Slots    int
@@ -135,7 +156,7 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		return WhyAnswer{}, Errorf(ENOTFOUND, "why: task %d/%d not known to the scheduler", ref.Set, ref.Index)
 	}
 	t := st.task(ref.Index)
-	a := WhyAnswer{Task: ref, State: toTaskState(t.state), Exact: true, FreeSlots: s.freeN, Slots: s.slots,
+	a := WhyAnswer{Task: ref, State: toTaskState(t.state), Exact: true, PositionExact: true, AheadExact: true, FreeSlots: s.freeN, Slots: s.slots,
 		MaxRunning: int(st.maxRun), Running: int(st.nrun), StartInSeconds: -1, FinishInSeconds: -1}
 	if t.done() {
 		a.Reason = WhyNotWaiting
@@ -151,14 +172,31 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	if t.running() > 0 {
 		a.Reason = WhyRunning
 		a.StartInSeconds = 0
-		rem := math.Inf(1)
+		rem, past, ran := math.Inf(1), true, 0.0
 		for _, c := range t.copies {
-			if c.state == cRunning {
-				rem = min(rem, s.tRem(c, now))
+			if c.state != cRunning {
+				continue
 			}
+			r, over := s.whyRem(c, now)
+			if !over {
+				rem, past = min(rem, r), false
+			}
+			ran = max(ran, c.runTime(now))
+		}
+		if past {
+			a.PastEstimate, a.FinishInSeconds = true, -1
+			b := append([]byte("no estimate of its end: it has run "), appendSeconds(nil, ran)...)
+			b = append(b, ", past its estimate of "...)
+			b = appendSeconds(b, t.est)
+			a.Assumptions = string(append(b, " (no progress report)"...))
+			return a, nil
 		}
 		a.FinishInSeconds = rem
-		a.Assumptions = "finish: the fastest running copy's remaining time, from its progress report or, without one, from its run time and the fitted tail of task durations"
+		if t.est > 0 {
+			a.Assumptions = "finish: the fastest running copy's remaining time, from its progress report or, without one, its estimate less the time it has run"
+		} else {
+			a.Assumptions = "finish: the fastest running copy's remaining time, from its progress report or, without one, from its run time and the fitted tail of task durations"
+		}
 		return a, nil
 	}
 
@@ -169,8 +207,9 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 			h = &st.rq
 		}
 		n, exact := countBefore(h, t)
-		a.Position, a.Exact = n, exact
+		a.Position, a.PositionExact = n, exact
 	}
+	a.Exact = a.PositionExact
 	ahead := a.Position
 	// capAhead: the set's own queued tasks that take its cap's room first
 	// (its requested ones, for a disclosed task).
@@ -179,13 +218,13 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		jobs, tasks, exact := s.requestedAhead(st)
 		a.JobsAhead = jobs
 		ahead += tasks
-		a.Exact = a.Exact && exact
+		a.AheadExact = a.PositionExact && exact
 	} else {
 		jobs, tasks, exact := s.disclosedAhead(st)
 		_, reqTasks, reqExact := s.requestedAhead(nil)
 		a.JobsAhead = jobs
 		ahead += tasks + reqTasks
-		a.Exact = a.Exact && exact && reqExact
+		a.AheadExact = a.PositionExact && exact && reqExact
 		if !s.capped(st) {
 			// The set's requested tasks and its suspended copies take
 			// the room under its cap first.
@@ -193,6 +232,7 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		}
 	}
 	a.TasksAhead = ahead
+	a.Exact = a.PositionExact && a.AheadExact
 
 	avail := s.freeN
 	if req && s.cfg.Preemption != PreemptOff {
@@ -204,6 +244,10 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	case s.capped(st) || (st.maxRun > 0 && capAhead >= int(st.maxRun-st.nrun)):
 		// At its cap, or the tasks of its set before it will fill it.
 		a.Reason = WhyCapped
+	case s.slots == 0:
+		a.Reason = WhyNoWorker
+	case !s.couldEverFit(t):
+		a.Reason = WhyNeverFits
 	case !t.plain() && s.wheap.fit(nil, t) == nil:
 		// No worker has the free slots and memory it asks for now.
 		a.Reason = WhyResources
@@ -220,6 +264,10 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	}
 
 	// ETA: the slots work through the tasks ahead, then this one.
+	if a.Reason == WhyNeverFits {
+		a.Assumptions = "no estimate: it starts only if a worker big enough for it registers"
+		return a, nil
+	}
 	if !tnOK || s.slots == 0 || (!req && s.noDisc) {
 		a.Assumptions = "no estimate: the task has none, and no task of this set, its owner or anyone has finished yet"
 		if s.slots == 0 {
@@ -243,6 +291,9 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	}
 	a.StartInSeconds = start
 	a.FinishInSeconds = start + tn
+	// Counts cut at WhyScanLimit make the ETA a "not before" bound.
+	a.StartLowerBound = !a.Exact && a.Reason != WhyNext
+	a.FinishLowerBound = a.StartLowerBound
 	// Built without fmt: the text is most of an answer's cost otherwise.
 	b := make([]byte, 0, 320)
 	if !a.Exact {
@@ -273,6 +324,24 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	b = append(b, "; speculative copies and stragglers not counted"...)
 	a.Assumptions = string(b)
 	return a, nil
+}
+
+// whyRem is a running copy's remaining time for Why: from its progress
+// report when it made one; else, for a task with its own estimate, the
+// estimate less the time it has run, and over (no estimate of its end)
+// once it has run past it; else the fitted tail (tRem). The scheduler's
+// own choices keep tRem: this only keeps Why from presenting the tail's
+// growing guess as if it were the estimate the user gave.
+func (s *Scheduler) whyRem(c *liveCopy, now Time) (rem float64, over bool) {
+	t := c.task
+	if (c.progress > 0 && c.progress <= 1) || t.est <= 0 {
+		return s.tRem(c, now), false
+	}
+	ran := c.runTime(now)
+	if ran >= t.est {
+		return -1, true
+	}
+	return t.est - ran, false
 }
 
 // appendPlural appends "n words" ("1 word", "n copies").

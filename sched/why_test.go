@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -143,5 +144,46 @@ func TestWhyExample(t *testing.T) {
 	}
 	if _, err := d.s.Why(TaskRef{9, 0}, d.now); ErrorCode(err) != ENOTFOUND {
 		t.Fatalf("Why of an unknown set: %v, want ENOTFOUND", err)
+	}
+}
+
+// TestWhyBoundsAndRunningPastEstimate: for the last of 100,000 requested
+// tasks on one slot, the position and the tasks ahead are cut at
+// WhyScanLimit and said to be lower bounds, and so is the ETA built on
+// them. A running task with an estimate of 20 s and no progress report
+// finishes in 20 s less its run time, and once it runs past its estimate
+// Why says so and gives no finish estimate (not a guess that keeps
+// growing).
+func TestWhyBoundsAndRunningPastEstimate(t *testing.T) {
+	t.Parallel()
+	d := newDriver(t, Config{Speculation: SpecNone})
+	d.dur = func(TaskRef, int, bool) float64 { return 1000 }
+	d.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 1})
+	const n = 100_000
+	d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(n, 20)})
+	d.apply(Event{Kind: EventRequested, Set: 1})
+	d.decide()
+	a, err := d.s.Why(TaskRef{1, n - 1}, d.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.PositionExact || a.AheadExact || a.Exact || a.Position < WhyScanLimit || !a.StartLowerBound || !a.FinishLowerBound || a.StartInSeconds < 0 {
+		t.Errorf("last task: %+v; want position and tasks ahead as lower bounds of at least %d, and a lower-bound ETA", a, WhyScanLimit)
+	}
+	a, err = d.s.Why(TaskRef{1, 1}, d.now)
+	if err != nil || !a.Exact || a.StartLowerBound || a.Position != 0 {
+		t.Errorf("second task: %+v, %v; want exact counts and an ETA that is an estimate", a, err)
+	}
+	for _, c := range []struct {
+		at         float64
+		finish     float64
+		pastEstim  bool
+		finishNote string
+	}{{5, 15, false, "estimate less"}, {19, 1, false, "estimate less"}, {25, -1, true, "past its estimate of 20s"}, {60, -1, true, "has run 60s"}} {
+		d.now = c.at
+		a, err := d.s.Why(TaskRef{1, 0}, d.now)
+		if err != nil || a.Reason != WhyRunning || a.PastEstimate != c.pastEstim || math.Abs(a.FinishInSeconds-c.finish) > 1e-9 || !strings.Contains(a.Assumptions, c.finishNote) {
+			t.Errorf("running task at %gs: %+v, %v; want finish in %g, past estimate %v, %q", c.at, a, err, c.finish, c.pastEstim, c.finishNote)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -63,13 +64,24 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 	if len(p.Argv) > store.MaxArgs {
 		return sched.TaskSpec{}, sched.Errorf(sched.ERESOURCEEXHAUSTED, "task %d has %d arguments; the limit is %d: pass long lists in a file", i, len(p.Argv), store.MaxArgs)
 	}
+	// A NUL byte cannot pass execve or chdir: such a task could only fail
+	// (and be billed as exit 127), so it is refused here.
 	size := len(p.Dir)
-	for _, a := range p.Argv {
+	if hasNUL(p.Dir) {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: dir holds a NUL byte, which no path can", i)
+	}
+	for k, a := range p.Argv {
+		if hasNUL(a) {
+			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: argv[%d] holds a NUL byte, which no argument can", i, k)
+		}
 		size += len(a) + 1
 	}
 	for k, v := range p.Env {
 		if k == "" {
 			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d has an environment variable with an empty name", i)
+		}
+		if hasNUL(k) || hasNUL(v) || strings.ContainsRune(k, '=') {
+			return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: environment variable %q: names and values cannot hold a NUL byte, nor names an =", i, k)
 		}
 		size += len(k) + len(v) + 2
 	}
@@ -130,20 +142,24 @@ func copyToProto(c sched.Copy, hide bool) *batchv1.Copy {
 	return p
 }
 
-// attemptToProto converts an earlier attempt; the exit status of one that
-// executed while disclosed stays hidden, as its output does.
-func attemptToProto(a sched.Attempt) *batchv1.Attempt {
+// attemptToProto converts an earlier attempt; with hide, the exit status
+// of one that executed while disclosed stays hidden, as its output does.
+func attemptToProto(a sched.Attempt, hide bool) *batchv1.Attempt {
 	p := &batchv1.Attempt{Attempt: a.Attempt, State: taskStateToProto[a.State], Lost: a.State == sched.AttemptLost,
 		RequestedAt: ts(a.RequestedAt), ExecutedAt: ts(a.ExecutedAt), FinishedAt: ts(a.FinishedAt), CanceledAt: ts(a.CanceledAt),
 		ServiceSeconds: a.ServiceSeconds, WinCopy: int64(a.WinCopy), RetriedAt: ts(a.RetriedAt), RetriedBy: a.RetriedBy, HasOutput: a.HasOutput}
-	if a.State != sched.TaskExecuted {
+	if !hide {
 		p.ExitCode, p.TimedOut = a.ExitCode, a.TimedOut
 	}
 	return p
 }
 
 // taskToProto converts a task; the exit status of a task that is not
-// requested stays hidden (its output is not readable yet).
+// requested stays hidden (its output is not readable yet). Once the task
+// is requested, the exit statuses of its earlier attempts show too, those
+// that ran while it was disclosed included: the policy retried them for
+// how they ended, which the user asked to pay for (their output stays
+// unreadable: they were not billed).
 func taskToProto(t sched.Task) *batchv1.Task {
 	p := &batchv1.Task{SetId: int64(t.Set), Index: t.Index, Spec: specToProto(t.Spec), State: taskStateToProto[t.State],
 		DisclosedAt: ts(t.DisclosedAt), RequestedAt: ts(t.RequestedAt), ExecutedAt: ts(t.ExecutedAt),
@@ -156,11 +172,12 @@ func taskToProto(t sched.Task) *batchv1.Task {
 	if t.State != sched.TaskFinished && t.State != sched.TaskCanceled {
 		hidden[t.Attempt] = true
 	}
+	requested := t.State == sched.TaskRequested || t.State == sched.TaskFinished || !t.RequestedAt.IsZero()
 	for _, a := range t.Attempts {
-		if a.State == sched.TaskExecuted {
+		if a.State == sched.TaskExecuted && !requested {
 			hidden[a.Attempt] = true
 		}
-		p.Attempts = append(p.Attempts, attemptToProto(a))
+		p.Attempts = append(p.Attempts, attemptToProto(a, hidden[a.Attempt]))
 	}
 	for _, c := range t.Copies {
 		p.Copies = append(p.Copies, copyToProto(c, hidden[c.Attempt]))
@@ -200,3 +217,6 @@ func workerToProto(w sched.Worker) *batchv1.Worker {
 
 // seconds converts a time to the scheduler's clock (Unix seconds).
 func seconds(t time.Time) sched.Time { return float64(t.UnixNano()) / 1e9 }
+
+// hasNUL reports whether s holds a NUL byte.
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }

@@ -22,8 +22,8 @@ type taskSetHandler struct{ s *Server }
 // tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
-	if len(req.Tasks) == 0 && req.Array == nil {
-		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task")
+	if len(req.Tasks) == 0 && req.Array == nil && !(req.SetId != 0 && (req.MaxRunning > 0 || req.GetRetry().GetRetries() > 0)) {
+		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task (or, appending to a set, a max_running or retry policy to change)")
 	}
 	if len(req.Tasks) > store.MaxTasksPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall)
@@ -125,6 +125,9 @@ type discloseHeader struct {
 func (hd discloseHeader) check() error {
 	if len(hd.name) > store.MaxNameBytes || len(hd.key) > store.MaxIdempotencyKeyBytes {
 		return sched.Errorf(sched.EINVALID, "name or idempotency key too long (limits %d and %d bytes)", store.MaxNameBytes, store.MaxIdempotencyKeyBytes)
+	}
+	if hasNUL(hd.name) || hasNUL(hd.key) {
+		return sched.Errorf(sched.EINVALID, "the name or idempotency key holds a NUL byte")
 	}
 	if hd.maxRunning < 0 {
 		return sched.Errorf(sched.EINVALID, "max_running = %d must not be negative (0 = no cap)", hd.maxRunning)
@@ -245,6 +248,9 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 			}
 			err = nil
 		}
+		if err = s.checkCapacity(specs, arr); err != nil {
+			return
+		}
 		// What the scheduler needs of the specs, taken now so that the specs
 		// can go once they are stored.
 		infos := make([]sched.TaskInfo, n)
@@ -360,8 +366,9 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		FinishedAtOnce: int32(len(res.FinishedAtOnce)), Unchanged: res.Unchanged, Tasks: tasksToProto(res.Tasks)}, nil
 }
 
-// Cancel cancels the set's unrequested tasks (all: one UPDATE, one
-// scheduler event) or the named ones, stopping and billing requested ones.
+// Cancel cancels every unfinished task of the set (all: one UPDATE and one
+// scheduler event for the unrequested ones, one event for the requested)
+// or the named ones, stopping and billing requested ones that ran.
 func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) (*batchv1.CancelResponse, error) {
 	s := h.s
 	if len(req.Indexes) > store.MaxIndexesPerCall {
@@ -385,8 +392,11 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		}
 		now := s.now()
 		if req.All {
-			if res.Canceled > 0 {
+			if res.Canceled > 0 || res.Stopped > 0 {
 				s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId)})
+			}
+			if len(res.Requested) > 0 {
+				s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId), Indexes: res.Requested})
 			}
 		} else if len(res.Indexes) > 0 {
 			s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId), Indexes: res.Indexes})

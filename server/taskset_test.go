@@ -54,6 +54,13 @@ func TestDiscloseErrors(t *testing.T) {
 		{"ErrArrayNegativeStep", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Step: -1, Spec: echo(1)[0]}}, connect.CodeInvalidArgument},
 		{"ErrArrayEmptyArgv", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Spec: &batchv1.TaskSpec{}}}, connect.CodeInvalidArgument},
 		{"ErrArrayTooBig", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: store.MaxTasksPerSet, Spec: echo(1)[0]}}, connect.CodeResourceExhausted},
+		{"ErrNULInArgv", &batchv1.DiscloseRequest{Tasks: specs([]string{"echo", "a\x00b"})}, connect.CodeInvalidArgument},
+		{"ErrNULInDir", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Dir: "/tmp\x00x"}}}, connect.CodeInvalidArgument},
+		{"ErrNULInEnvKey", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Env: map[string]string{"A\x00B": "1"}}}}, connect.CodeInvalidArgument},
+		{"ErrNULInEnvValue", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Env: map[string]string{"A": "1\x002"}}}}, connect.CodeInvalidArgument},
+		{"ErrEqualsInEnvKey", &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}, Env: map[string]string{"A=B": "1"}}}}, connect.CodeInvalidArgument},
+		{"ErrNULInName", &batchv1.DiscloseRequest{Name: "a\x00b", Tasks: echo(1)}, connect.CodeInvalidArgument},
+		{"ErrNULInArray", &batchv1.DiscloseRequest{Array: &batchv1.TaskArray{Last: 3, Spec: &batchv1.TaskSpec{Argv: []string{"sh", "-c", "echo \x00"}}}}, connect.CodeInvalidArgument},
 		{"ErrArrayPastSetLimit", &batchv1.DiscloseRequest{SetId: full.Id, Array: &batchv1.TaskArray{Last: store.MaxTasksPerSet - 2, Spec: echo(1)[0]}}, connect.CodeResourceExhausted},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,17 +141,23 @@ func TestRequestCancel(t *testing.T) {
 		wantCode(t, err, connect.CodeInvalidArgument)
 	})
 
-	// Request 0 and 1 (nothing runs: no workers), then cancel the set.
+	// Request 0 and 1 (nothing runs: no workers). A named cancel of a
+	// requested task that never ran cancels it with no ledger line; a
+	// cancel of the set cancels the rest, requested ones included.
 	req := must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{0, 1, 1}}))
 	if req.Requested != 2 || len(req.Tasks) != 2 || req.Tasks[0].State != batchv1.TaskState_TASK_STATE_REQUESTED {
 		t.Fatalf("request: %v", req)
 	}
-	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, All: true}))
-	if c.Canceled != 3 || c.Unchanged != 2 || c.AlreadyCanceled != 0 || c.TaskSet.Counts.Canceled != 3 {
+	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{0}}))
+	if c.Canceled != 1 || c.Stopped != 0 {
+		t.Fatalf("named cancel of a requested task that never ran: %v", c)
+	}
+	c = must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, All: true}))
+	if c.Canceled != 4 || c.Unchanged != 0 || c.AlreadyCanceled != 1 || c.TaskSet.Counts.Canceled != 5 {
 		t.Fatalf("cancel: %v", c)
 	}
 	c = must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, All: true}))
-	if c.Canceled != 0 || c.AlreadyCanceled != 3 {
+	if c.Canceled != 0 || c.AlreadyCanceled != 5 {
 		t.Fatalf("cancel twice: %v", c)
 	}
 	_, err := b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{3}})
@@ -153,15 +166,13 @@ func TestRequestCancel(t *testing.T) {
 	wantCode(t, err, connect.CodeFailedPrecondition)
 	_, err = b.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 0})
 	wantCode(t, err, connect.CodeFailedPrecondition)
-	// Named cancel of a requested task stops it and bills it (zero: it
-	// never ran); a named cancel of a canceled one is counted.
 	c = must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{0, 4}}))
-	if c.Stopped != 1 || c.AlreadyCanceled != 1 || c.Canceled != 0 {
-		t.Fatalf("named cancel: %v", c)
+	if c.AlreadyCanceled != 2 || c.Canceled != 0 || c.Stopped != 0 {
+		t.Fatalf("named cancel of canceled tasks: %v", c)
 	}
 	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
-	if bill.Totals.Lines != 1 || bill.Lines[0].Reason != "canceled-after-request" || bill.Lines[0].Index != 0 {
-		t.Fatalf("bill: %v", bill)
+	if bill.Totals.Lines != 0 {
+		t.Fatalf("bill: %v; want no line: nothing ran", bill)
 	}
 }
 
@@ -287,11 +298,11 @@ func TestBigSet(t *testing.T) {
 	}
 	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{10, 20}}))
 	c := must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, All: true}))
-	if c.Canceled != n-2 || c.Unchanged != 2 || c.TaskSet.Counts.Canceled != n-2 || c.TaskSet.Counts.Requested != 2 {
+	if c.Canceled != n || c.Unchanged != 0 || c.TaskSet.Counts.Canceled != n || c.TaskSet.Counts.Requested != 0 {
 		t.Fatalf("cancel: %v", c)
 	}
 	cl := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
-	if cl.Queues.Disclosed != 0 || cl.Queues.Requested != 2 {
+	if cl.Queues.Disclosed != 0 || cl.Queues.Requested != 0 {
 		t.Fatalf("queues: %v", cl.Queues)
 	}
 }

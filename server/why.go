@@ -22,6 +22,8 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 	sched.WhySuspended:      batchv1.WaitReason_WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK,
 	sched.WhyWorkerLost:     batchv1.WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED,
 	sched.WhyResources:      batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES,
+	sched.WhyNoWorker:       batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP,
+	sched.WhyNeverFits:      batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The
@@ -67,7 +69,7 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 			if err != nil || t.State.Final() {
 				// Final tasks leave the scheduler at a restart; the store's
 				// state is the answer.
-				a = sched.WhyAnswer{Task: sched.TaskRef{Set: id, Index: i}, Reason: sched.WhyNotWaiting, Exact: true,
+				a = sched.WhyAnswer{Task: sched.TaskRef{Set: id, Index: i}, Reason: sched.WhyNotWaiting, Exact: true, PositionExact: true, AheadExact: true,
 					StartInSeconds: -1, FinishInSeconds: -1, MaxRunning: int(set.MaxRunning)}
 			}
 			a.State = t.State
@@ -82,5 +84,7 @@ func whyToProto(a sched.WhyAnswer) *batchv1.TaskWhy {
 		Reason: whyReasonToProto[a.Reason], ReasonText: a.Reason.Text(), Position: int32(a.Position), JobsAhead: int32(a.JobsAhead),
 		TasksAhead: int64(a.TasksAhead), Exact: a.Exact, FreeSlots: int32(a.FreeSlots), Slots: int32(a.Slots),
 		MaxRunning: int32(a.MaxRunning), Running: int32(a.Running), StartInSeconds: a.StartInSeconds,
-		FinishInSeconds: a.FinishInSeconds, Assumptions: a.Assumptions}
+		FinishInSeconds: a.FinishInSeconds, Assumptions: a.Assumptions,
+		PositionExact: a.PositionExact, TasksAheadExact: a.AheadExact, StartIsLowerBound: a.StartLowerBound,
+		FinishIsLowerBound: a.FinishLowerBound, PastEstimate: a.PastEstimate}
 }

@@ -43,17 +43,25 @@ type DiscloseResult struct {
 	DisclosedAt time.Time
 }
 
+// ChangesSet reports whether in, an append to a set, changes its cap or
+// its retry policy: then it needs no tasks.
+func (in DiscloseInput) ChangesSet() bool {
+	return in.SetID != 0 && (in.MaxRunning > 0 || in.Retry.Retries > 0)
+}
+
 // Disclose creates a set or appends tasks to one, records the idempotency
 // key in the same transaction, and with in.Request requests the new tasks.
-// A replayed key (same content hash, see DiscloseHasher) returns the first
-// call's answer and writes nothing. Errors: EINVALID (no tasks), ECONFLICT
+// An append of no tasks that sets a cap or a retry policy (ChangesSet)
+// changes the set only. A replayed key (same content hash, see
+// DiscloseHasher) returns the first call's answer and writes nothing.
+// Errors: EINVALID (no tasks), ECONFLICT
 // (the key was used with other content), ENOTFOUND (no such set of the owner),
 // EFAILEDPRECONDITION (the set was canceled as a whole, or every task of
 // it is canceled),
 // ERESOURCEEXHAUSTED (the set would exceed MaxTasksPerSet).
 func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, error) {
 	var res DiscloseResult
-	if len(in.Tasks) == 0 && in.Array == nil {
+	if len(in.Tasks) == 0 && in.Array == nil && !in.ChangesSet() {
 		return res, sched.Errorf(sched.EINVALID, "no tasks to disclose: give at least one task")
 	}
 	if len(in.Tasks) > 0 && in.Array != nil {
@@ -377,7 +385,7 @@ func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, 
 }
 
 // CancelInput is one Cancel call: the named tasks, or (All, without
-// Indexes) every unrequested task of the set.
+// Indexes) every unfinished task of the set.
 type CancelInput struct {
 	Owner   string
 	SetID   sched.SetID
@@ -388,21 +396,26 @@ type CancelInput struct {
 // CancelResult is what a Cancel did.
 type CancelResult struct {
 	Set             sched.TaskSet
-	Canceled        int32   // unrequested tasks canceled (never billed)
-	Stopped         int32   // requested unfinished tasks stopped (billed)
+	Canceled        int32   // tasks canceled that no requested copy ran for (never billed)
+	Stopped         int32   // requested tasks stopped while a copy ran (billed)
 	AlreadyCanceled int32   // tasks that were canceled before
-	Unchanged       int32   // finished (or, for the whole set, requested) tasks
+	Unchanged       int32   // finished tasks
 	Indexes         []int32 // the tasks this call canceled (nil for the whole set)
-	Bills           []sched.BillLine
+	// Requested lists, for the whole set, the requested tasks it canceled
+	// (the unrequested ones are all the set's disclosed and executed).
+	Requested []int32
+	Bills     []sched.BillLine
 }
 
-// Cancel cancels the set's unrequested tasks (one UPDATE) and closes the
-// set to appends, or cancels the named tasks. A requested, unfinished
-// named task is stopped and billed for what it used: the slot-seconds of
-// its longest-running live copy so far and that copy's last reported CPU
-// seconds (a line with zeros when no copy ran). Executed tasks lose their kept output. Canceling twice is counted,
-// not an error. Errors: EINVALID (nothing named, or tasks named and All),
-// ENOTFOUND (no such set or task).
+// Cancel cancels every unfinished task of the set (All; the unrequested
+// ones in one UPDATE) and closes the set to appends, or cancels the named
+// tasks. A requested, unfinished task with a live copy is stopped and
+// billed for what it used: the slot-seconds of its longest-running live
+// copy so far and that copy's last reported CPU seconds; one with no live
+// copy used nothing and is canceled with no ledger line. Executed tasks
+// lose their kept output. Canceling twice is counted, not an error.
+// Errors: EINVALID (nothing named, or tasks named and All), ENOTFOUND (no
+// such set or task).
 func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) {
 	var res CancelResult
 	if len(in.Indexes) == 0 && !in.All {
@@ -431,7 +444,21 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 			if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET canceled_at = ? WHERE id = ? AND canceled_at = 0`, now, in.SetID); err != nil {
 				return fmt.Errorf("close set: %w", err)
 			}
-			res.Unchanged = int32(set.Counts.Requested + set.Counts.Finished)
+			requested, err := indexesIn(ctx, tx, in.SetID, sched.TaskRequested)
+			if err != nil {
+				return err
+			}
+			rctx := rowCtx(ctx)
+			for _, i := range requested {
+				if err := stopRequested(rctx, tx, set, i, &res); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(rctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
+					return fmt.Errorf("cancel task: %w", err)
+				}
+			}
+			res.Requested = requested
+			res.Unchanged = int32(set.Counts.Finished)
 		} else {
 			seen := make(map[int32]bool, len(in.Indexes))
 			rctx := rowCtx(ctx)
@@ -462,12 +489,9 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 				case sched.TaskDisclosed:
 					res.Canceled++
 				case sched.TaskRequested:
-					bill, err := billStopped(rctx, tx, set, i)
-					if err != nil {
+					if err := stopRequested(rctx, tx, set, i, &res); err != nil {
 						return err
 					}
-					res.Bills = append(res.Bills, bill)
-					res.Stopped++
 				}
 				if _, err := tx.ExecContext(rctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
 					return fmt.Errorf("cancel task: %w", err)
@@ -481,25 +505,45 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 	return res, err
 }
 
-// billStopped writes the canceled-after-request line of a requested task.
-func billStopped(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (sched.BillLine, error) {
-	bill := sched.BillLine{Owner: set.Owner, Task: sched.TaskRef{Set: set.ID, Index: i}, SetName: set.Name,
+// stopRequested bills requested task i of set for what it used, counting
+// it in res as stopped, when a copy of it runs (or is suspended); one with
+// no live copy used nothing: it is counted as canceled, with no line.
+func stopRequested(ctx context.Context, tx *Tx, set sched.TaskSet, i int32, res *CancelResult) error {
+	bill, ran, err := billStopped(ctx, tx, set, i)
+	if err != nil {
+		return err
+	}
+	if !ran {
+		res.Canceled++
+		return nil
+	}
+	res.Bills = append(res.Bills, bill)
+	res.Stopped++
+	return nil
+}
+
+// billStopped writes the canceled-after-request line of a requested task
+// whose copy runs; ran is false (and nothing is written) when none does.
+func billStopped(ctx context.Context, tx *Tx, set sched.TaskSet, i int32) (bill sched.BillLine, ran bool, err error) {
+	bill = sched.BillLine{Owner: set.Owner, Task: sched.TaskRef{Set: set.ID, Index: i}, SetName: set.Name,
 		BilledAt: tx.now, Reason: sched.BillCanceledAfterRequest}
 	var (
 		started, suspendedAt int64
 		suspended            float64
 	)
-	err := tx.QueryRowContext(ctx, `SELECT id, cpu_seconds, started_at, suspended_seconds, suspended_at FROM copies
+	err = tx.QueryRowContext(ctx, `SELECT id, cpu_seconds, started_at, suspended_seconds, suspended_at FROM copies
 		WHERE set_id = ? AND idx = ? AND state IN ('running', 'suspended') ORDER BY started_at, id LIMIT 1`, set.ID, i).
 		Scan(&bill.Copy, &bill.CPUSeconds, &started, &suspended, &suspendedAt)
-	if err != nil && err != sql.ErrNoRows {
-		return bill, fmt.Errorf("read copies of stopped task: %w", err)
+	if err == sql.ErrNoRows {
+		return bill, false, nil
 	}
-	if err == nil {
-		// What the server saw it run, without the suspensions it ordered.
-		bill.SlotSeconds = observedRun(nanos(tx.now), started, suspended, suspendedAt)
+	if err != nil {
+		return bill, false, fmt.Errorf("read copies of stopped task: %w", err)
 	}
-	return insertBill(ctx, tx, bill)
+	// What the server saw it run, without the suspensions it ordered.
+	bill.SlotSeconds = observedRun(nanos(tx.now), started, suspended, suspendedAt)
+	bill, err = insertBill(ctx, tx, bill)
+	return bill, true, err
 }
 
 // taskState returns the state of task i of set, ENOTFOUND when out of range.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +23,48 @@ import (
 	"batchd/sched"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..." (the
+// Makefile does); otherwise buildVersion reads the commit the binary was
+// built from.
+var version = ""
+
+// buildVersion is version, or the VCS revision and time that go build
+// stamped into the binary ("dev" when there are none, as under go run).
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	var rev, at, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if rev == "" {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if at != "" {
+		return rev + dirty + " (" + at + ")"
+	}
+	return rev + dirty
+}
 
 // Exit statuses of batchctl. A single waited request exits with the task's
 // own exit status instead.
@@ -87,21 +129,34 @@ func errorText(err error) string {
 // run runs the app with args and returns the exit status; main exits with it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	if len(args) > 1 && args[1] == completeCommand {
+		complete(app, args[2:], stdout)
+		return exitOK
+	}
+	if i := commandIndex(app, args); i > 0 && args[i] == "help" {
+		// "batchctl help [COMMAND...]" is "batchctl [COMMAND...] --help".
+		args = append(append(slices.Clone(args[:i]), args[i+1:]...), "--help")
+	}
 	// disclose's arguments are the task's own command line: its flags
 	// must come first (or the command after --).
+	app.Metadata = map[string]any{argsKey: args}
 	err := app.RunContext(ctx, cliarg.Reorder(app, args, "disclose"))
 	code := exitCode(err)
 	var ee *exitError
 	if err != nil && (!errors.As(err, &ee) || ee.msg != "") {
-		if ctx.Err() != nil && code == exitInterrupted && !errors.As(err, &ee) {
-			fmt.Fprintln(stderr, "batchctl: interrupted")
-		} else {
-			fmt.Fprintln(stderr, "batchctl:", cliarg.UnknownCommand(errorText(err), "batchctl"))
+		r, _ := tokenSearch(app)
+		server, _ := app.Metadata[serverKey].(string)
+		msg := cliarg.UnknownCommand(errorText(err), "batchctl")
+		switch {
+		case ctx.Err() != nil && code == exitInterrupted && !errors.As(err, &ee):
+			msg = "interrupted"
+		case code == exitUnavailable && !errors.As(err, &ee):
+			msg += fmt.Sprintf(" (server %s): is `batchd serve` running there? Point at it with --server, BATCH_SERVER or \"server = URL\" in the config file", server)
+		case code == exitAuth && r.Token != "" && !errors.As(err, &ee):
+			msg += fmt.Sprintf(" (server %s, token from %s): check the token, or ask an admin for one (batchd user token NAME)", server, r.From)
 		}
-		if code == exitUnavailable {
-			fmt.Fprintln(stderr, "batchctl: is `batchd serve` running there? Point at it with --server, BATCH_SERVER or \"server = URL\" in the config file.")
-		}
-		if r, ok := tokenSearch(app); ok && r.Token == "" && code == exitAuth {
+		fmt.Fprintln(stderr, "batchctl:", msg)
+		if r.Token == "" && code == exitAuth {
 			fmt.Fprintln(stderr, noTokenHelp(r))
 		}
 	}
@@ -137,7 +192,8 @@ Examples:
 
 Task references: SET (every task of a set), SET/INDEX, SET/I,J,K-L.
 Flags may come before or after the arguments (batchctl request 1/0 --no-wait),
-except for disclose, whose arguments after the flags are the task's command.
+except for disclose, whose arguments after the flags are the task's command
+(give it after --: a flag after the command is refused otherwise).
 Add --json to any command (before or after its name) for stable,
 machine-readable output.
 
@@ -146,7 +202,7 @@ Exit status:
    1  bad usage or invalid input (or another error)
    2  unknown task set or task
    3  failed precondition (e.g. requesting a canceled task, reading the
-      output of a task that is not requested)
+      output of a task that is not requested, a task no worker up could hold)
    4  server unreachable or unavailable
    5  'request' of several tasks: one or more failed, timed out or were canceled
    6  no token, an unknown or revoked one, or not allowed (PermissionDenied)
@@ -160,8 +216,8 @@ Your token is --token, or $BATCH_TOKEN, or the config file's "token = bd_…"
 (--config or $BATCH_CONFIG, which must exist; default
 ~/.config/batchd/token; the keys are token and server, anything else is an
 error), or the admin token that batchd serve wrote into its data directory:
---data DIR when given, else ./batchd-data (where batchd serve started in
-this directory keeps it), else $BATCHD_DATA. So batchctl on the server's
+--data DIR when given, else $BATCHD_DATA when set, else ./batchd-data
+(where batchd serve started in this directory keeps it). So batchctl on the server's
 machine needs no flag. Without a token the server answers Unauthenticated
 (exit status 6) and batchctl lists where it looked; another user's task
 sets are "unknown" (exit status 2).`
@@ -173,7 +229,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Name:        "batchctl",
 		Usage:       "disclose, request and cancel tasks on a batchd server",
 		Description: appHelp,
-		Version:     version,
+		Version:     buildVersion(),
 		Writer:      stdout,
 		ErrWriter:   stderr,
 		Flags: []cli.Flag{
@@ -196,7 +252,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			},
 			&cli.StringFlag{
 				Name:  "data",
-				Usage: "the local server's data `DIR`, whose admin.token is the last resort (default: ./batchd-data, then $BATCHD_DATA)",
+				Usage: "the local server's data `DIR`, whose admin.token is the last resort (default: $BATCHD_DATA, else ./batchd-data)",
 			},
 			&cli.BoolFlag{Name: "wide", Usage: "tables as wide as their content, whatever the terminal's width"},
 			&cli.DurationFlag{
@@ -221,7 +277,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			usersCommand(),
 			completionCommand(),
 		},
-		EnableBashCompletion: true,
+		// Completion goes through completeCommand only: urfave/cli's
+		// --generate-bash-completion ran the command when it followed
+		// "--" (disclose -- <Tab> disclosed a task).
+		EnableBashCompletion: false,
 		HideHelpCommand:      true,
 		Suggest:              true,
 		// Errors go back to run, which prints them and picks the exit status.
@@ -233,7 +292,64 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			cmd.Before = noFlagArgs
 		}
 	}
+	app.OnUsageError = usageError("batchctl", app.Flags)
+	var walk func(prefix string, cmds []*cli.Command)
+	walk = func(prefix string, cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			name := prefix + " " + cmd.Name
+			cmd.OnUsageError = usageError(name, cmd.Flags)
+			walk(name, cmd.Subcommands)
+		}
+	}
+	walk("batchctl", app.Commands)
 	return app
+}
+
+// commandIndex is the index in args (args[0] is the program) of the first
+// word after the app's own flags; 0 when there is none.
+func commandIndex(app *cli.App, args []string) int {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			if a == "--" {
+				return 0
+			}
+			return i
+		}
+		if strings.Contains(a, "=") {
+			continue
+		}
+		name := strings.TrimLeft(a, "-")
+		for _, f := range app.Flags {
+			if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() && slices.Contains(f.Names(), name) {
+				i++
+				break
+			}
+		}
+	}
+	return 0
+}
+
+// usageError turns a flag that does not parse into one line that names it
+// and where the flags are listed (urfave/cli would print the whole help,
+// some ninety lines, after it).
+func usageError(cmd string, flags []cli.Flag) cli.OnUsageErrorFunc {
+	return func(_ *cli.Context, err error, _ bool) error {
+		msg := err.Error()
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+			name = "-" + strings.TrimLeft(name, "-")
+			if len(name) > 2 {
+				name = "-" + name
+			}
+			msg = fmt.Sprintf("%s is not a flag of %s", name, cmd)
+			if cli.SuggestFlag != nil {
+				if s := cli.SuggestFlag(flags, strings.TrimLeft(name, "-"), true); s != "" && s != "--help" && s != "-h" {
+					msg += fmt.Sprintf(" (did you mean %s?)", s)
+				}
+			}
+		}
+		return usageErr("%s; see %s --help", msg, cmd)
+	}
 }
 
 // noFlagArgs refuses an argument that looks like a flag: cliarg.Reorder
@@ -261,6 +377,22 @@ const watchRetry = time.Minute
 
 // tokenKey is where loadConfig keeps the token search in App.Metadata.
 const tokenKey = "token"
+
+// serverKey is where newClient keeps the server URL it talks to in
+// App.Metadata, for run's error lines.
+const serverKey = "server"
+
+// argsKey is where run keeps the command line as typed in App.Metadata.
+const argsKey = "args"
+
+// afterDashDash reports whether c's arguments came after a "--" on the
+// command line (urfave/cli drops the "--" itself).
+func afterDashDash(c *cli.Context) bool {
+	raw, _ := c.App.Metadata[argsKey].([]string)
+	args := c.Args().Slice()
+	n := len(args)
+	return len(raw) > n && raw[len(raw)-n-1] == "--" && slices.Equal(raw[len(raw)-n:], args)
+}
 
 // loadConfig reads the config file and finds the token before any command
 // runs: a config file that was named and is missing, or that has an
@@ -313,6 +445,10 @@ func newClient(c *cli.Context) *client.Client {
 	if (!c.IsSet("server") || server == "") && r.Config.Server != "" {
 		server = r.Config.Server
 	}
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[serverKey] = server
 	return client.New(client.Config{
 		Server:     server,
 		HTTPClient: client.WithToken(nil, r.Token),

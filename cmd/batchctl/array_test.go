@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -56,6 +57,29 @@ func TestSpecFileArrayAndShell(t *testing.T) {
 	} {
 		if _, stderr, code := e.run(append([]string{"disclose"}, bad.args...)...); code != exitInvalid {
 			t.Errorf("disclose %v: exit %d (%s), want %d", bad.args, code, stderr, exitInvalid)
+		}
+	}
+}
+
+// TestArrayKeepsArgv: the words after -- of an array are the task's argv
+// as given (quoting kept); one word is a shell line run by --shell.
+func TestArrayKeepsArgv(t *testing.T) {
+	e := newEnv(t, 2)
+	for _, c := range []struct {
+		args []string
+		want []string // each task's output
+	}{
+		{[]string{"--array", "0-2", "--", "sh", "-c", "echo seed=$BATCH_ARRAY_VALUE"}, []string{"seed=0\n", "seed=1\n", "seed=2\n"}},
+		{[]string{"--array", "0-1", "--", "printf", `%s|\n`, "a b"}, []string{"a b|\n", "a b|\n"}},
+		{[]string{"--array", "3-4", "--", "echo v=$BATCH_ARRAY_VALUE"}, []string{"v=3\n", "v=4\n"}},
+	} {
+		set := strings.TrimSpace(e.ok(append([]string{"disclose", "-q", "--request"}, c.args...)...))
+		for i, want := range c.want {
+			ref := set + "/" + strconv.Itoa(i)
+			out, errOut, code := e.run("request", ref)
+			if code != 0 || out != want {
+				t.Errorf("%v: request %s = %q (stderr %q), exit %d; want %q, exit 0", c.args, ref, out, errOut, code, want)
+			}
 		}
 	}
 }

@@ -12,18 +12,18 @@ import (
 func cancelCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "cancel",
-		Usage:     "cancel the rest of a task set, or named tasks",
+		Usage:     "cancel every unfinished task of a set, or named tasks",
 		ArgsUsage: "SET[/INDEX[,INDEX|LOW-HIGH...]]...",
-		Description: `Cancel SET cancels every task of the set you have not requested: their
-copies are killed, their output dropped, and they are never billed; requested
-tasks run on, and the set takes no more tasks (disclose a new one). Cancel
-SET/INDEX cancels named tasks; a named task that is requested but not finished
-is stopped and billed for what it used. Cancelling twice is harmless, and
-cancel says what it did.
+		Description: `Cancel SET cancels every unfinished task of the set, requested ones
+included, and the set takes no more tasks (disclose a new one). Cancel
+SET/INDEX cancels named tasks. Copies are killed and the output of tasks that
+ran while disclosed is dropped. A requested task whose copy was running is
+stopped and billed for what it used; any other task is canceled and never
+billed. Cancelling twice is harmless, and cancel says what it did.
 
 Examples:
 
-   batchctl cancel 3          # the rest of set 3
+   batchctl cancel 3          # every unfinished task of set 3
    batchctl cancel 3/7,9-12   # named tasks`,
 		Flags:  []cli.Flag{jsonFlag()},
 		Action: cancel,
@@ -66,7 +66,7 @@ func cancel(c *cli.Context) error {
 			parts = append(parts, fmt.Sprintf("already canceled %d", v.AlreadyCanceled))
 		}
 		if v.Unchanged > 0 {
-			parts = append(parts, fmt.Sprintf("left %d requested or finished", v.Unchanged))
+			parts = append(parts, fmt.Sprintf("left %d finished", v.Unchanged))
 		}
 		if _, err := fmt.Fprintf(c.App.Writer, "set %d: %s\n", v.Set.ID, strings.Join(parts, ", ")); err != nil {
 			return err
@@ -75,7 +75,7 @@ func cancel(c *cli.Context) error {
 	return nil
 }
 
-// cancelSel cancels the tasks sel names, or the rest of its set.
+// cancelSel cancels the tasks sel names, or every unfinished one of its set.
 func cancelSel(c *cli.Context, cl *client.Client, sel taskSel) (client.CancelResult, error) {
 	if sel.All {
 		return cl.CancelAll(c.Context, sel.Set)

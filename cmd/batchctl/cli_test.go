@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -129,5 +131,29 @@ func TestArrayStatusAndWideCommand(t *testing.T) {
 	}
 	if wide := e.ok("status", set, "--wide"); !strings.Contains(wide, "past forty characters") {
 		t.Errorf("status --wide cuts the command:\n%s", wide)
+	}
+}
+
+// TestCompleteOffersWordsAndStopsAtDashDash: the completion entry point
+// offers commands and flags, nothing after "--" (a task's own command
+// line) and nothing for a flag's value; it never reaches a server.
+func TestCompleteOffersWordsAndStopsAtDashDash(t *testing.T) {
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"re"}, "request\nretry\n"},
+		{[]string{"status", "--js"}, "--json\n"},
+		{[]string{"--server", "http://x", "canc"}, "cancel\n"},
+		{[]string{"disclose", "--", ""}, ""},
+		{[]string{"disclose", "--request", "--", "sh", "-"}, ""},
+		{[]string{"disclose", "--file", ""}, ""},
+		{[]string{"completion", "z"}, "zsh\n"},
+	} {
+		var out bytes.Buffer
+		code := run(t.Context(), append([]string{"batchctl", completeCommand}, c.words...), &out, io.Discard)
+		if code != 0 || out.String() != c.want {
+			t.Errorf("complete %q: %q (exit %d), want %q", c.words, out.String(), code, c.want)
+		}
 	}
 }

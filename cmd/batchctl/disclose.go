@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -24,22 +23,34 @@ func discloseCommand() *cli.Command {
 		Usage:     "disclose tasks you may need (a new task set, or more tasks for one)",
 		ArgsUsage: "[-- COMMAND ARGS...]",
 		Description: `Tasks come from the arguments after -- (one task), from --file (one shell
-command per line, run with sh -c; blank lines and lines starting with # are
-skipped; - reads stdin), from --array with a command after -- (one task per
-value, like Slurm's --array) or from --spec (a JSON file with every TaskSpec
-field). Disclosed tasks run on idle slots; nothing is billed until you
-request them.
+command per line, run with sh -c; a line ending in \ goes on into the next,
+as in a script; blank lines and lines starting with # are skipped; the
+page's form splits its commands by the same rule; - reads stdin), from
+--array with a command after -- (one task per value, like Slurm's --array)
+or from --spec (a JSON file with every TaskSpec field). Disclosed tasks run
+on idle slots; nothing is billed until you request them.
+
+Each task runs in a scratch directory of its own on the worker, not in the
+directory where you run batchctl, unless --dir DIR says where: a program
+named by a relative path (./sim.sh) is looked up there. Give an absolute
+path or --dir; a task that exits 127 this way gets a hint from request,
+status and output.
 
 --array LOW-HIGH[:STEP] makes one task per value LOW, LOW+STEP, ... up to
-HIGH. The words after -- are joined with spaces into one shell line (as ssh
-does) and run with sh -c, so quote the line to keep $ for the task: each task
-sees its value as $BATCH_ARRAY_VALUE and its place in the set as
-$BATCH_TASK_INDEX (the same when the set is new and the range starts at 0 by
-step 1). The server keeps the array in one piece: 100,000 tasks cost a few
-bytes each.
+HIGH. Each task runs the words after -- as its argv, exactly as given (no
+shell reads them again); a single word is a shell line, run as SHELL -c LINE
+(see --shell), so quote it to keep $ for the task. Each task sees its value
+as $BATCH_ARRAY_VALUE and its place in the set as $BATCH_TASK_INDEX (the same
+when the set is new and the range starts at 0 by step 1). The server keeps
+the array in one piece: 100,000 tasks cost a few bytes each.
 
---shell picks the shell that runs --file lines and array lines (default sh,
-which is dash on Debian: use --shell bash for $RANDOM, arrays or [[ ]]).
+   batchctl disclose --array 0-299 -- './sim --seed $BATCH_ARRAY_VALUE'
+   batchctl disclose --array 0-9 -- sh -c 'echo seed=$BATCH_ARRAY_VALUE'
+   batchctl disclose --array 0-1000:10 --shell bash -- 'echo $((BATCH_ARRAY_VALUE * RANDOM))'
+
+--shell picks the shell that runs --file lines and one-word array lines
+(default sh, which is dash on Debian: use --shell bash for $RANDOM, arrays or
+[[ ]]).
 
 Examples:
 
@@ -57,17 +68,11 @@ attempt ends in a way --retry-on names: exit codes (1-255), nonzero (any
 failure), timeout, lost (a re-run after a worker was lost becomes a new
 attempt; lost copies run again anyway). --retry-on defaults to
 nonzero,timeout. Each requested attempt is billed once; see batchctl retry.
-   batchctl disclose --array 0-299 -- './sim --seed $BATCH_ARRAY_VALUE'
-   batchctl disclose --array 0-1000:10 --shell bash -- 'echo $((BATCH_ARRAY_VALUE * RANDOM))'
-   batchctl disclose --shell bash --file commands.txt
-
-A --spec file is a list of tasks, or an object with a name and tasks; a task
-gives argv, or a shell line as "command" (run by the set's "shell", default
-sh). Instead of tasks the object may hold an array: a range, and a command
-or argv with the other task fields:
 
 A --spec file is a list of tasks, or an object with a name, a retry policy
-and tasks:
+and tasks; a task gives argv, or a shell line as "command" (run by the set's
+"shell", default sh). Instead of tasks the object may hold an array: a
+range, and a command or argv with the other task fields:
 
    {"name": "sweep", "retries": 2, "retry_on": "nonzero,timeout", "tasks": [
      {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
@@ -86,15 +91,15 @@ the set id only.`,
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read one shell command per line from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "spec", Usage: "read tasks from a JSON `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "array", Aliases: []string{"a"}, Usage: "one task per value of `LOW-HIGH[:STEP]` running the command after -- (its value in $BATCH_ARRAY_VALUE)"},
-			&cli.StringFlag{Name: "shell", Value: "sh", Usage: "the `SHELL` that runs --file lines and array lines, as SHELL -c LINE (e.g. bash)"},
+			&cli.StringFlag{Name: "shell", Value: "sh", Usage: "the `SHELL` that runs --file lines and a one-word array command, as SHELL -c LINE (e.g. bash)"},
 			&cli.Int64Flag{Name: "set", Usage: "append to task set `ID` instead of creating one"},
 			&cli.StringFlag{Name: "estimate", Aliases: []string{"e"}, Usage: "estimated run time of each task (e.g. 30s, 2m, or seconds)"},
 			&cli.StringFlag{Name: "timeout", Usage: "kill a copy after this run time and finish the task as timed out (e.g. 10m)"},
 			&cli.BoolFlag{Name: "no-speculation", Usage: "never run two copies of a task at once"},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
-			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir per copy)"},
+			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir of its own per copy, where ./relative paths are looked up)"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
-			&cli.IntFlag{Name: "cpus", Usage: "slots of one worker each task takes (default 1; the scheduler accounts them, see README, Resources)"},
+			&cli.IntFlag{Name: "cpus", Usage: "`N` slots of one worker for each task (the scheduler accounts them, see README, Resources)", DefaultText: "1"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
 			&cli.IntFlag{Name: "retries", Usage: "retry each failed task in place up to `N` times (0 to 100; with --set: change the set's policy)"},
@@ -197,6 +202,9 @@ func disclose(c *cli.Context) error {
 	if strings.TrimSpace(shell) == "" {
 		return usageErr("--shell is empty: name a shell such as sh or bash")
 	}
+	if err := flagsAfterCommand(c); err != nil {
+		return err
+	}
 	sources := 0
 	if r := c.String("array"); c.IsSet("array") {
 		if !c.Args().Present() {
@@ -206,8 +214,7 @@ func disclose(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		line := strings.Join(c.Args().Slice(), " ")
-		array = &client.Array{First: first, Last: last, Step: step, Spec: withDefaults(sched.TaskSpec{Argv: []string{shell, "-c", line}}, defaults)}
+		array = &client.Array{First: first, Last: last, Step: step, Spec: withDefaults(sched.TaskSpec{Argv: arrayArgv(shell, c.Args().Slice())}, defaults)}
 		sources++
 	} else if c.Args().Present() {
 		sources++
@@ -215,20 +222,19 @@ func disclose(c *cli.Context) error {
 	}
 	if f := c.String("file"); f != "" {
 		sources++
-		data, err := readInput(c, f)
+		r, err := openInput(c, f)
 		if err != nil {
 			return err
 		}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(make([]byte, 64*1024), 16<<20)
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
+		err = splitCommands(r, maxFileTasks, func(line string) error {
 			specs = append(specs, withDefaults(sched.TaskSpec{Argv: []string{shell, "-c", line}}, defaults))
-		}
-		if err := sc.Err(); err != nil {
+			return nil
+		})
+		_ = r.Close()
+		switch {
+		case err == errTooManyLines:
+			return usageErr("%s holds more than %d commands, the most one disclose takes: split it and append the rest with --set ID", f, maxFileTasks)
+		case err != nil:
 			return usageErr("read %s: %v", f, err)
 		}
 	}
@@ -284,6 +290,10 @@ func disclose(c *cli.Context) error {
 			array = &client.Array{First: first, Last: last, Step: step, Spec: withDefaults(spec, defaults)}
 		}
 	}
+	changesSet := c.IsSet("set") && (c.Int("max-running") > 0 || retries > 0)
+	if sources == 0 && changesSet {
+		return changeSet(c, retries, retryOn)
+	}
 	if sources == 0 {
 		return usageErr("nothing to disclose: give a command after --, --array with a command, a --file of commands, or a --spec file (see batchctl disclose --help)")
 	}
@@ -337,6 +347,100 @@ func disclose(c *cli.Context) error {
 	}
 	_, err = fmt.Fprintf(w, "set %d%s: %s %s (%s)\n", res.Set.ID, label, verb, refRange(res.Set.ID, res.FirstIndex, res.Count), plural(int64(res.Count), "task"))
 	return err
+}
+
+// changeSet changes the cap (--max-running) or retry policy (--retries)
+// of set --set without disclosing tasks: an append of none.
+func changeSet(c *cli.Context, retries int32, retryOn string) error {
+	maxRunning := c.Int("max-running")
+	if maxRunning < 0 || maxRunning > 1<<30 {
+		return usageErr("--max-running %d: want a number of copies, 1 or more", maxRunning)
+	}
+	policy, err := retryPolicy(retries, retryOn)
+	if err != nil {
+		return err
+	}
+	if c.Bool("request") {
+		return usageErr("--request with no tasks: give the tasks to request, or use batchctl request")
+	}
+	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{Set: sched.SetID(c.Int64("set")), MaxRunning: int32(maxRunning), Retry: policy})
+	if err != nil {
+		return err
+	}
+	if asJSON(c) {
+		return writeJSON(c.App.Writer, struct {
+			Set setView `json:"set"`
+		}{viewSet(res.Set)})
+	}
+	if c.Bool("quiet") {
+		_, err := fmt.Fprintln(c.App.Writer, res.Set.ID)
+		return err
+	}
+	var parts []string
+	if maxRunning > 0 {
+		parts = append(parts, fmt.Sprintf("runs at most %d at once", res.Set.MaxRunning))
+	}
+	if retries > 0 {
+		parts = append(parts, fmt.Sprintf("retries up to %d times on %s", res.Set.Retry.Retries, res.Set.Retry.RetryOn()))
+	}
+	_, err = fmt.Fprintf(c.App.Writer, "set %d: %s\n", res.Set.ID, strings.Join(parts, "; "))
+	return err
+}
+
+// flagsAfterCommand refuses a command given without -- that has words
+// looking like flags after its first: `disclose echo hi --request` would
+// otherwise store --request as an argument, silently. The error shows the
+// command line to type: disclose's own flags moved before --, any other
+// word kept in the command.
+func flagsAfterCommand(c *cli.Context) error {
+	args := c.Args().Slice()
+	if len(args) < 2 || afterDashDash(c) {
+		return nil
+	}
+	own := map[string]cli.Flag{}
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			own[n] = f
+		}
+	}
+	var flags, cmd []string
+	first := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if i == 0 || len(a) < 2 || a[0] != '-' {
+			cmd = append(cmd, a)
+			continue
+		}
+		if first == "" {
+			first = a
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f, ok := own[name]
+		if !ok || !strings.HasPrefix(a, "--") { // -n may well be the task's (echo -n)
+			cmd = append(cmd, a)
+			continue
+		}
+		flags = append(flags, a)
+		if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() && !hasValue && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	line := append(append(append([]string{"batchctl disclose"}, flags...), "--"), cmd...)
+	return usageErr("%q follows the command %q, where it would be an argument of the task: put disclose's flags first and the command after --, e.g. %s",
+		first, args[0], strings.Join(line, " "))
+}
+
+// arrayArgv is the argv of each task of an array: the words after -- as
+// given, or for a single word, that word as a shell line run by shell.
+func arrayArgv(shell string, words []string) []string {
+	if len(words) == 1 {
+		return []string{shell, "-c", words[0]}
+	}
+	return append([]string(nil), words...)
 }
 
 // defaultSpec returns the per-task settings given by flags.
@@ -420,22 +524,33 @@ func parseSeconds(flag, s string) (float64, error) {
 	return d.Seconds(), nil
 }
 
-// readInput reads a file, or stdin for "-".
-func readInput(c *cli.Context, name string) ([]byte, error) {
-	var r io.Reader
+// maxFileTasks is the most tasks the server takes in one disclose; a
+// longer --file is refused as soon as it is known to be longer.
+const maxFileTasks = 200_000
+
+// openInput opens a file, or stdin for "-".
+func openInput(c *cli.Context, name string) (io.ReadCloser, error) {
 	if name == "-" {
-		r = c.App.Reader
+		r := c.App.Reader
 		if r == nil {
 			r = os.Stdin
 		}
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		defer f.Close()
-		r = f
+		return io.NopCloser(r), nil
 	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return f, nil
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(c *cli.Context, name string) ([]byte, error) {
+	r, err := openInput(c, name)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, usageErr("read %s: %v", name, err)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,13 +56,25 @@ func bulkOutput(c *cli.Context, sel taskSel) error {
 		defer tw.tw.Close()
 		w = tw
 	}
+	cl := newClient(c)
+	if len(sel.Indexes) > 0 {
+		// Indexes past the set's end are unknown tasks (exit 2), as request
+		// and cancel say for the same range, not tasks with nothing to write.
+		page, err := cl.GetTaskSet(c.Context, client.GetTaskSetInput{Set: sel.Set, PageSize: 1})
+		if err != nil {
+			return err
+		}
+		if top := slices.Max(sel.Indexes); int64(top) >= page.Set.Counts.Total {
+			return sched.Errorf(sched.ENOTFOUND, "task %d not found: set %d has tasks 0 to %d", top, sel.Set, page.Set.Counts.Total-1)
+		}
+	}
 	total := len(sel.Indexes)
 	prog := newCountProgress(c.App.ErrWriter, !c.Bool("quiet"), total)
 	var (
 		done, bytes int64
 		missing     []string
 	)
-	err = newClient(c).GetOutputs(c.Context, client.GetOutputsInput{Set: sel.Set, Indexes: sel.Indexes, PageBytes: pageBytes}, func(p client.OutputPiece) error {
+	err = cl.GetOutputs(c.Context, client.GetOutputsInput{Set: sel.Set, Indexes: sel.Indexes, PageBytes: pageBytes}, func(p client.OutputPiece) error {
 		if p.Unreadable != "" {
 			missing = append(missing, fmt.Sprintf("%d/%d (%s)", sel.Set, p.Index, p.Unreadable))
 			done++

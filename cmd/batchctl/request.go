@@ -213,6 +213,9 @@ func printOne(c *cli.Context, cl *client.Client, t sched.Task) error {
 	if out.TimedOut {
 		return &exitError{code: code, msg: fmt.Sprintf("task %d/%d timed out", t.Set, t.Index)}
 	}
+	if h := notFoundHint(t); h != "" {
+		fmt.Fprintln(c.App.ErrWriter, h)
+	}
 	if code != 0 {
 		return &exitError{code: code}
 	}
@@ -283,6 +286,7 @@ func printMany(c *cli.Context, cl *client.Client, tasks []sched.Task) error {
 			return err
 		}
 	}
+	printNotFoundHint(c, tasks)
 	if nfailed > 0 {
 		return &exitError{code: exitTasksFailed, msg: fmt.Sprintf("%d of %d tasks failed, timed out or were canceled; run them again in place: %s",
 			nfailed, len(tasks), retryHint(tasks))}

@@ -111,6 +111,14 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 	if set.Retry.Retries > 0 {
 		fmt.Fprintf(w, "retry policy: up to %d retries on %s\n", set.Retry.Retries, set.Retry.RetryOn())
 	}
+	// The server shows an attempt's exit status once it is readable: its
+	// attempt finished, or ran while disclosed and the task has since been
+	// requested. Elsewhere a 0 means "hidden", never "exit 0".
+	requested := t.State == sched.TaskRequested || t.State == sched.TaskFinished || !t.RequestedAt.IsZero()
+	readable := map[int32]bool{t.Attempt: t.State == sched.TaskFinished}
+	for _, a := range t.Attempts {
+		readable[a.Attempt] = a.State == sched.TaskFinished || (a.State == sched.TaskExecuted && requested)
+	}
 	at := newTable(c, "attempt", "state", "requested", "ended", "exit", "timed out", "service", "retried by", "output")
 	fmt.Fprintln(w, "attempts (batchctl output --attempt K reads an earlier one):")
 	for _, a := range t.Attempts {
@@ -121,7 +129,10 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 		if ended.IsZero() {
 			ended = a.CanceledAt
 		}
-		exit, out := exitText(a.State, a.ExitCode), "-"
+		exit, out := "-", "-"
+		if readable[a.Attempt] {
+			exit = strconv.Itoa(int(a.ExitCode))
+		}
 		if a.HasOutput && a.State == sched.TaskFinished {
 			out = fmt.Sprintf("--attempt %d", a.Attempt)
 		}
@@ -155,7 +166,7 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 			id += " (speculative)"
 		}
 		exit, sig := "-", "-"
-		if !x.State.Live() && !x.EndedAt.IsZero() && (x.ExitCode != 0 || x.Signal != 0 || x.State == sched.CopyWon) {
+		if readable[x.Attempt] && !x.State.Live() && !x.EndedAt.IsZero() && (x.ExitCode != 0 || x.Signal != 0 || x.State == sched.CopyWon) {
 			exit = strconv.Itoa(int(x.ExitCode))
 		}
 		if x.Signal != 0 {
@@ -170,6 +181,9 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 			yesNo(x.TimedOut), prog, secs(x.RunSeconds)); err != nil {
 			return err
 		}
+	}
+	if h := notFoundHint(t); h != "" {
+		fmt.Fprintln(c.App.ErrWriter, h)
 	}
 	if len(t.Copies) == 0 {
 		_, err := fmt.Fprintln(w, "no copy has run yet")

@@ -184,6 +184,7 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	printNotFoundHint(c, tasks)
 	if token != "" {
 		fmt.Fprintf(c.App.ErrWriter, "more: batchctl status --page %s %d\n", token, id)
 	}
@@ -280,7 +281,8 @@ func output(c *cli.Context) error {
 		return usageErr("output prints one task, e.g. %d/0; for many, write them to files with --dir DIR or --tar", sel.Set)
 	}
 	ref := sched.TaskRef{Set: sel.Set, Index: sel.Indexes[0]}
-	out, err := newClient(c).GetAttemptOutput(c.Context, ref, int32(c.Int("attempt")))
+	cl := newClient(c)
+	out, err := cl.GetAttemptOutput(c.Context, ref, int32(c.Int("attempt")))
 	if err != nil {
 		return err
 	}
@@ -291,8 +293,18 @@ func output(c *cli.Context) error {
 	if c.Bool("stderr") {
 		data = out.Stderr
 	}
-	_, err = c.App.Writer.Write(data)
-	return err
+	if _, err = c.App.Writer.Write(data); err != nil {
+		return err
+	}
+	if out.ExitCode == notFoundExit && !out.TimedOut {
+		if _, t, err := cl.GetTask(c.Context, ref); err == nil {
+			t.ExitCode, t.TimedOut, t.State = out.ExitCode, out.TimedOut, sched.TaskFinished
+			if h := notFoundHint(t); h != "" {
+				fmt.Fprintln(c.App.ErrWriter, h)
+			}
+		}
+	}
+	return nil
 }
 
 // stateNames lists what --state accepts.

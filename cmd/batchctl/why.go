@@ -83,8 +83,8 @@ func why(c *cli.Context) error {
 	t := newTable(c, "task", "state", "class", "why", "position", "jobs ahead", "tasks ahead", "starts in", "finishes in")
 	for _, a := range as {
 		if err := t.Append(fmt.Sprintf("%d/%d", a.Task.Set, a.Task.Index), string(a.State), dash(a.Class), a.Reason.Text(),
-			count(a.Position, a.Exact), count(a.JobsAhead, a.Exact), count(a.TasksAhead, a.Exact),
-			eta(a.StartInSeconds), eta(a.FinishInSeconds)); err != nil {
+			count(a.Position, a.PositionExact), count(a.JobsAhead, a.AheadExact), count(a.TasksAhead, a.AheadExact),
+			boundEta(a.StartInSeconds, a.StartLowerBound), finishEta(a)); err != nil {
 			return err
 		}
 	}
@@ -101,8 +101,8 @@ func printWhy(c *cli.Context, a sched.WhyAnswer) error {
 		return err
 	case sched.WhyRunning:
 		fmt.Fprintf(w, "task %s (%s) is running\n", ref, a.State)
-		if a.FinishInSeconds >= 0 {
-			fmt.Fprintf(w, "  finishes in: %s\n  assuming:    %s\n", eta(a.FinishInSeconds), a.Assumptions)
+		if a.FinishInSeconds >= 0 || a.PastEstimate {
+			fmt.Fprintf(w, "  finishes in: %s\n  assuming:    %s\n", finishEta(a), a.Assumptions)
 		}
 		return nil
 	}
@@ -117,30 +117,60 @@ func printWhy(c *cli.Context, a sched.WhyAnswer) error {
 	fmt.Fprintf(w, "  why:         %s\n", reason)
 	fmt.Fprintf(w, "  class:       %s\n", a.Class)
 	fmt.Fprintf(w, "  in line:     position %s in set %d's %s queue; %s ahead, %s ahead in all\n",
-		count(a.Position, a.Exact), a.Task.Set, a.Class, plural(int64(a.JobsAhead), "job"), plural(int64(a.TasksAhead), "task"))
+		count(a.Position, a.PositionExact), a.Task.Set, a.Class, countWord(a.JobsAhead, a.AheadExact, "job"), countWord(a.TasksAhead, a.AheadExact, "task"))
 	fmt.Fprintf(w, "  slots:       %d of %d free\n", a.FreeSlots, a.Slots)
-	fmt.Fprintf(w, "  starts in:   %s\n  finishes in: %s\n", eta(a.StartInSeconds), eta(a.FinishInSeconds))
+	fmt.Fprintf(w, "  starts in:   %s\n  finishes in: %s\n", boundEta(a.StartInSeconds, a.StartLowerBound), finishEta(a))
 	_, err := fmt.Fprintf(w, "  assuming:    %s\n", a.Assumptions)
 	return err
 }
 
-// count shows n, with a + when it is a lower bound.
+// count shows n, as "≥ n" when it is a lower bound (the scheduler cut the
+// count short).
 func count(n int, exact bool) string {
 	if exact {
 		return strconv.Itoa(n)
 	}
-	return strconv.Itoa(n) + "+"
+	return "≥ " + strconv.Itoa(n)
 }
 
-// eta formats an estimate in seconds ("?" when unknown).
+// countWord is count with its noun ("≥ 256 tasks", "1 job").
+func countWord(n int, exact bool, word string) string {
+	if exact {
+		return plural(int64(n), word)
+	}
+	return "≥ " + plural(int64(n), word)
+}
+
+// eta formats an estimate in seconds ("unknown" when there is none).
 func eta(s float64) string {
 	switch {
 	case s < 0 || math.IsNaN(s) || math.IsInf(s, 0):
-		return "?"
+		return "unknown"
 	case s == 0:
 		return "now"
 	}
 	return "~" + secs(s)
+}
+
+// boundEta is eta, or "not before ~X" when the scheduler says the value
+// is a lower bound.
+func boundEta(s float64, lower bool) string {
+	if e := eta(s); lower && e != "unknown" {
+		if s == 0 {
+			return "not before now"
+		}
+		return "not before " + e
+	}
+	return eta(s)
+}
+
+// finishEta is a task's finish estimate: a bound, an estimate, or unknown
+// because it ran past its own estimate.
+func finishEta(a sched.WhyAnswer) string {
+	if a.PastEstimate {
+		return "unknown: it has run past its estimate"
+	}
+	return boundEta(a.FinishInSeconds, a.FinishLowerBound)
 }
 
 func dash(s string) string {
@@ -152,16 +182,24 @@ func dash(s string) string {
 
 // whyView is why's --json output for one task.
 type whyView struct {
-	Set             int64   `json:"set"`
-	Index           int32   `json:"index"`
-	State           string  `json:"state"`
-	Class           string  `json:"class"`
-	Reason          string  `json:"reason"`
-	ReasonText      string  `json:"reason_text"`
-	Position        int     `json:"position"`
-	JobsAhead       int     `json:"jobs_ahead"`
-	TasksAhead      int     `json:"tasks_ahead"`
-	Exact           bool    `json:"exact"`
+	Set             int64  `json:"set"`
+	Index           int32  `json:"index"`
+	State           string `json:"state"`
+	Class           string `json:"class"`
+	Reason          string `json:"reason"`
+	ReasonText      string `json:"reason_text"`
+	Position        int    `json:"position"`
+	JobsAhead       int    `json:"jobs_ahead"`
+	TasksAhead      int    `json:"tasks_ahead"`
+	Exact           bool   `json:"exact"`
+	PositionExact   bool   `json:"position_exact"`
+	TasksAheadExact bool   `json:"tasks_ahead_exact"`
+	// StartIsLowerBound and FinishIsLowerBound: the seconds are "not
+	// before" bounds, not estimates.
+	StartIsLowerBound  bool `json:"start_is_lower_bound"`
+	FinishIsLowerBound bool `json:"finish_is_lower_bound"`
+	// PastEstimate: a running task ran past its estimate (finish unknown).
+	PastEstimate    bool    `json:"past_estimate"`
 	FreeSlots       int     `json:"free_slots"`
 	Slots           int     `json:"slots"`
 	MaxRunning      int     `json:"max_running"`
@@ -175,7 +213,9 @@ func viewWhy(a sched.WhyAnswer) whyView {
 	return whyView{Set: int64(a.Task.Set), Index: a.Task.Index, State: string(a.State), Class: a.Class, Reason: string(a.Reason),
 		ReasonText: a.Reason.Text(), Position: a.Position, JobsAhead: a.JobsAhead, TasksAhead: a.TasksAhead, Exact: a.Exact,
 		FreeSlots: a.FreeSlots, Slots: a.Slots, MaxRunning: a.MaxRunning, Running: a.Running,
-		StartInSeconds: a.StartInSeconds, FinishInSeconds: a.FinishInSeconds, Assumptions: a.Assumptions}
+		StartInSeconds: a.StartInSeconds, FinishInSeconds: a.FinishInSeconds, Assumptions: a.Assumptions,
+		PositionExact: a.PositionExact, TasksAheadExact: a.AheadExact, StartIsLowerBound: a.StartLowerBound,
+		FinishIsLowerBound: a.FinishLowerBound, PastEstimate: a.PastEstimate}
 }
 
 // whyColumn asks why each waiting task of tasks waits, for status's WHY

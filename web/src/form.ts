@@ -68,26 +68,33 @@ export function parseEstimate(text: string): number | string {
 }
 
 /**
- * parseCommands splits the commands field into one shell script per line.
- * Blank lines and lines starting with # are skipped; a line ending in a
- * backslash continues on the next.
+ * parseCommands splits the commands field into one shell line per task, by
+ * the rule batchctl's --file follows (cmd/batchctl/lines.go; both tests
+ * read test/commands.vectors.json): the text splits at "\n" (a "\r" before
+ * it is dropped); a line ending in an odd number of backslashes goes on
+ * into the next, keeping the backslash and newline for the shell to read as
+ * a continuation (a backslash at the very end of the text is dropped); each
+ * line is trimmed of spaces, tabs and newlines; empty lines and lines starting with #
+ * are skipped.
  */
 export function parseCommands(text: string): string[] {
   const out: string[] = [];
+  const emit = (line: string) => {
+    const t = line.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, "");
+    if (t !== "" && !t.startsWith("#")) out.push(t);
+  };
+  const lines = text.split("\n").map((l) => l.replace(/\r$/, ""));
+  if (text.endsWith("\n")) lines.pop();
   let pending = "";
-  for (const raw of text.split(/\r?\n/)) {
-    const line = pending + raw;
-    if (/\\$/.test(line)) {
-      pending = line.slice(0, -1) + "\n";
+  for (const raw of lines) {
+    if ((raw.length - raw.replace(/\\+$/, "").length) % 2 === 1) {
+      pending += raw + "\n";
       continue;
     }
+    emit(pending + raw);
     pending = "";
-    const t = line.trim();
-    if (t === "" || t.startsWith("#")) continue;
-    out.push(t);
   }
-  const last = pending.trim();
-  if (last !== "" && !last.startsWith("#")) out.push(last);
+  if (pending !== "") emit(pending.slice(0, -2));
   return out;
 }
 

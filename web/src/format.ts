@@ -135,3 +135,20 @@ export function fmtCount(n: number | bigint): string {
 export function plural(n: number | bigint, noun: string): string {
   return `${fmtCount(n)} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
 }
+
+/** fmtAtLeast renders a count the scheduler may have cut short: "256", or "≥ 256" when exact is false. */
+export function fmtAtLeast(n: number | bigint, exact: boolean): string {
+  return exact ? fmtCount(n) : `≥ ${fmtCount(n)}`;
+}
+
+/**
+ * fmtEta renders seconds from now the scheduler estimates: "~2 m 5 s", "not
+ * before ~2 m 5 s" when it is a lower bound, "unknown" when negative, and
+ * "unknown: it has run past its estimate" for a running task that did.
+ */
+export function fmtEta(seconds: number, lowerBound: boolean, pastEstimate = false): string {
+  if (pastEstimate) return "unknown: it has run past its estimate";
+  if (!(seconds >= 0) || !Number.isFinite(seconds)) return "unknown";
+  const est = seconds === 0 ? "now" : `~${fmtDuration(seconds)}`;
+  return lowerBound ? `not before ${est}` : est;
+}

@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { formKey, MaxTasksPerForm, parseArrayRange, parseCommands, parseDiscloseForm, parseEstimate } from "../src/form";
 import type { DiscloseForm } from "../src/form";
+import commandVectors from "./commands.vectors.json";
 
 test("parseEstimate", () => {
   const ok: [string, number][] = [
@@ -22,11 +23,9 @@ test("parseEstimate", () => {
   assert.match(parseEstimate("99999999h") as string, /too large/);
 });
 
-test("parseCommands: one per line, blanks and comments skipped, backslash continues", () => {
-  assert.deepEqual(parseCommands(""), []);
-  assert.deepEqual(parseCommands("echo a\n\n  # note\necho b  \r\necho c"), ["echo a", "echo b", "echo c"]);
-  assert.deepEqual(parseCommands("echo a \\\n  && echo b\necho c"), ["echo a \n  && echo b", "echo c"]);
-  assert.deepEqual(parseCommands("echo last \\"), ["echo last"]);
+test("parseCommands: the rule batchctl --file follows (shared vectors)", () => {
+  assert.ok(commandVectors.cases.length > 0);
+  for (const c of commandVectors.cases) assert.deepEqual(parseCommands(c.text), c.want, c.name);
 });
 
 const base: DiscloseForm = { name: " frames ", commands: "echo 1\necho 2\necho 3", estimate: "2m", requestNow: false, noSpeculation: true };

@@ -4,6 +4,8 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import {
   commandText,
+  fmtAtLeast,
+  fmtEta,
   copyLabel,
   fmtBytes,
   fmtClock,
@@ -116,4 +118,15 @@ test("fmtCount separates thousands", () => {
 
 test("plural counts a noun", () => {
   assert.deepEqual([plural(1, "task"), plural(1n, "task"), plural(0, "task"), plural(2_000n, "unrequested task")], ["1 task", "1 task", "0 tasks", "2,000 unrequested tasks"]);
+});
+
+test("fmtAtLeast and fmtEta: bounds read as bounds", () => {
+  assert.equal(fmtAtLeast(256, true), "256");
+  assert.equal(fmtAtLeast(256n, false), "≥ 256");
+  assert.equal(fmtEta(-1, false), "unknown");
+  assert.equal(fmtEta(-1, true), "unknown");
+  assert.equal(fmtEta(0, false), "now");
+  assert.equal(fmtEta(233, false), `~${fmtDuration(233)}`);
+  assert.equal(fmtEta(233, true), `not before ~${fmtDuration(233)}`);
+  assert.equal(fmtEta(-1, false, true), "unknown: it has run past its estimate");
 });

@@ -46,21 +46,28 @@ const (
 	WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED WaitReason = 8
 	// No worker has the slots and memory it requests.
 	WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES WaitReason = 9
+	// No worker is up; it starts when one registers.
+	WaitReason_WAIT_REASON_NO_WORKER_UP WaitReason = 10
+	// No worker up could hold it even idle (its slots or memory): it starts
+	// only if a bigger worker registers; no ETA.
+	WaitReason_WAIT_REASON_NO_WORKER_FITS WaitReason = 11
 )
 
 // Enum value maps for WaitReason.
 var (
 	WaitReason_name = map[int32]string{
-		0: "WAIT_REASON_UNSPECIFIED",
-		1: "WAIT_REASON_RUNNING",
-		2: "WAIT_REASON_NOT_WAITING",
-		3: "WAIT_REASON_NEXT",
-		4: "WAIT_REASON_NO_FREE_SLOT",
-		5: "WAIT_REASON_MAX_RUNNING",
-		6: "WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS",
-		7: "WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK",
-		8: "WAIT_REASON_WORKER_LOST_REQUEUED",
-		9: "WAIT_REASON_WAITING_FOR_RESOURCES",
+		0:  "WAIT_REASON_UNSPECIFIED",
+		1:  "WAIT_REASON_RUNNING",
+		2:  "WAIT_REASON_NOT_WAITING",
+		3:  "WAIT_REASON_NEXT",
+		4:  "WAIT_REASON_NO_FREE_SLOT",
+		5:  "WAIT_REASON_MAX_RUNNING",
+		6:  "WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS",
+		7:  "WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK",
+		8:  "WAIT_REASON_WORKER_LOST_REQUEUED",
+		9:  "WAIT_REASON_WAITING_FOR_RESOURCES",
+		10: "WAIT_REASON_NO_WORKER_UP",
+		11: "WAIT_REASON_NO_WORKER_FITS",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -73,6 +80,8 @@ var (
 		"WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK":   7,
 		"WAIT_REASON_WORKER_LOST_REQUEUED":           8,
 		"WAIT_REASON_WAITING_FOR_RESOURCES":          9,
+		"WAIT_REASON_NO_WORKER_UP":                   10,
+		"WAIT_REASON_NO_WORKER_FITS":                 11,
 	}
 )
 
@@ -680,7 +689,8 @@ type CancelRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
 	// Task indexes to cancel; empty with all = true cancels every
-	// unrequested task of the set. Neither is INVALID_ARGUMENT.
+	// unfinished task of the set (requested ones included) and closes it to
+	// appends. Neither is INVALID_ARGUMENT.
 	Indexes       []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
 	All           bool    `protobuf:"varint,3,opt,name=all,proto3" json:"all,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -741,15 +751,15 @@ func (x *CancelRequest) GetAll() bool {
 type CancelResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	TaskSet *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
-	// Unrequested tasks canceled by this call (never billed).
+	// Tasks canceled by this call that no requested copy ran for: never
+	// billed, no ledger line.
 	Canceled int32 `protobuf:"varint,2,opt,name=canceled,proto3" json:"canceled,omitempty"`
-	// Requested, unfinished tasks stopped by this call (billed for what they
-	// used).
+	// Requested tasks stopped by this call while a copy ran (billed for what
+	// they used).
 	Stopped int32 `protobuf:"varint,3,opt,name=stopped,proto3" json:"stopped,omitempty"`
 	// Tasks that were already canceled.
 	AlreadyCanceled int32 `protobuf:"varint,4,opt,name=already_canceled,json=alreadyCanceled,proto3" json:"already_canceled,omitempty"`
-	// Tasks left alone because they had finished (or, without indexes, were
-	// requested).
+	// Tasks left alone because they had finished.
 	Unchanged     int32 `protobuf:"varint,5,opt,name=unchanged,proto3" json:"unchanged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1854,7 +1864,18 @@ type TaskWhy struct {
 	StartInSeconds  float64 `protobuf:"fixed64,14,opt,name=start_in_seconds,json=startInSeconds,proto3" json:"start_in_seconds,omitempty"`
 	FinishInSeconds float64 `protobuf:"fixed64,15,opt,name=finish_in_seconds,json=finishInSeconds,proto3" json:"finish_in_seconds,omitempty"`
 	// What the estimate takes for granted.
-	Assumptions   string `protobuf:"bytes,16,opt,name=assumptions,proto3" json:"assumptions,omitempty"`
+	Assumptions string `protobuf:"bytes,16,opt,name=assumptions,proto3" json:"assumptions,omitempty"`
+	// False when position (or tasks_ahead) was cut short and is a lower
+	// bound ("at least"); exact is both.
+	PositionExact   bool `protobuf:"varint,17,opt,name=position_exact,json=positionExact,proto3" json:"position_exact,omitempty"`
+	TasksAheadExact bool `protobuf:"varint,18,opt,name=tasks_ahead_exact,json=tasksAheadExact,proto3" json:"tasks_ahead_exact,omitempty"`
+	// True when start_in_seconds (or finish_in_seconds) is a "not before"
+	// bound rather than an estimate: the counts it rests on were cut short.
+	StartIsLowerBound  bool `protobuf:"varint,19,opt,name=start_is_lower_bound,json=startIsLowerBound,proto3" json:"start_is_lower_bound,omitempty"`
+	FinishIsLowerBound bool `protobuf:"varint,20,opt,name=finish_is_lower_bound,json=finishIsLowerBound,proto3" json:"finish_is_lower_bound,omitempty"`
+	// A running task that has run past its own estimate with no progress
+	// report: finish_in_seconds is unknown (negative).
+	PastEstimate  bool `protobuf:"varint,21,opt,name=past_estimate,json=pastEstimate,proto3" json:"past_estimate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1999,6 +2020,41 @@ func (x *TaskWhy) GetAssumptions() string {
 		return x.Assumptions
 	}
 	return ""
+}
+
+func (x *TaskWhy) GetPositionExact() bool {
+	if x != nil {
+		return x.PositionExact
+	}
+	return false
+}
+
+func (x *TaskWhy) GetTasksAheadExact() bool {
+	if x != nil {
+		return x.TasksAheadExact
+	}
+	return false
+}
+
+func (x *TaskWhy) GetStartIsLowerBound() bool {
+	if x != nil {
+		return x.StartIsLowerBound
+	}
+	return false
+}
+
+func (x *TaskWhy) GetFinishIsLowerBound() bool {
+	if x != nil {
+		return x.FinishIsLowerBound
+	}
+	return false
+}
+
+func (x *TaskWhy) GetPastEstimate() bool {
+	if x != nil {
+		return x.PastEstimate
+	}
+	return false
 }
 
 type RetryRequest struct {
@@ -2394,7 +2450,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
 	"\aindexes\x18\x02 \x03(\x05R\aindexes\"6\n" +
 	"\vWhyResponse\x12'\n" +
-	"\x05tasks\x18\x01 \x03(\v2\x11.batch.v1.TaskWhyR\x05tasks\"\x89\x04\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x11.batch.v1.TaskWhyR\x05tasks\"\xe5\x05\n" +
 	"\aTaskWhy\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x14\n" +
@@ -2417,7 +2473,12 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\arunning\x18\r \x01(\x05R\arunning\x12(\n" +
 	"\x10start_in_seconds\x18\x0e \x01(\x01R\x0estartInSeconds\x12*\n" +
 	"\x11finish_in_seconds\x18\x0f \x01(\x01R\x0ffinishInSeconds\x12 \n" +
-	"\vassumptions\x18\x10 \x01(\tR\vassumptions\"Q\n" +
+	"\vassumptions\x18\x10 \x01(\tR\vassumptions\x12%\n" +
+	"\x0eposition_exact\x18\x11 \x01(\bR\rpositionExact\x12*\n" +
+	"\x11tasks_ahead_exact\x18\x12 \x01(\bR\x0ftasksAheadExact\x12/\n" +
+	"\x14start_is_lower_bound\x18\x13 \x01(\bR\x11startIsLowerBound\x121\n" +
+	"\x15finish_is_lower_bound\x18\x14 \x01(\bR\x12finishIsLowerBound\x12#\n" +
+	"\rpast_estimate\x18\x15 \x01(\bR\fpastEstimate\"Q\n" +
 	"\fRetryRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
 	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x10\n" +
@@ -2432,7 +2493,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xdb\x02\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\x99\x03\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2444,7 +2505,10 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"*WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS\x10\x06\x12,\n" +
 	"(WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK\x10\a\x12$\n" +
 	" WAIT_REASON_WORKER_LOST_REQUEUED\x10\b\x12%\n" +
-	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t2\xe5\x06\n" +
+	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t\x12\x1c\n" +
+	"\x18WAIT_REASON_NO_WORKER_UP\x10\n" +
+	"\x12\x1e\n" +
+	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v2\xe5\x06\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +

@@ -3,7 +3,7 @@
 // its short note in a waiting row, and the whole answer for one task in a
 // box below the table.
 
-import { fmtCount, fmtDuration, taskStateName } from "../../format";
+import { fmtAtLeast, fmtEta, taskStateName } from "../../format";
 import type { TaskWhy } from "../../gen/batch/v1/taskset_pb";
 import { CopyState, TaskState } from "../../gen/batch/v1/types_pb";
 import type { Task } from "../../gen/batch/v1/types_pb";
@@ -22,13 +22,13 @@ export function isWaiting(t: Task): boolean {
 export function whyNote(w: TaskWhy): HTMLElement | null {
   if (w.reasonText === "" || w.class === "") return null;
   // The column is narrow: the start estimate first, the rest in the tooltip.
-  const line: string[] = [w.startInSeconds >= 0 ? `starts ~${fmtDuration(w.startInSeconds)}` : "start unknown", w.reasonText];
-  if (w.tasksAhead > 0n) line.push(`${fmtCount(w.tasksAhead)}${w.exact ? "" : "+"} ahead`);
+  const line: string[] = [w.startInSeconds >= 0 ? `starts ${fmtEta(w.startInSeconds, w.startIsLowerBound)}` : "start unknown", w.reasonText];
+  if (w.tasksAhead > 0n) line.push(`${fmtAtLeast(w.tasksAhead, w.tasksAheadExact)} ahead`);
   const detail = [
     line.join(" · "),
     `Class: ${w.class}`,
-    `Position in its set: ${w.position}; sets ahead: ${w.jobsAhead}`,
-    w.finishInSeconds >= 0 ? `Finishes in ~${fmtDuration(w.finishInSeconds)}` : "",
+    `Position in its set: ${fmtAtLeast(w.position, w.positionExact)}; sets ahead: ${fmtAtLeast(w.jobsAhead, w.tasksAheadExact)}`,
+    w.finishInSeconds >= 0 || w.pastEstimate ? `Finishes in ${fmtEta(w.finishInSeconds, w.finishIsLowerBound, w.pastEstimate)}` : "",
     w.assumptions ? `Assuming ${w.assumptions}` : "",
   ].filter((x) => x !== "").join("\n");
   return h("button", { type: "button", class: "link why", "data-action": "why", title: detail, "aria-label": `Why task ${w.index} waits: ${line.join(", ")}` }, line.join(" · "));
@@ -107,15 +107,14 @@ export function mountWhy(sc: SetCtx, table: Rows): WhyPanel {
       replace(whyBox, head, h("p", { class: "muted" }, "Asking the scheduler…"));
       return;
     }
-    const dur = (s: number) => (s >= 0 ? `~${fmtDuration(s)}` : "unknown");
     const rows: [string, string, string][] = [
       ["Reason", "why-reason", w.reasonText],
       ["Class", "why-class", w.class],
-      ["Position in its set", "why-position", String(w.position)],
-      ["Sets ahead", "why-jobs", String(w.jobsAhead)],
-      ["Tasks ahead", "why-ahead", `${fmtCount(w.tasksAhead)}${w.exact ? "" : " or more"}`],
-      ["Starts in", "why-start", dur(w.startInSeconds)],
-      ["Finishes in", "why-finish", dur(w.finishInSeconds)],
+      ["Position in its set", "why-position", fmtAtLeast(w.position, w.positionExact)],
+      ["Sets ahead", "why-jobs", fmtAtLeast(w.jobsAhead, w.tasksAheadExact)],
+      ["Tasks ahead", "why-ahead", fmtAtLeast(w.tasksAhead, w.tasksAheadExact)],
+      ["Starts in", "why-start", fmtEta(w.startInSeconds, w.startIsLowerBound)],
+      ["Finishes in", "why-finish", fmtEta(w.finishInSeconds, w.finishIsLowerBound, w.pastEstimate)],
       ["Slots free", "why-slots", `${w.freeSlots} of ${w.slots}`],
     ];
     if (w.maxRunning > 0) rows.push(["Cap (--max-running)", "why-cap", `${w.running} of ${w.maxRunning} running`]);
