@@ -58,7 +58,7 @@ func TestCompletionBash(t *testing.T) {
 }
 
 // TestCompletionTabCreatesNothing presses Tab twice in a real interactive
-// bash (in tmux) after `batchctl disclose --` and after `disclose
+// bash and zsh (in tmux) after `batchctl disclose --` and after `disclose
 // --request -- sh`, with a server and a token at hand: completion must
 // never run the command, so the server has no task set afterwards.
 // Completion still works in that shell (`batchctl req` Tab gives request).
@@ -67,22 +67,38 @@ func TestCompletionTabCreatesNothing(t *testing.T) {
 	if err != nil {
 		t.Skip("no tmux on this machine (.ci/setup installs it)")
 	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash on this machine")
-	}
 	c := startServer(t)
+	for _, sh := range []string{"bash", "zsh"} {
+		t.Run(sh, func(t *testing.T) {
+			path, err := exec.LookPath(sh)
+			if err != nil {
+				t.Skipf("no %s on this machine", sh)
+			}
+			tabCreatesNothing(t, c, tmux, sh, path)
+		})
+	}
+}
+
+// tabCreatesNothing is TestCompletionTabCreatesNothing in one shell.
+func tabCreatesNothing(t *testing.T, c *cluster, tmux, sh, shell string) {
 	dir := t.TempDir()
-	script, err := exec.Command(c.batchctl, "completion", "bash").Output()
+	script, err := exec.Command(c.batchctl, "completion", sh).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "batchctl.bash"), script, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "batchctl."+sh), script, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc := fmt.Sprintf("PS1='$ '\nexport PATH=%q:\"$PATH\" BATCH_SERVER=%q BATCH_TOKEN=%q BATCH_CONFIG=/dev/null\nsource %q\n",
-		filepath.Dir(c.batchctl), c.url(), c.adminToken(), filepath.Join(dir, "batchctl.bash"))
-	if err := os.WriteFile(filepath.Join(dir, "rc"), []byte(rc), 0o600); err != nil {
+	env := fmt.Sprintf("export PATH=%q:\"$PATH\" BATCH_SERVER=%q BATCH_TOKEN=%q BATCH_CONFIG=/dev/null\n",
+		filepath.Dir(c.batchctl), c.url(), c.adminToken())
+	start := shell + " --noprofile --rcfile " + filepath.Join(dir, "rc") + " -i"
+	rcFile, rc := filepath.Join(dir, "rc"), "PS1='$ '\n"+env+fmt.Sprintf("source %q\n", filepath.Join(dir, "batchctl."+sh))
+	if sh == "zsh" {
+		rcFile = filepath.Join(dir, ".zshrc")
+		rc = "PROMPT='$ '\nunsetopt BEEP\n" + env + "autoload -Uz compinit && compinit -u\n" + fmt.Sprintf("source %q\n", filepath.Join(dir, "batchctl."+sh))
+		start = "env ZDOTDIR=" + dir + " " + shell + " -i"
+	}
+	if err := os.WriteFile(rcFile, []byte(rc), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "tmux.sock")
@@ -94,10 +110,10 @@ func TestCompletionTabCreatesNothing(t *testing.T) {
 		}
 		return string(out)
 	}
-	tm("new-session", "-d", "-x", "200", "-y", "50", "-c", dir, bash+" --noprofile --rcfile "+filepath.Join(dir, "rc")+" -i")
+	tm("new-session", "-d", "-x", "200", "-y", "50", "-c", dir, start)
 	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
-	// Keys are read in order: once the marker's echo shows, bash has run
-	// every completion asked for before it.
+	// Keys are read in order: once the marker's echo shows, the shell has
+	// run every completion asked for before it.
 	marks := 0
 	settle := func() {
 		t.Helper()
@@ -123,6 +139,6 @@ func TestCompletionTabCreatesNothing(t *testing.T) {
 	}
 	c.ctlJSON(&sets, "status")
 	if len(sets.Sets) != 0 {
-		t.Errorf("Tab made %d task sets: %s", len(sets.Sets), sets.Sets)
+		t.Errorf("Tab in %s made %d task sets: %s", sh, len(sets.Sets), sets.Sets)
 	}
 }

@@ -1,12 +1,14 @@
 package sched
 
+import "strconv"
+
 // This file answers whether a task could ever run on the workers that are
 // up: a task that asks for more slots of one worker, or more memory, than
 // the largest worker has would otherwise wait forever with nothing saying
 // why.
 
 // Capacity is the size of the workers that are up (registered with at
-// least one slot).
+// least one slot), and of the pilots an elastic pool reported.
 type Capacity struct {
 	// Workers counts the workers up; 0 when none is.
 	Workers int
@@ -14,6 +16,10 @@ type Capacity struct {
 	// memory one advertises (MiB, 0 when none advertises memory).
 	MaxSlots    int
 	MaxMemoryMB int64
+	// PilotSlots is the most slots of a pilot a pool reported; Pool says
+	// a pool reported pilots (it can start more, of unknown memory).
+	PilotSlots int
+	Pool       bool
 }
 
 // Capacity returns the size of the largest workers up now.
@@ -30,14 +36,54 @@ func (s *Scheduler) Capacity() Capacity {
 	return c
 }
 
-// Holds reports whether a worker of capacity c could hold a copy of a
-// task that asks for cpus slots (0 = 1) and memMB MiB when it is idle.
-// With no worker up it reports true: workers may yet come.
+// Holds reports whether a worker of capacity c (or a pool's pilot) could
+// hold a copy of a task that asks for cpus slots (0 = 1) and memMB MiB
+// when it is idle. With no worker up and no pool it reports true: workers
+// may yet come. A pool's pilots count for slots only, and while a pool
+// reports, memory is not held against the workers (a pilot does not say
+// its memory).
 func (c Capacity) Holds(cpus int32, memMB int64) bool {
-	if c.Workers == 0 {
+	if c.Workers == 0 && !c.Pool {
 		return true
 	}
-	return int(max(cpus, 1)) <= c.MaxSlots && memMB <= c.MaxMemoryMB
+	return int(max(cpus, 1)) <= max(c.MaxSlots, c.PilotSlots) && (c.Pool || memMB <= c.MaxMemoryMB)
+}
+
+// Refuse is nil when c holds a task asking for cpus slots and memMB MiB
+// (Holds), else EFAILEDPRECONDITION naming the largest worker's size: no
+// worker could ever run such a task, which would otherwise wait forever.
+func (c Capacity) Refuse(cpus int32, memMB int64) error {
+	if c.Holds(cpus, memMB) {
+		return nil
+	}
+	asks := plural(int(max(cpus, 1)), "slot")
+	if memMB > 0 {
+		asks += " and " + mib(memMB)
+	}
+	has := "the largest worker up has " + plural(c.MaxSlots, "slot") + " and " + mib(c.MaxMemoryMB)
+	if c.Pool {
+		has = "the largest worker up or pilot of a pool has " + plural(max(c.MaxSlots, c.PilotSlots), "slot")
+	}
+	return Errorf(EFAILEDPRECONDITION, "a task asks for %s of one worker, but %s: no worker could ever run it; ask for less, or add a bigger worker first", asks, has)
+}
+
+// plural is "1 slot" or "n slots".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// mib formats MiB as "512 MiB" or "24 GiB" ("no memory" for 0).
+func mib(n int64) string {
+	switch {
+	case n == 0:
+		return "no memory"
+	case n%1024 == 0:
+		return strconv.FormatInt(n/1024, 10) + " GiB"
+	}
+	return strconv.FormatInt(n, 10) + " MiB"
 }
 
 // couldEverFit reports whether some worker up could hold a copy of t when

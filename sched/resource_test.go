@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -237,7 +238,17 @@ func TestWhyNoWorkerAndNeverFits(t *testing.T) {
 	if err != nil || a.Reason != WhyNeverFits || a.StartInSeconds >= 0 || a.FinishInSeconds >= 0 {
 		t.Fatalf("after the big worker left: Why(1/0) = %+v, %v; want %s with no ETA", a, err, WhyNeverFits)
 	}
-	if c := d.s.Capacity(); c.Workers != 2 || c.MaxSlots != 2 || c.MaxMemoryMB != 1024 || c.Holds(3, 0) || !c.Holds(2, 1024) {
+	c := d.s.Capacity()
+	if c.Workers != 2 || c.MaxSlots != 2 || c.MaxMemoryMB != 1024 || c.Holds(3, 0) || !c.Holds(2, 1024) || c.Holds(1, 2048) {
 		t.Fatalf("capacity %+v; want 2 workers, at most 2 slots and 1024 MiB", c)
+	}
+	if err := c.Refuse(3, 0); ErrorCode(err) != EFAILEDPRECONDITION || !strings.Contains(ErrorMessage(err), "2 slots and 1 GiB") {
+		t.Errorf("Refuse(3 cpus): %v; want FailedPrecondition naming 2 slots and 1 GiB", err)
+	}
+	// A pool whose largest pilot has 4 slots holds the 3-cpu task, and
+	// memory is not held against the workers while it reports.
+	c.Pool, c.PilotSlots = true, 4
+	if !c.Holds(3, 4096) || c.Holds(5, 0) {
+		t.Errorf("with a pool of 4-slot pilots: %+v", c)
 	}
 }

@@ -72,6 +72,10 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 				a = sched.WhyAnswer{Task: sched.TaskRef{Set: id, Index: i}, Reason: sched.WhyNotWaiting, Exact: true, PositionExact: true, AheadExact: true,
 					StartInSeconds: -1, FinishInSeconds: -1, MaxRunning: int(set.MaxRunning)}
 			}
+			if a.Reason == sched.WhyNeverFits && s.poolCapacity().Holds(t.Spec.Cpus, t.Spec.MemoryMB) {
+				// No worker up fits it, but a pool can start a pilot that does.
+				a.Reason = sched.WhyResources
+			}
 			a.State = t.State
 			out.Tasks[k] = whyToProto(a)
 		}

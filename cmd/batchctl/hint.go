@@ -48,7 +48,7 @@ func notFoundHint(t sched.Task) string {
 	if t.Spec.Dir != "" {
 		where = fmt.Sprintf("in %s on the worker", t.Spec.Dir)
 	}
-	return fmt.Sprintf("batchctl: hint: task %d/%d exited 127 (command not found): it ran %s, where %s is not; give an absolute path or --dir DIR",
+	return fmt.Sprintf("batchctl: hint: task %d/%d exited 127 (command not found or not runnable): it ran %s, where %s was looked up; give an absolute path or --dir DIR",
 		t.Set, t.Index, where, prog)
 }
 

@@ -13,7 +13,16 @@ import (
 // exits 127 for a program looked up in $PATH gets no hint.
 func TestRelativeCommandHint(t *testing.T) {
 	e := newEnv(t, 1)
-	dir := t.TempDir()
+	// The worker may run copies as another user: a directory it can
+	// enter (t.TempDir's are 0700 under a 0700 parent).
+	dir, err := os.MkdirTemp("", "batchctl-hint-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "sim.sh"), []byte("#!/bin/sh\necho sim $1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
