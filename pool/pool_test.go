@@ -307,3 +307,31 @@ func TestSlurmSbatch(t *testing.T) {
 		t.Fatalf("script:\n%s\nwant the line\n%s", script, want)
 	}
 }
+
+// A pilot that ended without reading its token file (cancelled while
+// pending) leaves none behind: the pool removes it; a live pilot's stays.
+func TestTokenFilesOfEndedPilotsRemoved(t *testing.T) {
+	e, s := &engine{}, &server{requested: 2}
+	p := newTestPool(t, Config{Slots: 1, MaxPilots: 2}, e, s)
+	ctx := context.Background()
+	if err := p.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.submitted) != 2 || len(e.pilots) != 2 {
+		t.Fatalf("submitted %d pilots, listed %d; want 2", len(e.submitted), len(e.pilots))
+	}
+	file := func(i int) string {
+		a := e.submitted[i].Argv
+		return a[slices.Index(a, "--token-file")+1]
+	}
+	e.pilots[0].State = Ended
+	if err := p.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file(0)); !os.IsNotExist(err) {
+		t.Errorf("the ended pilot's token file is still there: %v", err)
+	}
+	if _, err := os.Stat(file(1)); err != nil {
+		t.Errorf("the pending pilot's token file is gone: %v", err)
+	}
+}

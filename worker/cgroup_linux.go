@@ -346,7 +346,14 @@ func (cg *cgroups) killAll(i int) bool {
 		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		procs = bytes.ReplaceAll(append([]byte("\n"), procs...), []byte("\n"+strconv.Itoa(os.Getpid())+"\n"), []byte("\n"))
 		if len(bytes.TrimSpace(procs)) == 0 {
-			return true
+			if cg.pidsLeft(i) == 0 {
+				return true
+			}
+			// Killed processes leave cgroup.procs at once but hold their
+			// pids.max charge until reaped: a copy started here meanwhile
+			// could not fork.
+			time.Sleep(time.Millisecond)
+			continue
 		}
 		if !cg.v2 || os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) != nil {
 			killPids(procs)
@@ -356,6 +363,24 @@ func (cg *cgroups) killAll(i int) bool {
 		}
 	}
 	return false
+}
+
+// pidsLeft is index i's pids.current (processes not yet reaped
+// included), 0 without a pids controller or when it cannot be read.
+func (cg *cgroups) pidsLeft(i int) int {
+	if !slices.Contains(cg.ctrls, "pids") {
+		return 0
+	}
+	dir := cg.slotDir("", i)
+	if !cg.v2 {
+		dir = cg.slotDir("pids", i)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "pids.current"))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return n
 }
 
 // killPids SIGKILLs the pids listed one a line, never this process (one

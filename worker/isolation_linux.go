@@ -81,15 +81,9 @@ func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, erro
 	release := func() {}
 	switch s.mech {
 	case IsolationUID:
-		id.index = s.ids.take()
-		release = func() { s.ids.give(id.index) }
-		if id.index >= s.uids.Count {
-			release()
-			return nil, fmt.Errorf("all %d slot uids (%s) are in use", s.uids.Count, s.uids)
+		if err := s.slotUID(&id, &release); err != nil {
+			return nil, err
 		}
-		id.uid = s.uids.First + id.index
-		id.gid = id.uid
-		id.groups = []uint32{}
 	case IsolationOwnerUID:
 		u, err := user.Lookup(owner)
 		if err != nil {
@@ -114,16 +108,10 @@ func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, erro
 	case IsolationNamespaces:
 		if s.root {
 			// A root worker's namespaced copies run as slot uids too: uid 0
-			// in a namespace would still own root's files.
-			id.index = s.ids.take()
-			release = func() { s.ids.give(id.index) }
-			if id.index >= s.uids.Count {
-				release()
-				return nil, fmt.Errorf("all %d slot uids (%s) are in use", s.uids.Count, s.uids)
+			// would still own root's files.
+			if err := s.slotUID(&id, &release); err != nil {
+				return nil, err
 			}
-			id.uid = s.uids.First + id.index
-			id.gid = id.uid
-			id.groups = []uint32{}
 		}
 	}
 	if id.uid != os.Getuid() {
@@ -149,6 +137,19 @@ func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, erro
 		release = func() { prev(); s.ids.give(idx) }
 	}
 	return &prepared{attr: attr, index: id.index, release: release}, nil
+}
+
+// slotUID takes an index and makes id its slot uid and gid, with no
+// supplementary group; release then gives the index back.
+func (s *sandbox) slotUID(id *identity, release *func()) error {
+	i := s.ids.take()
+	if i >= s.uids.Count {
+		s.ids.give(i)
+		return fmt.Errorf("all %d slot uids (%s) are in use", s.uids.Count, s.uids)
+	}
+	id.index, id.uid, id.gid, id.groups = i, s.uids.First+i, s.uids.First+i, []uint32{}
+	*release = func() { s.ids.give(i) }
+	return nil
 }
 
 // prepared is a copy's command as sandbox.prepare left it.

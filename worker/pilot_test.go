@@ -55,6 +55,14 @@ func TestHandBack(t *testing.T) {
 			t.Fatal(err)
 		}
 		eventually(t, "the copy to die", func() bool { return !alive(pid) })
+		// ... and the agent to see it end (a zombie is not dead to it
+		// yet): the stop must come after, as the batch system's does.
+		eventually(t, "the agent to see the copy end", func() bool {
+			b.a.mu.Lock()
+			defer b.a.mu.Unlock()
+			c := b.a.copies[1]
+			return c == nil || c.state == copyEnded
+		})
 		if err := b.stop(); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
