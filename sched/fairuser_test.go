@@ -322,3 +322,49 @@ func TestFairShareUsage(t *testing.T) {
 		t.Fatalf("at t=500 (old's usage ≈ 31) set %d started, want old's set 1", got)
 	}
 }
+
+// BenchmarkDecideFairShare is BenchmarkDecideRequested with fair share on,
+// 10⁶ queued requested tasks in 10,000 sets owned by 1,000 users (set j by
+// user j mod 1,000), on 1,000 slots: every Decide finds every user waiting.
+//
+//	go test -run '^$' -bench DecideFairShare -benchtime 20000x ./sched/
+func BenchmarkDecideFairShare(b *testing.B) {
+	for _, fair := range []bool{true, false} {
+		b.Run(fmt.Sprintf("fair=%v", fair), func(b *testing.B) { benchFair(b, fair) })
+	}
+}
+
+func benchFair(b *testing.B, fair bool) {
+	const tasks, jobs, users, slots = 1_000_000, 10_000, 1_000, 1_000
+	s, err := New(Config{FairShare: fair})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for w := 0; w*16 < slots; w++ {
+		if _, err := s.Apply(Event{Kind: EventWorkerUp, Worker: WorkerID(fmt.Sprintf("w%05d", w)), Slots: int32(min(16, slots-w*16)), CanSuspend: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ts := make([]TaskInfo, tasks/jobs)
+	for j := range jobs {
+		for i := range ts {
+			ts[i] = TaskInfo{Index: int32(i), EstimateSeconds: float64(5 + (i*7+j)%11)}
+		}
+		if _, err := s.Apply(Event{Kind: EventDisclosed, Set: SetID(j + 1), Owner: fmt.Sprintf("user%04d", j%users), Tasks: ts}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Apply(Event{Kind: EventRequested, Set: SetID(j + 1)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var running []CopyID
+	for _, d := range s.Decide(0) {
+		if d.Kind == DecisionStart {
+			running = append(running, d.Copy)
+		}
+	}
+	if fair && s.WaitingUsers() != users {
+		b.Fatalf("%d users waiting, want %d", s.WaitingUsers(), users)
+	}
+	benchLoop(b, s, running, slots, true)
+}

@@ -20,6 +20,12 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 	it := &s.jit
 	it.start(s.jobs.root)
 	for st := it.next(); st != nil; st = it.next() {
+		if s.freeN <= s.reserve && (!preempt || len(s.preempt.items) == 0) {
+			// No slot for anyone (the loop below would return at its
+			// first task): do not walk jobs that are capped or over
+			// their owner's share.
+			return out
+		}
 		for st.rq.len() > 0 && !s.capped(st) && !s.fairCapped(st) {
 			mode := slotFree
 			if s.freeN <= s.reserve {
