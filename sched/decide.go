@@ -25,8 +25,8 @@ func (s *Scheduler) Decide(now Time) []Decision {
 	}
 	s.reserve = 0
 	s.holdForResources = false
-	out = s.resumeRequested(now, out)
 	out = s.fairFill(now, out)
+	out = s.resumeRequested(now, out)
 	out = s.decideRequested(now, out)
 	if s.cfg.Speculation == SpecBudgeted {
 		// Budgeted speculation keeps its slots for copies, whoever is

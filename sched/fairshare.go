@@ -29,6 +29,7 @@ package sched
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -224,6 +225,26 @@ func (s *Scheduler) fairCapped(st *set) bool {
 	return float64(u.held+1)*top.weight > float64(top.held)*u.weight
 }
 
+// fairVictimOK reports whether a queued task of job q may suspend a
+// running requested copy of job v (preemptive SRPT) under fair share: a
+// copy of the same user's, or, when q's owner is the most deprived waiting
+// user, one whose owner keeps at least as many slots per weight after the
+// swap as q's owner then holds.
+func (s *Scheduler) fairVictimOK(q, v *set) bool {
+	f := &s.fair
+	if !f.on {
+		return true
+	}
+	qu, vu := q.fsUser, v.fsUser
+	if qu == nil || vu == nil || qu == vu {
+		return true
+	}
+	if len(f.heap) > 0 && f.heap[0] != qu {
+		return false
+	}
+	return float64(vu.held-1)*qu.weight >= float64(qu.held+1)*vu.weight
+}
+
 // fairEndDecide clears the gate at the end of Decide.
 func (s *Scheduler) fairEndDecide() { s.fair.gate = false }
 
@@ -381,3 +402,66 @@ func (s *Scheduler) FairShareOn() bool { return s.fair.on }
 
 // WaitingUsers is the number of users with queued requested tasks.
 func (s *Scheduler) WaitingUsers() int { return len(s.fair.heap) }
+
+// WhyFairShare: the task's owner holds at least its fair share of the
+// slots while other users wait with requested work (fairshare.go).
+const WhyFairShare WhyReason = "fair-share"
+
+// fairWhy turns a requested task's answer into WhyFairShare when its owner
+// holds its share or more while another user waits, and estimates its
+// start under that share: the owner's queued tasks before it run on the
+// owner's share of the slots. per is the seconds a task ahead takes, tn
+// this task's.
+func (s *Scheduler) fairWhy(a *WhyAnswer, t *task, per, tn float64) {
+	f := &s.fair
+	if !f.on || a.Class != "requested" || len(f.heap) < 2 || a.Reason == WhyCapped || a.Reason == WhyResources || a.Reason == WhySuspended {
+		return
+	}
+	st := t.set
+	u := st.fsUser
+	if u == nil {
+		return
+	}
+	sh := s.ShareOf(u.name, 0)
+	if float64(u.held) < math.Floor(sh.Share+1e-9) || sh.Share <= 0 {
+		return
+	}
+	a.Reason = WhyFairShare
+	// The owner's queued tasks before this one: its position in its set,
+	// and the queued tasks of the owner's jobs served before its set.
+	ahead, exact := a.Position, a.Exact
+	for i, j := range u.jobs {
+		if i >= WhyScanLimit {
+			exact = false
+			break
+		}
+		if j != st && jobBefore(j, st) {
+			ahead += j.rq.len()
+		}
+	}
+	a.Exact = exact
+	start := float64(ahead+1) / sh.Share * per
+	a.StartInSeconds = start
+	a.FinishInSeconds = start + tn
+	b := make([]byte, 0, 256)
+	b = append(b, u.name...)
+	b = append(b, " is using "...)
+	b = strconv.AppendInt(b, int64(u.held), 10)
+	b = append(b, " of "...)
+	b = appendPlural(b, s.slots, "slot")
+	b = append(b, "; their share is "...)
+	b = strconv.AppendFloat(b, sh.Share, 'g', 3, 64)
+	b = append(b, " (weight "...)
+	b = strconv.AppendFloat(b, u.weight, 'g', 3, 64)
+	b = append(b, ", "...)
+	b = strconv.AppendInt(b, int64(len(f.heap)-1), 10)
+	b = append(b, " other users waiting); start: "...)
+	if !exact {
+		b = append(b, "at least "...)
+	}
+	b = appendPlural(b, ahead, "task")
+	b = append(b, " of theirs ahead, on their share at "...)
+	b = appendSeconds(b, per)
+	b = append(b, " each"...)
+	a.Assumptions = string(b)
+}

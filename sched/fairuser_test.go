@@ -25,7 +25,8 @@ func oneOwner(script []scripted) []scripted {
 // reasons, at the same times).
 func TestFairShareOneUserIdentical(t *testing.T) {
 	t.Parallel()
-	for ci, cfg := range propertyConfigs {
+	cfgs := append(slices.Clone(propertyConfigs), Config{PreemptRequested: true}, Config{PreemptRequested: true, DisclosedFairShare: true})
+	for ci, cfg := range cfgs {
 		t.Run(fmt.Sprintf("%d-%s", ci, cfg.String()), func(t *testing.T) {
 			t.Parallel()
 			for seed := int64(1); seed <= 40; seed++ {
@@ -173,6 +174,7 @@ func TestFairShareProperty(t *testing.T) {
 		{FairShare: true, Speculation: SpecNone},
 		{FairShare: true, Preemption: PreemptKill, Speculation: SpecBestEffortLATE},
 		{FairShare: true, Speculation: SpecGRASS, FairShareHalfLife: 5},
+		{FairShare: true, PreemptRequested: true, DisclosedFairShare: true},
 	}
 	for ci, cfg := range cfgs {
 		t.Run(fmt.Sprintf("%d-%s", ci, cfg.String()), func(t *testing.T) {
@@ -367,4 +369,34 @@ func benchFair(b *testing.B, fair bool) {
 		b.Fatalf("%d users waiting, want %d", s.WaitingUsers(), users)
 	}
 	benchLoop(b, s, running, slots, true)
+}
+
+// TestFairSharePreemptRequested: preemptive SRPT runs with fair share
+// (the server's default), so a user holding its share must not suspend
+// another user's copy for a shorter task of its own; the same user's
+// longer copy is fair game, as without fair share.
+func TestFairSharePreemptRequested(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{FairShare: true, Speculation: SpecNone, PreemptRequested: true})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 2, CanSuspend: true})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "a", Tasks: tasksWithEstimate(1, 100)})
+	b.apply(Event{Kind: EventDisclosed, Set: 2, Owner: "b", Tasks: tasksWithEstimate(1, 100)})
+	b.apply(Event{Kind: EventRequested, Set: 1})
+	b.apply(Event{Kind: EventRequested, Set: 2})
+	if ds := b.s.Decide(0); len(ds) != 2 {
+		t.Fatalf("Decide = %+v, want two starts", ds)
+	}
+	// a, holding 1 of 2 slots (its share), requests a short task: it may
+	// suspend its own long copy, not b's.
+	b.apply(Event{Kind: EventDisclosed, Time: 1, Set: 3, Owner: "a", Tasks: tasksWithEstimate(1, 1)})
+	b.apply(Event{Kind: EventRequested, Time: 1, Set: 3})
+	ds := b.s.Decide(1)
+	for _, d := range ds {
+		if d.Kind == DecisionSuspend && d.Task.Set != 1 {
+			t.Fatalf("Decide = %+v: a suspended b's copy", ds)
+		}
+	}
+	if len(ds) != 2 || ds[0].Kind != DecisionSuspend || ds[1].Task.Set != 3 {
+		t.Fatalf("Decide = %+v, want a's set 1 suspended for its set 3", ds)
+	}
 }
