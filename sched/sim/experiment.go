@@ -33,8 +33,9 @@ type Options struct {
 	// them on the ablation rows too.
 	PreemptRequested, SetSizePerSet, BatchCancels bool
 	// FairShare turns fair share between users (sched.Config.FairShare)
-	// on in every run, to measure what it costs the papers' workloads.
-	FairShare bool
+	// on in every run; FairShareArm adds the Petrou sweep's arm
+	// "srpt×fcfs (fair share)" and its comparison with srpt×fcfs.
+	FairShare, FairShareArm bool
 	// NoPreemptRequested and SetSizePerUser force the issue-4 readings on
 	// every run instead (non-preemptive SRPT over jobs; tasks per set drawn
 	// once per user), overriding the above and every configuration's own.
