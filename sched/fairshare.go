@@ -313,6 +313,14 @@ func (s *Scheduler) SetUserWeight(name string, weight float64) error {
 	return nil
 }
 
+// userWeight is name's fair-share weight (1 unless set).
+func (s *Scheduler) userWeight(name string) float64 {
+	if u := s.fair.users[name]; u != nil {
+		return u.weight
+	}
+	return 1
+}
+
 // AddUsage adds slotSeconds of a user's work done at time at to its decayed
 // usage: the server restores usage from the ledger this way after a
 // restart. It is a no-op without Config.FairShare.

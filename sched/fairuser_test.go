@@ -400,3 +400,24 @@ func TestFairSharePreemptRequested(t *testing.T) {
 		t.Fatalf("Decide = %+v, want a's set 1 suspended for its set 3", ds)
 	}
 }
+
+// TestDisclosedFairShareWeights: the disclosed class's per-owner share
+// follows the weights too: on 3 idle slots, weight 2 against 1 splits 2:1
+// although the lighter user disclosed first.
+func TestDisclosedFairShareWeights(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Speculation: SpecNone, DisclosedFairShare: true})
+	if err := b.s.SetUserWeight("heavy", 2); err != nil {
+		t.Fatal(err)
+	}
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 3})
+	b.apply(Event{Kind: EventDisclosed, Time: 0, Set: 1, Owner: "light", Tasks: tasksWithEstimate(10, 0)})
+	b.apply(Event{Kind: EventDisclosed, Time: 1, Set: 2, Owner: "heavy", Tasks: tasksWithEstimate(10, 0)})
+	got := map[SetID]int{}
+	for _, d := range b.s.Decide(2) {
+		got[d.Task.Set]++
+	}
+	if got[1] != 1 || got[2] != 2 {
+		t.Fatalf("starts by set = %v, want light's set 1: 1, heavy's set 2: 2", got)
+	}
+}
