@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -419,5 +420,35 @@ func TestDisclosedFairShareWeights(t *testing.T) {
 	}
 	if got[1] != 1 || got[2] != 2 {
 		t.Fatalf("starts by set = %v, want light's set 1: 1, heavy's set 2: 2", got)
+	}
+}
+
+// TestFairShareWhy: a task whose owner holds its share while another user
+// waits says so, with the owner's slots and share, and an ETA on that
+// share; the other user's task does not.
+func TestFairShareWhy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{FairShare: true, Speculation: SpecNone, Preemption: PreemptOff})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 2})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "alice", Tasks: tasksWithEstimate(5, 10)})
+	b.apply(Event{Kind: EventRequested, Set: 1})
+	if ds := b.s.Decide(0); len(ds) != 2 {
+		t.Fatalf("Decide = %+v, want alice's two starts", ds)
+	}
+	b.apply(Event{Kind: EventDisclosed, Time: 1, Set: 2, Owner: "bob", Tasks: tasksWithEstimate(3, 10)})
+	b.apply(Event{Kind: EventRequested, Time: 1, Set: 2})
+	a, err := b.s.Why(TaskRef{Set: 1, Index: 3}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Reason != WhyFairShare || !strings.Contains(a.Assumptions, "alice is using 2 of 2 slots; their share is 1") {
+		t.Fatalf("Why(alice's 1/3) = %s: %q", a.Reason, a.Assumptions)
+	}
+	// 1/2 and 1/3 of alice's queue on a share of 1 slot at 10 s each.
+	if a.StartInSeconds != 20 {
+		t.Fatalf("start in %g s, want 20 (two of alice's tasks on her one-slot share)", a.StartInSeconds)
+	}
+	if a, _ := b.s.Why(TaskRef{Set: 2, Index: 0}, 1); a.Reason == WhyFairShare {
+		t.Fatalf("Why(bob's 2/0) = %s, want not fair share", a.Reason)
 	}
 }
