@@ -614,6 +614,10 @@ type Cluster struct {
 	// Pilots of the elastic pools and the pools, as they last reported.
 	Pilots []Pilot
 	Pools  []Pool
+	// FairShare says whether the requested class is split between users;
+	// Users is each user's standing (sched.UserShare), by name.
+	FairShare bool
+	Users     []sched.UserShare
 }
 
 // Pilot is a worker job an elastic pool keeps in a batch system.
@@ -670,6 +674,10 @@ func (c *Client) GetCluster(ctx context.Context) (Cluster, error) {
 		Preemption:  res.GetPreemption(),
 		StartedAt:   timeFromPB(res.GetStartedAt()),
 		Version:     res.GetVersion(),
+		FairShare:   res.GetFairShare(),
+	}
+	for _, u := range res.GetUsers() {
+		out.Users = append(out.Users, sched.UserShare{User: u.GetName(), Weight: u.GetWeight(), Held: int(u.GetHeld()), Queued: int(u.GetQueued()), Share: u.GetShare(), Usage: u.GetUsage()})
 	}
 	for _, w := range res.GetWorkers() {
 		out.Workers = append(out.Workers, workerFromPB(w))

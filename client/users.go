@@ -22,10 +22,12 @@ type User struct {
 	CreatedAt time.Time
 	// RevokedAt is zero while the user may call.
 	RevokedAt time.Time
+	// Weight is the user's fair-share weight.
+	Weight float64
 }
 
 func userFromProto(u *batchv1.User) User {
-	out := User{Name: u.GetName(), Role: u.GetRole(), Tokens: u.GetTokens()}
+	out := User{Name: u.GetName(), Role: u.GetRole(), Tokens: u.GetTokens(), Weight: u.GetWeight()}
 	if u.GetCreatedAt() != nil {
 		out.CreatedAt = u.GetCreatedAt().AsTime()
 	}
@@ -69,7 +71,12 @@ func (c *Client) ListUsers(ctx context.Context) ([]User, error) {
 // already there and its token gone. Errors: EINVALID, ECONFLICT,
 // EPERMISSION, EUNAUTHENTICATED, EUNAVAILABLE.
 func (c *Client) AddUser(ctx context.Context, name, role string) (User, string, error) {
-	res, err := c.users.AddUser(ctx, &batchv1.AddUserRequest{Name: name, Role: role})
+	return c.AddUserWeight(ctx, name, role, 0)
+}
+
+// AddUserWeight is AddUser with a fair-share weight (0: 1).
+func (c *Client) AddUserWeight(ctx context.Context, name, role string, weight float64) (User, string, error) {
+	res, err := c.users.AddUser(ctx, &batchv1.AddUserRequest{Name: name, Role: role, Weight: weight})
 	if err != nil {
 		return User{}, "", fromConnect(err)
 	}
@@ -95,4 +102,18 @@ func (c *Client) RevokeUser(ctx context.Context, name string) error {
 		return c.users.RevokeUser(ctx, &batchv1.RevokeUserRequest{Name: name})
 	})
 	return err
+}
+
+// SetUserWeight sets a user's fair-share weight (admin only): while
+// several users have requested work queued, slots go to them in proportion
+// to their weights. Errors: EINVALID, ENOTFOUND, EPERMISSION,
+// EUNAUTHENTICATED, EUNAVAILABLE.
+func (c *Client) SetUserWeight(ctx context.Context, name string, weight float64) (User, error) {
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.SetUserWeightResponse, error) {
+		return c.users.SetUserWeight(ctx, &batchv1.SetUserWeightRequest{Name: name, Weight: weight})
+	})
+	if err != nil {
+		return User{}, err
+	}
+	return userFromProto(res.GetUser()), nil
 }

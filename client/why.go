@@ -22,6 +22,7 @@ var whyReasons = map[batchv1.WaitReason]sched.WhyReason{
 	batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES:          sched.WhyResources,
 	batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP:                   sched.WhyNoWorker,
 	batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS:                 sched.WhyNeverFits,
+	batchv1.WaitReason_WAIT_REASON_FAIR_SHARE:                     sched.WhyFairShare,
 }
 
 // Why asks the scheduler why the named tasks of set wait, in calls of at

@@ -424,6 +424,9 @@ func (s *Scheduler) finished(ev Event) (ApplyResult, error) {
 		dur = ev.Duration
 	}
 	s.observe(t.set, t.set.owner, dur, t.est == 0)
+	if t.state == stRequested {
+		s.fairUsage(t.set.owner, dur*float64(c.slots()), ev.Time)
+	}
 	if c.spec {
 		s.specWon++
 	}

@@ -164,6 +164,16 @@ type Config struct {
 	// work of others (Petrou's footnote 3). Default false: plain FCFS, as
 	// in the papers.
 	DisclosedFairShare bool
+	// FairShare splits the requested class between users (DESIGN.md,
+	// scheduling order step 2; fairshare.go): while two or more users have
+	// queued requested tasks, each slot goes to the one holding the fewest
+	// slots per unit of weight, ties to the least decayed usage. With one
+	// user it changes nothing. Default false: the papers' order, SRPT
+	// across all users.
+	FairShare bool
+	// FairShareHalfLife is the half-life of usage in seconds; 0 means
+	// DefaultFairShareHalfLife (an hour), a negative value no decay.
+	FairShareHalfLife float64
 
 	// SpecCap bounds the live speculative copies of best-effort-late to
 	// this fraction of the slots (rounded up), as LATE does in Hadoop and

@@ -25,6 +25,7 @@ func (s *Scheduler) Decide(now Time) []Decision {
 	}
 	s.reserve = 0
 	s.holdForResources = false
+	out = s.fairFill(now, out)
 	out = s.resumeRequested(now, out)
 	out = s.decideRequested(now, out)
 	if s.cfg.Speculation == SpecBudgeted {
@@ -58,6 +59,7 @@ func (s *Scheduler) Decide(now Time) []Decision {
 	if s.freeN > s.reserve && !s.noDisc {
 		out = s.speculateDisclosed(now, out)
 	}
+	s.fairEndDecide()
 	return out
 }
 
@@ -219,7 +221,7 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 		return out
 	}
 	for st := it.next(); st != nil && s.slotsLeft(true); st = it.next() {
-		for st.rq.len() > 0 && s.slotsLeft(true) && !s.capped(st) {
+		for st.rq.len() > 0 && s.slotsLeft(true) && !s.capped(st) && !s.fairCapped(st) {
 			if budget && s.running-s.specLive >= s.slots-s.cfg.Budget {
 				break
 			}
@@ -246,7 +248,7 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 		s.specCands = s.candidates(st, true, false, 2, now, s.specCands)
 		cands := s.slowTasks(st, now, s.specCands)
 		for _, cd := range cands {
-			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) || s.capped(st) || s.lateCapped() {
+			if s.freeN == 0 || (budget && s.specLive >= s.cfg.Budget) || s.capped(st) || s.fairCapped(st) || s.lateCapped() {
 				break
 			}
 			s.speculate(cd.t, "speculate-late", slotFree, now, &out)

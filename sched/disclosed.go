@@ -43,7 +43,8 @@ func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
 
 // decideDisclosedFair is decideDisclosed with a per-owner fair share: each
 // free slot goes to the first queued task (by index) of the set whose owner
-// holds the fewest running disclosed copies, ties broken FCFS (setBefore).
+// holds the fewest running disclosed copies per unit of its fair-share
+// weight, ties broken FCFS (setBefore).
 func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 	budget := s.cfg.Speculation == SpecBudgeted
 	held := make(map[string]int)
@@ -64,7 +65,9 @@ func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 				best = st
 				continue
 			}
-			hb, hs := held[best.owner], held[st.owner]
+			// Fewest running copies per unit of weight (fairshare.go).
+			hb := float64(held[best.owner]) * s.userWeight(st.owner)
+			hs := float64(held[st.owner]) * s.userWeight(best.owner)
 			if hs < hb || (hs == hb && setBefore(st, best)) {
 				best = st
 			}

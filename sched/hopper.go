@@ -291,7 +291,7 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 		cands = s.specCands
 	}
 	ci := 0
-	for st.held < target && s.slotsLeft(true) && !s.capped(st) {
+	for st.held < target && s.slotsLeft(true) && !s.capped(st) && !s.fairCapped(st) {
 		q := st.rq.peek()
 		var cd *specCand
 		if ci < len(cands) {

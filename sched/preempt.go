@@ -20,7 +20,13 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 	it := &s.jit
 	it.start(s.jobs.root)
 	for st := it.next(); st != nil; st = it.next() {
-		for st.rq.len() > 0 && !s.capped(st) {
+		if s.freeN <= s.reserve && (!preempt || len(s.preempt.items) == 0) {
+			// No slot for anyone (the loop below would return at its
+			// first task): do not walk jobs that are capped or over
+			// their owner's share.
+			return out
+		}
+		for st.rq.len() > 0 && !s.capped(st) && !s.fairCapped(st) {
 			mode := slotFree
 			if s.freeN <= s.reserve {
 				if !preempt || len(s.preempt.items) == 0 {
@@ -110,7 +116,7 @@ func (s *Scheduler) resumeSuspended(now Time, out []Decision) []Decision {
 			if w.free() < c.task.slots() {
 				continue
 			}
-			if (s.noDisc && !s.reqClass(c.task)) || s.capped(c.task.set) {
+			if (s.noDisc && !s.reqClass(c.task)) || s.capped(c.task.set) || (s.reqClass(c.task) && s.fairCapped(c.task.set)) {
 				continue
 			}
 			if s.cfg.Speculation == SpecBudgeted && !c.spec && s.running-s.specLive >= s.slots-s.cfg.Budget {

@@ -158,6 +158,13 @@ type set struct {
 	// Finished-copy durations for t_new.
 	durSum float64
 	durN   int
+
+	// Fair share (fairshare.go): the owner's record, the held slots and
+	// queued tasks last counted into it, and the position+1 in its jobs'
+	// heap (0: not there; -1: out for the rest of a fairFill).
+	fsUser           *fsUser
+	fsHeld, fsQueued int
+	fpos             int
 }
 
 // worker is one worker and its slots.
@@ -234,6 +241,8 @@ type Scheduler struct {
 	specStarted, specWon         int64
 	discJobs                     int
 	reqUnfin                     int // Σ unfin over jobs
+
+	fair fairShare // between users in the requested class (fairshare.go)
 }
 
 // New returns a scheduler with cfg's policies; zero fields take defaults.
@@ -276,7 +285,7 @@ func New(cfg Config) (*Scheduler, error) {
 	if math.IsNaN(cfg.SpecCap) || cfg.SpecCap < 0 || cfg.SpecCap > 1 || math.IsNaN(cfg.SlowTaskQuantile) || cfg.SlowTaskQuantile < 0 || cfg.SlowTaskQuantile > 1 {
 		return nil, Errorf(EINVALID, "speculative cap %g and slow-task quantile %g must be in [0, 1]", cfg.SpecCap, cfg.SlowTaskQuantile)
 	}
-	if math.IsNaN(cfg.Epsilon) || math.IsNaN(cfg.BetaPrior) || math.IsNaN(cfg.StragglerAfter) {
+	if math.IsNaN(cfg.Epsilon) || math.IsNaN(cfg.BetaPrior) || math.IsNaN(cfg.StragglerAfter) || math.IsNaN(cfg.FairShareHalfLife) {
 		return nil, Errorf(EINVALID, "NaN in scheduler configuration")
 	}
 	if cfg.Epsilon == 0 {
@@ -322,6 +331,7 @@ func New(cfg Config) (*Scheduler, error) {
 		nextCopy: cfg.FirstCopyID,
 		owners:   make(map[string]*ownerStats),
 	}
+	s.fair.init(cfg)
 	s.beta.init(cfg.BetaPrior, cfg.BetaMinSamples)
 	// Without speculation β decides nothing: fit it only when read.
 	s.beta.lazy = cfg.Speculation == SpecNone

@@ -26,7 +26,7 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 		}
 		s.specCands = s.candidates(st, true, false, maxCopies, now, s.specCands)
 		for _, cd := range s.specCands {
-			if s.freeN <= s.reserve || s.capped(st) {
+			if s.freeN <= s.reserve || s.capped(st) || s.fairCapped(st) {
 				break
 			}
 			s.speculate(cd.t, "speculate-gs", slotFree, now, &out)
@@ -278,7 +278,7 @@ func (s *Scheduler) cloneJob(st *set, now Time, out []Decision) []Decision {
 			ts = append(ts, t)
 		}
 	}
-	for s.freeN > 0 && len(ts) > 0 && !s.capped(st) {
+	for s.freeN > 0 && len(ts) > 0 && !s.capped(st) && !s.fairCapped(st) {
 		slices.SortFunc(ts, func(a, b *task) int {
 			if len(a.copies) != len(b.copies) {
 				return len(a.copies) - len(b.copies)

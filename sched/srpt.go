@@ -92,7 +92,7 @@ func (s *Scheduler) preemptRequested(now Time, out []Decision) []Decision {
 			var victim *liveCopy
 			best := need
 			for _, v := range jobs[from:] {
-				if v.held == 0 {
+				if v.held == 0 || !s.fairVictimOK(q, v) {
 					continue
 				}
 				for _, rt := range v.running {
@@ -176,7 +176,7 @@ func (s *Scheduler) resumeRequested(now Time, out []Decision) []Decision {
 				break
 			}
 		}
-		if !blocked {
+		if !blocked && !s.fairCapped(c.task.set) {
 			s.resumeCopy(c, now, "resume", &out)
 		}
 	}

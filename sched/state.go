@@ -137,6 +137,7 @@ func (s *Scheduler) countJob(st *set, d int) {
 // updateUnder keeps st's membership of s.under: a job with queued tasks
 // holding fewer slots than its floor min(underFair, remaining tasks).
 func (s *Scheduler) updateUnder(st *set) {
+	s.fairSync(st)
 	want := s.underFair > 0 && st.inTree && st.rq.len() > 0 && st.held < min(s.underFair, st.unfin)
 	if want == (st.upos >= 0) {
 		return

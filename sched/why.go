@@ -71,6 +71,8 @@ func (r WhyReason) Short() string {
 		return "no worker up"
 	case WhyNeverFits:
 		return "no worker fits"
+	case WhyFairShare:
+		return "fair share"
 	}
 	return string(r)
 }
@@ -100,6 +102,8 @@ func (r WhyReason) Text() string {
 		return "no worker is up: it starts when one registers"
 	case WhyNeverFits:
 		return "no worker up is big enough for it (slots or memory): it starts only if a bigger worker registers"
+	case WhyFairShare:
+		return "its owner holds its fair share while other users wait"
 	}
 	return string(r)
 }
@@ -323,6 +327,7 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	}
 	b = append(b, "; speculative copies and stragglers not counted"...)
 	a.Assumptions = string(b)
+	s.fairWhy(&a, t, per, tn)
 	return a, nil
 }
 

@@ -315,6 +315,10 @@ func TestIsolation(t *testing.T) {
 			_, err := c.users.RevokeUser(ctx(t), &batchv1.RevokeUserRequest{Name: name})
 			return err
 		}, [4]connect.Code{denied, denied, ok, denied}},
+		{"SetUserWeight", func(c clients, who string) error {
+			_, err := c.users.SetUserWeight(ctx(t), &batchv1.SetUserWeightRequest{Name: "alice", Weight: 2})
+			return err
+		}, [4]connect.Code{denied, denied, ok, denied}},
 		{"WhoAmI", func(c clients, who string) error {
 			_, err := c.users.WhoAmI(ctx(t), &batchv1.WhoAmIRequest{})
 			return err

@@ -103,6 +103,8 @@ func (h clusterHandler) GetCluster(ctx context.Context, _ *batchv1.GetClusterReq
 		out.Workers = append(out.Workers, workerToProto(w))
 	}
 	out.Pools, out.Pilots = s.pools.snapshot(s.now())
+	out.FairShare = cfg.FairShare
+	out.Users = sharesToProto(s.sharesSnapshot())
 	return out, nil
 }
 
@@ -186,7 +188,7 @@ func newMetrics(s *Server) *metrics {
 		gauge("batchd_beta", "Pareto shape of task durations, fitted online (Hopper).", nil, func(st sched.Stats) float64 { return st.Beta }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_speculative_copies_won_total", Help: "Speculative copies that won."},
 			stat(func(st sched.Stats) float64 { return float64(st.SpeculativeWon) })),
-		pilotCollector{s},
+		pilotCollector{s}, shareCollector{s},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_load", Help: "Busy slot-seconds / slot-seconds since the server started."},
 			func() float64 { return m.snapshot(s.statsSnapshot()).Load }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_scaled_billed_resources", Help: "Billed slot-seconds / requested work (Petrou)."},

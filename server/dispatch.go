@@ -216,6 +216,7 @@ func (s *Server) DispatchOnce() {
 		s.dropWorker(now, w, "lease-lapsed")
 	}
 	s.decide(now)
+	s.refreshShares()
 }
 
 // dropWorker forgets a worker: its live copies are lost in the store and

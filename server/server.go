@@ -87,6 +87,10 @@ type Config struct {
 	// by default the server shares it fairly between users
 	// (sched.Config.DisclosedFairShare).
 	NoDisclosedFairShare bool
+	// NoFairShare leaves the requested class in SRPT order across all
+	// users; by default the server splits it between users by weight
+	// (sched.Config.FairShare).
+	NoFairShare bool
 	// Now is the clock (default time.Now); tests pin it.
 	Now func() time.Time
 	// Logger receives structured logs (default: discard).
@@ -153,7 +157,8 @@ type Server struct {
 	finishQ group[*finishCall]
 
 	statsMu sync.RWMutex
-	stats   sched.Stats // a copy of sched.Stats() after the last change
+	stats   sched.Stats       // a copy of sched.Stats() after the last change
+	shares  []sched.UserShare // a copy of sched.UserShares() (refreshShares)
 
 	watch   *broker
 	metrics *metrics
@@ -227,6 +232,7 @@ func New(cfg Config) (srv *Server, err error) {
 		cfg.GC = noGC{}
 	}
 	cfg.Sched.DisclosedFairShare = !cfg.NoDisclosedFairShare
+	cfg.Sched.FairShare = !cfg.NoFairShare
 	if cfg.MaxOpenSets == 0 {
 		cfg.MaxOpenSets = DefaultMaxOpenSets
 	}
@@ -361,8 +367,11 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 			return fmt.Errorf("record scheduler configuration: %w", err)
 		}
 	}
-	s.sched = sc
 	now := s.now()
+	if err := s.restoreFairShare(ctx, sc, now); err != nil {
+		return fmt.Errorf("restore fair share: %w", err)
+	}
+	s.sched = sc
 	for _, w := range snap.Workers {
 		slots := w.Slots
 		if c := s.workers[w.ID]; c != nil && !fresh && c.drained {
@@ -388,6 +397,7 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 		}
 	}
 	s.refreshStats()
+	s.refreshShares()
 	s.log.Info("state loaded", "workers", len(snap.Workers), "open_sets", len(snap.Sets), "live_copies", len(snap.Copies), "durations", len(snap.Durations), "first_copy_id", cfg.FirstCopyID)
 	return nil
 }

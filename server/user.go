@@ -83,7 +83,7 @@ func (s *Server) AdminToken() string { return s.adminToken }
 type userHandler struct{ s *Server }
 
 func userToProto(u store.User) *batchv1.User {
-	out := &batchv1.User{Name: u.Name, Role: u.Role, CreatedAt: ts(u.CreatedAt), Tokens: int32(u.Tokens)}
+	out := &batchv1.User{Name: u.Name, Role: u.Role, CreatedAt: ts(u.CreatedAt), Tokens: int32(u.Tokens), Weight: u.Weight}
 	if !u.RevokedAt.IsZero() {
 		out.RevokedAt = ts(u.RevokedAt)
 	}
@@ -92,9 +92,12 @@ func userToProto(u store.User) *batchv1.User {
 
 // AddUser creates a user and returns its first token.
 func (h userHandler) AddUser(ctx context.Context, req *batchv1.AddUserRequest) (*batchv1.AddUserResponse, error) {
-	u, token, err := h.s.db.AddUser(ctx, store.AddUserInput{Name: req.Name, Role: req.Role})
+	u, token, err := h.s.db.AddUser(ctx, store.AddUserInput{Name: req.Name, Role: req.Role, Weight: req.Weight})
 	if err != nil {
 		return nil, err
+	}
+	if u.Weight != 1 {
+		h.s.setSchedWeight(u.Name, u.Weight)
 	}
 	h.s.log.InfoContext(ctx, "user added", "user", u.Name, "role", u.Role, "by", callerFrom(ctx))
 	return &batchv1.AddUserResponse{User: userToProto(u), Token: token}, nil

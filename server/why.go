@@ -24,6 +24,7 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 	sched.WhyResources:      batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES,
 	sched.WhyNoWorker:       batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP,
 	sched.WhyNeverFits:      batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS,
+	sched.WhyFairShare:      batchv1.WaitReason_WAIT_REASON_FAIR_SHARE,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The

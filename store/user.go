@@ -8,6 +8,7 @@ import (
 	"encoding/base32"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"time"
@@ -39,6 +40,7 @@ type User struct {
 	CreatedAt time.Time
 	RevokedAt time.Time // zero while the user may call
 	Tokens    int       // live tokens
+	Weight    float64   // fair-share weight (default 1)
 }
 
 // validName is what a user name may look like (it also names workers'
@@ -68,6 +70,8 @@ type AddUserInput struct {
 	// The server mints the first admin's token itself so that it can
 	// write it to disk before the user exists.
 	Token string
+	// Weight is the fair-share weight (0: 1).
+	Weight float64
 }
 
 // AddUser creates a user and returns it with its first token, which is
@@ -83,6 +87,12 @@ func (db *DB) AddUser(ctx context.Context, in AddUserInput) (User, string, error
 	if in.Role != RoleUser && in.Role != RoleAdmin && in.Role != RoleWorker {
 		return User{}, "", sched.Errorf(sched.EINVALID, "bad role %q: user, admin or worker", in.Role)
 	}
+	if in.Weight == 0 {
+		in.Weight = 1
+	}
+	if !(in.Weight > 0) || math.IsInf(in.Weight, 0) {
+		return User{}, "", sched.Errorf(sched.EINVALID, "weight %v must be a positive number", in.Weight)
+	}
 	token := in.Token
 	if token == "" {
 		var err error
@@ -92,10 +102,10 @@ func (db *DB) AddUser(ctx context.Context, in AddUserInput) (User, string, error
 	} else if !strings.HasPrefix(token, TokenPrefix) || len(token) < len(TokenPrefix)+tokenBytes {
 		return User{}, "", sched.Errorf(sched.EINVALID, "a token starts with %q and carries at least %d characters", TokenPrefix, tokenBytes)
 	}
-	u := User{Name: in.Name, Role: in.Role, Tokens: 1}
+	u := User{Name: in.Name, Role: in.Role, Tokens: 1, Weight: in.Weight}
 	err := db.write(ctx, func(tx *Tx) error {
 		u.CreatedAt = tx.now
-		if _, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, created_at) VALUES (?, ?, ?)`, in.Name, in.Role, nanos(tx.now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO users (name, role, created_at, weight) VALUES (?, ?, ?, ?)`, in.Name, in.Role, nanos(tx.now), in.Weight); err != nil {
 			if sched.ErrorCode(translate(err)) == sched.ECONFLICT {
 				return sched.Errorf(sched.ECONFLICT, "user %q already exists", in.Name)
 			}
@@ -160,7 +170,7 @@ func (db *DB) ListUsers(ctx context.Context) ([]User, error) {
 	var out []User
 	err := db.read(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT u.name, u.role, u.created_at, u.revoked_at,
-			(SELECT COUNT(*) FROM tokens t WHERE t.user = u.name AND t.revoked_at = 0) FROM users u ORDER BY u.name`)
+			(SELECT COUNT(*) FROM tokens t WHERE t.user = u.name AND t.revoked_at = 0), u.weight FROM users u ORDER BY u.name`)
 		if err != nil {
 			return fmt.Errorf("list users: %w", err)
 		}
@@ -170,7 +180,7 @@ func (db *DB) ListUsers(ctx context.Context) ([]User, error) {
 				u       User
 				at, rev int64
 			)
-			if err := rows.Scan(&u.Name, &u.Role, &at, &rev, &u.Tokens); err != nil {
+			if err := rows.Scan(&u.Name, &u.Role, &at, &rev, &u.Tokens, &u.Weight); err != nil {
 				return err
 			}
 			u.CreatedAt, u.RevokedAt = fromNanos(at), fromNanos(rev)

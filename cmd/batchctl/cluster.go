@@ -80,7 +80,31 @@ func cluster(c *cli.Context) error {
 			return err
 		}
 	}
-	return mt.Render()
+	if err := mt.Render(); err != nil {
+		return err
+	}
+	return renderShares(c, v.FairShare, v.Users)
+}
+
+// renderShares prints each user's fair-share standing: weight, slots held
+// by requested copies, queued requested tasks, share of the slots and
+// decayed usage.
+func renderShares(c *cli.Context, on bool, us []shareView) error {
+	if !on {
+		fmt.Fprintln(c.App.Writer, "fair share: off (requested work in SRPT order across users)")
+		return nil
+	}
+	if len(us) == 0 {
+		return nil
+	}
+	fmt.Fprintln(c.App.Writer, "fair share between users (requested work):")
+	t := newTable(c, "user", "weight", "held", "queued", "share", "usage")
+	for _, u := range us {
+		if err := t.Append(u.Name, fmt.Sprintf("%g", u.Weight), u.Held, u.Queued, fmt.Sprintf("%.2f", u.Share), secs(u.Usage)); err != nil {
+			return err
+		}
+	}
+	return t.Render()
 }
 
 // renderPilots prints the elastic pools and their pilots: job id, state,

@@ -222,6 +222,26 @@ type clusterView struct {
 	Metrics     metricsView  `json:"metrics"`
 	Pilots      []pilotView  `json:"pilots"`
 	Pools       []poolView   `json:"pools"`
+	FairShare   bool         `json:"fair_share"`
+	Users       []shareView  `json:"users"`
+}
+
+// shareView is one user's fair-share standing.
+type shareView struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+	Held   int     `json:"held_slots"`
+	Queued int     `json:"queued_requested"`
+	Share  float64 `json:"share_slots"`
+	Usage  float64 `json:"usage_slot_seconds"`
+}
+
+func viewShares(us []sched.UserShare) []shareView {
+	out := make([]shareView, 0, len(us))
+	for _, u := range us {
+		out = append(out, shareView{Name: u.User, Weight: u.Weight, Held: u.Held, Queued: u.Queued, Share: u.Share, Usage: u.Usage})
+	}
+	return out
 }
 
 type pilotView struct {
@@ -383,7 +403,7 @@ func viewCluster(c client.Cluster) clusterView {
 	v := clusterView{
 		Version: c.Version, Policy: c.Policy, Speculation: c.Speculation, Preemption: c.Preemption,
 		StartedAt: timePtr(c.StartedAt), Slots: c.Slots, BusySlots: c.BusySlots,
-		Workers: []workerView{},
+		Workers: []workerView{}, FairShare: c.FairShare, Users: viewShares(c.Users),
 		Queues: queuesView{
 			Requested: q.Requested, Disclosed: q.Disclosed, SuspendedCopies: q.SuspendedCopies,
 			RunningCopies: q.RunningCopies, SpeculativeCopies: q.SpeculativeCopies,

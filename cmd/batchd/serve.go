@@ -62,7 +62,11 @@ func serveCommand() *cli.Command {
 				Usage: "unary API calls that run at once; more wait their turn, so that API traffic cannot take the CPU that dispatch needs (default: half the CPUs, at least 1)"},
 			&cli.IntFlag{Name: "procs", EnvVars: []string{"BATCHD_PROCS"}, DefaultText: "4 per CPU, at least 8; GOMAXPROCS in the environment wins",
 				Usage: "Go processors (GOMAXPROCS) of the server: more than the CPUs, so that API calls and the dispatch path run while others wait inside SQLite or a fork"},
-			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share"},
+			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share (--fair-share=false is the requested class's switch)"},
+			&cli.BoolFlag{Name: "fair-share", Value: true, EnvVars: []string{"BATCHD_FAIR_SHARE"},
+				Usage: "split requested work between users by weight (batchctl users weight) while several wait; false: SRPT across all users, as in the papers"},
+			&cli.DurationFlag{Name: "fair-share-half-life", Value: time.Hour, EnvVars: []string{"BATCHD_FAIR_SHARE_HALF_LIFE"},
+				Usage: "half-life of users' usage (slot-seconds of finished requested work): between users with equal slots, the one who used less goes first"},
 			&cli.DurationFlag{Name: "drain", Value: 30 * time.Second, EnvVars: []string{"BATCHD_DRAIN"},
 				Usage: "on SIGTERM, how long copies running on the local slots may go on to finish (0: kill them at once)"},
 			&cli.StringFlag{Name: "cpu-profile", EnvVars: []string{"BATCHD_CPU_PROFILE"}, Hidden: true,
@@ -160,9 +164,10 @@ func runServe(c *cli.Context) error {
 	}
 	srv, err := server.New(server.Config{
 		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), LeaseMargin: c.Duration("lease-margin"), OutputCap: outCap,
-		Sched:                sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested")},
-		NoDisclosedFairShare: c.Bool("no-fair-share"),
-		Logger:               log, Version: version,
+		Sched: sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested"),
+			FairShareHalfLife: halfLifeSeconds(c.Duration("fair-share-half-life"))},
+		NoDisclosedFairShare: c.Bool("no-fair-share"), NoFairShare: !c.Bool("fair-share"),
+		Logger: log, Version: version,
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},
 		MaxOpenSets: c.Int("max-open-sets"), MaxQueuedTasks: c.Int("max-queued-tasks"),
 		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: apiConc,
@@ -284,3 +289,12 @@ func parseSize(s string) (int64, error) {
 // processors spin looking for work, so at 2 slots the server's CPU per
 // task went from 0.33 / 0.34 ms to 0.43 / 0.42 ms, at the same rate.
 func serveProcs(cpus int) int { return max(8, 4*cpus) }
+
+// halfLifeSeconds turns --fair-share-half-life into the scheduler's
+// seconds: 0 or less means no decay (negative for sched.Config).
+func halfLifeSeconds(d time.Duration) float64 {
+	if d <= 0 {
+		return -1
+	}
+	return d.Seconds()
+}

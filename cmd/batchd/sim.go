@@ -357,6 +357,8 @@ func experimentFlags() []cli.Flag {
 		&cli.StringFlag{Name: "preempt-requested", Value: "default", Usage: "preemptive SRPT in the requested class: default (each configuration as the report runs it: preemptive unless labelled non-preemptive), on (every run) or off (every run: issue 4's non-preemptive SRPT)"},
 		&cli.StringFlag{Name: "set-size-per", Value: "default", Usage: "tasks (jobs) per set: default (each configuration as the report runs it: drawn for every set unless labelled per-user), set (every run) or user (every run: drawn once per user)"},
 		&cli.BoolFlag{Name: "batch-cancels", Usage: "every run: batch users may cancel the rest of a set"},
+		&cli.BoolFlag{Name: "fair-share", Usage: "every run: fair share between users in the requested class (the server's default; the experiments run without it, as the papers do)"},
+		&cli.BoolFlag{Name: "fair-share-arm", Usage: "petrou-sweep: add the configuration srpt×fcfs (fair share) and its comparison with srpt×fcfs"},
 		&cli.BoolFlag{Name: "quick", Usage: "small grids and short runs (a smoke test; not comparable to the papers)"},
 		&cli.IntFlag{Name: "workers", Usage: "goroutines (default: all cores)"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress on stderr"},
@@ -365,7 +367,7 @@ func experimentFlags() []cli.Flag {
 
 func experimentOptions(c *cli.Context) (sim.Options, error) {
 	o := sim.Options{Seeds: c.Int("seeds"), SweepSeeds: c.Int("sweep-seeds"), SweepStride: c.Int("sweep-stride"), Quick: c.Bool("quick"), Workers: c.Int("workers"),
-		BatchCancels: c.Bool("batch-cancels"), Model: modelFrom(c)}
+		BatchCancels: c.Bool("batch-cancels"), FairShare: c.Bool("fair-share"), FairShareArm: c.Bool("fair-share-arm"), Model: modelFrom(c)}
 	switch v := c.String("preempt-requested"); v {
 	case "default", "":
 	case "on", "true":
@@ -400,7 +402,7 @@ func simExperimentCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "experiment",
 		Usage:     "run one experiment and print its claims and tables; --out also writes figures and CSV",
-		ArgsUsage: strings.Join(sim.ExperimentNames, "|"),
+		ArgsUsage: strings.Join(sim.ExperimentNames, "|") + "|fair-share",
 		Flags: append(experimentFlags(),
 			&cli.StringFlag{Name: "out", Usage: "directory for figures (SVG, PNG) and CSV"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"}),

@@ -29,7 +29,8 @@ func userCommand() *cli.Command {
 				Name: "add", Usage: "create a user and print its token (shown only now)", ArgsUsage: "NAME",
 				Flags: []cli.Flag{data,
 					&cli.BoolFlag{Name: "admin", Usage: "role admin"},
-					&cli.BoolFlag{Name: "worker", Usage: "role worker: a token for batchd worker --token"}},
+					&cli.BoolFlag{Name: "worker", Usage: "role worker: a token for batchd worker --token"},
+					&cli.Float64Flag{Name: "weight", Value: 1, Usage: "fair-share weight: while several users wait, slots go to them in proportion to their weights (a running server reads it at its next start; batchctl users weight applies at once)"}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return fmt.Errorf("usage: batchd user add NAME [--admin|--worker]")
@@ -48,7 +49,7 @@ func userCommand() *cli.Command {
 						return err
 					}
 					defer db.Close()
-					u, token, err := db.AddUser(c.Context, store.AddUserInput{Name: c.Args().First(), Role: role})
+					u, token, err := db.AddUser(c.Context, store.AddUserInput{Name: c.Args().First(), Role: role, Weight: c.Float64("weight")})
 					if err != nil {
 						return err
 					}

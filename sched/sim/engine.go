@@ -60,6 +60,7 @@ type setRec struct {
 	groups []groupRec
 	next   int32 // next group to request (closed loop)
 	arrive float64
+	flood  bool // a job of the flooding user (Params.FloodWork)
 }
 
 // userRec is one closed-loop user.
@@ -148,6 +149,7 @@ type accum struct {
 	requestedWork              float64
 	jobs                       []JobResult
 	unfinished                 int
+	unfinishedFlood            int
 	lost                       int64
 }
 
@@ -256,6 +258,9 @@ func (m *sim) run() error {
 			st := &m.sets[si]
 			if st.arrive >= m.warm && st.arrive <= m.end && !st.groups[0].done {
 				m.acc.unfinished++
+				if st.flood {
+					m.acc.unfinishedFlood++
+				}
 			}
 		}
 	}
@@ -611,7 +616,7 @@ func (m *sim) groupDone(si, gi int32) {
 			m.acc.sumSlow += v / g.maxRun
 		}
 		if m.p.KeepJobs {
-			m.acc.jobs = append(m.acc.jobs, JobResult{Set: si + 1, Group: gi, Tasks: g.end - g.first, RequestedAt: g.reqAt, Response: v})
+			m.acc.jobs = append(m.acc.jobs, JobResult{Set: si + 1, Group: gi, Tasks: g.end - g.first, RequestedAt: g.reqAt, Response: v, Flood: st.flood})
 		}
 	}
 	if st.user >= 0 {
@@ -735,14 +740,24 @@ func (m *sim) userActs(ui int32) error {
 // jobArrives is an open-loop job: disclosed and requested whole.
 func (m *sim) jobArrives() error {
 	size := m.p.SingleJob
+	owner, flood := "job", false
+	if m.p.FloodWork > 0 {
+		// The flooder's one-task jobs, or an ordinary user's job.
+		if m.arrivals.float() < m.p.floodProb() {
+			owner, flood, size = "flood", true, 1
+		} else {
+			owner = "user" + strconv.Itoa(m.arrivals.intn(0, max(m.p.OrdinaryUsers, 1)-1))
+		}
+	}
 	if size <= 0 {
 		size = m.p.jobSize(&m.arrivals)
 	}
 	si := m.newSet(-1, []int32{int32(size)})
+	m.sets[si].flood = flood
 	if m.now >= m.warm && m.now <= m.end {
 		m.measuredLeft++
 	}
-	if err := m.disclose(si, "job"); err != nil {
+	if err := m.disclose(si, owner); err != nil {
 		return err
 	}
 	m.sets[si].next = 1

@@ -32,6 +32,10 @@ type Options struct {
 	// mixed experiments' headline configurations (issue 12); these force
 	// them on the ablation rows too.
 	PreemptRequested, SetSizePerSet, BatchCancels bool
+	// FairShare turns fair share between users (sched.Config.FairShare)
+	// on in every run; FairShareArm adds the Petrou sweep's arm
+	// "srpt×fcfs (fair share)" and its comparison with srpt×fcfs.
+	FairShare, FairShareArm bool
 	// NoPreemptRequested and SetSizePerUser force the issue-4 readings on
 	// every run instead (non-preemptive SRPT over jobs; tasks per set drawn
 	// once per user), overriding the above and every configuration's own.
@@ -87,13 +91,19 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		}
 	case "mixed":
 		ps, analyze = mixedExp(o)
+	case "fair-share":
+		var err error
+		if ps, analyze, err = fairShareExp(ctx, o); err != nil {
+			return Report{}, err
+		}
 	default:
-		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s)", name, strings.Join(ExperimentNames, ", "))
+		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s, or fair-share)", name, strings.Join(ExperimentNames, ", "))
 	}
 	for i := range ps {
 		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested
 		ps[i].SetSizePerSet = ps[i].SetSizePerSet || o.SetSizePerSet
 		ps[i].BatchCancels = ps[i].BatchCancels || o.BatchCancels
+		ps[i].Sched.FairShare = ps[i].Sched.FairShare || o.FairShare
 		if o.NoPreemptRequested {
 			ps[i].Sched.PreemptRequested = false
 		}

@@ -144,6 +144,14 @@ type Params struct {
 	BatchCancels bool
 	// KeepJobs keeps one JobResult per measured request in Result.Jobs.
 	KeepJobs bool
+	// FloodWork (cluster), when positive, gives this fraction of the
+	// offered work to one flooding user ("flood") who submits one-task
+	// jobs; the other jobs keep their sizes and belong to OrdinaryUsers
+	// users (default 4), drawn uniformly. The arrival rate keeps the
+	// offered load at Utilization. It measures fair share between users
+	// (sched.Config.FairShare); JobResult.Flood tells the two apart.
+	FloodWork     float64
+	OrdinaryUsers int
 	// PlacementSeed, when not 0, renames the workers the scheduler sees by
 	// a permutation drawn from it, so that its ties between equally free
 	// workers (broken by name) fall elsewhere. Nothing else changes: the
@@ -290,7 +298,23 @@ func (p Params) ArrivalRate() float64 {
 	if w <= 0 {
 		w = p.meanCopy()
 	}
-	return p.Utilization * float64(p.Slots) / (p.meanJobSize() * w)
+	return p.Utilization * float64(p.Slots) / (p.arrivalMeanSize() * w)
+}
+
+// floodProb is the probability that an arriving job is the flooder's
+// one-task job, so that the flooder's share of the work is FloodWork.
+func (p *Params) floodProb() float64 {
+	f, m := p.FloodWork, p.meanJobSize()
+	if f <= 0 {
+		return 0
+	}
+	return f * m / (1 - f + f*m)
+}
+
+// arrivalMeanSize is the mean tasks of an arriving job, flood included.
+func (p *Params) arrivalMeanSize() float64 {
+	q := p.floodProb()
+	return q + (1-q)*p.meanJobSize()
 }
 
 // CalibrateWork measures the slot-seconds one task really occupies under

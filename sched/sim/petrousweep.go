@@ -73,6 +73,7 @@ type sweepArm struct {
 	preempt bool // Config.PreemptRequested
 	perSet  bool // Params.SetSizePerSet
 	cancels bool // Params.BatchCancels
+	fair    bool // Config.FairShare
 }
 
 func (a sweepArm) apply(p *Params) {
@@ -80,7 +81,12 @@ func (a sweepArm) apply(p *Params) {
 	p.Sched.PreemptRequested = a.preempt
 	p.SetSizePerSet = a.perSet
 	p.BatchCancels = a.cancels
+	p.Sched.FairShare = a.fair
 }
+
+// fairArm is the sweep's arm with fair share between users
+// (Options.FairShareArm): the default configuration otherwise.
+var fairArm = sweepArm{label: string(sched.PolicySRPTxFCFS) + " (fair share)", pol: sched.PolicySRPTxFCFS, preempt: true, perSet: true, fair: true}
 
 // sweepArms are the sweep's configurations. The defaults (issue 12):
 // preemptive SRPT in the requested class and tasks per set drawn for every
@@ -138,6 +144,9 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 	}
 	seeds := o.sweepSeeds()
 	arms := sweepArms
+	if o.FairShareArm {
+		arms = append(append([]sweepArm(nil), sweepArms...), fairArm)
+	}
 	na := len(arms)
 	var ps []Params
 	for k := range seeds {
@@ -303,6 +312,19 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 			}
 			ms, note := summ(means)
 			rep.Claims = append(rep.Claims, Claim{Key: "v-cancels-fig6-mean", Source: "issue 12 (Petrou sweep)", Metric: "mean improvement in scaled-billed, srpt×fcfs over batch-fcfs (cancels)", Paper: "3.647 (Petrou Fig. 6)", Ours: ms, Unit: "×", Note: "batch users may cancel (--batch-cancels); " + note})
+		}
+
+		if o.FairShareArm {
+			// What fair share between users costs Petrou's users: the
+			// default configuration without it over with it.
+			for _, m := range []Metric{MetricResponse, MetricSlowdown} {
+				var means []float64
+				for k := range seeds {
+					means = append(means, mean(ratios(k, "srpt×fcfs", fairArm.label, m)))
+				}
+				ms, note := summ(means)
+				rep.Claims = append(rep.Claims, Claim{Key: "fair-" + string(m), Source: "fair share (Petrou sweep)", Metric: fmt.Sprintf("mean improvement in %s, %s over srpt×fcfs", m, fairArm.label), Paper: "≈ 1 (the price of fair share)", Ours: ms, Unit: "×", Note: "below 1: fair share costs Petrou's users; " + note})
+			}
 		}
 
 		// Mean metrics per configuration, over points and seeds.

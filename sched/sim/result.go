@@ -15,6 +15,8 @@ type JobResult struct {
 	// Response is the visible response time: max(0, last result − request);
 	// for a cluster job, its completion time.
 	Response float64
+	// Flood marks a job of the flooding user (Params.FloodWork).
+	Flood bool
 }
 
 // Result is what one run measured over its window (after the warm-up).
@@ -52,8 +54,10 @@ type Result struct {
 	// WasteSlotSeconds is busy time that did not become a requested
 	// result: lost races, canceled and never-requested disclosed work.
 	WasteSlotSeconds float64
-	// Unfinished counts measured cluster jobs still running at the end.
-	Unfinished int
+	// Unfinished counts measured cluster jobs still running at the end;
+	// UnfinishedFlood those of them that are the flooding user's
+	// (Params.FloodWork).
+	Unfinished, UnfinishedFlood int
 
 	// LostCopies counts copies lost with their worker (Params.WorkerMTBF).
 	LostCopies int64
@@ -71,7 +75,7 @@ type Result struct {
 
 func (m *sim) result() Result {
 	a := &m.acc
-	r := Result{Params: m.p, Requests: a.requests, Tasks: a.tasks, Unfinished: a.unfinished,
+	r := Result{Params: m.p, Requests: a.requests, Tasks: a.tasks, Unfinished: a.unfinished, UnfinishedFlood: a.unfinishedFlood,
 		Events: a.events, Applied: a.applied, Decisions: a.decisions, Jobs: a.jobs, LostCopies: a.lost}
 	if a.requests > 0 {
 		r.MeanVisibleResponse = a.sumV / float64(a.requests)

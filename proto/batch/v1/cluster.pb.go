@@ -438,8 +438,13 @@ type GetClusterResponse struct {
 	StartedAt   *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	Version     string                 `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
 	// Pilots of the elastic pools (batchd pool slurm), as last reported.
-	Pilots        []*Pilot `protobuf:"bytes,11,rep,name=pilots,proto3" json:"pilots,omitempty"`
-	Pools         []*Pool  `protobuf:"bytes,12,rep,name=pools,proto3" json:"pools,omitempty"`
+	Pilots []*Pilot `protobuf:"bytes,11,rep,name=pilots,proto3" json:"pilots,omitempty"`
+	Pools  []*Pool  `protobuf:"bytes,12,rep,name=pools,proto3" json:"pools,omitempty"`
+	// Fair share between users in the requested class: every user with
+	// requested work or a weight or usage on record, by name.
+	Users []*UserShare `protobuf:"bytes,13,rep,name=users,proto3" json:"users,omitempty"`
+	// Whether the requested class is split between users.
+	FairShare     bool `protobuf:"varint,14,opt,name=fair_share,json=fairShare,proto3" json:"fair_share,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -558,6 +563,110 @@ func (x *GetClusterResponse) GetPools() []*Pool {
 	return nil
 }
 
+func (x *GetClusterResponse) GetUsers() []*UserShare {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+func (x *GetClusterResponse) GetFairShare() bool {
+	if x != nil {
+		return x.FairShare
+	}
+	return false
+}
+
+// UserShare is one user's fair-share standing.
+type UserShare struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Weight float64                `protobuf:"fixed64,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	// Slots the user's running requested copies hold.
+	Held int32 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`
+	// Requested tasks of the user waiting for a slot.
+	Queued int32 `protobuf:"varint,4,opt,name=queued,proto3" json:"queued,omitempty"`
+	// Weighted max-min fair share of the slots among users with requested
+	// work (what a user cannot use goes to the others).
+	Share float64 `protobuf:"fixed64,5,opt,name=share,proto3" json:"share,omitempty"`
+	// Slot-seconds of finished requested work, decayed with the half-life.
+	Usage         float64 `protobuf:"fixed64,6,opt,name=usage,proto3" json:"usage,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UserShare) Reset() {
+	*x = UserShare{}
+	mi := &file_batch_v1_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UserShare) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UserShare) ProtoMessage() {}
+
+func (x *UserShare) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UserShare.ProtoReflect.Descriptor instead.
+func (*UserShare) Descriptor() ([]byte, []int) {
+	return file_batch_v1_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *UserShare) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UserShare) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *UserShare) GetHeld() int32 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *UserShare) GetQueued() int32 {
+	if x != nil {
+		return x.Queued
+	}
+	return 0
+}
+
+func (x *UserShare) GetShare() float64 {
+	if x != nil {
+		return x.Share
+	}
+	return 0
+}
+
+func (x *UserShare) GetUsage() float64 {
+	if x != nil {
+		return x.Usage
+	}
+	return 0
+}
+
 // Pool is an elastic pool of pilots as it last reported.
 type Pool struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -572,7 +681,7 @@ type Pool struct {
 
 func (x *Pool) Reset() {
 	*x = Pool{}
-	mi := &file_batch_v1_cluster_proto_msgTypes[5]
+	mi := &file_batch_v1_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +693,7 @@ func (x *Pool) String() string {
 func (*Pool) ProtoMessage() {}
 
 func (x *Pool) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_cluster_proto_msgTypes[5]
+	mi := &file_batch_v1_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +706,7 @@ func (x *Pool) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pool.ProtoReflect.Descriptor instead.
 func (*Pool) Descriptor() ([]byte, []int) {
-	return file_batch_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Pool) GetName() string {
@@ -671,7 +780,7 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x04beta\x18\v \x01(\x01R\x04beta\x12!\n" +
 	"\fbeta_samples\x18\f \x01(\x03R\vbetaSamples\x126\n" +
 	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResourcesJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"\x13\n" +
-	"\x11GetClusterRequest\"\xd0\x03\n" +
+	"\x11GetClusterRequest\"\x9a\x04\n" +
 	"\x12GetClusterResponse\x12*\n" +
 	"\aworkers\x18\x01 \x03(\v2\x10.batch.v1.WorkerR\aworkers\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1d\n" +
@@ -689,7 +798,17 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\aversion\x18\n" +
 	" \x01(\tR\aversion\x12'\n" +
 	"\x06pilots\x18\v \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12$\n" +
-	"\x05pools\x18\f \x03(\v2\x0e.batch.v1.PoolR\x05pools\"\x8e\x01\n" +
+	"\x05pools\x18\f \x03(\v2\x0e.batch.v1.PoolR\x05pools\x12)\n" +
+	"\x05users\x18\r \x03(\v2\x13.batch.v1.UserShareR\x05users\x12\x1d\n" +
+	"\n" +
+	"fair_share\x18\x0e \x01(\bR\tfairShare\"\x8f\x01\n" +
+	"\tUserShare\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x12\n" +
+	"\x04held\x18\x03 \x01(\x05R\x04held\x12\x16\n" +
+	"\x06queued\x18\x04 \x01(\x05R\x06queued\x12\x14\n" +
+	"\x05share\x18\x05 \x01(\x01R\x05share\x12\x14\n" +
+	"\x05usage\x18\x06 \x01(\x01R\x05usage\"\x8e\x01\n" +
 	"\x04Pool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12;\n" +
@@ -713,36 +832,38 @@ func file_batch_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_batch_v1_cluster_proto_rawDescData
 }
 
-var file_batch_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_batch_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_batch_v1_cluster_proto_goTypes = []any{
 	(*Worker)(nil),                // 0: batch.v1.Worker
 	(*QueueLengths)(nil),          // 1: batch.v1.QueueLengths
 	(*Metrics)(nil),               // 2: batch.v1.Metrics
 	(*GetClusterRequest)(nil),     // 3: batch.v1.GetClusterRequest
 	(*GetClusterResponse)(nil),    // 4: batch.v1.GetClusterResponse
-	(*Pool)(nil),                  // 5: batch.v1.Pool
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
-	(*FreeWork)(nil),              // 7: batch.v1.FreeWork
-	(*Pilot)(nil),                 // 8: batch.v1.Pilot
+	(*UserShare)(nil),             // 5: batch.v1.UserShare
+	(*Pool)(nil),                  // 6: batch.v1.Pool
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(*FreeWork)(nil),              // 8: batch.v1.FreeWork
+	(*Pilot)(nil),                 // 9: batch.v1.Pilot
 }
 var file_batch_v1_cluster_proto_depIdxs = []int32{
-	6,  // 0: batch.v1.Worker.last_heartbeat:type_name -> google.protobuf.Timestamp
-	6,  // 1: batch.v1.Worker.registered_at:type_name -> google.protobuf.Timestamp
-	7,  // 2: batch.v1.Metrics.free:type_name -> batch.v1.FreeWork
+	7,  // 0: batch.v1.Worker.last_heartbeat:type_name -> google.protobuf.Timestamp
+	7,  // 1: batch.v1.Worker.registered_at:type_name -> google.protobuf.Timestamp
+	8,  // 2: batch.v1.Metrics.free:type_name -> batch.v1.FreeWork
 	0,  // 3: batch.v1.GetClusterResponse.workers:type_name -> batch.v1.Worker
 	1,  // 4: batch.v1.GetClusterResponse.queues:type_name -> batch.v1.QueueLengths
 	2,  // 5: batch.v1.GetClusterResponse.metrics:type_name -> batch.v1.Metrics
-	6,  // 6: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
-	8,  // 7: batch.v1.GetClusterResponse.pilots:type_name -> batch.v1.Pilot
-	5,  // 8: batch.v1.GetClusterResponse.pools:type_name -> batch.v1.Pool
-	6,  // 9: batch.v1.Pool.reported_at:type_name -> google.protobuf.Timestamp
-	3,  // 10: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
-	4,  // 11: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
-	11, // [11:12] is the sub-list for method output_type
-	10, // [10:11] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	7,  // 6: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
+	9,  // 7: batch.v1.GetClusterResponse.pilots:type_name -> batch.v1.Pilot
+	6,  // 8: batch.v1.GetClusterResponse.pools:type_name -> batch.v1.Pool
+	5,  // 9: batch.v1.GetClusterResponse.users:type_name -> batch.v1.UserShare
+	7,  // 10: batch.v1.Pool.reported_at:type_name -> google.protobuf.Timestamp
+	3,  // 11: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
+	4,  // 12: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
+	12, // [12:13] is the sub-list for method output_type
+	11, // [11:12] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_cluster_proto_init() }
@@ -758,7 +879,7 @@ func file_batch_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_cluster_proto_rawDesc), len(file_batch_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

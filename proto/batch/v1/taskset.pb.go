@@ -51,6 +51,9 @@ const (
 	// No worker up could hold it even idle (its slots or memory): it starts
 	// only if a bigger worker registers; no ETA.
 	WaitReason_WAIT_REASON_NO_WORKER_FITS WaitReason = 11
+	// Its owner holds its fair share of the slots while other users wait
+	// (fair share between users in the requested class).
+	WaitReason_WAIT_REASON_FAIR_SHARE WaitReason = 12
 )
 
 // Enum value maps for WaitReason.
@@ -68,6 +71,7 @@ var (
 		9:  "WAIT_REASON_WAITING_FOR_RESOURCES",
 		10: "WAIT_REASON_NO_WORKER_UP",
 		11: "WAIT_REASON_NO_WORKER_FITS",
+		12: "WAIT_REASON_FAIR_SHARE",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -82,6 +86,7 @@ var (
 		"WAIT_REASON_WAITING_FOR_RESOURCES":          9,
 		"WAIT_REASON_NO_WORKER_UP":                   10,
 		"WAIT_REASON_NO_WORKER_FITS":                 11,
+		"WAIT_REASON_FAIR_SHARE":                     12,
 	}
 )
 
@@ -2493,7 +2498,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\x99\x03\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xb5\x03\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2508,7 +2513,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"!WAIT_REASON_WAITING_FOR_RESOURCES\x10\t\x12\x1c\n" +
 	"\x18WAIT_REASON_NO_WORKER_UP\x10\n" +
 	"\x12\x1e\n" +
-	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v2\xe5\x06\n" +
+	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v\x12\x1a\n" +
+	"\x16WAIT_REASON_FAIR_SHARE\x10\f2\xe5\x06\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +

@@ -32,7 +32,9 @@ type User struct {
 	// Unset while the user may call.
 	RevokedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
 	// Live tokens.
-	Tokens        int32 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Tokens int32 `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	// Fair-share weight (1 unless an admin set another).
+	Weight        float64 `protobuf:"fixed64,6,opt,name=weight,proto3" json:"weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -102,11 +104,20 @@ func (x *User) GetTokens() int32 {
 	return 0
 }
 
+func (x *User) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
 type AddUserRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// "user" (default), "admin" or "worker".
-	Role          string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	Role string `protobuf:"bytes,2,opt,name=role,proto3" json:"role,omitempty"`
+	// Fair-share weight; 0 means 1.
+	Weight        float64 `protobuf:"fixed64,3,opt,name=weight,proto3" json:"weight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -153,6 +164,13 @@ func (x *AddUserRequest) GetRole() string {
 		return x.Role
 	}
 	return ""
+}
+
+func (x *AddUserRequest) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
 }
 
 type AddUserResponse struct {
@@ -544,11 +562,108 @@ func (x *WhoAmIResponse) GetRole() string {
 	return ""
 }
 
+type SetUserWeightRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// A positive number.
+	Weight        float64 `protobuf:"fixed64,2,opt,name=weight,proto3" json:"weight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserWeightRequest) Reset() {
+	*x = SetUserWeightRequest{}
+	mi := &file_batch_v1_user_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserWeightRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserWeightRequest) ProtoMessage() {}
+
+func (x *SetUserWeightRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_user_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserWeightRequest.ProtoReflect.Descriptor instead.
+func (*SetUserWeightRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_user_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SetUserWeightRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetUserWeightRequest) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+type SetUserWeightResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          *User                  `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserWeightResponse) Reset() {
+	*x = SetUserWeightResponse{}
+	mi := &file_batch_v1_user_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserWeightResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserWeightResponse) ProtoMessage() {}
+
+func (x *SetUserWeightResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_user_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserWeightResponse.ProtoReflect.Descriptor instead.
+func (*SetUserWeightResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_user_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *SetUserWeightResponse) GetUser() *User {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
 var File_batch_v1_user_proto protoreflect.FileDescriptor
 
 const file_batch_v1_user_proto_rawDesc = "" +
 	"\n" +
-	"\x13batch/v1/user.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbc\x01\n" +
+	"\x13batch/v1/user.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd4\x01\n" +
 	"\x04User\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x129\n" +
@@ -556,10 +671,12 @@ const file_batch_v1_user_proto_rawDesc = "" +
 	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x16\n" +
-	"\x06tokens\x18\x05 \x01(\x05R\x06tokens\"8\n" +
+	"\x06tokens\x18\x05 \x01(\x05R\x06tokens\x12\x16\n" +
+	"\x06weight\x18\x06 \x01(\x01R\x06weight\"P\n" +
 	"\x0eAddUserRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04role\x18\x02 \x01(\tR\x04role\"K\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\x12\x16\n" +
+	"\x06weight\x18\x03 \x01(\x01R\x06weight\"K\n" +
 	"\x0fAddUserResponse\x12\"\n" +
 	"\x04user\x18\x01 \x01(\v2\x0e.batch.v1.UserR\x04user\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\tR\x05token\"\x12\n" +
@@ -576,14 +693,20 @@ const file_batch_v1_user_proto_rawDesc = "" +
 	"\rWhoAmIRequest\"8\n" +
 	"\x0eWhoAmIResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04role\x18\x02 \x01(\tR\x04role2\xe6\x02\n" +
+	"\x04role\x18\x02 \x01(\tR\x04role\"B\n" +
+	"\x14SetUserWeightRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06weight\x18\x02 \x01(\x01R\x06weight\";\n" +
+	"\x15SetUserWeightResponse\x12\"\n" +
+	"\x04user\x18\x01 \x01(\v2\x0e.batch.v1.UserR\x04user2\xba\x03\n" +
 	"\vUserService\x12@\n" +
 	"\aAddUser\x12\x18.batch.v1.AddUserRequest\x1a\x19.batch.v1.AddUserResponse\"\x00\x12F\n" +
 	"\tListUsers\x12\x1a.batch.v1.ListUsersRequest\x1a\x1b.batch.v1.ListUsersResponse\"\x00\x12I\n" +
 	"\n" +
 	"RevokeUser\x12\x1b.batch.v1.RevokeUserRequest\x1a\x1c.batch.v1.RevokeUserResponse\"\x00\x12C\n" +
 	"\bNewToken\x12\x19.batch.v1.NewTokenRequest\x1a\x1a.batch.v1.NewTokenResponse\"\x00\x12=\n" +
-	"\x06WhoAmI\x12\x17.batch.v1.WhoAmIRequest\x1a\x18.batch.v1.WhoAmIResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\x06WhoAmI\x12\x17.batch.v1.WhoAmIRequest\x1a\x18.batch.v1.WhoAmIResponse\"\x00\x12R\n" +
+	"\rSetUserWeight\x12\x1e.batch.v1.SetUserWeightRequest\x1a\x1f.batch.v1.SetUserWeightResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_user_proto_rawDescOnce sync.Once
@@ -597,7 +720,7 @@ func file_batch_v1_user_proto_rawDescGZIP() []byte {
 	return file_batch_v1_user_proto_rawDescData
 }
 
-var file_batch_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_batch_v1_user_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_batch_v1_user_proto_goTypes = []any{
 	(*User)(nil),                  // 0: batch.v1.User
 	(*AddUserRequest)(nil),        // 1: batch.v1.AddUserRequest
@@ -610,28 +733,33 @@ var file_batch_v1_user_proto_goTypes = []any{
 	(*NewTokenResponse)(nil),      // 8: batch.v1.NewTokenResponse
 	(*WhoAmIRequest)(nil),         // 9: batch.v1.WhoAmIRequest
 	(*WhoAmIResponse)(nil),        // 10: batch.v1.WhoAmIResponse
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*SetUserWeightRequest)(nil),  // 11: batch.v1.SetUserWeightRequest
+	(*SetUserWeightResponse)(nil), // 12: batch.v1.SetUserWeightResponse
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
 }
 var file_batch_v1_user_proto_depIdxs = []int32{
-	11, // 0: batch.v1.User.created_at:type_name -> google.protobuf.Timestamp
-	11, // 1: batch.v1.User.revoked_at:type_name -> google.protobuf.Timestamp
+	13, // 0: batch.v1.User.created_at:type_name -> google.protobuf.Timestamp
+	13, // 1: batch.v1.User.revoked_at:type_name -> google.protobuf.Timestamp
 	0,  // 2: batch.v1.AddUserResponse.user:type_name -> batch.v1.User
 	0,  // 3: batch.v1.ListUsersResponse.users:type_name -> batch.v1.User
-	1,  // 4: batch.v1.UserService.AddUser:input_type -> batch.v1.AddUserRequest
-	3,  // 5: batch.v1.UserService.ListUsers:input_type -> batch.v1.ListUsersRequest
-	5,  // 6: batch.v1.UserService.RevokeUser:input_type -> batch.v1.RevokeUserRequest
-	7,  // 7: batch.v1.UserService.NewToken:input_type -> batch.v1.NewTokenRequest
-	9,  // 8: batch.v1.UserService.WhoAmI:input_type -> batch.v1.WhoAmIRequest
-	2,  // 9: batch.v1.UserService.AddUser:output_type -> batch.v1.AddUserResponse
-	4,  // 10: batch.v1.UserService.ListUsers:output_type -> batch.v1.ListUsersResponse
-	6,  // 11: batch.v1.UserService.RevokeUser:output_type -> batch.v1.RevokeUserResponse
-	8,  // 12: batch.v1.UserService.NewToken:output_type -> batch.v1.NewTokenResponse
-	10, // 13: batch.v1.UserService.WhoAmI:output_type -> batch.v1.WhoAmIResponse
-	9,  // [9:14] is the sub-list for method output_type
-	4,  // [4:9] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	0,  // 4: batch.v1.SetUserWeightResponse.user:type_name -> batch.v1.User
+	1,  // 5: batch.v1.UserService.AddUser:input_type -> batch.v1.AddUserRequest
+	3,  // 6: batch.v1.UserService.ListUsers:input_type -> batch.v1.ListUsersRequest
+	5,  // 7: batch.v1.UserService.RevokeUser:input_type -> batch.v1.RevokeUserRequest
+	7,  // 8: batch.v1.UserService.NewToken:input_type -> batch.v1.NewTokenRequest
+	9,  // 9: batch.v1.UserService.WhoAmI:input_type -> batch.v1.WhoAmIRequest
+	11, // 10: batch.v1.UserService.SetUserWeight:input_type -> batch.v1.SetUserWeightRequest
+	2,  // 11: batch.v1.UserService.AddUser:output_type -> batch.v1.AddUserResponse
+	4,  // 12: batch.v1.UserService.ListUsers:output_type -> batch.v1.ListUsersResponse
+	6,  // 13: batch.v1.UserService.RevokeUser:output_type -> batch.v1.RevokeUserResponse
+	8,  // 14: batch.v1.UserService.NewToken:output_type -> batch.v1.NewTokenResponse
+	10, // 15: batch.v1.UserService.WhoAmI:output_type -> batch.v1.WhoAmIResponse
+	12, // 16: batch.v1.UserService.SetUserWeight:output_type -> batch.v1.SetUserWeightResponse
+	11, // [11:17] is the sub-list for method output_type
+	5,  // [5:11] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_user_proto_init() }
@@ -645,7 +773,7 @@ func file_batch_v1_user_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_user_proto_rawDesc), len(file_batch_v1_user_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -17,6 +17,8 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
   const workers = h("tbody");
   const pilots = h("tbody");
   const pools = h("div", { id: "pools" });
+  const users = h("tbody");
+  const fairNote = h("p", { class: "muted", id: "fair-note" });
   root.append(
     h(
       "section",
@@ -42,6 +44,27 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
             h("tr", null, ["Name", "Host", "Slots", "Busy", "Suspend", "State", "Last heartbeat"].map((c) => h("th", { scope: "col" }, c))),
           ),
           workers,
+        ),
+      ),
+    ),
+    h(
+      "section",
+      { class: "card", "aria-labelledby": "users-h" },
+      h("h2", { id: "users-h" }, "Fair share"),
+      fairNote,
+      h(
+        "div",
+        { class: "table-wrap" },
+        h(
+          "table",
+          { id: "users" },
+          h("caption", { class: "sr-only" }, "Each user's fair share of the slots for requested work"),
+          h(
+            "thead",
+            null,
+            h("tr", null, ["User", "Weight", "Slots held", "Queued", "Share", "Usage (decayed)"].map((c) => h("th", { scope: "col" }, c))),
+          ),
+          users,
         ),
       ),
     ),
@@ -128,6 +151,26 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
       r.pools.map((p) =>
         h("p", { class: p.lastError ? "field-error" : "muted", "data-pool": p.name }, `Pool ${p.name} (${p.engine})${p.lastError ? ` backing off: ${p.lastError}` : ""}`),
       ),
+    );
+    fairNote.textContent = r.fairShare
+      ? "While several users have requested work queued, slots go to them in proportion to their weights; between users holding as many, the one with less decayed usage goes first."
+      : "Off: requested work runs shortest first across all users.";
+    replace(
+      users,
+      r.users.length === 0
+        ? h("tr", null, h("td", { colspan: 6, class: "muted" }, "No user has requested work or usage on record."))
+        : r.users.map((u) =>
+            h(
+              "tr",
+              { "data-user": u.name },
+              h("td", null, u.name),
+              h("td", { class: "num" }, fmtNumber(u.weight)),
+              h("td", { class: "num" }, u.held),
+              h("td", { class: "num" }, u.queued),
+              h("td", { class: "num" }, fmtNumber(u.share)),
+              h("td", { class: "num" }, `${fmtNumber(u.usage)} slot-s`),
+            ),
+          ),
     );
     const now = Date.now();
     replace(

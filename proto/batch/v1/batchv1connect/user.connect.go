@@ -43,6 +43,9 @@ const (
 	UserServiceNewTokenProcedure = "/batch.v1.UserService/NewToken"
 	// UserServiceWhoAmIProcedure is the fully-qualified name of the UserService's WhoAmI RPC.
 	UserServiceWhoAmIProcedure = "/batch.v1.UserService/WhoAmI"
+	// UserServiceSetUserWeightProcedure is the fully-qualified name of the UserService's SetUserWeight
+	// RPC.
+	UserServiceSetUserWeightProcedure = "/batch.v1.UserService/SetUserWeight"
 )
 
 // UserServiceClient is a client for the batch.v1.UserService service.
@@ -57,6 +60,10 @@ type UserServiceClient interface {
 	NewToken(context.Context, *v1.NewTokenRequest) (*v1.NewTokenResponse, error)
 	// WhoAmI names the caller and its role.
 	WhoAmI(context.Context, *v1.WhoAmIRequest) (*v1.WhoAmIResponse, error)
+	// SetUserWeight sets a user's fair-share weight: while several users
+	// have requested work queued, slots go to them in proportion to their
+	// weights.
+	SetUserWeight(context.Context, *v1.SetUserWeightRequest) (*v1.SetUserWeightResponse, error)
 }
 
 // NewUserServiceClient constructs a client for the batch.v1.UserService service. By default, it
@@ -100,16 +107,23 @@ func NewUserServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithSchema(userServiceMethods.ByName("WhoAmI")),
 			connect.WithClientOptions(opts...),
 		),
+		setUserWeight: connect.NewClient[v1.SetUserWeightRequest, v1.SetUserWeightResponse](
+			httpClient,
+			baseURL+UserServiceSetUserWeightProcedure,
+			connect.WithSchema(userServiceMethods.ByName("SetUserWeight")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // userServiceClient implements UserServiceClient.
 type userServiceClient struct {
-	addUser    *connect.Client[v1.AddUserRequest, v1.AddUserResponse]
-	listUsers  *connect.Client[v1.ListUsersRequest, v1.ListUsersResponse]
-	revokeUser *connect.Client[v1.RevokeUserRequest, v1.RevokeUserResponse]
-	newToken   *connect.Client[v1.NewTokenRequest, v1.NewTokenResponse]
-	whoAmI     *connect.Client[v1.WhoAmIRequest, v1.WhoAmIResponse]
+	addUser       *connect.Client[v1.AddUserRequest, v1.AddUserResponse]
+	listUsers     *connect.Client[v1.ListUsersRequest, v1.ListUsersResponse]
+	revokeUser    *connect.Client[v1.RevokeUserRequest, v1.RevokeUserResponse]
+	newToken      *connect.Client[v1.NewTokenRequest, v1.NewTokenResponse]
+	whoAmI        *connect.Client[v1.WhoAmIRequest, v1.WhoAmIResponse]
+	setUserWeight *connect.Client[v1.SetUserWeightRequest, v1.SetUserWeightResponse]
 }
 
 // AddUser calls batch.v1.UserService.AddUser.
@@ -157,6 +171,15 @@ func (c *userServiceClient) WhoAmI(ctx context.Context, req *v1.WhoAmIRequest) (
 	return nil, err
 }
 
+// SetUserWeight calls batch.v1.UserService.SetUserWeight.
+func (c *userServiceClient) SetUserWeight(ctx context.Context, req *v1.SetUserWeightRequest) (*v1.SetUserWeightResponse, error) {
+	response, err := c.setUserWeight.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // UserServiceHandler is an implementation of the batch.v1.UserService service.
 type UserServiceHandler interface {
 	// AddUser creates a user and returns its first token, shown only once.
@@ -169,6 +192,10 @@ type UserServiceHandler interface {
 	NewToken(context.Context, *v1.NewTokenRequest) (*v1.NewTokenResponse, error)
 	// WhoAmI names the caller and its role.
 	WhoAmI(context.Context, *v1.WhoAmIRequest) (*v1.WhoAmIResponse, error)
+	// SetUserWeight sets a user's fair-share weight: while several users
+	// have requested work queued, slots go to them in proportion to their
+	// weights.
+	SetUserWeight(context.Context, *v1.SetUserWeightRequest) (*v1.SetUserWeightResponse, error)
 }
 
 // NewUserServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -208,6 +235,12 @@ func NewUserServiceHandler(svc UserServiceHandler, opts ...connect.HandlerOption
 		connect.WithSchema(userServiceMethods.ByName("WhoAmI")),
 		connect.WithHandlerOptions(opts...),
 	)
+	userServiceSetUserWeightHandler := connect.NewUnaryHandlerSimple(
+		UserServiceSetUserWeightProcedure,
+		svc.SetUserWeight,
+		connect.WithSchema(userServiceMethods.ByName("SetUserWeight")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.UserService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case UserServiceAddUserProcedure:
@@ -220,6 +253,8 @@ func NewUserServiceHandler(svc UserServiceHandler, opts ...connect.HandlerOption
 			userServiceNewTokenHandler.ServeHTTP(w, r)
 		case UserServiceWhoAmIProcedure:
 			userServiceWhoAmIHandler.ServeHTTP(w, r)
+		case UserServiceSetUserWeightProcedure:
+			userServiceSetUserWeightHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -247,4 +282,8 @@ func (UnimplementedUserServiceHandler) NewToken(context.Context, *v1.NewTokenReq
 
 func (UnimplementedUserServiceHandler) WhoAmI(context.Context, *v1.WhoAmIRequest) (*v1.WhoAmIResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.UserService.WhoAmI is not implemented"))
+}
+
+func (UnimplementedUserServiceHandler) SetUserWeight(context.Context, *v1.SetUserWeightRequest) (*v1.SetUserWeightResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.UserService.SetUserWeight is not implemented"))
 }

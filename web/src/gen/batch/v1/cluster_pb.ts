@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/cluster.proto.
  */
 export const file_batch_v1_cluster: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS9jbHVzdGVyLnByb3RvEghiYXRjaC52MSKsAgoGV29ya2VyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSDQoFc2xvdHMYBCABKAUSEgoKYnVzeV9zbG90cxgFIAEoBRITCgtjYW5fc3VzcGVuZBgGIAEoCBINCgVzdGF0ZRgHIAEoCRIyCg5sYXN0X2hlYXJ0YmVhdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNcmVnaXN0ZXJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJbWVtb3J5X21iGBQgASgDEhEKCWlzb2xhdGlvbhgVIAEoCRISCgpib3VuZF91c2VyGBYgASgJEg4KBmxpbWl0cxgXIAEoCSKCAQoMUXVldWVMZW5ndGhzEhEKCXJlcXVlc3RlZBgBIAEoAxIRCglkaXNjbG9zZWQYAiABKAMSGAoQc3VzcGVuZGVkX2NvcGllcxgDIAEoAxIWCg5ydW5uaW5nX2NvcGllcxgEIAEoAxIaChJzcGVjdWxhdGl2ZV9jb3BpZXMYBSABKAMilgMKB01ldHJpY3MSFgoOZmluaXNoZWRfdGFza3MYASABKAMSJQodbWVhbl92aXNpYmxlX3Jlc3BvbnNlX3NlY29uZHMYAiABKAESHQoVbWVhbl92aXNpYmxlX3Nsb3dkb3duGAMgASgBEhYKDnRhc2tzX3Blcl9ob3VyGAQgASgBEgwKBGxvYWQYBSABKAESGwoTYmlsbGVkX3Nsb3Rfc2Vjb25kcxgGIAEoARIZChFmcmVlX3Nsb3Rfc2Vjb25kcxgHIAEoARIgCgRmcmVlGA4gASgLMhIuYmF0Y2gudjEuRnJlZVdvcmsSIgoac3BlY3VsYXRpdmVfY29waWVzX3N0YXJ0ZWQYCSABKAMSHgoWc3BlY3VsYXRpdmVfY29waWVzX3dvbhgKIAEoAxIMCgRiZXRhGAsgASgBEhQKDGJldGFfc2FtcGxlcxgMIAEoAxIfChdzY2FsZWRfYmlsbGVkX3Jlc291cmNlcxgNIAEoAUoECAgQCVIec3BlY3VsYXRpdmVfd2FzdGVfc2xvdF9zZWNvbmRzIhMKEUdldENsdXN0ZXJSZXF1ZXN0IuACChJHZXRDbHVzdGVyUmVzcG9uc2USIQoHd29ya2VycxgBIAMoCzIQLmJhdGNoLnYxLldvcmtlchINCgVzbG90cxgCIAEoBRISCgpidXN5X3Nsb3RzGAMgASgFEiYKBnF1ZXVlcxgEIAEoCzIWLmJhdGNoLnYxLlF1ZXVlTGVuZ3RocxIiCgdtZXRyaWNzGAUgASgLMhEuYmF0Y2gudjEuTWV0cmljcxIOCgZwb2xpY3kYBiABKAkSEwoLc3BlY3VsYXRpb24YByABKAkSEgoKcHJlZW1wdGlvbhgIIAEoCRIuCgpzdGFydGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd2ZXJzaW9uGAogASgJEh8KBnBpbG90cxgLIAMoCzIPLmJhdGNoLnYxLlBpbG90Eh0KBXBvb2xzGAwgAygLMg4uYmF0Y2gudjEuUG9vbCJpCgRQb29sEgwKBG5hbWUYASABKAkSDgoGZW5naW5lGAIgASgJEi8KC3JlcG9ydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAQgASgJMlsKDkNsdXN0ZXJTZXJ2aWNlEkkKCkdldENsdXN0ZXISGy5iYXRjaC52MS5HZXRDbHVzdGVyUmVxdWVzdBocLmJhdGNoLnYxLkdldENsdXN0ZXJSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types, file_batch_v1_worker, file_google_protobuf_timestamp]);
+  fileDesc("ChZiYXRjaC92MS9jbHVzdGVyLnByb3RvEghiYXRjaC52MSKsAgoGV29ya2VyEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSDQoFc2xvdHMYBCABKAUSEgoKYnVzeV9zbG90cxgFIAEoBRITCgtjYW5fc3VzcGVuZBgGIAEoCBINCgVzdGF0ZRgHIAEoCRIyCg5sYXN0X2hlYXJ0YmVhdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoNcmVnaXN0ZXJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJbWVtb3J5X21iGBQgASgDEhEKCWlzb2xhdGlvbhgVIAEoCRISCgpib3VuZF91c2VyGBYgASgJEg4KBmxpbWl0cxgXIAEoCSKCAQoMUXVldWVMZW5ndGhzEhEKCXJlcXVlc3RlZBgBIAEoAxIRCglkaXNjbG9zZWQYAiABKAMSGAoQc3VzcGVuZGVkX2NvcGllcxgDIAEoAxIWCg5ydW5uaW5nX2NvcGllcxgEIAEoAxIaChJzcGVjdWxhdGl2ZV9jb3BpZXMYBSABKAMilgMKB01ldHJpY3MSFgoOZmluaXNoZWRfdGFza3MYASABKAMSJQodbWVhbl92aXNpYmxlX3Jlc3BvbnNlX3NlY29uZHMYAiABKAESHQoVbWVhbl92aXNpYmxlX3Nsb3dkb3duGAMgASgBEhYKDnRhc2tzX3Blcl9ob3VyGAQgASgBEgwKBGxvYWQYBSABKAESGwoTYmlsbGVkX3Nsb3Rfc2Vjb25kcxgGIAEoARIZChFmcmVlX3Nsb3Rfc2Vjb25kcxgHIAEoARIgCgRmcmVlGA4gASgLMhIuYmF0Y2gudjEuRnJlZVdvcmsSIgoac3BlY3VsYXRpdmVfY29waWVzX3N0YXJ0ZWQYCSABKAMSHgoWc3BlY3VsYXRpdmVfY29waWVzX3dvbhgKIAEoAxIMCgRiZXRhGAsgASgBEhQKDGJldGFfc2FtcGxlcxgMIAEoAxIfChdzY2FsZWRfYmlsbGVkX3Jlc291cmNlcxgNIAEoAUoECAgQCVIec3BlY3VsYXRpdmVfd2FzdGVfc2xvdF9zZWNvbmRzIhMKEUdldENsdXN0ZXJSZXF1ZXN0IpgDChJHZXRDbHVzdGVyUmVzcG9uc2USIQoHd29ya2VycxgBIAMoCzIQLmJhdGNoLnYxLldvcmtlchINCgVzbG90cxgCIAEoBRISCgpidXN5X3Nsb3RzGAMgASgFEiYKBnF1ZXVlcxgEIAEoCzIWLmJhdGNoLnYxLlF1ZXVlTGVuZ3RocxIiCgdtZXRyaWNzGAUgASgLMhEuYmF0Y2gudjEuTWV0cmljcxIOCgZwb2xpY3kYBiABKAkSEwoLc3BlY3VsYXRpb24YByABKAkSEgoKcHJlZW1wdGlvbhgIIAEoCRIuCgpzdGFydGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd2ZXJzaW9uGAogASgJEh8KBnBpbG90cxgLIAMoCzIPLmJhdGNoLnYxLlBpbG90Eh0KBXBvb2xzGAwgAygLMg4uYmF0Y2gudjEuUG9vbBIiCgV1c2VycxgNIAMoCzITLmJhdGNoLnYxLlVzZXJTaGFyZRISCgpmYWlyX3NoYXJlGA4gASgIImUKCVVzZXJTaGFyZRIMCgRuYW1lGAEgASgJEg4KBndlaWdodBgCIAEoARIMCgRoZWxkGAMgASgFEg4KBnF1ZXVlZBgEIAEoBRINCgVzaGFyZRgFIAEoARINCgV1c2FnZRgGIAEoASJpCgRQb29sEgwKBG5hbWUYASABKAkSDgoGZW5naW5lGAIgASgJEi8KC3JlcG9ydGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAQgASgJMlsKDkNsdXN0ZXJTZXJ2aWNlEkkKCkdldENsdXN0ZXISGy5iYXRjaC52MS5HZXRDbHVzdGVyUmVxdWVzdBocLmJhdGNoLnYxLkdldENsdXN0ZXJSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types, file_batch_v1_worker, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message batch.v1.Worker
@@ -309,6 +309,21 @@ export type GetClusterResponse = Message<"batch.v1.GetClusterResponse"> & {
    * @generated from field: repeated batch.v1.Pool pools = 12;
    */
   pools: Pool[];
+
+  /**
+   * Fair share between users in the requested class: every user with
+   * requested work or a weight or usage on record, by name.
+   *
+   * @generated from field: repeated batch.v1.UserShare users = 13;
+   */
+  users: UserShare[];
+
+  /**
+   * Whether the requested class is split between users.
+   *
+   * @generated from field: bool fair_share = 14;
+   */
+  fairShare: boolean;
 };
 
 /**
@@ -317,6 +332,59 @@ export type GetClusterResponse = Message<"batch.v1.GetClusterResponse"> & {
  */
 export const GetClusterResponseSchema: GenMessage<GetClusterResponse> = /*@__PURE__*/
   messageDesc(file_batch_v1_cluster, 4);
+
+/**
+ * UserShare is one user's fair-share standing.
+ *
+ * @generated from message batch.v1.UserShare
+ */
+export type UserShare = Message<"batch.v1.UserShare"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: double weight = 2;
+   */
+  weight: number;
+
+  /**
+   * Slots the user's running requested copies hold.
+   *
+   * @generated from field: int32 held = 3;
+   */
+  held: number;
+
+  /**
+   * Requested tasks of the user waiting for a slot.
+   *
+   * @generated from field: int32 queued = 4;
+   */
+  queued: number;
+
+  /**
+   * Weighted max-min fair share of the slots among users with requested
+   * work (what a user cannot use goes to the others).
+   *
+   * @generated from field: double share = 5;
+   */
+  share: number;
+
+  /**
+   * Slot-seconds of finished requested work, decayed with the half-life.
+   *
+   * @generated from field: double usage = 6;
+   */
+  usage: number;
+};
+
+/**
+ * Describes the message batch.v1.UserShare.
+ * Use `create(UserShareSchema)` to create a new message.
+ */
+export const UserShareSchema: GenMessage<UserShare> = /*@__PURE__*/
+  messageDesc(file_batch_v1_cluster, 5);
 
 /**
  * Pool is an elastic pool of pilots as it last reported.
@@ -352,7 +420,7 @@ export type Pool = Message<"batch.v1.Pool"> & {
  * Use `create(PoolSchema)` to create a new message.
  */
 export const PoolSchema: GenMessage<Pool> = /*@__PURE__*/
-  messageDesc(file_batch_v1_cluster, 5);
+  messageDesc(file_batch_v1_cluster, 6);
 
 /**
  * ClusterService shows the state of the whole service.

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/user.proto.
  */
 export const file_batch_v1_user: GenFile = /*@__PURE__*/
-  fileDesc("ChNiYXRjaC92MS91c2VyLnByb3RvEghiYXRjaC52MSKSAQoEVXNlchIMCgRuYW1lGAEgASgJEgwKBHJvbGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGdG9rZW5zGAUgASgFIiwKDkFkZFVzZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEcm9sZRgCIAEoCSI+Cg9BZGRVc2VyUmVzcG9uc2USHAoEdXNlchgBIAEoCzIOLmJhdGNoLnYxLlVzZXISDQoFdG9rZW4YAiABKAkiEgoQTGlzdFVzZXJzUmVxdWVzdCIyChFMaXN0VXNlcnNSZXNwb25zZRIdCgV1c2VycxgBIAMoCzIOLmJhdGNoLnYxLlVzZXIiIQoRUmV2b2tlVXNlclJlcXVlc3QSDAoEbmFtZRgBIAEoCSIUChJSZXZva2VVc2VyUmVzcG9uc2UiHwoPTmV3VG9rZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkiIQoQTmV3VG9rZW5SZXNwb25zZRINCgV0b2tlbhgBIAEoCSIPCg1XaG9BbUlSZXF1ZXN0IiwKDldob0FtSVJlc3BvbnNlEgwKBG5hbWUYASABKAkSDAoEcm9sZRgCIAEoCTLmAgoLVXNlclNlcnZpY2USQAoHQWRkVXNlchIYLmJhdGNoLnYxLkFkZFVzZXJSZXF1ZXN0GhkuYmF0Y2gudjEuQWRkVXNlclJlc3BvbnNlIgASRgoJTGlzdFVzZXJzEhouYmF0Y2gudjEuTGlzdFVzZXJzUmVxdWVzdBobLmJhdGNoLnYxLkxpc3RVc2Vyc1Jlc3BvbnNlIgASSQoKUmV2b2tlVXNlchIbLmJhdGNoLnYxLlJldm9rZVVzZXJSZXF1ZXN0GhwuYmF0Y2gudjEuUmV2b2tlVXNlclJlc3BvbnNlIgASQwoITmV3VG9rZW4SGS5iYXRjaC52MS5OZXdUb2tlblJlcXVlc3QaGi5iYXRjaC52MS5OZXdUb2tlblJlc3BvbnNlIgASPQoGV2hvQW1JEhcuYmF0Y2gudjEuV2hvQW1JUmVxdWVzdBoYLmJhdGNoLnYxLldob0FtSVJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChNiYXRjaC92MS91c2VyLnByb3RvEghiYXRjaC52MSKiAQoEVXNlchIMCgRuYW1lGAEgASgJEgwKBHJvbGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGdG9rZW5zGAUgASgFEg4KBndlaWdodBgGIAEoASI8Cg5BZGRVc2VyUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHJvbGUYAiABKAkSDgoGd2VpZ2h0GAMgASgBIj4KD0FkZFVzZXJSZXNwb25zZRIcCgR1c2VyGAEgASgLMg4uYmF0Y2gudjEuVXNlchINCgV0b2tlbhgCIAEoCSISChBMaXN0VXNlcnNSZXF1ZXN0IjIKEUxpc3RVc2Vyc1Jlc3BvbnNlEh0KBXVzZXJzGAEgAygLMg4uYmF0Y2gudjEuVXNlciIhChFSZXZva2VVc2VyUmVxdWVzdBIMCgRuYW1lGAEgASgJIhQKElJldm9rZVVzZXJSZXNwb25zZSIfCg9OZXdUb2tlblJlcXVlc3QSDAoEbmFtZRgBIAEoCSIhChBOZXdUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJIg8KDVdob0FtSVJlcXVlc3QiLAoOV2hvQW1JUmVzcG9uc2USDAoEbmFtZRgBIAEoCRIMCgRyb2xlGAIgASgJIjQKFFNldFVzZXJXZWlnaHRSZXF1ZXN0EgwKBG5hbWUYASABKAkSDgoGd2VpZ2h0GAIgASgBIjUKFVNldFVzZXJXZWlnaHRSZXNwb25zZRIcCgR1c2VyGAEgASgLMg4uYmF0Y2gudjEuVXNlcjK6AwoLVXNlclNlcnZpY2USQAoHQWRkVXNlchIYLmJhdGNoLnYxLkFkZFVzZXJSZXF1ZXN0GhkuYmF0Y2gudjEuQWRkVXNlclJlc3BvbnNlIgASRgoJTGlzdFVzZXJzEhouYmF0Y2gudjEuTGlzdFVzZXJzUmVxdWVzdBobLmJhdGNoLnYxLkxpc3RVc2Vyc1Jlc3BvbnNlIgASSQoKUmV2b2tlVXNlchIbLmJhdGNoLnYxLlJldm9rZVVzZXJSZXF1ZXN0GhwuYmF0Y2gudjEuUmV2b2tlVXNlclJlc3BvbnNlIgASQwoITmV3VG9rZW4SGS5iYXRjaC52MS5OZXdUb2tlblJlcXVlc3QaGi5iYXRjaC52MS5OZXdUb2tlblJlc3BvbnNlIgASPQoGV2hvQW1JEhcuYmF0Y2gudjEuV2hvQW1JUmVxdWVzdBoYLmJhdGNoLnYxLldob0FtSVJlc3BvbnNlIgASUgoNU2V0VXNlcldlaWdodBIeLmJhdGNoLnYxLlNldFVzZXJXZWlnaHRSZXF1ZXN0Gh8uYmF0Y2gudjEuU2V0VXNlcldlaWdodFJlc3BvbnNlIgBCH1odYmF0Y2hkL3Byb3RvL2JhdGNoL3YxO2JhdGNodjFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * User is one user of batchd.
@@ -50,6 +50,13 @@ export type User = Message<"batch.v1.User"> & {
    * @generated from field: int32 tokens = 5;
    */
   tokens: number;
+
+  /**
+   * Fair-share weight (1 unless an admin set another).
+   *
+   * @generated from field: double weight = 6;
+   */
+  weight: number;
 };
 
 /**
@@ -74,6 +81,13 @@ export type AddUserRequest = Message<"batch.v1.AddUserRequest"> & {
    * @generated from field: string role = 2;
    */
   role: string;
+
+  /**
+   * Fair-share weight; 0 means 1.
+   *
+   * @generated from field: double weight = 3;
+   */
+  weight: number;
 };
 
 /**
@@ -237,6 +251,47 @@ export const WhoAmIResponseSchema: GenMessage<WhoAmIResponse> = /*@__PURE__*/
   messageDesc(file_batch_v1_user, 10);
 
 /**
+ * @generated from message batch.v1.SetUserWeightRequest
+ */
+export type SetUserWeightRequest = Message<"batch.v1.SetUserWeightRequest"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * A positive number.
+   *
+   * @generated from field: double weight = 2;
+   */
+  weight: number;
+};
+
+/**
+ * Describes the message batch.v1.SetUserWeightRequest.
+ * Use `create(SetUserWeightRequestSchema)` to create a new message.
+ */
+export const SetUserWeightRequestSchema: GenMessage<SetUserWeightRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_user, 11);
+
+/**
+ * @generated from message batch.v1.SetUserWeightResponse
+ */
+export type SetUserWeightResponse = Message<"batch.v1.SetUserWeightResponse"> & {
+  /**
+   * @generated from field: batch.v1.User user = 1;
+   */
+  user?: User | undefined;
+};
+
+/**
+ * Describes the message batch.v1.SetUserWeightResponse.
+ * Use `create(SetUserWeightResponseSchema)` to create a new message.
+ */
+export const SetUserWeightResponseSchema: GenMessage<SetUserWeightResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_user, 12);
+
+/**
  * UserService manages users and their tokens. Every call needs an admin
  * token except WhoAmI, which any user or worker token may call.
  *
@@ -292,6 +347,18 @@ export const UserService: GenService<{
     methodKind: "unary";
     input: typeof WhoAmIRequestSchema;
     output: typeof WhoAmIResponseSchema;
+  },
+  /**
+   * SetUserWeight sets a user's fair-share weight: while several users
+   * have requested work queued, slots go to them in proportion to their
+   * weights.
+   *
+   * @generated from rpc batch.v1.UserService.SetUserWeight
+   */
+  setUserWeight: {
+    methodKind: "unary";
+    input: typeof SetUserWeightRequestSchema;
+    output: typeof SetUserWeightResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_batch_v1_user, 0);
