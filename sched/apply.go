@@ -100,7 +100,7 @@ func (s *Scheduler) workerUp(ev Event) error {
 		}
 	}
 	s.freeN += w.free()
-	s.wheap.fix(w.hpos)
+	s.wheap.update(w)
 	return nil
 }
 

@@ -5,16 +5,14 @@ import (
 	"slices"
 )
 
-// The driver's latency (issue 12, the live β bug). On a live server a copy
-// is not running when Decide starts it: the assignment still has to reach
-// its worker and the process to fork; and its end reaches the scheduler only
-// when the report has travelled back and been committed. Judged by the
-// scheduler's own clock, every copy ran its run time plus this latency
-// (0.15 s on the 2-core test machine), which made β come out 1.41–1.46 for a
-// true 1.259: the Hill estimator is not shift-invariant. Fitting β on the
-// worker's reported run times alone was worse: running copies were still
-// judged by the server clock, so a `true` task (a few ms of run, 0.1 s of
-// latency) looked like a straggler as soon as it started.
+// The driver's latency. On a live server a copy is not running when Decide
+// starts it: the assignment still has to reach its worker and the process
+// to fork; and its end reaches the scheduler only when the report has
+// travelled back and been committed. Judged by the scheduler's own clock,
+// every copy runs its run time plus this latency, which biases β upwards
+// (the Hill estimator is not shift-invariant); fitting β on the worker's
+// run times alone while judging running copies by the server's clock makes
+// a short task look like a straggler as soon as it starts.
 //
 // So the scheduler keeps one basis, the worker's run time, for both: when
 // the driver hands EventCopyFinished the copy's run time (Event.Duration),
@@ -32,9 +30,8 @@ const (
 	// lagQuantile: the latency used is a high quantile of the samples, so
 	// that a copy whose report is merely later than most is not taken for
 	// a straggler (the error is conservative: a real straggler is seen a
-	// little later). With the median instead, 2,000 `true` tasks on 64
-	// slots behind 75 ms each way started 271 and 449 speculative copies
-	// in two runs (TestLiveNoSpeculationFloodOnShortTasks; 15 with 0.9).
+	// little later); the median lets short tasks flood the cluster with
+	// speculative copies (TestLiveNoSpeculationFloodOnShortTasks).
 	lagQuantile = 0.9
 )
 

@@ -2,94 +2,20 @@ package sched
 
 // This file holds the ordered structures the scheduler keeps between events,
 // so that a decision costs O(log n) instead of a scan of every queued task:
-// an indexed heap of tasks (one per set and class), an indexed heap of sets
-// (the disclosed class, FCFS), a treap of jobs (the requested class, ordered
-// by SRPT or FCFS key), an indexed heap of workers (most free slots first)
-// and an indexed heap of preemptible copies (most recently started first).
+// indexed heaps (heap.go) of tasks (one per set and class), of sets (the
+// disclosed class, FCFS), of workers (most free slots first) and of
+// preemptible copies (most recently started first), and a treap of jobs
+// (the requested class, ordered by SRPT or FCFS key).
 
-// taskHeap is a min-heap of queued tasks; each task records its position in
-// task.qpos so it can leave the queue in O(log n).
-type taskHeap struct {
-	items []*task
-	less  func(a, b *task) bool
-}
+// taskHeap holds the queued tasks of one set and class, by the class's
+// order (discLess, Scheduler.taskLess); task.qpos is the position.
+type taskHeap = indexedHeap[*task]
 
-func (h *taskHeap) len() int { return len(h.items) }
+func taskPos(t *task) *int32 { return &t.qpos }
 
-func (h *taskHeap) peek() *task {
-	if len(h.items) == 0 {
-		return nil
-	}
-	return h.items[0]
-}
-
-func (h *taskHeap) push(t *task) {
-	t.qpos = int32(len(h.items))
-	h.items = append(h.items, t)
-	h.up(int(t.qpos))
-}
-
-func (h *taskHeap) remove(t *task) {
-	i := int(t.qpos)
-	if i < 0 || i >= len(h.items) || h.items[i] != t {
-		return
-	}
-	last := len(h.items) - 1
-	if i != last {
-		h.swap(i, last)
-	}
-	h.items[last] = nil
-	h.items = h.items[:last]
-	t.qpos = -1
-	if i != last {
-		if !h.down(i) {
-			h.up(i)
-		}
-	}
-	if cap(h.items) > 64 && len(h.items) < cap(h.items)/4 {
-		h.items = append([]*task(nil), h.items...)
-	}
-}
-
-func (h *taskHeap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].qpos = int32(i)
-	h.items[j].qpos = int32(j)
-}
-
-func (h *taskHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !h.less(h.items[j], h.items[i]) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h *taskHeap) down(i0 int) bool {
-	i, n := i0, len(h.items)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			break
-		}
-		if r := j + 1; r < n && h.less(h.items[r], h.items[j]) {
-			j = r
-		}
-		if !h.less(h.items[j], h.items[i]) {
-			break
-		}
-		h.swap(i, j)
-		i = j
-	}
-	return i > i0
-}
-
-// setHeap is a min-heap of sets with queued disclosed tasks, by
-// (disclosure time, set id); set.dpos is the position.
-type setHeap struct{ items []*set }
+// setHeap holds the sets with queued disclosed tasks, by (disclosure time,
+// set id); set.dpos is the position.
+type setHeap = indexedHeap[*set]
 
 func setBefore(a, b *set) bool {
 	if a.disclosedAt != b.disclosedAt {
@@ -98,64 +24,7 @@ func setBefore(a, b *set) bool {
 	return a.id < b.id
 }
 
-func (h *setHeap) push(s *set) {
-	s.dpos = len(h.items)
-	h.items = append(h.items, s)
-	h.up(s.dpos)
-}
-
-func (h *setHeap) remove(s *set) {
-	i := s.dpos
-	if i < 0 || i >= len(h.items) || h.items[i] != s {
-		return
-	}
-	last := len(h.items) - 1
-	if i != last {
-		h.swap(i, last)
-	}
-	h.items[last] = nil
-	h.items = h.items[:last]
-	s.dpos = -1
-	if i != last {
-		h.down(i)
-		h.up(i)
-	}
-}
-
-func (h *setHeap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].dpos = i
-	h.items[j].dpos = j
-}
-
-func (h *setHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !setBefore(h.items[j], h.items[i]) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h *setHeap) down(i int) {
-	n := len(h.items)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			return
-		}
-		if r := j + 1; r < n && setBefore(h.items[r], h.items[j]) {
-			j = r
-		}
-		if !setBefore(h.items[j], h.items[i]) {
-			return
-		}
-		h.swap(i, j)
-		i = j
-	}
-}
+func setPos(s *set) *int32 { return &s.dpos }
 
 // jobTree is a treap of the sets with unfinished requested work, ordered by
 // (set.jkey, set.id). Priorities come from a hash of the set id, so the
@@ -287,7 +156,7 @@ func (it *jobIter) next() *set {
 
 // workerHeap orders workers by free slots (most first), then id; worker.hpos
 // is the position.
-type workerHeap struct{ items []*worker }
+type workerHeap struct{ indexedHeap[*worker] }
 
 func workerBefore(a, b *worker) bool {
 	if a.free() != b.free() {
@@ -296,70 +165,7 @@ func workerBefore(a, b *worker) bool {
 	return a.id < b.id
 }
 
-func (h *workerHeap) push(w *worker) {
-	w.hpos = len(h.items)
-	h.items = append(h.items, w)
-	h.up(w.hpos)
-}
-
-func (h *workerHeap) remove(w *worker) {
-	i := w.hpos
-	if i < 0 || i >= len(h.items) || h.items[i] != w {
-		return
-	}
-	last := len(h.items) - 1
-	if i != last {
-		h.swap(i, last)
-	}
-	h.items[last] = nil
-	h.items = h.items[:last]
-	w.hpos = -1
-	if i != last {
-		h.fix(i)
-	}
-}
-
-func (h *workerHeap) fix(i int) {
-	if i >= 0 && i < len(h.items) {
-		h.down(i)
-		h.up(i)
-	}
-}
-
-func (h *workerHeap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].hpos = i
-	h.items[j].hpos = j
-}
-
-func (h *workerHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !workerBefore(h.items[j], h.items[i]) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h *workerHeap) down(i int) {
-	n := len(h.items)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			return
-		}
-		if r := j + 1; r < n && workerBefore(h.items[r], h.items[j]) {
-			j = r
-		}
-		if !workerBefore(h.items[j], h.items[i]) {
-			return
-		}
-		h.swap(i, j)
-		i = j
-	}
-}
+func workerPos(w *worker) *int32 { return &w.hpos }
 
 // best returns the worker with the most free slots that is not in avoid,
 // or nil when every worker with a free slot is in avoid. It explores the
@@ -478,7 +284,7 @@ func (h *int32Heap) rebuild() {
 // had it never been suspended, so the copy with the least work done comes
 // first, and a restore that knows only run times orders them the same),
 // then id; copy.ppos is the position.
-type copyHeap struct{ items []*liveCopy }
+type copyHeap = indexedHeap[*liveCopy]
 
 func copyAfter(a, b *liveCopy) bool {
 	ea, eb := a.started-a.runSoFar, b.started-b.runSoFar
@@ -488,68 +294,4 @@ func copyAfter(a, b *liveCopy) bool {
 	return a.id > b.id
 }
 
-func (h *copyHeap) push(c *liveCopy) {
-	c.ppos = int32(len(h.items))
-	h.items = append(h.items, c)
-	h.up(int(c.ppos))
-}
-
-func (h *copyHeap) peek() *liveCopy {
-	if len(h.items) == 0 {
-		return nil
-	}
-	return h.items[0]
-}
-
-func (h *copyHeap) remove(c *liveCopy) {
-	i := int(c.ppos)
-	if i < 0 || i >= len(h.items) || h.items[i] != c {
-		return
-	}
-	last := len(h.items) - 1
-	if i != last {
-		h.swap(i, last)
-	}
-	h.items[last] = nil
-	h.items = h.items[:last]
-	c.ppos = -1
-	if i != last {
-		h.down(i)
-		h.up(i)
-	}
-}
-
-func (h *copyHeap) swap(i, j int) {
-	h.items[i], h.items[j] = h.items[j], h.items[i]
-	h.items[i].ppos = int32(i)
-	h.items[j].ppos = int32(j)
-}
-
-func (h *copyHeap) up(j int) {
-	for j > 0 {
-		i := (j - 1) / 2
-		if !copyAfter(h.items[j], h.items[i]) {
-			break
-		}
-		h.swap(i, j)
-		j = i
-	}
-}
-
-func (h *copyHeap) down(i int) {
-	n := len(h.items)
-	for {
-		j := 2*i + 1
-		if j >= n {
-			return
-		}
-		if r := j + 1; r < n && copyAfter(h.items[r], h.items[j]) {
-			j = r
-		}
-		if !copyAfter(h.items[j], h.items[i]) {
-			return
-		}
-		h.swap(i, j)
-		i = j
-	}
-}
+func copyPos(c *liveCopy) *int32 { return &c.ppos }

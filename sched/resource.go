@@ -177,7 +177,7 @@ func (s *Scheduler) moveExtra(w *worker, o *liveCopy, x int32) {
 	if w.free() > 0 {
 		y := w.freeSlots.pop()
 		w.busy[y] = o
-		s.wheap.fix(w.hpos)
+		s.wheap.update(w)
 		return
 	}
 	o.nextra--
@@ -189,7 +189,7 @@ func (s *Scheduler) moveExtra(w *worker, o *liveCopy, x int32) {
 	// x is free again; the caller takes it at once.
 	w.freeSlots.push(x)
 	s.freeN++
-	s.wheap.fix(w.hpos)
+	s.wheap.update(w)
 }
 
 // preemptFor makes room for requested task t by preempting disclosed

@@ -114,7 +114,7 @@ type set struct {
 	open int32
 
 	dq   taskHeap // queued tasks of the disclosed class, by index
-	dpos int      // position in Scheduler.dsets; -1 when not there
+	dpos int32    // position in Scheduler.dsets; -1 when not there
 
 	// The requested class (Hopper's job).
 	rq      taskHeap // queued tasks of the requested class
@@ -174,7 +174,7 @@ type worker struct {
 	canSuspend bool
 	busy       []*liveCopy // by slot number; nil = free
 	freeSlots  int32Heap
-	hpos       int
+	hpos       int32 // position in Scheduler.wheap
 	suspended  []*liveCopy
 	memMB      int64 // memory it advertises, MiB (0 = none: memory requests never match)
 	memUsed    int64 // memory its running copies asked for
@@ -331,6 +331,9 @@ func New(cfg Config) (*Scheduler, error) {
 		nextCopy: cfg.FirstCopyID,
 		owners:   make(map[string]*ownerStats),
 	}
+	s.wheap.less, s.wheap.at = workerBefore, workerPos
+	s.dsets.less, s.dsets.at = setBefore, setPos
+	s.preempt.less, s.preempt.at = copyAfter, copyPos
 	s.fair.init(cfg)
 	s.beta.init(cfg.BetaPrior, cfg.BetaMinSamples)
 	// Without speculation β decides nothing: fit it only when read.

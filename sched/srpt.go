@@ -6,7 +6,7 @@ import (
 )
 
 // This file holds two SRPT variants of the requested class that Petrou
-// §3.3 describes and the default leaves out (issue 12):
+// §3.3 describes and the zero Config leaves out:
 //
 //   - Config.PreemptRequested makes SRPT preemptive: when a requested task
 //     is queued, no slot is free, and a running requested copy has more

@@ -46,8 +46,8 @@ func (s *Scheduler) forgetIfClosed(st *set) {
 
 func (s *Scheduler) newSet(id SetID, owner string, at Time) *set {
 	st := &set{id: id, owner: owner, disclosedAt: at, dpos: -1, upos: -1}
-	st.dq.less = discLess
-	st.rq.less = s.taskLess
+	st.dq.less, st.dq.at = discLess, taskPos
+	st.rq.less, st.rq.at = s.taskLess, taskPos
 	s.sets[id] = st
 	return st
 }
@@ -230,7 +230,7 @@ func (s *Scheduler) takeSlot(c *liveCopy, w *worker, slot int32) {
 	c.task.lost = false
 	c.task.set.lastStart = max(c.task.set.lastStart, c.started)
 	s.takeExtra(c, w)
-	s.wheap.fix(w.hpos)
+	s.wheap.update(w)
 	s.busy += c.slots()
 	s.running++
 	t := c.task
@@ -261,9 +261,7 @@ func (s *Scheduler) freeSlot(c *liveCopy) {
 		}
 		c.nextra = 0
 	}
-	if w.hpos >= 0 {
-		s.wheap.fix(w.hpos)
-	}
+	s.wheap.update(w)
 	s.busy -= n
 	s.running--
 	t := c.task

@@ -189,14 +189,14 @@ var notesRefs = map[string]string{
 	"clusterPreemptHopper80": "cluster-preempt-hopper-80%",
 	"clusterPreemptGrass60":  "cluster-preempt-grass-60%",
 	"clusterPreemptGrass80":  "cluster-preempt-grass-80%",
-	"mixedNoSpec":            "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over srpt×fcfs, no speculation",
-	"mixedNonPre":            "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over srpt×fcfs + hopper+grass, non-preemptive SRPT",
-	"mixedInter":             "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over interactive-srpt + hopper+grass",
-	"mixedInterNP":           "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over interactive-srpt + hopper+grass, non-preemptive SRPT",
-	"mixedTask":              "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt-task + hopper+grass",
-	"mixedTaskNP":            "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt-task + hopper+grass, non-preemptive SRPT",
-	"mixedBySet":             "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt + hopper+grass",
-	"mixedBySetNP":           "issue 4 (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt + hopper+grass, non-preemptive SRPT",
+	"mixedNoSpec":            "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over srpt×fcfs, no speculation",
+	"mixedNonPre":            "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over srpt×fcfs + hopper+grass, non-preemptive SRPT",
+	"mixedInter":             "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over interactive-srpt + hopper+grass",
+	"mixedInterNP":           "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over interactive-srpt + hopper+grass, non-preemptive SRPT",
+	"mixedTask":              "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt-task + hopper+grass",
+	"mixedTaskNP":            "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt-task + hopper+grass, non-preemptive SRPT",
+	"mixedBySet":             "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt + hopper+grass",
+	"mixedBySetNP":           "batchd (mixed)|improvement in mean visible response of srpt×fcfs + hopper+grass over batch-srpt + hopper+grass, non-preemptive SRPT",
 	"fig4batch":              "fig4-batch-mean",
 	"fig4inter":              "fig4-interactive-mean",
 	"fig4worse":              "v-batch-srpt-task-worse",
@@ -308,7 +308,7 @@ Every result quoted in this section is one of the claim rows above (mean ±
   think time, the user may request the next task or cancel"; we cancel after
   the think time, so a set's disclosed tasks may still run while its user
   thinks.
-- *Ambiguity, and the default (issue 12): tasks per set.* §2 says "The
+- *Ambiguity, and the default: tasks per set.* §2 says "The
   number of *tasks per task set* is another simulation parameter and is also
   drawn from a uniform random variable for each user. Here, the lower bound
   is always 1, meaning no disclosure." For the change probability it is
@@ -318,7 +318,7 @@ Every result quoted in this section is one of the claim rows above (mean ±
   tasks per task set" as the uniform variable. We therefore draw a new size,
   uniformly from 1 to the upper bound, for every set a user discloses (the
   default; Params.SetSizePerSet, "batchd sim run --set-size-per set"). The
-  other reading, one size per user kept for good (issue 4's default), is
+  other reading, one size per user kept for good, is
   the sweep's "per-user sizes" configurations ("--set-size-per user").
 - Service and think times are exponential with the given means, drawn per
   task and per think. Every copy of a task takes the task's service time (one
@@ -345,7 +345,7 @@ Every result quoted in this section is one of the claim rows above (mean ±
   visible response and on batch-fcfs by {{cancelsFig6}} in scaled billed
   resources. Scaled billed resources = billed ÷ the service time of the
   requested tasks delivered.
-- *SRPT and the batch baseline (issue 12): the defaults.* §3.3: "SRPT
+- *SRPT and the batch baseline: the defaults.* §3.3: "SRPT
   (shortest-remaining-processing-time), which optimally minimizes response
   time in non-speculative contexts [10, ch. 8], is used for requested tasks
   for most of our batchactive results", and §3.2: "we assume that
@@ -355,7 +355,7 @@ Every result quoted in this section is one of the claim rows above (mean ±
   --preempt-requested", true by default): when shorter requested work finds
   no free slot, the requested copy with the most work left is suspended and
   later resumed on its own worker. "--preempt-requested=false" (the sweep's
-  "non-preemptive" configurations) is issue 4's reading: jobs ordered by
+  "non-preemptive" configurations) is the other reading: jobs ordered by
   their estimated remaining work, and a running requested copy keeps its
   slot. Petrou's batch SRPT applies the same SRPT to every task a batch
   user submitted (§3.3 names the policies by the task: "requested task
@@ -418,7 +418,7 @@ task.
   higher. We did not tune toward the paper's number.
 - *Petrou Fig. 4 against batch SRPT (the headline).* Under the defaults
   srpt×fcfs improves on batch-srpt-task by {{fig4batch}} (the paper: 1.537;
-  issue 12's target of at least 1.5: {{atleast fig4batch 1.5}}) and is more
+  our target of at least 1.5: {{atleast fig4batch 1.5}}) and is more
   than 10% worse than it at {{fig4worse}} of the points (target at most
   10%: {{atmost fig4worse 10}}); on interactive-srpt it improves by
   {{fig4inter}} (target at least 1.5: {{atleast fig4inter 1.5}}). The
@@ -427,17 +427,17 @@ task.
   "(cancels)" row) it would be {{cancelsFig4}}. Against
   batch-fcfs, fcfs×fcfs improves by {{fig5batch}} (Fig. 5; the paper:
   1.595).
-- *Why these defaults: the ablation rows.* Each of issue 12's three
-  choices, switched back alone: with non-preemptive SRPT on both sides the
+- *Why these defaults: the ablation rows.* Each of the three choices,
+  reversed alone: with non-preemptive SRPT on both sides the
   improvement over batch-srpt-task is {{npTask}} (more than 10% worse at
   {{npTaskWorse}} of the points); with sizes drawn once per user it is
   {{puTask}} (more than 10% worse at {{puTaskWorse}}); ordering the batch
   baseline by whole sets (batch-srpt, under the defaults otherwise) gives
   {{bySetMean}} (more than 10% worse at {{bySetWorse}}; non-preemptive
-  {{npBySet}}, with per-user sizes {{puBySet}}). Issue 4's readings
+  {{npBySet}}, with per-user sizes {{puBySet}}). The other readings
   all together (non-preemptive, per-user sizes, batch-srpt by set) give
-  {{oldBySet}} with {{oldBySetWorse}} of the points more than 10% worse
-  (issue 4's headline), {{oldTask}} over batch-srpt-task and {{oldInter}}
+  {{oldBySet}} with {{oldBySetWorse}} of the points more than 10% worse,
+  {{oldTask}} over batch-srpt-task and {{oldInter}}
   over interactive-srpt.
   Our batch-srpt by set is a stronger baseline than the paper's: it sees the
   true service times of disclosed tasks too and runs the short sets of
@@ -478,14 +478,12 @@ task.
   paper: about 50%), {{hopper80}} at 80% and {{hopper90}} at 90% (the
   paper: under 20%), and GRASS alone (srpt + GRASS, the same SRPT job
   order as the baseline) by {{grass60}} at 60% (the paper: 34% for exact
-  jobs). The cluster section's tables give the gains by job size. Two
-  scheduler faults, found with this simulator, kept earlier versions of
-  this page level with the baseline: β was fitted on winning copies only
-  (speculation kills the long copies, so the tail looked light; race
-  losers now enter the Hill fit as right-censored samples), and when the
-  slots exceeded ΣV each job got only ⌈V⌉ with the spare slots going to
-  copies bounded by two per task, where Pseudocode 1 (line 7) shares every
-  slot in proportion to V. Two gaps remain. (1) At 30% our gain is
+  jobs). The cluster section's tables give the gains by job size. The
+  gains rest on two things: β is fitted on race losers too, as
+  right-censored samples (speculation kills the long copies, so winners
+  alone make the tail look light), and when the slots exceed ΣV every slot
+  is shared in proportion to V (Pseudocode 1, line 7), not ⌈V⌉ per job
+  with the rest left to copies. Two gaps remain. (1) At 30% our gain is
   {{hopper30}}, against the paper's "no more than 14%". LATE as modelled
   keeps at most one copy per task besides the original (LATE speculates
   only tasks "not currently being speculated"), so at low load it leaves
@@ -519,7 +517,7 @@ task.
   effect: a job that starts its k-th copy at another moment races another
   set of copies. The node-level section measures the same share there.
 
-**Issue 12: the node-level straggler model.**
+**The node-level straggler model.**
 
 - *The model.* The independent model above gives the scheduler exact
   progress and every copy a fresh Pareto draw: the world where unbounded

@@ -8,7 +8,7 @@ import (
 )
 
 // BenchmarkPetrouTable3 is one 16-day Petrou run at Table 3's point under
-// srpt×fcfs (the bar: well under a second).
+// srpt×fcfs (the target: well under a second).
 func BenchmarkPetrouTable3(b *testing.B) {
 	p := Defaults(WorkloadPetrou)
 	p.Sched = sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecNone}
@@ -18,7 +18,7 @@ func BenchmarkPetrouTable3(b *testing.B) {
 // BenchmarkCluster10k is a 10,000-slot cluster at 80% utilisation for 10
 // virtual minutes after a 5-minute warm-up, hopper+grass, with a 50 ms
 // dispatch tick; the reported virtual-s/s is virtual seconds per wall
-// second (the bar: at least 100).
+// second (the target: at least 100).
 func BenchmarkCluster10k(b *testing.B) { benchCluster10k(b, 0.05) }
 
 // BenchmarkCluster10kEveryEvent is BenchmarkCluster10k with Decide after

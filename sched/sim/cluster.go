@@ -363,7 +363,7 @@ func (a *clusterAnalysis) ablationClaims(ai, ui int, u float64) {
 		key, who string
 	}{{cvHopper, "hopper", "hopper+grass"}, {cvGRASS, "grass", "srpt + GRASS"}} {
 		g := reduction(func(seed int) Result { return a.main(ui, v.vi, seed) }, func(seed int) Result { return a.abl(ai, ablHopperPreempt+kind, seed) })
-		a.rep.Claims = append(a.rep.Claims, Claim{Key: fmt.Sprintf("cluster-preempt-%s-%g%%", v.key, 100*u), Source: "issue 12 (cluster)", Metric: fmt.Sprintf("reduction in mean JCT of preemptive over non-preemptive SRPT in the requested class, %s, at %g%%", v.who, 100*u),
+		a.rep.Claims = append(a.rep.Claims, Claim{Key: fmt.Sprintf("cluster-preempt-%s-%g%%", v.key, 100*u), Source: "batchd (cluster)", Metric: fmt.Sprintf("reduction in mean JCT of preemptive over non-preemptive SRPT in the requested class, %s, at %g%%", v.who, 100*u),
 			Paper: "(Petrou §3.3's SRPT is preemptive; the server's default)", Ours: g, Unit: "%", Note: "per seed, then the interval over seeds"})
 	}
 }

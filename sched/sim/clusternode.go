@@ -14,7 +14,7 @@ import (
 // narrow in our model, and JCT flat from about this value on.
 const wideVirtual = 8
 
-// clusterNodeExp is issue 12's cluster under the node-level straggler
+// clusterNodeExp is the cluster experiment under the node-level straggler
 // model (NodeModel, overridden by Options.Model): Hopper Fig. 3 first (one
 // job against the slots it gets, cloning, capped LATE and GRASS, the knee
 // Hopper expects at 2/β marked), then hopper+grass with the paper's
@@ -106,7 +106,7 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 		eff = StragglerModel{q.NodeSlowFrac, q.NodeSlowdown, q.NodeEpoch, q.TaskSkew, q.ProgressEvery, q.ProgressNoise, q.Sched.SpecCap, q.Sched.SlowTaskQuantile}
 	}
 	analyze := func(rs []Result) Report {
-		rep := Report{Title: "Issue 12: the node-level straggler model (Hopper Fig. 3, Hopper against SRPT + GRASS and capped LATE)"}
+		rep := Report{Title: "The node-level straggler model (Hopper Fig. 3, Hopper against SRPT + GRASS and capped LATE)"}
 		rep.Setup = fmt.Sprintf("The cluster workload above (%d slots, %d per worker, β = %g, x_m = %gs, jobs 1..%d tasks) under the node-level model: %s. The arrival rate is calibrated under this model (a pilot run measured %.1f slot-seconds per task). All jobs srpt×fcfs; hopper+grass with the paper's virtual size V = max(2/β, 1)·T (β fitted online) and with V = %g·T (Config.VirtualFactor); %d seeds per load; gain = 1 − JCT(ours)/JCT(baseline) per seed. At 60%% both Hopper variants also run with ε = 0, and with ε = 0 and the workers renamed (Params.PlacementSeed: only the scheduler's ties between equally free workers change), for ε-fairness and its noise floor; \"all slots busy\" is the share of the measured time with no free slot (Result.FullShare). Fig. 3: one job of %d tasks alone, %d seeds, common random numbers across slots; cloning (speculation clone) starts extra copies of running tasks on every free slot, fewest copies first, without waiting for a straggler: the model of Hopper §4.1's analysis.",
 			base.Slots, base.SlotsPerWorker, base.Beta, base.TaskScale, base.JobSizeMax, eff, base.WorkPerTask, float64(wideVirtual), seeds, T, f3seeds)
 		// Fig. 3.
@@ -209,18 +209,18 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 			}
 			jt.Rows = append(jt.Rows, row)
 			pct := fmt.Sprintf("%g%%", 100*u)
-			target := "≥ 0 (issue 12, 30–80%)"
+			target := "≥ 0 (our target, 30–80%)"
 			if u == 0.6 {
-				target = "≥ +10% (issue 12, at 60%)"
+				target = "≥ +10% (our target, at 60%)"
 			}
 			rep.Claims = append(rep.Claims,
-				Claim{Key: "node-paper-grass-" + pct, Source: "issue 12 (node model)", Metric: "reduction in mean JCT of hopper+grass (V = 2/β·T, the paper's) vs SRPT + GRASS at " + pct, Paper: target, Ours: gain(ui, 1, 2), Unit: "%"},
-				Claim{Key: "node-wide-grass-" + pct, Source: "issue 12 (node model)", Metric: fmt.Sprintf("reduction in mean JCT of hopper+grass (V = %g·T) vs SRPT + GRASS at %s", float64(wideVirtual), pct), Paper: target, Ours: gain(ui, 1, 3), Unit: "%"})
+				Claim{Key: "node-paper-grass-" + pct, Source: "batchd (node model)", Metric: "reduction in mean JCT of hopper+grass (V = 2/β·T, the paper's) vs SRPT + GRASS at " + pct, Paper: target, Ours: gain(ui, 1, 2), Unit: "%"},
+				Claim{Key: "node-wide-grass-" + pct, Source: "batchd (node model)", Metric: fmt.Sprintf("reduction in mean JCT of hopper+grass (V = %g·T) vs SRPT + GRASS at %s", float64(wideVirtual), pct), Paper: target, Ours: gain(ui, 1, 3), Unit: "%"})
 			if u == 0.6 {
 				rep.Claims = append(rep.Claims,
-					Claim{Key: "node-paper-late-60%", Source: "issue 12 (node model)", Metric: "reduction in mean JCT of hopper+grass (V = 2/β·T) vs SRPT + LATE (capped) at 60%", Paper: "≥ 45% (issue 12); about 50% (Hopper §7.4)", Ours: gain(ui, 0, 2), Unit: "%"},
-					Claim{Key: "node-wide-late-60%", Source: "issue 12 (node model)", Metric: fmt.Sprintf("reduction in mean JCT of hopper+grass (V = %g·T) vs SRPT + LATE (capped) at 60%%", float64(wideVirtual)), Paper: "≥ 45% (issue 12); about 50% (Hopper §7.4)", Ours: gain(ui, 0, 3), Unit: "%"},
-					Claim{Key: "node-grass-late-60%", Source: "issue 12 (node model)", Metric: "reduction in mean JCT of SRPT + GRASS vs SRPT + LATE (capped) at 60%", Paper: "34% (GRASS §6.2.2)", Ours: gain(ui, 0, 1), Unit: "%"})
+					Claim{Key: "node-paper-late-60%", Source: "batchd (node model)", Metric: "reduction in mean JCT of hopper+grass (V = 2/β·T) vs SRPT + LATE (capped) at 60%", Paper: "≥ 45% (our target); about 50% (Hopper §7.4)", Ours: gain(ui, 0, 2), Unit: "%"},
+					Claim{Key: "node-wide-late-60%", Source: "batchd (node model)", Metric: fmt.Sprintf("reduction in mean JCT of hopper+grass (V = %g·T) vs SRPT + LATE (capped) at 60%%", float64(wideVirtual)), Paper: "≥ 45% (our target); about 50% (Hopper §7.4)", Ours: gain(ui, 0, 3), Unit: "%"},
+					Claim{Key: "node-grass-late-60%", Source: "batchd (node model)", Metric: "reduction in mean JCT of SRPT + GRASS vs SRPT + LATE (capped) at 60%", Paper: "34% (GRASS §6.2.2)", Ours: gain(ui, 0, 1), Unit: "%"})
 				for _, v := range []struct {
 					vi  int
 					key string
@@ -229,7 +229,7 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 					for seed := range seeds {
 						fu = append(fu, 100*rs[index[key{ui, v.vi, seed}]].FullShare)
 					}
-					rep.Claims = append(rep.Claims, Claim{Key: "node-full-" + v.key + "-60%", Source: "issue 12 (node model)", Metric: "share of the time with every slot busy at 60%, " + variants[v.vi].name,
+					rep.Claims = append(rep.Claims, Claim{Key: "node-full-" + v.key + "-60%", Source: "batchd (node model)", Metric: "share of the time with every slot busy at 60%, " + variants[v.vi].name,
 						Paper: "(Hopper §3: best-effort speculation finds no open slot)", Ours: Summarize(fu), Unit: "%"})
 				}
 				// ε-fairness, job by job: every copy's draw is keyed by
@@ -274,14 +274,14 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 						Claim{Key: fmt.Sprintf("node-eps-floor-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("noise floor: jobs more than 5%% slower with ε = 0 than with ε = 0 and the workers renamed, %s, at 60%%", variants[pr[1]].name),
 							Paper: "(what placement alone does to single jobs)", Ours: Summarize(floor), Unit: "%", Note: "matched job by job, common random numbers; only the scheduler's ties between equally free workers differ"},
 						Claim{Key: fmt.Sprintf("node-eps-excess-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% slower with ε = 0.1, less the noise floor, %s, at 60%%", variants[pr[1]].name),
-							Paper: "≤ 5% (issue 12's target, net of the noise floor)", Ours: Summarize(excess), Unit: "%", Note: "per seed, then the interval over seeds"})
+							Paper: "≤ 5% (our target, net of the noise floor)", Ours: Summarize(excess), Unit: "%", Note: "per seed, then the interval over seeds"})
 					rep.Claims = append(rep.Claims,
 						Claim{Key: fmt.Sprintf("node-eps-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% slower with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
-							Paper: "≤ 5% (issue 12); 4% (Hopper Fig. 10b)", Ours: Summarize(slowed), Unit: "%", Note: "matched job by job, common random numbers"},
+							Paper: "≤ 5% (our target); 4% (Hopper Fig. 10b)", Ours: Summarize(slowed), Unit: "%", Note: "matched job by job, common random numbers"},
 						Claim{Key: fmt.Sprintf("node-eps-faster-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("jobs more than 5%% faster with ε = 0.1 than with ε = 0, %s, at 60%%", variants[pr[1]].name),
 							Paper: "(the other side: schedule noise is symmetric, unfairness is not)", Ours: Summarize(faster), Unit: "%", Note: "matched job by job, common random numbers"},
 						Claim{Key: fmt.Sprintf("node-eps-net-%d", pr[1]), Source: "Hopper §7.3 (node model)", Metric: fmt.Sprintf("net share of jobs slowed by ε = 0.1 (more than 5%% slower minus more than 5%% faster), %s, at 60%%", variants[pr[1]].name),
-							Paper: "≤ 5% (issue 12's target, read net of symmetric noise)", Ours: Summarize(net), Unit: "%", Note: "per seed, then the interval over seeds"})
+							Paper: "≤ 5% (our target, read net of symmetric noise)", Ours: Summarize(net), Unit: "%", Note: "per seed, then the interval over seeds"})
 				}
 			}
 		}
@@ -354,7 +354,7 @@ func nodeBySize(rep *Report, rs []Result, utils []float64, seeds int, at func(ui
 			g := Summarize(gains[v])
 			row = append(row, fmt.Sprintf("%.1f%% ± %.1f", g.Mean, g.HalfWidth))
 			if b.name == "1" || b.name == "> 1000" {
-				rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("node-size-%s-%d", map[string]string{"1": "one", "> 1000": "large"}[b.name], v+2), Source: "issue 12 (node model)",
+				rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("node-size-%s-%d", map[string]string{"1": "one", "> 1000": "large"}[b.name], v+2), Source: "batchd (node model)",
 					Metric: fmt.Sprintf("reduction in mean JCT of %s vs SRPT + GRASS at 60%%, %s", names[v+1], map[string]string{"1": "one-task jobs", "> 1000": "jobs of more than 1,000 tasks"}[b.name]),
 					Paper:  "(where Hopper's allocation costs or pays)", Ours: g, Unit: "%", Note: "per seed, then the interval over seeds"})
 			}

@@ -29,15 +29,15 @@ type Options struct {
 	// configurations it compares): preemptive SRPT in the requested class,
 	// tasks per set drawn per set, batch users who may cancel. Preemptive
 	// SRPT and per-set sizes are already the defaults of the Petrou and
-	// mixed experiments' headline configurations (issue 12); these force
-	// them on the ablation rows too.
+	// mixed experiments' headline configurations; these force them on the
+	// ablation rows too.
 	PreemptRequested, SetSizePerSet, BatchCancels bool
 	// FairShare turns fair share between users (sched.Config.FairShare)
 	// on in every run; FairShareArm adds the Petrou sweep's arm
 	// "srpt×fcfs (fair share)" and its comparison with srpt×fcfs.
 	FairShare, FairShareArm bool
-	// NoPreemptRequested and SetSizePerUser force the issue-4 readings on
-	// every run instead (non-preemptive SRPT over jobs; tasks per set drawn
+	// NoPreemptRequested and SetSizePerUser force the alternative readings
+	// on every run instead (non-preemptive SRPT over jobs; tasks per set drawn
 	// once per user), overriding the above and every configuration's own.
 	NoPreemptRequested, SetSizePerUser bool
 	// Model, when set, overrides the straggler model and LATE's limits

@@ -58,7 +58,8 @@ type Params struct {
 	SetSizeMax    int     // each user's tasks (petrou) or jobs (mixed) per set ~ U{1..SetSizeMax}
 	// SetSizePerSet draws the tasks (jobs) per set afresh for every new set
 	// from the user's stream; by default each user draws it once and keeps
-	// it (our reading of Petrou §2, which the issue questions).
+	// it (one reading of Petrou §2; the experiments draw per set unless a
+	// row says per-user sizes).
 	SetSizePerSet bool
 	ServiceMean   float64 // petrou: exponential service time mean, seconds
 	ThinkMean     float64 // exponential think time mean, seconds
@@ -107,7 +108,7 @@ type Params struct {
 	// work done x_m·2^k.
 	ProgressEvery float64
 
-	// The node-level straggler model (issue 12). Real stragglers are
+	// The node-level straggler model. Real stragglers are
 	// correlated with the machine: a slow node slows every copy on it, and
 	// a copy elsewhere escapes; some are intrinsic to the task (data
 	// skew), and no copy escapes them.
@@ -341,8 +342,8 @@ func CalibrateWork(ctx context.Context, p Params) (Params, error) {
 	return p, nil
 }
 
-// StragglerModel is the node-level straggler model and LATE's limits
-// (issue 12), set on every multi-task run of an experiment (Options.Model)
+// StragglerModel is the node-level straggler model and LATE's limits,
+// set on every multi-task run of an experiment (Options.Model)
 // or of `batchd sim run`. A zero field leaves the run's own value.
 type StragglerModel struct {
 	NodeSlowFrac, NodeSlowdown, NodeEpoch float64 // Params

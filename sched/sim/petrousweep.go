@@ -88,12 +88,12 @@ func (a sweepArm) apply(p *Params) {
 // (Options.FairShareArm): the default configuration otherwise.
 var fairArm = sweepArm{label: string(sched.PolicySRPTxFCFS) + " (fair share)", pol: sched.PolicySRPTxFCFS, preempt: true, perSet: true, fair: true}
 
-// sweepArms are the sweep's configurations. The defaults (issue 12):
+// sweepArms are the sweep's configurations. The defaults:
 // preemptive SRPT in the requested class and tasks per set drawn for every
 // set, under the seven queue policies (Petrou Figs. 4–6's six, batch-srpt
 // being by set, and batch-srpt-task, Petrou §3.3's batch SRPT by task).
 // Ablations, under the SRPT policies: non-preemptive SRPT, sizes drawn once
-// per user, and both (issue 4's readings); and the batch policies with
+// per user, and both (the alternative readings); and the batch policies with
 // cancels allowed.
 var sweepArms = func() []sweepArm {
 	var as []sweepArm
@@ -255,7 +255,7 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 			rep.Figures = append(rep.Figures, *figs[id])
 		}
 
-		// Issue 12: the SRPT variants. Each row: ours over base in visible
+		// The SRPT variants. Each row: ours over base in visible
 		// response (mean over points), and the share of points where ours is
 		// more than 10% worse (base/ours < 1/1.1).
 		type variant struct {
@@ -263,8 +263,8 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 		}
 		const np, pu, old = " (non-preemptive)", " (per-user sizes)", " (non-preemptive, per-user sizes)"
 		vars := []variant{
-			{"batch-srpt-task", "srpt×fcfs", "batch-srpt-task", "≥ 1.5 (issue 12 target); 1.537 (Petrou Fig. 4)", "the defaults: preemptive SRPT, per-set sizes; batch SRPT by task (Petrou §3.3)"},
-			{"interactive-srpt", "srpt×fcfs", "interactive-srpt", "≥ 1.5 (issue 12 target); 1.525 (Petrou Fig. 4)", "the defaults"},
+			{"batch-srpt-task", "srpt×fcfs", "batch-srpt-task", "≥ 1.5 (our target); 1.537 (Petrou Fig. 4)", "the defaults: preemptive SRPT, per-set sizes; batch SRPT by task (Petrou §3.3)"},
+			{"interactive-srpt", "srpt×fcfs", "interactive-srpt", "≥ 1.5 (our target); 1.525 (Petrou Fig. 4)", "the defaults"},
 			{"batch-srpt", "srpt×fcfs", "batch-srpt", "≥ 1.5", "the defaults; batch-srpt orders whole sets by their total work"},
 			{"batch-fcfs", "srpt×fcfs", "batch-fcfs", "> 1", "the defaults"},
 			{"interactive-fcfs", "srpt×fcfs", "interactive-fcfs", "> 1", "the defaults"},
@@ -274,14 +274,14 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 			{"pu-batch-srpt-task", "srpt×fcfs" + pu, "batch-srpt-task" + pu, "≥ 1.5", "ablation: tasks per set drawn once per user"},
 			{"pu-batch-srpt", "srpt×fcfs" + pu, "batch-srpt" + pu, "≥ 1.5", "ablation: tasks per set drawn once per user"},
 			{"pu-interactive-srpt", "srpt×fcfs" + pu, "interactive-srpt" + pu, "≥ 1.5", "ablation: tasks per set drawn once per user"},
-			{"old-batch-srpt", "srpt×fcfs" + old, "batch-srpt" + old, "≥ 1.5", "ablation: issue 4's readings (non-preemptive, per-user sizes, batch SRPT by set)"},
+			{"old-batch-srpt", "srpt×fcfs" + old, "batch-srpt" + old, "≥ 1.5", "ablation: the alternative readings (non-preemptive, per-user sizes, batch SRPT by set)"},
 			{"old-batch-srpt-task", "srpt×fcfs" + old, "batch-srpt-task" + old, "≥ 1.5", "ablation: non-preemptive, per-user sizes"},
 			{"old-interactive-srpt", "srpt×fcfs" + old, "interactive-srpt" + old, "≥ 1.5", "ablation: non-preemptive, per-user sizes"},
 			{"preempt-gain", "srpt×fcfs", "srpt×fcfs" + np, "> 1 (if preemptive SRPT should be the default)", "batchactive with and without preemptive SRPT, per-set sizes"},
 			{"preempt-gain-pu", "srpt×fcfs" + pu, "srpt×fcfs" + old, "> 1", "batchactive with and without preemptive SRPT, per-user sizes"},
 			{"cancels-batch-srpt-task", "srpt×fcfs", "batch-srpt-task (cancels)", "1.537 (Petrou Fig. 4)", "batch users may cancel (--batch-cancels)"},
 		}
-		vt := Table{Title: fmt.Sprintf("SRPT variants (issue 12): visible response, %d seeds per point", seeds),
+		vt := Table{Title: fmt.Sprintf("SRPT variants: visible response, %d seeds per point", seeds),
 			Header: []string{"ours", "baseline", "mean improvement (95% CI over seeds)", "points ours >10% worse (95% CI over seeds)", "same, means over seeds per point", "points improved ≥2×"}}
 		for _, v := range vars {
 			var means, worse, twice []float64
@@ -299,8 +299,8 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 				note = v.note + "; " + note
 			}
 			rep.Claims = append(rep.Claims,
-				Claim{Key: "v-" + v.key + "-mean", Source: "issue 12 (Petrou sweep)", Metric: fmt.Sprintf("mean improvement in visible-response, %s over %s", v.ours, v.base), Paper: v.paper, Ours: ms, Unit: "×", Note: note},
-				Claim{Key: "v-" + v.key + "-worse", Source: "issue 12 (Petrou sweep)", Metric: fmt.Sprintf("points where %s is more than 10%% worse than %s (visible-response)", v.ours, v.base), Paper: "≤ 10% (issue 12 target)", Ours: scalePct(ws), Unit: "%",
+				Claim{Key: "v-" + v.key + "-mean", Source: "batchd (Petrou sweep)", Metric: fmt.Sprintf("mean improvement in visible-response, %s over %s", v.ours, v.base), Paper: v.paper, Ours: ms, Unit: "×", Note: note},
+				Claim{Key: "v-" + v.key + "-worse", Source: "batchd (Petrou sweep)", Metric: fmt.Sprintf("points where %s is more than 10%% worse than %s (visible-response)", v.ours, v.base), Paper: "≤ 10% (our target)", Ours: scalePct(ws), Unit: "%",
 					Note: fmt.Sprintf("per seed, then the interval over seeds; with each point's metrics averaged over the seeds first: %.1f%%", 100*pw)})
 			vt.Rows = append(vt.Rows, []string{v.ours, v.base, fmtCI(ms, "×"), fmtCI(scalePct(ws), "%"), fmt.Sprintf("%.1f%%", 100*pw), fmtCI(ts, "%")})
 		}
@@ -311,7 +311,7 @@ func petrouSweep(o Options) ([]Params, func([]Result) Report) {
 				means = append(means, mean(ratios(k, "batch-fcfs (cancels)", "srpt×fcfs", MetricScaled)))
 			}
 			ms, note := summ(means)
-			rep.Claims = append(rep.Claims, Claim{Key: "v-cancels-fig6-mean", Source: "issue 12 (Petrou sweep)", Metric: "mean improvement in scaled-billed, srpt×fcfs over batch-fcfs (cancels)", Paper: "3.647 (Petrou Fig. 6)", Ours: ms, Unit: "×", Note: "batch users may cancel (--batch-cancels); " + note})
+			rep.Claims = append(rep.Claims, Claim{Key: "v-cancels-fig6-mean", Source: "batchd (Petrou sweep)", Metric: "mean improvement in scaled-billed, srpt×fcfs over batch-fcfs (cancels)", Paper: "3.647 (Petrou Fig. 6)", Ours: ms, Unit: "×", Note: "batch users may cancel (--batch-cancels); " + note})
 		}
 
 		if o.FairShareArm {
