@@ -131,6 +131,12 @@ type Config struct {
 	// short-lived allocations (see GCPolicy). nil leaves the collector
 	// alone.
 	GC GCPolicy
+	// ShareUnisolated lets a worker without isolation (RegisterRequest
+	// isolation "none") and bound to no user register and run any user's
+	// tasks, where each of those tasks can read the worker's token and the
+	// others' files (batchd serve --share-unisolated-workers). Off, such a
+	// worker is refused at Register (FailedPrecondition).
+	ShareUnisolated bool
 }
 
 // Server is one batchd server: store, scheduler, handlers and listener.
@@ -377,9 +383,10 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 		if c := s.workers[w.ID]; c != nil && !fresh && c.drained {
 			slots = 0 // Drain took them; the rebuilt scheduler keeps it so
 		}
-		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
+			BoundUser: w.BoundUser})
 		if s.workers[w.ID] == nil || fresh {
-			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
+			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, w.BoundUser, now)
 		}
 	}
 	for _, st := range snap.Sets {
