@@ -65,3 +65,32 @@ func TestRegisterIsolation(t *testing.T) {
 		t.Fatalf("cluster %v", cl)
 	}
 }
+
+// A worker bound to bob gets bob's task and not alice's; Why tells alice
+// why, also after a restart (the binding is restored from the store).
+func TestBoundWorkerScheduling(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	alice := b.as(b.addUser(t, "alice", "user"))
+	bob := b.as(b.addUser(t, "bob", "user"))
+	w, _ := b.workerWith(t, &batchv1.RegisterRequest{Name: "wb", Slots: 2, BoundUser: "bob", CanSuspend: true})
+	aset := must[*batchv1.DiscloseResponse](t)(alice.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	bset := must[*batchv1.DiscloseResponse](t)(bob.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	st := w.start()
+	if st.SetId != bset.Id {
+		t.Fatalf("bob's worker started set %d, want bob's %d", st.SetId, bset.Id)
+	}
+	why := func(b *bundle) *batchv1.TaskWhy {
+		res := must[*batchv1.WhyResponse](t)(b.as(adminToken(t, b.dir)).tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: aset.Id, Indexes: []int32{0}}))
+		return res.Tasks[0]
+	}
+	want := "no worker may run alice's tasks: worker wb runs only bob's"
+	if a := why(b); a.Reason != batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER || a.ReasonText != want {
+		t.Fatalf("why: %v %q", a.Reason, a.ReasonText)
+	}
+	b.close()
+	b2 := setup(t, options{dir: b.dir})
+	if a := why(b2); a.Reason != batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER || a.ReasonText != want {
+		t.Fatalf("why after a restart: %v %q", a.Reason, a.ReasonText)
+	}
+}

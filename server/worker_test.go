@@ -27,10 +27,17 @@ type fakeWorker struct {
 
 func (b *bundle) worker(t *testing.T, name string, slots int32, running ...*batchv1.HeldCopy) (*fakeWorker, *batchv1.RegisterResponse) {
 	t.Helper()
-	res, err := b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: name, Slots: slots, CanSuspend: true, Hostname: "test", Running: running})
+	return b.workerWith(t, &batchv1.RegisterRequest{Isolation: "namespaces", Name: name, Slots: slots, CanSuspend: true, Hostname: "test", Running: running})
+}
+
+// workerWith registers a fake worker with req and opens its stream.
+func (b *bundle) workerWith(t *testing.T, req *batchv1.RegisterRequest) (*fakeWorker, *batchv1.RegisterResponse) {
+	t.Helper()
+	res, err := b.workers.Register(ctx(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	name, running := req.Name, req.Running
 	w := &fakeWorker{t: t, b: b, name: name, got: make(chan *batchv1.AssignmentsResponse, 1000),
 		held: map[int64]bool{}, suspended: map[int64]bool{}}
 	for _, c := range running {
