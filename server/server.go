@@ -137,6 +137,10 @@ type Config struct {
 	// others' files (batchd serve --share-unisolated-workers). Off, such a
 	// worker is refused at Register (FailedPrecondition).
 	ShareUnisolated bool
+	// TaskDirs are the directories (each absolute) a task's working
+	// directory must be in or under (batchd serve --task-dirs); empty:
+	// anywhere but the data directory, which is always refused.
+	TaskDirs []string
 }
 
 // Server is one batchd server: store, scheduler, handlers and listener.
@@ -145,6 +149,8 @@ type Server struct {
 	db  *store.DB
 	log *slog.Logger
 	now func() time.Time
+	// dirs decides which working directories a task may ask for.
+	dirs taskDirs
 
 	// mu serializes every state change: store transaction, scheduler
 	// event, Decide and the delivery of decisions to worker queues. It is
@@ -307,7 +313,11 @@ func New(cfg Config) (srv *Server, err error) {
 		db = nil
 		return nil, err
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch},
+	dirs, err := newTaskDirs(cfg.DataDir, cfg.TaskDirs)
+	if err != nil {
+		return nil, sched.Errorf(sched.EINVALID, "%v", err)
+	}
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch}, dirs: dirs,
 		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		apiSlots: make(chan struct{}, cfg.APIConcurrency)}

@@ -368,3 +368,30 @@ func TestBigOutput(t *testing.T) {
 		t.Errorf("output --json: size %d, %d bytes, %v", v.StdoutSize, len(v.Stdout), err)
 	}
 }
+
+// A relative --dir is made absolute here, from the current directory; a
+// --dir in the server's data directory is refused (exit code of a usage
+// error from the server: InvalidArgument).
+func TestDiscloseDir(t *testing.T) {
+	e := newEnv(t, 0)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--dir", "sub/dir", "--", "true"))
+	var st struct {
+		Tasks []struct {
+			Spec struct {
+				Dir string `json:"dir"`
+			} `json:"spec"`
+		} `json:"tasks"`
+	}
+	e.json(&st, "status", set)
+	if len(st.Tasks) != 1 || st.Tasks[0].Spec.Dir != filepath.Join(wd, "sub", "dir") {
+		t.Fatalf("tasks %+v, want dir %s", st.Tasks, filepath.Join(wd, "sub", "dir"))
+	}
+	_, stderr, code := e.run("disclose", "-q", "--dir", filepath.Join(e.data, "worker"), "--", "true")
+	if code == 0 || !strings.Contains(stderr, "data directory") {
+		t.Fatalf("--dir in the data directory: exit %d, %q", code, stderr)
+	}
+}

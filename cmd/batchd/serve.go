@@ -71,6 +71,8 @@ func serveCommand() *cli.Command {
 				Usage: "split requested work between users by weight (batchctl users weight) while several wait; false: SRPT across all users, as in the papers"},
 			&cli.DurationFlag{Name: "fair-share-half-life", Value: time.Hour, EnvVars: []string{"BATCHD_FAIR_SHARE_HALF_LIFE"},
 				Usage: "half-life of users' usage (slot-seconds of finished requested work): between users with equal slots, the one who used less goes first"},
+			&cli.StringSliceFlag{Name: "task-dirs", EnvVars: []string{"BATCHD_TASK_DIRS"},
+				Usage: "absolute `DIRS` (comma-separated) a task's --dir must be in or under, e.g. /home,/scratch (default: anywhere but --data, which is always refused)"},
 			&cli.BoolFlag{Name: "share-unisolated-workers", EnvVars: []string{"BATCHD_SHARE_UNISOLATED_WORKERS"},
 				Usage: "INSECURE: let workers that cannot isolate tasks (isolation none) and are bound to no user run any user's tasks, " +
 					"where each task can read the worker's token and the other tasks' files; without it such a worker is refused at register " +
@@ -183,6 +185,7 @@ func runServe(c *cli.Context) error {
 		// garbage collector around its big allocations.
 		GC:              &processGC{},
 		ShareUnisolated: c.Bool("share-unisolated-workers"),
+		TaskDirs:        c.StringSlice("task-dirs"),
 	})
 	if err != nil {
 		return err
