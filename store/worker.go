@@ -82,7 +82,7 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			sched.NormalIsolation(in.Isolation), in.BoundUser, in.Limits); err != nil {
 			return fmt.Errorf("register worker: %w", err)
 		}
-		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB); err != nil {
+		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB, in.BoundUser); err != nil {
 			return err
 		}
 		live, err := liveCopies(ctx, tx, in.Worker)
@@ -228,7 +228,7 @@ func (db *DB) LoseWorker(ctx context.Context, w sched.WorkerID, state string) ([
 		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ? WHERE id = ?`, state, w); err != nil {
 			return fmt.Errorf("mark worker: %w", err)
 		}
-		if err := recordWorkerEvent(ctx, tx, w, false, 0, false, 0); err != nil {
+		if err := recordWorkerEvent(ctx, tx, w, false, 0, false, 0, ""); err != nil {
 			return err
 		}
 		live, err := liveCopies(ctx, tx, w)

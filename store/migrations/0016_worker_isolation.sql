@@ -5,3 +5,6 @@
 ALTER TABLE workers ADD COLUMN isolation TEXT NOT NULL DEFAULT 'none';
 ALTER TABLE workers ADD COLUMN bound_user TEXT NOT NULL DEFAULT '';
 ALTER TABLE workers ADD COLUMN limits TEXT NOT NULL DEFAULT '';
+-- The replay trace (0014) keeps each worker's bound user with its ups, so
+-- that `batchd sim replay` matches tasks to workers as the server did.
+ALTER TABLE worker_events ADD COLUMN bound_user TEXT NOT NULL DEFAULT '';
