@@ -25,16 +25,22 @@ func (s *Server) checkIsolation(id sched.WorkerID, req *batchv1.RegisterRequest)
 	if len(req.BoundUser) > maxIsolationText || len(req.Limits) > maxIsolationText {
 		return sched.Errorf(sched.EINVALID, "bound_user and limits have at most %d bytes", maxIsolationText)
 	}
-	if sched.Isolated(mech) || req.BoundUser != "" {
-		return nil
-	}
-	if !s.cfg.ShareUnisolated {
+	if !s.sharable(mech, req.BoundUser) {
 		return sched.Errorf(sched.EFAILEDPRECONDITION, "worker %q runs tasks without isolation and is bound to no user: "+
 			"any user's task there could read its token and the other tasks' files. Run it as root or where user namespaces work, "+
 			"bind it to one user (batchd worker --bound-user NAME), or start the server with --share-unisolated-workers", id)
 	}
-	s.log.Warn("worker without isolation shares any user's tasks (--share-unisolated-workers)", "worker", id)
+	if !sched.Isolated(mech) && req.BoundUser == "" {
+		s.log.Warn("worker without isolation shares any user's tasks (--share-unisolated-workers)", "worker", id)
+	}
 	return nil
+}
+
+// sharable reports whether a worker with isolation mech, bound to bound
+// ("": to nobody), may run tasks here: it isolates them, it is bound, or
+// the server shares unisolated workers.
+func (s *Server) sharable(mech, bound string) bool {
+	return sched.Isolated(sched.NormalIsolation(mech)) || bound != "" || s.cfg.ShareUnisolated
 }
 
 // isolationCollector exports batchd_worker_isolation{worker, mechanism,

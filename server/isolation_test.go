@@ -61,9 +61,19 @@ func TestRegisterIsolation(t *testing.T) {
 		t.Fatalf("with sharing on: %v", err)
 	}
 	cl = must[*batchv1.GetClusterResponse](t)(shared.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
-	if !cl.ShareUnisolatedWorkers || cl.Workers[0].Isolation != "none" || cl.Workers[0].BoundUser != "" {
+	if !cl.ShareUnisolatedWorkers || cl.Workers[0].Isolation != "none" || cl.Workers[0].BoundUser != "" || cl.Slots != 1 {
 		t.Fatalf("cluster %v", cl)
 	}
+	// Restarted without sharing, the server restores that worker with no
+	// slots: it gets nothing until it registers again (refused).
+	shared.close()
+	again := setup(t, options{dir: shared.dir})
+	cl = must[*batchv1.GetClusterResponse](t)(again.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{}))
+	if cl.ShareUnisolatedWorkers || cl.Slots != 0 {
+		t.Fatalf("after a restart without sharing: %d slots, sharing %v", cl.Slots, cl.ShareUnisolatedWorkers)
+	}
+	_, err := again.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "bare", Slots: 1})
+	wantCode(t, err, connect.CodeFailedPrecondition)
 }
 
 // A worker bound to bob gets bob's task and not alice's; Why tells alice

@@ -393,6 +393,12 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 		if c := s.workers[w.ID]; c != nil && !fresh && c.drained {
 			slots = 0 // Drain took them; the rebuilt scheduler keeps it so
 		}
+		if !s.sharable(w.Isolation, w.BoundUser) {
+			// Registered while the server shared unisolated workers: it
+			// gets nothing more until it registers again, which is refused.
+			s.log.Warn("worker without isolation and bound to no user gets no work (no --share-unisolated-workers)", "worker", w.ID)
+			slots = 0
+		}
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
 			BoundUser: w.BoundUser})
 		if s.workers[w.ID] == nil || fresh {
