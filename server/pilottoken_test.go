@@ -69,6 +69,9 @@ func TestPilotTokenScope(t *testing.T) {
 	admin := b.as(adminToken(t, b.dir))
 	_, err = admin.workers.MintWorkerToken(ctx(t), &batchv1.MintWorkerTokenRequest{Worker: "slurm-11"})
 	wantCode(t, err, connect.CodePermissionDenied)
+	// The local slots' in-process token is no pool's.
+	_, err = b.workers.MintWorkerToken(ctx(t), &batchv1.MintWorkerTokenRequest{Worker: "slurm-11"})
+	wantCode(t, err, connect.CodePermissionDenied)
 	// Another worker user cannot mint a name the pool holds.
 	other := b.as(b.addUser(t, "other", store.RoleWorker))
 	_, err = other.workers.MintWorkerToken(ctx(t), &batchv1.MintWorkerTokenRequest{Worker: "slurm-7"})
