@@ -28,7 +28,7 @@ func (s *Server) checkIsolation(id sched.WorkerID, req *batchv1.RegisterRequest)
 	if !s.sharable(mech, req.BoundUser) {
 		return sched.Errorf(sched.EFAILEDPRECONDITION, "worker %q runs tasks without isolation and is bound to no user: "+
 			"any user's task there could read its token and the other tasks' files. Run it as root or where user namespaces work, "+
-			"bind it to one user (batchd worker --bound-user NAME), or start the server with --share-unisolated-workers", id)
+			"bind it to one user (batchd worker --isolation none --user NAME), or start the server with --share-unisolated-workers", id)
 	}
 	if !sched.Isolated(mech) && req.BoundUser == "" {
 		s.log.Warn("worker without isolation shares any user's tasks (--share-unisolated-workers)", "worker", id)
