@@ -170,3 +170,18 @@ func (s *Scheduler) roomFor(t *task, preempt bool) int {
 	}
 	return n
 }
+
+// ownerShutOut reports whether workers with slots are up and every one of
+// them is bound to another owner than owner.
+func (s *Scheduler) ownerShutOut(owner string) bool {
+	up := false
+	for _, w := range s.wheap.items {
+		if w.slots > 0 {
+			if w.bound == "" || w.bound == owner {
+				return false
+			}
+			up = true
+		}
+	}
+	return up
+}

@@ -124,6 +124,20 @@ func TestBoundWorkers(t *testing.T) {
 		}
 	})
 
+	t.Run("fair share: a user no worker may serve holds nobody back", func(t *testing.T) {
+		d := newDriver(t, Config{FairShare: true, DisclosedFairShare: true})
+		d.dur = func(TaskRef, int, bool) float64 { return 10 }
+		d.apply(Event{Kind: EventWorkerUp, Worker: "wb", Slots: 2, BoundUser: "bob"})
+		d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "alice", Tasks: task(2)})
+		d.apply(Event{Kind: EventRequested, Set: 1})
+		d.apply(Event{Kind: EventDisclosed, Set: 2, Owner: "bob", Tasks: task(2)})
+		d.apply(Event{Kind: EventRequested, Set: 2})
+		got := startsOf(d.decide())
+		if len(got) != 2 || got[TaskRef{2, 0}] != "wb" || got[TaskRef{2, 1}] != "wb" {
+			t.Fatalf("starts %v, want both of bob's tasks on wb", got)
+		}
+	})
+
 	t.Run("attach refused", func(t *testing.T) {
 		d := newDriver(t, Config{})
 		d.apply(Event{Kind: EventWorkerUp, Worker: "wb", Slots: 1, BoundUser: "bob"})
