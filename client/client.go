@@ -618,6 +618,9 @@ type Cluster struct {
 	// Users is each user's standing (sched.UserShare), by name.
 	FairShare bool
 	Users     []sched.UserShare
+	// ShareUnisolated: the server lets workers without isolation run any
+	// user's tasks (batchd serve --share-unisolated-workers).
+	ShareUnisolated bool
 }
 
 // Pilot is a worker job an elastic pool keeps in a batch system.
@@ -675,6 +678,8 @@ func (c *Client) GetCluster(ctx context.Context) (Cluster, error) {
 		StartedAt:   timeFromPB(res.GetStartedAt()),
 		Version:     res.GetVersion(),
 		FairShare:   res.GetFairShare(),
+
+		ShareUnisolated: res.GetShareUnisolatedWorkers(),
 	}
 	for _, u := range res.GetUsers() {
 		out.Users = append(out.Users, sched.UserShare{User: u.GetName(), Weight: u.GetWeight(), Held: int(u.GetHeld()), Queued: int(u.GetQueued()), Share: u.GetShare(), Usage: u.GetUsage()})

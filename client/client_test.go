@@ -30,7 +30,9 @@ func startServer(t *testing.T, slots int) string {
 // startServerWith is startServer with cfg's other fields.
 func startServerWith(t *testing.T, slots int, cfg server.Config) string {
 	t.Helper()
-	cfg.Listen, cfg.DataDir, cfg.Lease = "127.0.0.1:0", t.TempDir(), 2*time.Second
+	// ShareUnisolated: its worker may report no isolation; these tests are
+	// not about isolation (server/isolation_test.go is).
+	cfg.Listen, cfg.DataDir, cfg.Lease, cfg.ShareUnisolated = "127.0.0.1:0", t.TempDir(), 2*time.Second, true
 	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -265,5 +265,8 @@ func workerFromPB(w *batchv1.Worker) sched.Worker {
 		LastHeartbeat: timeFromPB(w.GetLastHeartbeat()),
 		RegisteredAt:  timeFromPB(w.GetRegisteredAt()),
 		MemoryMB:      w.GetMemoryMb(),
+		Isolation:     w.GetIsolation(),
+		BoundUser:     w.GetBoundUser(),
+		Limits:        w.GetLimits(),
 	}
 }

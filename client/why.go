@@ -23,6 +23,7 @@ var whyReasons = map[batchv1.WaitReason]sched.WhyReason{
 	batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP:                   sched.WhyNoWorker,
 	batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS:                 sched.WhyNeverFits,
 	batchv1.WaitReason_WAIT_REASON_FAIR_SHARE:                     sched.WhyFairShare,
+	batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER:            sched.WhyNoWorkerForOwner,
 }
 
 // Why asks the scheduler why the named tasks of set wait, in calls of at
@@ -42,7 +43,7 @@ func (c *Client) Why(ctx context.Context, set sched.SetID, indexes []int32) ([]s
 			return nil, err
 		}
 		for _, w := range res.GetTasks() {
-			out = append(out, sched.WhyAnswer{
+			a := sched.WhyAnswer{
 				Task: sched.TaskRef{Set: set, Index: w.GetIndex()}, State: taskStateFromPB(w.GetState()), Class: w.GetClass(),
 				Reason: whyReasons[w.GetReason()], Position: int(w.GetPosition()), JobsAhead: int(w.GetJobsAhead()),
 				TasksAhead: int(w.GetTasksAhead()), Exact: w.GetExact(), FreeSlots: int(w.GetFreeSlots()), Slots: int(w.GetSlots()),
@@ -50,7 +51,11 @@ func (c *Client) Why(ctx context.Context, set sched.SetID, indexes []int32) ([]s
 				FinishInSeconds: w.GetFinishInSeconds(), Assumptions: w.GetAssumptions(),
 				PositionExact: w.GetPositionExact(), AheadExact: w.GetTasksAheadExact(), StartLowerBound: w.GetStartIsLowerBound(),
 				FinishLowerBound: w.GetFinishIsLowerBound(), PastEstimate: w.GetPastEstimate(),
-			})
+			}
+			if a.Reason.Text() != w.GetReasonText() {
+				a.Detail = w.GetReasonText()
+			}
+			out = append(out, a)
 		}
 	}
 	return out, nil

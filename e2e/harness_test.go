@@ -208,7 +208,10 @@ func (c *cluster) start(args ...string) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	all := append([]string{"serve", "--listen", listen, "--data", c.data}, withIsolation(args)...)
+	// --share-unisolated-workers: these tests' local slots and workers run
+	// with --isolation none (withIsolation) and serve any user's tasks;
+	// isolation_test.go tests the isolation.
+	all := append([]string{"serve", "--listen", listen, "--data", c.data, "--share-unisolated-workers"}, withIsolation(args)...)
 	c.server = startProc(c.t, "batchd serve", c.batchd, all...)
 	c.addr = c.waitServing(c.server)
 }

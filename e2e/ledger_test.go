@@ -42,7 +42,7 @@ func TestKillBetweenFinishAndAck(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(patience)
 		for {
-			_, err := workers.Register(ctx, &batchv1.RegisterRequest{Name: name, Slots: 1, Running: held})
+			_, err := workers.Register(ctx, &batchv1.RegisterRequest{Isolation: "namespaces", Name: name, Slots: 1, Running: held})
 			if err == nil {
 				return
 			}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"connectrpc.com/connect"
+
+	"batchd/client"
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/proto/batch/v1/batchv1connect"
 )
 
 // slurmCluster is a one-node Slurm started with e2e/slurm/start.sh.
@@ -337,4 +344,99 @@ func TestSlurmPool(t *testing.T) {
 			return false
 		})
 	})
+
+	t.Run("a task on a pilot finds no token that registers a worker", func(t *testing.T) {
+		pool := startPool(t, c, "steal", "--max-pilots", "1", "--idle", "3s")
+		defer pool.stop()
+		var d jsonDisclose
+		c.ctlJSON(&d, "disclose", "--request", "--name", "steal", "--", "sh", "-c", stealTokens)
+		waitFor(t, patience, "the thief task to finish", func() bool { return setFinished(c, d.Set.ID, 1) })
+		var out jsonOutput
+		c.ctlJSON(&out, "output", fmt.Sprintf("%d/0", d.Set.ID))
+		found := strings.Fields(out.Stdout)
+		pilot := out.Worker
+		t.Logf("the task on %s found %d token(s)", pilot, len(found))
+		var cl struct {
+			Workers []struct {
+				ID, Isolation string
+			} `json:"workers"`
+		}
+		c.ctlJSON(&cl, "cluster")
+		isolated := false
+		for _, w := range cl.Workers {
+			if w.ID == pilot {
+				isolated = w.Isolation != "" && w.Isolation != "none"
+			}
+		}
+		for i, tok := range found {
+			if tok == c.workerToken() {
+				t.Errorf("the task found the pool's own worker token")
+			}
+			wc := batchv1connect.NewWorkerServiceClient(http.DefaultClient, c.url(),
+				connect.WithInterceptors(client.BearerInterceptor(tok)))
+			names := []string{fmt.Sprintf("thief-%d", i)}
+			if isolated {
+				// A task its worker isolates must not even find its own
+				// pilot's token.
+				names = append(names, pilot)
+			}
+			for _, name := range names {
+				_, err := wc.Register(t.Context(), &batchv1.RegisterRequest{Name: name, Slots: 1, Isolation: "namespaces"})
+				if err == nil {
+					t.Errorf("a token the task found (%s…) registered worker %q", tok[:6], name)
+				}
+			}
+			if _, err := wc.ReportPilots(t.Context(), &batchv1.ReportPilotsRequest{Pool: "thief"}); err == nil {
+				t.Errorf("a token the task found (%s…) reported a pool", tok[:6])
+			}
+		}
+		if !isolated {
+			t.Logf("pilot %s runs tasks without isolation: a task there can read its worker's memory, so the pilot's own token "+
+				"is not checked against its own name; it stops working when the pilot ends", pilot)
+		}
+		// Once the pilot has ended and the pool has said so, no token the
+		// task found works at all.
+		waitFor(t, patience, "the pilot to leave", func() bool {
+			for _, j := range s.pilots("steal") {
+				if "slurm-"+j.id == pilot && j.state != "COMPLETED" && j.state != "CANCELLED" {
+					return false
+				}
+			}
+			return true
+		})
+		for _, tok := range found {
+			wc := batchv1connect.NewWorkerServiceClient(http.DefaultClient, c.url(),
+				connect.WithInterceptors(client.BearerInterceptor(tok)))
+			waitFor(t, patience, "the ended pilot's token to be refused", func() bool {
+				_, err := wc.Register(t.Context(), &batchv1.RegisterRequest{Name: pilot, Slots: 1, Isolation: "namespaces"})
+				return connect.CodeOf(err) == connect.CodeUnauthenticated || connect.CodeOf(err) == connect.CodePermissionDenied
+			})
+		}
+	})
 }
+
+// stealTokens is a task that looks for worker tokens where a task on a
+// pilot could: its environment, the environment and working directory of
+// each of its ancestors (the worker, the pilot script, slurmstepd), and
+// the files of its working directory and of each directory above it. It
+// prints each distinct token it finds.
+const stealTokens = `
+find() { grep -aoE 'bdp?_[a-z2-7]{32}' "$@" 2>/dev/null; }
+{
+  env | find
+  p=$$
+  while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+    tr '\0' '\n' < /proc/$p/environ 2>/dev/null | find
+    cwd=$(readlink /proc/$p/cwd 2>/dev/null)
+    if [ -n "$cwd" ]; then for f in "$cwd"/* "$cwd"/.*; do [ -f "$f" ] && find "$f"; done; fi
+    p=$(awk '{print $4}' /proc/$p/stat 2>/dev/null)
+  done
+  d=$PWD
+  while :; do
+    for f in "$d"/* "$d"/.*; do [ -f "$f" ] && find "$f"; done
+    [ "$d" = / ] && break
+    d=$(dirname "$d")
+  done
+} | sort -u
+exit 0
+`

@@ -94,6 +94,13 @@ type PilotSpec struct {
 	// environment. Never a token: Slurm keeps a job's environment where
 	// its user reads it (the pool hands the token over in a file).
 	Env map[string]string
+	// Mint mints the pilot's own worker token (MintWorkerToken), which may
+	// register only the named worker, and writes it into the token file
+	// that Argv names. The engine calls it once it knows the pilot's
+	// worker name and before the pilot can start (Slurm: the job is
+	// submitted held and released after). Nil: the file is written
+	// already.
+	Mint func(ctx context.Context, worker string) error
 }
 
 // State is a pilot's state, reduced from the batch system's.
@@ -135,6 +142,7 @@ type Pilot struct {
 // (batchv1connect.WorkerServiceClient has it).
 type Server interface {
 	ReportPilots(ctx context.Context, req *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error)
+	MintWorkerToken(ctx context.Context, req *batchv1.MintWorkerTokenRequest) (*batchv1.MintWorkerTokenResponse, error)
 }
 
 // Config configures a pool. Zero values mean the documented defaults.
@@ -160,12 +168,18 @@ type Config struct {
 	// (--slots, --idle-exit, --hand-back; the engine adds --name), e.g.
 	// ["/usr/local/bin/batchd", "worker", "--server", URL]. Required.
 	Worker []string
-	// Token is the worker token. Each pilot gets it in a file of its own
-	// (0600, in TokenDir) that its worker reads and removes before it runs
-	// any task (--token-file PATH --remove-token-file): never in an
-	// environment or on a command line, which Slurm keeps where the job's
-	// user (whose tasks may run on the pilot) can read them.
-	Token string
+	// Each pilot gets a token of its own, minted by the server for its
+	// worker name only (MintWorkerToken), never the pool's: in a file of
+	// its own (0600, in TokenDir) that its worker reads and removes before
+	// it runs any task (--token-file PATH --remove-token-file), never in
+	// an environment or on a command line, which Slurm keeps where the
+	// job's user (whose tasks may run on the pilot) can read them. The
+	// server revokes it when the pool reports the pilot ended.
+	//
+	// TokenTTL is how long a pilot's token lives from its submission
+	// (default DefaultTokenTTL). A pilot that has not started by then
+	// cannot register: it is cancelled after RegisterWait.
+	TokenTTL time.Duration
 	// TokenDir holds the pilots' token files (0700, created if needed):
 	// a directory the pilots' nodes see at the same path, such as one in
 	// the shared working directory. The workers hide it from their
@@ -205,6 +219,10 @@ type Pool struct {
 	now        func() time.Time
 }
 
+// DefaultTokenTTL is how long a pilot's token lives when Config.TokenTTL
+// is zero.
+const DefaultTokenTTL = 24 * time.Hour
+
 // New returns a pool of eng's pilots for the server srv.
 func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
 	if len(cfg.Worker) == 0 {
@@ -242,6 +260,9 @@ func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
 	}
 	if cfg.RegisterWait <= 0 {
 		cfg.RegisterWait = 2 * time.Minute
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = DefaultTokenTTL
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -347,14 +368,15 @@ func (p *Pool) Round(ctx context.Context) error {
 
 // submit submits one pilot of class, backing off when that fails.
 func (p *Pool) submit(ctx context.Context, class Class) error {
-	tokFile, err := p.writeToken()
+	tokFile, err := p.tokenFile()
 	if err != nil {
 		p.fail(fmt.Sprintf("token file for a pilot: %v", err))
 		return err
 	}
 	spec := PilotSpec{Class: class, Slots: p.cfg.Slots,
 		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back",
-			"--token-file", tokFile, "--remove-token-file", "--hide", p.cfg.TokenDir)}
+			"--token-file", tokFile, "--remove-token-file", "--hide", p.cfg.TokenDir),
+		Mint: func(ctx context.Context, worker string) error { return p.mint(ctx, worker, tokFile) }}
 	sctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	id, err := p.eng.Submit(sctx, spec)
 	cancel()
@@ -368,9 +390,10 @@ func (p *Pool) submit(ctx context.Context, class Class) error {
 	return nil
 }
 
-// writeToken writes the token into a new 0600 file of TokenDir, named at
-// random (the pilot's job id is not known before it is submitted).
-func (p *Pool) writeToken() (string, error) {
+// tokenFile makes a new empty 0600 file in TokenDir for a pilot's token,
+// named at random (the pilot's job id is not known before it is
+// submitted); mint fills it.
+func (p *Pool) tokenFile() (string, error) {
 	if err := os.MkdirAll(p.cfg.TokenDir, 0o700); err != nil {
 		return "", err
 	}
@@ -381,15 +404,27 @@ func (p *Pool) writeToken() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = f.WriteString(p.cfg.Token)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := f.Close(); err != nil {
 		os.Remove(f.Name())
 		return "", err
 	}
 	return f.Name(), nil
+}
+
+// mint asks the server for the token of the pilot that registers as
+// worker, which registers only that name and ends with the pilot or after
+// TokenTTL, and writes it into the pilot's token file.
+func (p *Pool) mint(ctx context.Context, worker, file string) error {
+	res, err := p.srv.MintWorkerToken(ctx, &batchv1.MintWorkerTokenRequest{Worker: worker, TtlSeconds: p.cfg.TokenTTL.Seconds()})
+	if err != nil {
+		return fmt.Errorf("mint a token for pilot %s: %w", worker, err)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(res.GetToken())
+	return errors.Join(err, f.Close())
 }
 
 // dropTokens removes the token files of pilots that ended or are gone
@@ -516,7 +551,7 @@ func (p *Pool) plan(pilots []Pilot, up map[string]bool, requested, disclosed int
 
 func (p *Pool) toProto(pl Pilot) *batchv1.Pilot {
 	out := &batchv1.Pilot{Id: pl.ID, State: pl.Raw, Reason: pl.Reason, Node: pl.Node, Slots: int32(pl.Slots),
-		Worker: p.eng.WorkerName(pl.ID), Partition: pl.Partition, Class: string(pl.Class)}
+		Worker: p.eng.WorkerName(pl.ID), Partition: pl.Partition, Class: string(pl.Class), Ended: pl.State == Ended}
 	if !pl.Submitted.IsZero() {
 		out.SubmittedAt = timestamppb.New(pl.Submitted)
 	}

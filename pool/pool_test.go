@@ -28,12 +28,17 @@ func (e *engine) List(context.Context) ([]Pilot, error) {
 	return slices.Clone(e.pilots), nil
 }
 
-func (e *engine) Submit(_ context.Context, s PilotSpec) (string, error) {
+func (e *engine) Submit(ctx context.Context, s PilotSpec) (string, error) {
 	if e.fail != nil {
 		return "", e.fail
 	}
 	e.next++
 	id := string(rune('a' + e.next))
+	if s.Mint != nil { // as Slurm does, once the id names the worker
+		if err := s.Mint(ctx, e.WorkerName(id)); err != nil {
+			return "", err
+		}
+	}
 	e.submitted = append(e.submitted, s)
 	e.pilots = append(e.pilots, Pilot{ID: id, State: Pending, Raw: "PENDING", Class: s.Class, Slots: s.Slots, Submitted: time.Unix(int64(e.next), 0)})
 	return id, nil
@@ -54,6 +59,12 @@ type server struct {
 	requested, disclosed int64
 	up                   []string
 	reports              []*batchv1.ReportPilotsRequest
+	minted               []*batchv1.MintWorkerTokenRequest
+}
+
+func (s *server) MintWorkerToken(_ context.Context, req *batchv1.MintWorkerTokenRequest) (*batchv1.MintWorkerTokenResponse, error) {
+	s.minted = append(s.minted, req)
+	return &batchv1.MintWorkerTokenResponse{Token: "bdp_" + req.Worker}, nil
 }
 
 func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error) {
@@ -68,7 +79,6 @@ func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsReques
 func newTestPool(t *testing.T, cfg Config, e *engine, s *server) *Pool {
 	t.Helper()
 	cfg.Worker = []string{"batchd", "worker", "--server", "http://127.0.0.1:1"}
-	cfg.Token = "bd_secret"
 	cfg.TokenDir = t.TempDir()
 	p, err := New(cfg, e, s)
 	if err != nil {
@@ -86,14 +96,16 @@ func TestPoolSizesToTheQueue(t *testing.T) {
 	}
 	// 5 requested on 2 slots: 3 pilots; 4 of the disclosed: 2 pilots.
 	var req, disc int
-	for _, sp := range e.submitted {
+	for k, sp := range e.submitted {
 		switch sp.Class {
 		case Requested:
 			req++
 		case Disclosed:
 			disc++
 		}
-		if len(sp.Env) != 0 || slices.Contains(sp.Argv, "bd_secret") || !slices.Contains(sp.Argv, "--remove-token-file") {
+		// Each pilot's own token, minted for its worker name.
+		own := "bdp_test-" + string(rune('a'+k+1))
+		if len(sp.Env) != 0 || slices.Contains(sp.Argv, own) || !slices.Contains(sp.Argv, "--remove-token-file") {
 			t.Fatalf("the token must be in a file the worker removes, neither in Env nor in argv: %+v", sp)
 		}
 		i := slices.Index(sp.Argv, "--token-file")
@@ -101,7 +113,7 @@ func TestPoolSizesToTheQueue(t *testing.T) {
 			t.Fatalf("no --token-file in %q", sp.Argv)
 		}
 		fi, err := os.Stat(sp.Argv[i+1])
-		if b, rerr := os.ReadFile(sp.Argv[i+1]); err != nil || rerr != nil || string(b) != "bd_secret" || fi.Mode().Perm() != 0o600 {
+		if b, rerr := os.ReadFile(sp.Argv[i+1]); err != nil || rerr != nil || string(b) != own || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("token file %s: %v %v, want 0600 with the token", sp.Argv[i+1], fi, err)
 		}
 		if !slices.Contains(sp.Argv, "--hand-back") || !slices.Contains(sp.Argv, "--idle-exit") {
@@ -110,6 +122,9 @@ func TestPoolSizesToTheQueue(t *testing.T) {
 	}
 	if req != 3 || disc != 2 {
 		t.Fatalf("submitted %d requested and %d disclosed pilots, want 3 and 2", req, disc)
+	}
+	if len(s.minted) != 5 || s.minted[0].TtlSeconds != DefaultTokenTTL.Seconds() {
+		t.Fatalf("minted %v", s.minted)
 	}
 	// The next round submits nothing more: they are coming.
 	if err := p.Round(ctx); err != nil {

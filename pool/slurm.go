@@ -134,7 +134,10 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 // spec.Env added to the environment (sbatch --export=ALL passes it on).
 // The pool's own tokens (BATCH_WORKER_TOKEN, BATCH_TOKEN) are left out
 // of it: Slurm would keep them where the job's user, and so the tasks on
-// the pilot, can read them.
+// the pilot, can read them. With spec.Mint the job is submitted held,
+// spec.Mint writes the pilot's token once the job id names its worker,
+// and scontrol release lets it start; when either fails, the job is
+// cancelled.
 func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "BATCH_WORKER_TOKEN=") || strings.HasPrefix(kv, "BATCH_TOKEN=")
@@ -142,7 +145,11 @@ func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
 	for k, v := range spec.Env {
 		env = append(env, k+"="+v)
 	}
-	out, err := s.run(ctx, env, s.Script(spec.Argv), "sbatch", s.SbatchArgs(spec)...)
+	args := s.SbatchArgs(spec)
+	if spec.Mint != nil {
+		args = append(args, "--hold")
+	}
+	out, err := s.run(ctx, env, s.Script(spec.Argv), "sbatch", args...)
 	if err != nil {
 		return "", err
 	}
@@ -150,6 +157,21 @@ func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
 	id, _, _ := strings.Cut(strings.TrimSpace(out), ";")
 	if id == "" {
 		return "", errors.New("sbatch printed no job id")
+	}
+	if spec.Mint == nil {
+		return id, nil
+	}
+	// Held until its token is in its file: the token names the pilot's
+	// worker, which only the job id tells.
+	err = spec.Mint(ctx, s.WorkerName(id))
+	if err == nil {
+		_, err = s.run(ctx, nil, "", "scontrol", "release", id)
+	}
+	if err != nil {
+		if cerr := s.Cancel(ctx, []string{id}); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+		return "", err
 	}
 	return id, nil
 }
@@ -239,4 +261,48 @@ func slurmState(raw, reason string) (State, bool) {
 	default: // COMPLETED, CANCELLED, TIMEOUT, PREEMPTED, DEADLINE, REVOKED, SPECIAL_EXIT
 		return Ended, false
 	}
+}
+
+// SlurmDuration parses a time limit in Slurm's formats: "minutes",
+// "minutes:seconds", "hours:minutes:seconds", "days-hours",
+// "days-hours:minutes" and "days-hours:minutes:seconds".
+func SlurmDuration(v string) (time.Duration, error) {
+	bad := fmt.Errorf("bad Slurm time %q", v)
+	days := 0
+	rest := v
+	if d, r, ok := strings.Cut(v, "-"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return 0, bad
+		}
+		days, rest = n, r
+	}
+	var f []int
+	for _, p := range strings.Split(rest, ":") {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return 0, bad
+		}
+		f = append(f, n)
+	}
+	var h, m, s int
+	switch {
+	case len(f) > 3:
+		return 0, bad
+	case v != rest: // days-hours[:minutes[:seconds]]
+		h = f[0]
+		if len(f) > 1 {
+			m = f[1]
+		}
+		if len(f) > 2 {
+			s = f[2]
+		}
+	case len(f) == 1:
+		m = f[0]
+	case len(f) == 2:
+		m, s = f[0], f[1]
+	default:
+		h, m, s = f[0], f[1], f[2]
+	}
+	return time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(s)*time.Second, nil
 }

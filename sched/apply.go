@@ -82,6 +82,7 @@ func (s *Scheduler) workerUp(ev Event) error {
 		s.wheap.push(w)
 	}
 	w.canSuspend = ev.CanSuspend
+	s.bind(w, ev.BoundUser)
 	if ev.MemoryMB < 0 {
 		return Errorf(EINVALID, "worker %s: %d MiB of memory", ev.Worker, ev.MemoryMB)
 	}
@@ -123,6 +124,7 @@ func (s *Scheduler) workerDown(ev Event) error {
 	}
 	s.slots -= int(w.slots)
 	s.freeN -= w.free()
+	s.bind(w, "")
 	s.wheap.remove(w)
 	delete(s.workers, w.id)
 	return nil
@@ -339,6 +341,9 @@ func (s *Scheduler) attached(ev Event) error {
 		return Errorf(ENOTFOUND, "attach copy %d: task %d/%d not found", ev.Copy, ev.Task.Set, ev.Task.Index)
 	}
 	t := st.task(ev.Task.Index)
+	if !w.allows(t) {
+		return Errorf(EPERMISSION, "attach copy %d: worker %s runs only %s's tasks, not %s's", ev.Copy, w.id, w.bound, st.owner)
+	}
 	if c := s.copies[ev.Copy]; c != nil {
 		if c.task == t && c.worker == w && c.slot == ev.Slot.Slot {
 			return nil // the same copy attached again

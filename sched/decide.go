@@ -94,9 +94,9 @@ func (s *Scheduler) obtainSlot(t *task, avoid []*worker, mode int, now Time, out
 		return w, w.freeSlots.pop(), true
 	}
 	if mode != slotPreemptOnly {
-		w := s.wheap.best(avoid)
+		w := s.bestFor(t, avoid)
 		if w == nil && len(avoid) > 0 {
-			w = s.wheap.best(nil)
+			w = s.bestFor(t, nil)
 		}
 		if w != nil {
 			return w, w.freeSlots.pop(), true
@@ -105,7 +105,10 @@ func (s *Scheduler) obtainSlot(t *task, avoid []*worker, mode int, now Time, out
 	if mode == slotFree || s.cfg.Preemption == PreemptOff || len(s.preempt.items) == 0 {
 		return nil, 0, false
 	}
-	c := s.preempt.peek()
+	c := s.preemptibleFor(t)
+	if c == nil {
+		return nil, 0, false
+	}
 	w := c.worker
 	s.preemptCopy(c, now, out)
 	return w, w.freeSlots.pop(), true

@@ -26,7 +26,7 @@ func (s *Scheduler) decideDisclosed(now Time, out []Decision) []Decision {
 		t := st.dq.peek()
 		w, slot, ok := s.obtainSlot(t, nil, slotFree, now, &out)
 		if !ok {
-			if t.plain() {
+			if s.plainFor(t) {
 				break
 			}
 			s.dsets.remove(st)
@@ -78,7 +78,7 @@ func (s *Scheduler) decideDisclosedFair(now Time, out []Decision) []Decision {
 		t := best.dq.peek()
 		w, slot, ok := s.obtainSlot(t, nil, slotFree, now, &out)
 		if !ok {
-			if t.plain() {
+			if s.plainFor(t) {
 				break
 			}
 			skip[best] = true

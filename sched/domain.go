@@ -219,13 +219,20 @@ type Copy struct {
 
 // Worker is a registered worker and its slots.
 type Worker struct {
-	ID            WorkerID
-	Name          string
-	Hostname      string
-	Slots         int32
-	BusySlots     int32
-	CanSuspend    bool
-	MemoryMB      int64  // memory offered to tasks, MiB (0: none)
+	ID         WorkerID
+	Name       string
+	Hostname   string
+	Slots      int32
+	BusySlots  int32
+	CanSuspend bool
+	MemoryMB   int64 // memory offered to tasks, MiB (0: none)
+	// Isolation is how the worker keeps a task from the worker, the
+	// server and other users' tasks (one of Isolations).
+	Isolation string
+	// BoundUser is the one user whose tasks the worker runs ("": anyone's).
+	BoundUser string
+	// Limits says what the worker enforces per copy, for people.
+	Limits        string
 	State         string // "up", "lease-lapsed", "gone"
 	LastHeartbeat time.Time
 	RegisteredAt  time.Time

@@ -27,7 +27,7 @@ type EventKind int
 
 const (
 	// EventWorkerUp: a worker with Slots slots joined (or rejoined). Fields:
-	// Worker, Slots, CanSuspend.
+	// Worker, Slots, CanSuspend, MemoryMB, BoundUser.
 	EventWorkerUp EventKind = iota + 1
 	// EventWorkerDown: a worker left or its lease lapsed; its live copies
 	// are lost and their tasks queue again. Fields: Worker.
@@ -108,6 +108,9 @@ type Event struct {
 	Worker     WorkerID
 	Slots      int32
 	CanSuspend bool
+	// BoundUser is the one user whose tasks a worker runs (EventWorkerUp;
+	// "": anyone's). See isolation.go.
+	BoundUser string
 	// MemoryMB is the memory a worker advertises (EventWorkerUp), MiB;
 	// 0: none, so that tasks asking for memory never run there.
 	MemoryMB int64

@@ -171,8 +171,15 @@ func (s *Scheduler) fairFill(now Time, out []Decision) []Decision {
 		}
 		t := st.rq.peek()
 		if !s.startQueued(t, "requested", slotFreeOrPreempt, now, &out) {
-			if t.plain() {
+			if s.plainFor(t) {
 				break
+			}
+			if t.plain() {
+				// Only workers bound to other owners have room: u sits
+				// out the rest of this fill (isolation.go).
+				f.remove(u)
+				f.outUsers = append(f.outUsers, u)
+				continue
 			}
 			s.setAside(t)
 			s.fairSync(st)
@@ -219,7 +226,9 @@ func (s *Scheduler) fairCapped(st *set) bool {
 	}
 	top := f.heap[0]
 	u := st.fsUser
-	if u == nil || u == top {
+	if u == nil || u == top || (s.nbound > 0 && s.ownerShutOut(top.name)) {
+		// A user no worker may serve (every one is bound to another
+		// owner) holds nobody back.
 		return false
 	}
 	return float64(u.held+1)*top.weight > float64(top.held)*u.weight

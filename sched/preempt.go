@@ -35,8 +35,11 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 				mode = slotPreemptOnly
 			}
 			if t := st.rq.peek(); !s.startQueued(t, "requested", mode, now, &out) {
-				if t.plain() {
+				if s.plainFor(t) {
 					return out
+				}
+				if t.plain() {
+					break // only workers bound to other owners have room: so for the set's other tasks
 				}
 				s.setAside(t) // no room for its resources: the next may fit
 			}

@@ -317,7 +317,7 @@ func TestRestoreReplays(t *testing.T) {
 		slices.Sort(wids)
 		for _, id := range wids {
 			w := d.s.workers[id]
-			apply(Event{Kind: EventWorkerUp, Time: 30, Worker: id, Slots: w.slots, CanSuspend: w.canSuspend})
+			apply(Event{Kind: EventWorkerUp, Time: 30, Worker: id, Slots: w.slots, CanSuspend: w.canSuspend, BoundUser: w.bound})
 		}
 		var sids []SetID
 		for id := range d.s.sets {

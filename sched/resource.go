@@ -51,7 +51,7 @@ func (c *liveCopy) slots() int { return 1 + int(c.nextra) }
 
 // fits reports whether w has room for a copy of t now.
 func (w *worker) fits(t *task) bool {
-	if w.free() < t.slots() {
+	if w.free() < t.slots() || !w.allows(t) {
 		return false
 	}
 	return t.memMB == 0 || w.memMB-w.memUsed >= int64(t.memMB)
@@ -59,7 +59,7 @@ func (w *worker) fits(t *task) bool {
 
 // couldFit reports whether w could hold a copy of t when idle.
 func (w *worker) couldFit(t *task) bool {
-	return int(w.slots) >= t.slots() && (t.memMB == 0 || w.memMB >= int64(t.memMB))
+	return int(w.slots) >= t.slots() && (t.memMB == 0 || w.memMB >= int64(t.memMB)) && w.allows(t)
 }
 
 // takeExtra gives running copy c, just put on one slot of w, the rest of

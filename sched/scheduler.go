@@ -176,8 +176,9 @@ type worker struct {
 	freeSlots  int32Heap
 	hpos       int32 // position in Scheduler.wheap
 	suspended  []*liveCopy
-	memMB      int64 // memory it advertises, MiB (0 = none: memory requests never match)
-	memUsed    int64 // memory its running copies asked for
+	memMB      int64  // memory it advertises, MiB (0 = none: memory requests never match)
+	memUsed    int64  // memory its running copies asked for
+	bound      string // the one owner whose tasks it runs ("": anyone's; isolation.go)
 }
 
 func (w *worker) free() int { return len(w.freeSlots) }
@@ -199,6 +200,7 @@ type Scheduler struct {
 	epsilon   float64
 	sets      map[SetID]*set
 	workers   map[WorkerID]*worker
+	nbound    int // workers bound to one owner (isolation.go)
 	wheap     workerHeap
 	copies    map[CopyID]*liveCopy
 	nextCopy  CopyID

@@ -39,7 +39,9 @@ type TraceWorker struct {
 	Slots      int32
 	CanSuspend bool
 	MemoryMB   int64
-	Up, Down   float64
+	// BoundUser is the one owner whose tasks it runs ("": anyone's).
+	BoundUser string
+	Up, Down  float64
 }
 
 // TraceSet is one task set.

@@ -44,6 +44,10 @@ const (
 	// WhyNeverFits: no worker up has as many slots or as much memory as
 	// it asks for, even idle; it waits for a bigger worker to register.
 	WhyNeverFits WhyReason = "no-worker-fits"
+	// WhyNoWorkerForOwner: every worker up is bound to another user (it
+	// runs tasks without isolation, so only its own user's); Detail names
+	// them.
+	WhyNoWorkerForOwner WhyReason = "no-worker-for-owner"
 )
 
 // Short is the reason in a word or two, for a table's column.
@@ -73,6 +77,8 @@ func (r WhyReason) Short() string {
 		return "no worker fits"
 	case WhyFairShare:
 		return "fair share"
+	case WhyNoWorkerForOwner:
+		return "no worker for owner"
 	}
 	return string(r)
 }
@@ -104,6 +110,8 @@ func (r WhyReason) Text() string {
 		return "no worker up is big enough for it (slots or memory): it starts only if a bigger worker registers"
 	case WhyFairShare:
 		return "its owner holds its fair share while other users wait"
+	case WhyNoWorkerForOwner:
+		return "no worker may run its owner's tasks"
 	}
 	return string(r)
 }
@@ -149,6 +157,10 @@ type WhyAnswer struct {
 	// estimate takes for granted.
 	StartInSeconds, FinishInSeconds float64
 	Assumptions                     string
+	// Detail is the reason in a sentence about this task, where Reason's
+	// Text is not enough (WhyNoWorkerForOwner: the workers and whom they
+	// run for); "" otherwise.
+	Detail string
 }
 
 // Why says where task ref stands and why it waits, at now. It changes
@@ -242,6 +254,9 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	if req && s.cfg.Preemption != PreemptOff {
 		avail += len(s.preempt.items)
 	}
+	if s.nbound > 0 {
+		avail = s.roomFor(t, req && s.cfg.Preemption != PreemptOff)
+	}
 	switch {
 	case len(t.copies) > 0:
 		a.Reason = WhySuspended
@@ -250,6 +265,8 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		a.Reason = WhyCapped
 	case s.slots == 0:
 		a.Reason = WhyNoWorker
+	case s.nbound > 0 && s.shutOut(t):
+		a.Reason, a.Detail = WhyNoWorkerForOwner, s.boundDetail(st.owner)
 	case !s.couldEverFit(t):
 		a.Reason = WhyNeverFits
 	case !t.plain() && s.wheap.fit(nil, t) == nil:

@@ -90,7 +90,7 @@ func TestIsolation(t *testing.T) {
 	st := w.start()
 	w.won(st.CopyId, "secret")
 	// The worker wk has a worker of its own.
-	must[*batchv1.RegisterResponse](t)(b.as(wtok).workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "wk-1", Slots: 0}))
+	must[*batchv1.RegisterResponse](t)(b.as(wtok).workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "wk-1", Slots: 0}))
 
 	n := 0
 	uniq := func() string { n++; return fmt.Sprintf("u%d", n) }
@@ -246,11 +246,11 @@ func TestIsolation(t *testing.T) {
 			return err
 		}, [4]connect.Code{ok, ok, ok, denied}},
 		{"Register", func(c clients, who string) error {
-			_, err := c.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "wk-1", Slots: 0})
+			_, err := c.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "wk-1", Slots: 0})
 			return err
 		}, [4]connect.Code{denied, denied, denied, ok}},
 		{"Register(another's name)", func(c clients, who string) error {
-			_, err := c.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w1", Slots: 1})
+			_, err := c.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "w1", Slots: 1})
 			return err
 		}, [4]connect.Code{denied, denied, denied, denied}},
 		{"Assignments", func(c clients, who string) error {
@@ -293,6 +293,10 @@ func TestIsolation(t *testing.T) {
 		}, [4]connect.Code{denied, denied, denied, denied}},
 		{"ReportPilots", func(c clients, who string) error {
 			_, err := c.workers.ReportPilots(ctx(t), &batchv1.ReportPilotsRequest{Pool: "p", Engine: "slurm"})
+			return err
+		}, [4]connect.Code{denied, denied, denied, ok}},
+		{"MintWorkerToken", func(c clients, who string) error {
+			_, err := c.workers.MintWorkerToken(ctx(t), &batchv1.MintWorkerTokenRequest{Worker: "pilot-" + uniq()})
 			return err
 		}, [4]connect.Code{denied, denied, denied, ok}},
 		{"AddUser", func(c clients, who string) error {
@@ -476,7 +480,7 @@ func TestRevokeEndsOpenStreams(t *testing.T) {
 	b := setup(t, options{})
 	alice := b.as(b.addUser(t, "alice", store.RoleUser))
 	wk := b.as(b.addUser(t, "wk", store.RoleWorker))
-	must[*batchv1.RegisterResponse](t)(wk.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "wk-1", Slots: 2}))
+	must[*batchv1.RegisterResponse](t)(wk.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "wk-1", Slots: 2}))
 	sctx, cancel := context.WithCancel(ctx(t))
 	defer cancel()
 	assign, err := wk.workers.Assignments(sctx, &batchv1.AssignmentsRequest{WorkerId: "wk-1"})

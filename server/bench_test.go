@@ -66,7 +66,9 @@ func BenchmarkBigSet(b *testing.B) {
 //
 //	go test -run '^$' -bench Pipeline -benchtime 1000x -cpuprofile cpu.out ./server
 func BenchmarkPipeline(b *testing.B) {
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Logger: logger()})
+	// ShareUnisolated: its worker may report no isolation; these tests are
+	// not about isolation (server/isolation_test.go is).
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Logger: logger(), ShareUnisolated: true})
 	if err != nil {
 		b.Fatal(err)
 	}

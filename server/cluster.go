@@ -95,7 +95,7 @@ func (h clusterHandler) GetCluster(ctx context.Context, _ *batchv1.GetClusterReq
 		Queues: &batchv1.QueueLengths{Requested: int64(st.QueuedRequested), Disclosed: int64(st.QueuedDisclosed),
 			SuspendedCopies: int64(st.SuspendedCopies), RunningCopies: int64(st.RunningCopies), SpeculativeCopies: int64(st.SpeculativeCopies)},
 		Metrics: s.metrics.snapshot(st), Policy: string(cfg.Policy), Speculation: string(cfg.Speculation), Preemption: string(cfg.Preemption),
-		StartedAt: ts(s.startedAt), Version: s.cfg.Version}
+		StartedAt: ts(s.startedAt), Version: s.cfg.Version, ShareUnisolatedWorkers: s.cfg.ShareUnisolated}
 	if cfg.Speculation == sched.SpecBudgeted {
 		out.Speculation = fmt.Sprintf("budgeted-%d", cfg.Budget)
 	}
@@ -189,6 +189,7 @@ func newMetrics(s *Server) *metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_speculative_copies_won_total", Help: "Speculative copies that won."},
 			stat(func(st sched.Stats) float64 { return float64(st.SpeculativeWon) })),
 		pilotCollector{s}, shareCollector{s},
+		isolationCollector{s},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_load", Help: "Busy slot-seconds / slot-seconds since the server started."},
 			func() float64 { return m.snapshot(s.statsSnapshot()).Load }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_scaled_billed_resources", Help: "Billed slot-seconds / requested work (Petrou)."},

@@ -20,6 +20,7 @@ type workerConn struct {
 	hostname   string
 	slots      int32
 	canSuspend bool
+	boundUser  string // the one user whose tasks it runs ("": anyone's)
 	lastSeen   time.Time
 	queue      []*batchv1.AssignmentsResponse
 	notify     chan struct{} // capacity 1: something was queued
@@ -31,8 +32,8 @@ type workerConn struct {
 	missingSince map[sched.CopyID]time.Time
 }
 
-func newWorkerConn(id sched.WorkerID, hostname string, slots int32, canSuspend bool, now time.Time) *workerConn {
-	return &workerConn{id: id, hostname: hostname, slots: slots, canSuspend: canSuspend, lastSeen: now,
+func newWorkerConn(id sched.WorkerID, hostname string, slots int32, canSuspend bool, boundUser string, now time.Time) *workerConn {
+	return &workerConn{id: id, hostname: hostname, slots: slots, canSuspend: canSuspend, boundUser: boundUser, lastSeen: now,
 		notify: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 
@@ -256,7 +257,7 @@ func (s *Server) Drain(workers ...sched.WorkerID) {
 		if w == nil {
 			continue
 		}
-		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: now, Worker: id, Slots: 0, CanSuspend: w.canSuspend})
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: now, Worker: id, Slots: 0, CanSuspend: w.canSuspend, BoundUser: w.boundUser})
 		w.drained = true
 	}
 	s.refreshStats()

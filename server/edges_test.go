@@ -261,9 +261,11 @@ func TestRequestEdges(t *testing.T) {
 			return err2(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true, PageToken: "9223372036854775807"}))
 		}, ok},
 		{"GetBill/page_token=-1", func() error { return err2(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{PageToken: "-1"})) }, inv},
-		{"Register/slots=-1", func() error { return err2(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "v", Slots: -1})) }, inv},
+		{"Register/slots=-1", func() error {
+			return err2(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "v", Slots: -1}))
+		}, inv},
 		{"Register/slots=MaxInt32", func() error {
-			return err2(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "v", Slots: math.MaxInt32}))
+			return err2(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "v", Slots: math.MaxInt32}))
 		}, inv},
 		{"Heartbeat/cpu_seconds>max", func() error {
 			return err2(b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: copyID, CpuSeconds: 1e10}}}))

@@ -72,6 +72,9 @@ type callerKey struct{}
 type Caller struct {
 	Name string
 	Role string
+	// Pilot is, for a pilot's token, the one worker name the caller may
+	// speak for ("" for any other caller).
+	Pilot sched.WorkerID
 	// token is the bearer token the call came with (memory only, never
 	// logged), so that a long stream can check it again (stillValid).
 	token string
@@ -114,7 +117,7 @@ func (s *Server) identify(ctx context.Context, procedure string, h http.Header) 
 			}
 			return ctx, s.connectError(ctx, err)
 		}
-		c = Caller{Name: u.Name, Role: u.Role, token: token}
+		c = Caller{Name: u.Name, Role: u.Role, Pilot: u.Worker, token: token}
 	}
 	ctx = context.WithValue(ctx, callerKey{}, c)
 	if err := allowed(c, procedure); err != nil {
@@ -159,6 +162,9 @@ func allowed(c Caller, procedure string) error {
 		if c.Role != store.RoleWorker {
 			return connect.NewError(connect.CodePermissionDenied, errors.New("the worker service needs a worker token"))
 		}
+		if c.Pilot != "" && !pilotMethods[method] {
+			return connect.NewError(connect.CodePermissionDenied, errors.New("a pilot's token may only run its own worker"))
+		}
 	case c.Role == store.RoleWorker:
 		return connect.NewError(connect.CodePermissionDenied, errors.New("a worker token may call only the worker service"))
 	case service == batchv1connect.UserServiceName && method != "WhoAmI" && c.Role != store.RoleAdmin:
@@ -166,6 +172,10 @@ func allowed(c Caller, procedure string) error {
 	}
 	return nil
 }
+
+// pilotMethods are what a pilot's token may call: its own worker's
+// protocol, not a pool's (ReportPilots, MintWorkerToken).
+var pilotMethods = map[string]bool{"Register": true, "Assignments": true, "Heartbeat": true, "ReportFinished": true}
 
 // callerFrom returns the name of the caller that identify put into ctx.
 func callerFrom(ctx context.Context) string {

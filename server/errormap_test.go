@@ -47,7 +47,7 @@ func TestErrorMapping(t *testing.T) {
 	if _, err := tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.LocalTransport().Register(ctx(t), &batchv1.RegisterRequest{Name: "w1", Slots: 1}); err != nil {
+	if _, err := srv.LocalTransport().Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "w1", Slots: 1}); err != nil {
 		t.Fatal(err)
 	}
 	srv.DispatchOnce()

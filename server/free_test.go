@@ -36,7 +36,7 @@ func TestFreeWorkFourParts(t *testing.T) {
 	w.start()
 	b.clock.Advance(5 * time.Second)
 	// The worker comes back without it: lost, 5 s by the server's clock.
-	must[*batchv1.RegisterResponse](t)(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w", Slots: 2}))
+	must[*batchv1.RegisterResponse](t)(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "w", Slots: 2}))
 
 	want := &batchv1.FreeWork{ExecutedUnrequestedSlotSeconds: 2, CanceledSlotSeconds: 3, LostWithWorkerSlotSeconds: 5}
 	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{}))

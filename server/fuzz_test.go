@@ -44,7 +44,7 @@ const fuzzStdout = "hello world"
 func fuzzSetup(f *testing.F) *fuzzBundle {
 	b := setup(f, options{maxSets: -1, maxQueued: -1})
 	fb := &fuzzBundle{bundle: b, admin: adminToken(f, b.dir), worker: b.srv.LocalWorkerToken()}
-	reg, err := b.workers.Register(ctx(f), &batchv1.RegisterRequest{Name: "w", Slots: 2})
+	reg, err := b.workers.Register(ctx(f), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "w", Slots: 2})
 	if err != nil || reg.WorkerId != "w" {
 		f.Fatal(reg, err)
 	}
@@ -361,9 +361,9 @@ func FuzzGetBill(f *testing.F) {
 func FuzzRegister(f *testing.F) {
 	fb := fuzzSetup(f)
 	addSeeds(f,
-		&batchv1.RegisterRequest{Name: "v", Slots: 1, Running: []*batchv1.HeldCopy{{CopyId: 99, Slot: 0, CpuSeconds: 1}}},
-		&batchv1.RegisterRequest{Name: "v", Slots: math.MaxInt32},
-		&batchv1.RegisterRequest{Name: "u", Slots: 2, Running: []*batchv1.HeldCopy{{CopyId: -1, Slot: -1, Progress: math.NaN(), CpuSeconds: math.Inf(1)}}},
+		&batchv1.RegisterRequest{Isolation: "namespaces", Name: "v", Slots: 1, Running: []*batchv1.HeldCopy{{CopyId: 99, Slot: 0, CpuSeconds: 1}}},
+		&batchv1.RegisterRequest{Isolation: "namespaces", Name: "v", Slots: math.MaxInt32},
+		&batchv1.RegisterRequest{Isolation: "namespaces", Name: "u", Slots: 2, Running: []*batchv1.HeldCopy{{CopyId: -1, Slot: -1, Progress: math.NaN(), CpuSeconds: math.Inf(1)}}},
 	)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var req batchv1.RegisterRequest

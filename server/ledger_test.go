@@ -295,7 +295,7 @@ func TestAbuseLimits(t *testing.T) {
 		_, err := b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{})
 		wantCap(t, err, "request rate")
 		// Workers are not limited; the bucket refills with time.
-		must[*batchv1.RegisterResponse](t)(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w", Slots: 1}))
+		must[*batchv1.RegisterResponse](t)(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "w", Slots: 1}))
 		b.clock.Advance(1500 * 1e6)
 		must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{}))
 	})

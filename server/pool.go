@@ -41,23 +41,28 @@ type poolReport struct {
 	pilots []*batchv1.Pilot
 }
 
-// put records a pool's report; a pool name belongs to the worker user that
-// reported it first (while the server runs).
-func (b *pilotBook) put(owner, name, engine, lastErr string, pilots []*batchv1.Pilot, now time.Time) error {
+// put records a pool's report and returns the pilots of its previous one;
+// a pool name belongs to the worker user that reported it first (while
+// the server runs).
+func (b *pilotBook) put(owner, name, engine, lastErr string, pilots []*batchv1.Pilot, now time.Time) ([]*batchv1.Pilot, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.expire(now)
 	if b.pools == nil {
 		b.pools = map[string]*poolReport{}
 	}
-	if old := b.pools[name]; old != nil && old.owner != owner {
-		return sched.Errorf(sched.EPERMISSION, "pool %q is reported by another worker token", name)
+	var before []*batchv1.Pilot
+	if old := b.pools[name]; old != nil {
+		if old.owner != owner {
+			return nil, sched.Errorf(sched.EPERMISSION, "pool %q is reported by another worker token", name)
+		}
+		before = old.pilots
 	}
 	for _, p := range pilots {
 		p.Pool = name
 	}
 	b.pools[name] = &poolReport{owner: owner, engine: engine, at: now, err: lastErr, pilots: pilots}
-	return nil
+	return before, nil
 }
 
 // expire forgets pools silent for poolForget. Call with b.mu held.
@@ -90,7 +95,8 @@ func (b *pilotBook) snapshot(now time.Time) ([]*batchv1.Pool, []*batchv1.Pilot) 
 }
 
 // ReportPilots records a pool's pilots and answers the queue lengths and
-// the workers up, from which the pool sizes itself.
+// the workers up, from which the pool sizes itself. The tokens of pilots
+// that ended, or that the pool no longer lists, are revoked.
 func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error) {
 	s := h.s
 	if req.Pool == "" || len(req.Pool) > maxPoolNameLen {
@@ -104,9 +110,11 @@ func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilo
 			return nil, sched.Errorf(sched.EINVALID, "a pilot's id is empty")
 		}
 	}
-	if err := s.pools.put(callerFrom(ctx), req.Pool, req.Engine, strings.TrimSpace(req.LastError), req.Pilots, s.now()); err != nil {
+	before, err := s.pools.put(callerFrom(ctx), req.Pool, req.Engine, strings.TrimSpace(req.LastError), req.Pilots, s.now())
+	if err != nil {
 		return nil, err
 	}
+	s.revokeEndedPilots(ctx, callerFrom(ctx), before, req.Pilots)
 	ws, err := s.db.ListWorkers(ctx)
 	if err != nil {
 		return nil, err

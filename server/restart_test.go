@@ -75,7 +75,10 @@ func TestRestart(t *testing.T) {
 // request, watch until finished, read outputs.
 func TestRealWorker(t *testing.T) {
 	t.Parallel()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TickInterval: 50 * time.Millisecond, Logger: logger()})
+	// ShareUnisolated: its worker may report no isolation; these tests are
+	// not about isolation (server/isolation_test.go is).
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TickInterval: 50 * time.Millisecond, Logger: logger(),
+		ShareUnisolated: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,6 +131,16 @@ type Config struct {
 	// short-lived allocations (see GCPolicy). nil leaves the collector
 	// alone.
 	GC GCPolicy
+	// ShareUnisolated lets a worker without isolation (RegisterRequest
+	// isolation "none") and bound to no user register and run any user's
+	// tasks, where each of those tasks can read the worker's token and the
+	// others' files (batchd serve --share-unisolated-workers). Off, such a
+	// worker is refused at Register (FailedPrecondition).
+	ShareUnisolated bool
+	// TaskDirs are the directories (each absolute) a task's working
+	// directory must be in or under (batchd serve --task-dirs); empty:
+	// anywhere but the data directory, which is always refused.
+	TaskDirs []string
 }
 
 // Server is one batchd server: store, scheduler, handlers and listener.
@@ -139,6 +149,8 @@ type Server struct {
 	db  *store.DB
 	log *slog.Logger
 	now func() time.Time
+	// dirs decides which working directories a task may ask for.
+	dirs taskDirs
 
 	// mu serializes every state change: store transaction, scheduler
 	// event, Decide and the delivery of decisions to worker queues. It is
@@ -301,7 +313,11 @@ func New(cfg Config) (srv *Server, err error) {
 		db = nil
 		return nil, err
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch},
+	dirs, err := newTaskDirs(cfg.DataDir, cfg.TaskDirs)
+	if err != nil {
+		return nil, sched.Errorf(sched.EINVALID, "%v", err)
+	}
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch}, dirs: dirs,
 		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		apiSlots: make(chan struct{}, cfg.APIConcurrency)}
@@ -377,9 +393,16 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 		if c := s.workers[w.ID]; c != nil && !fresh && c.drained {
 			slots = 0 // Drain took them; the rebuilt scheduler keeps it so
 		}
-		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
+		if !s.sharable(w.Isolation, w.BoundUser) {
+			// Registered while the server shared unisolated workers: it
+			// gets nothing more until it registers again, which is refused.
+			s.log.Warn("worker without isolation and bound to no user gets no work (no --share-unisolated-workers)", "worker", w.ID)
+			slots = 0
+		}
+		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
+			BoundUser: w.BoundUser})
 		if s.workers[w.ID] == nil || fresh {
-			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, now)
+			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, w.BoundUser, now)
 		}
 	}
 	for _, st := range snap.Sets {

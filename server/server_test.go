@@ -82,6 +82,8 @@ type options struct {
 	prices             store.Prices
 	noFair             bool // plain FCFS in the disclosed class
 	keepalive          time.Duration
+	shareUnisolated    bool // Config.ShareUnisolated
+	taskDirs           []string
 }
 
 // logger discards logs unless BATCHD_TEST_LOG is set.
@@ -112,7 +114,7 @@ func setup(t testing.TB, o options) *bundle {
 	srv, err := server.New(server.Config{DataDir: o.dir, Now: o.clock.Now, TickInterval: -1, Logger: logger(),
 		Sched: o.sched, OutputCap: o.cap, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
 		MaxOpenSets: o.maxSets, MaxQueuedTasks: o.maxQueued, Prices: o.prices, NoDisclosedFairShare: o.noFair,
-		WatchKeepalive: o.keepalive})
+		WatchKeepalive: o.keepalive, ShareUnisolated: o.shareUnisolated, TaskDirs: o.taskDirs})
 	if err != nil {
 		t.Fatal(err)
 	}

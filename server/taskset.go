@@ -215,6 +215,9 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	if err := s.stopping(); err != nil {
 		return store.DiscloseResult{}, err
 	}
+	if err := s.dirs.checkSpecs(specs, arr); err != nil {
+		return store.DiscloseResult{}, err
+	}
 	owner, err := s.ownerFor(ctx, sched.SetID(hd.setID))
 	if err != nil {
 		return store.DiscloseResult{}, err

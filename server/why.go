@@ -13,18 +13,19 @@ import (
 const maxWhyIndexes = 1000
 
 var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
-	sched.WhyRunning:        batchv1.WaitReason_WAIT_REASON_RUNNING,
-	sched.WhyNotWaiting:     batchv1.WaitReason_WAIT_REASON_NOT_WAITING,
-	sched.WhyNext:           batchv1.WaitReason_WAIT_REASON_NEXT,
-	sched.WhyNoFreeSlot:     batchv1.WaitReason_WAIT_REASON_NO_FREE_SLOT,
-	sched.WhyCapped:         batchv1.WaitReason_WAIT_REASON_MAX_RUNNING,
-	sched.WhyDisclosedWaits: batchv1.WaitReason_WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS,
-	sched.WhySuspended:      batchv1.WaitReason_WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK,
-	sched.WhyWorkerLost:     batchv1.WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED,
-	sched.WhyResources:      batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES,
-	sched.WhyNoWorker:       batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP,
-	sched.WhyNeverFits:      batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS,
-	sched.WhyFairShare:      batchv1.WaitReason_WAIT_REASON_FAIR_SHARE,
+	sched.WhyRunning:          batchv1.WaitReason_WAIT_REASON_RUNNING,
+	sched.WhyNotWaiting:       batchv1.WaitReason_WAIT_REASON_NOT_WAITING,
+	sched.WhyNext:             batchv1.WaitReason_WAIT_REASON_NEXT,
+	sched.WhyNoFreeSlot:       batchv1.WaitReason_WAIT_REASON_NO_FREE_SLOT,
+	sched.WhyCapped:           batchv1.WaitReason_WAIT_REASON_MAX_RUNNING,
+	sched.WhyDisclosedWaits:   batchv1.WaitReason_WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS,
+	sched.WhySuspended:        batchv1.WaitReason_WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK,
+	sched.WhyWorkerLost:       batchv1.WaitReason_WAIT_REASON_WORKER_LOST_REQUEUED,
+	sched.WhyResources:        batchv1.WaitReason_WAIT_REASON_WAITING_FOR_RESOURCES,
+	sched.WhyNoWorker:         batchv1.WaitReason_WAIT_REASON_NO_WORKER_UP,
+	sched.WhyNeverFits:        batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS,
+	sched.WhyFairShare:        batchv1.WaitReason_WAIT_REASON_FAIR_SHARE,
+	sched.WhyNoWorkerForOwner: batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The
@@ -86,10 +87,18 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 
 func whyToProto(a sched.WhyAnswer) *batchv1.TaskWhy {
 	return &batchv1.TaskWhy{Index: a.Task.Index, State: taskStateToProto[a.State], Class: a.Class,
-		Reason: whyReasonToProto[a.Reason], ReasonText: a.Reason.Text(), Position: int32(a.Position), JobsAhead: int32(a.JobsAhead),
+		Reason: whyReasonToProto[a.Reason], ReasonText: whyText(a), Position: int32(a.Position), JobsAhead: int32(a.JobsAhead),
 		TasksAhead: int64(a.TasksAhead), Exact: a.Exact, FreeSlots: int32(a.FreeSlots), Slots: int32(a.Slots),
 		MaxRunning: int32(a.MaxRunning), Running: int32(a.Running), StartInSeconds: a.StartInSeconds,
 		FinishInSeconds: a.FinishInSeconds, Assumptions: a.Assumptions,
 		PositionExact: a.PositionExact, TasksAheadExact: a.AheadExact, StartIsLowerBound: a.StartLowerBound,
 		FinishIsLowerBound: a.FinishLowerBound, PastEstimate: a.PastEstimate}
+}
+
+// whyText is an answer's reason for people: its Detail where it has one.
+func whyText(a sched.WhyAnswer) string {
+	if a.Detail != "" {
+		return a.Detail
+	}
+	return a.Reason.Text()
 }

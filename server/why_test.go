@@ -78,7 +78,7 @@ func TestResourceRequests(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	b := setup(t, options{dir: dir})
-	res, err := b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w", Slots: 4, MemoryMb: 1024, Hostname: "test"})
+	res, err := b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "w", Slots: 4, MemoryMb: 1024, Hostname: "test"})
 	if err != nil || res.WorkerId != "w" {
 		t.Fatal(res, err)
 	}
@@ -102,7 +102,7 @@ func TestResourceRequests(t *testing.T) {
 		_, err := b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: []*batchv1.TaskSpec{bad}})
 		wantCode(t, err, connect.CodeInvalidArgument)
 	}
-	_, err = b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "bad", Slots: 1, MemoryMb: -1})
+	_, err = b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "bad", Slots: 1, MemoryMb: -1})
 	wantCode(t, err, connect.CodeInvalidArgument)
 
 	// After a restart the task's cpus come back from the store.

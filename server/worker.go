@@ -43,7 +43,11 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	if err := s.claimWorker(ctx, id); err != nil {
 		return nil, err
 	}
-	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb}
+	if err := s.checkIsolation(id, req); err != nil {
+		return nil, err
+	}
+	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb,
+		Isolation: sched.NormalIsolation(req.Isolation), BoundUser: req.BoundUser, Limits: req.Limits}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
 			return nil, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds))
@@ -68,8 +72,9 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		// must not hold it either.
 		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
 	}
-	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend, MemoryMB: req.MemoryMb})
-	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, now)
+	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend, MemoryMB: req.MemoryMb,
+		BoundUser: req.BoundUser})
+	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, req.BoundUser, now)
 	s.workers[id] = w
 	kill := append([]sched.CopyID{}, res.Kill...)
 	for _, c := range res.Attached {
@@ -89,7 +94,8 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
 	}
-	s.log.Info("worker registered", "worker", id, "slots", req.Slots, "attached", len(res.Attached), "lost", len(res.Lost), "kill", len(kill))
+	s.log.Info("worker registered", "worker", id, "slots", req.Slots, "isolation", in.Isolation, "bound_user", req.BoundUser,
+		"attached", len(res.Attached), "lost", len(res.Lost), "kill", len(kill))
 	s.decide(now)
 	hb, _, _ := wire.LeaseTiming(s.cfg.Lease)
 	out := &batchv1.RegisterResponse{WorkerId: string(id), LeaseSeconds: s.cfg.Lease.Seconds(),
@@ -344,6 +350,9 @@ func seconds0(v float64) bool { return validSeconds(v) }
 // claimWorker binds a worker name to the calling worker user on its first
 // registration, and refuses another worker user's name (EPERMISSION).
 func (s *Server) claimWorker(ctx context.Context, id sched.WorkerID) error {
+	if err := pilotMay(ctx, id); err != nil {
+		return err
+	}
 	caller := callerFrom(ctx)
 	if o, ok := s.workerOwners.Load(id); ok && o.(string) == caller {
 		return nil
@@ -359,6 +368,9 @@ func (s *Server) claimWorker(ctx context.Context, id sched.WorkerID) error {
 // user (EPERMISSION, so that one worker token cannot forge another's
 // reports) and about one never registered (ENOTFOUND: register first).
 func (s *Server) checkWorker(ctx context.Context, id sched.WorkerID) error {
+	if err := pilotMay(ctx, id); err != nil {
+		return err
+	}
 	caller := callerFrom(ctx)
 	o, ok := s.workerOwners.Load(id)
 	if !ok {
@@ -371,6 +383,16 @@ func (s *Server) checkWorker(ctx context.Context, id sched.WorkerID) error {
 	}
 	if o.(string) != caller {
 		return sched.Errorf(sched.EPERMISSION, "worker %q belongs to another worker token", id)
+	}
+	return nil
+}
+
+// pilotMay refuses a pilot's token a call about any worker but its own
+// (EPERMISSION): a task that found its pilot's token cannot pose as
+// another worker with it.
+func pilotMay(ctx context.Context, id sched.WorkerID) error {
+	if p := CallerFrom(ctx).Pilot; p != "" && p != id {
+		return sched.Errorf(sched.EPERMISSION, "this token is worker %q's: it may not speak for worker %q", p, id)
 	}
 	return nil
 }

@@ -27,10 +27,17 @@ type fakeWorker struct {
 
 func (b *bundle) worker(t *testing.T, name string, slots int32, running ...*batchv1.HeldCopy) (*fakeWorker, *batchv1.RegisterResponse) {
 	t.Helper()
-	res, err := b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: name, Slots: slots, CanSuspend: true, Hostname: "test", Running: running})
+	return b.workerWith(t, &batchv1.RegisterRequest{Isolation: "namespaces", Name: name, Slots: slots, CanSuspend: true, Hostname: "test", Running: running})
+}
+
+// workerWith registers a fake worker with req and opens its stream.
+func (b *bundle) workerWith(t *testing.T, req *batchv1.RegisterRequest) (*fakeWorker, *batchv1.RegisterResponse) {
+	t.Helper()
+	res, err := b.workers.Register(ctx(t), req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	name, running := req.Name, req.Running
 	w := &fakeWorker{t: t, b: b, name: name, got: make(chan *batchv1.AssignmentsResponse, 1000),
 		held: map[int64]bool{}, suspended: map[int64]bool{}}
 	for _, c := range running {
@@ -332,7 +339,7 @@ func TestReRegister(t *testing.T) {
 	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(3), Request: true})).TaskSet
 	a, c := w.start(), w.start()
 	w.cancel()
-	reg := must[*batchv1.RegisterResponse](t)(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Name: "w", Slots: 2,
+	reg := must[*batchv1.RegisterResponse](t)(b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "w", Slots: 2,
 		Running: []*batchv1.HeldCopy{{CopyId: a.CopyId, Slot: a.Slot}, {CopyId: 4242, Slot: 1}}}))
 	if len(reg.Kill) != 1 || reg.Kill[0] != 4242 {
 		t.Fatalf("kill: %v", reg.Kill)

@@ -101,7 +101,7 @@ func (db *DB) keepUser(hash string, u User, mark authMark, now time.Time) {
 func (db *DB) Authenticate(ctx context.Context, token string) (User, error) {
 	hash := HashToken(token)
 	mark, now := db.readAuthMark(), time.Now()
-	if u, ok := db.cachedUser(hash, mark, now); ok {
+	if u, ok := db.cachedUser(hash, mark, now); ok && (u.ExpiresAt.IsZero() || db.Now().Before(u.ExpiresAt)) {
 		return u, nil
 	}
 	u, err := db.authenticate(ctx, hash)

@@ -115,7 +115,8 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM copies`).Scan(&snap.MaxCopyID); err != nil {
 			return fmt.Errorf("max copy id: %w", err)
 		}
-		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb FROM workers WHERE state = 'up' ORDER BY id`)
+		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb, isolation, bound_user, limits
+			FROM workers WHERE state = 'up' ORDER BY id`)
 		if err != nil {
 			return fmt.Errorf("read workers: %w", err)
 		}
@@ -125,7 +126,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				cs int
 				hb int64
 			)
-			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB); err != nil {
+			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB, &w.Isolation, &w.BoundUser, &w.Limits); err != nil {
 				ws.Close()
 				return err
 			}

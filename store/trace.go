@@ -26,14 +26,15 @@ func (db *DB) RecordSchedRun(ctx context.Context, cfg sched.Config) error {
 	})
 }
 
-// recordWorkerEvent notes that a worker came up with slots, or went down.
-func recordWorkerEvent(ctx context.Context, tx *Tx, w sched.WorkerID, up bool, slots int32, canSuspend bool, memMB int64) error {
+// recordWorkerEvent notes that a worker came up with slots (and the one
+// user it serves, "" for anyone), or went down.
+func recordWorkerEvent(ctx context.Context, tx *Tx, w sched.WorkerID, up bool, slots int32, canSuspend bool, memMB int64, bound string) error {
 	ev := "down"
 	if up {
 		ev = "up"
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO worker_events (at, worker, event, slots, can_suspend, memory_mb) VALUES (?, ?, ?, ?, ?, ?)`,
-		nanos(tx.now), w, ev, slots, boolInt(canSuspend), memMB)
+	_, err := tx.ExecContext(ctx, `INSERT INTO worker_events (at, worker, event, slots, can_suspend, memory_mb, bound_user) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		nanos(tx.now), w, ev, slots, boolInt(canSuspend), memMB, bound)
 	if err != nil {
 		return fmt.Errorf("record worker event: %w", err)
 	}
@@ -180,7 +181,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 		// Workers: from their recorded ups and downs, else (a store from
 		// before migration 0014) every worker the store knows, up
 		// throughout.
-		ws, err := tx.QueryContext(ctx, `SELECT at, worker, event, slots, can_suspend, memory_mb FROM worker_events WHERE at < ? ORDER BY at, id`, hi)
+		ws, err := tx.QueryContext(ctx, `SELECT at, worker, event, slots, can_suspend, memory_mb, bound_user FROM worker_events WHERE at < ? ORDER BY at, id`, hi)
 		if err != nil {
 			return fmt.Errorf("read worker events: %w", err)
 		}
@@ -193,8 +194,9 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 				slots int32
 				cs    int
 				mem   int64
+				bound string
 			)
-			if err := ws.Scan(&at, &w, &ev, &slots, &cs, &mem); err != nil {
+			if err := ws.Scan(&at, &w, &ev, &slots, &cs, &mem, &bound); err != nil {
 				ws.Close()
 				return err
 			}
@@ -204,7 +206,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 			}
 			if ev == "up" && slots > 0 {
 				open[w] = len(tr.Workers)
-				tr.Workers = append(tr.Workers, sched.TraceWorker{ID: w, Slots: slots, CanSuspend: cs != 0, MemoryMB: mem, Up: secs(at)})
+				tr.Workers = append(tr.Workers, sched.TraceWorker{ID: w, Slots: slots, CanSuspend: cs != 0, MemoryMB: mem, BoundUser: bound, Up: secs(at)})
 			}
 		}
 		ws.Close()
@@ -212,7 +214,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 			return err
 		}
 		if len(tr.Workers) == 0 {
-			wr, err := tx.QueryContext(ctx, `SELECT id, slots, can_suspend, memory_mb FROM workers WHERE slots > 0 ORDER BY id`)
+			wr, err := tx.QueryContext(ctx, `SELECT id, slots, can_suspend, memory_mb, bound_user FROM workers WHERE slots > 0 ORDER BY id`)
 			if err != nil {
 				return fmt.Errorf("read workers: %w", err)
 			}
@@ -222,7 +224,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 					w  sched.TraceWorker
 					cs int
 				)
-				if err := wr.Scan(&w.ID, &w.Slots, &cs, &w.MemoryMB); err != nil {
+				if err := wr.Scan(&w.ID, &w.Slots, &cs, &w.MemoryMB, &w.BoundUser); err != nil {
 					return err
 				}
 				w.CanSuspend = cs != 0

@@ -41,6 +41,11 @@ type User struct {
 	RevokedAt time.Time // zero while the user may call
 	Tokens    int       // live tokens
 	Weight    float64   // fair-share weight (default 1)
+	// Worker is, for a pilot's token (MintPilotToken), the one worker name
+	// the caller may speak for; "" for a user's own token.
+	Worker sched.WorkerID
+	// ExpiresAt is when a pilot's token stops working (zero: never).
+	ExpiresAt time.Time
 }
 
 // validName is what a user name may look like (it also names workers'
@@ -209,7 +214,9 @@ func (db *DB) authenticate(ctx context.Context, hash string) (User, error) {
 		err := tx.QueryRowContext(ctx, `SELECT u.name, u.role, u.created_at FROM tokens t JOIN users u ON u.name = t.user
 			WHERE t.hash = ? AND t.revoked_at = 0 AND u.revoked_at = 0`, hash).Scan(&u.Name, &u.Role, &at)
 		if err == sql.ErrNoRows {
-			return sched.Errorf(sched.EUNAUTHENTICATED, "unknown or revoked token")
+			// Not a user's token: perhaps a pilot's.
+			u, err = authenticatePilot(ctx, tx, hash)
+			return err
 		}
 		u.CreatedAt = fromNanos(at)
 		return err

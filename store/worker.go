@@ -46,6 +46,10 @@ type RegisterInput struct {
 	Version    string
 	Running    []HeldCopy
 	MemoryMB   int64 // memory offered to tasks, MiB
+	// Isolation, BoundUser and Limits: how the worker keeps tasks apart
+	// ("none" when empty), the one user it serves ("" = anyone) and what
+	// it enforces per copy (see sched.Worker).
+	Isolation, BoundUser, Limits string
 }
 
 // RegisterResult is what a Register did.
@@ -69,13 +73,16 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 	}
 	err := db.write(ctx, func(tx *Tx) error {
 		now := nanos(tx.now)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO workers (id, hostname, slots, can_suspend, state, last_heartbeat, registered_at, version, memory_mb)
-			VALUES (?, ?, ?, ?, 'up', ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, slots = excluded.slots,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO workers (id, hostname, slots, can_suspend, state, last_heartbeat, registered_at, version, memory_mb,
+			isolation, bound_user, limits)
+			VALUES (?, ?, ?, ?, 'up', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, slots = excluded.slots,
 			can_suspend = excluded.can_suspend, state = 'up', last_heartbeat = excluded.last_heartbeat, registered_at = excluded.registered_at,
-			version = excluded.version, memory_mb = excluded.memory_mb`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version, in.MemoryMB); err != nil {
+			version = excluded.version, memory_mb = excluded.memory_mb, isolation = excluded.isolation, bound_user = excluded.bound_user,
+			limits = excluded.limits`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version, in.MemoryMB,
+			sched.NormalIsolation(in.Isolation), in.BoundUser, in.Limits); err != nil {
 			return fmt.Errorf("register worker: %w", err)
 		}
-		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB); err != nil {
+		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB, in.BoundUser); err != nil {
 			return err
 		}
 		live, err := liveCopies(ctx, tx, in.Worker)
@@ -221,7 +228,7 @@ func (db *DB) LoseWorker(ctx context.Context, w sched.WorkerID, state string) ([
 		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ? WHERE id = ?`, state, w); err != nil {
 			return fmt.Errorf("mark worker: %w", err)
 		}
-		if err := recordWorkerEvent(ctx, tx, w, false, 0, false, 0); err != nil {
+		if err := recordWorkerEvent(ctx, tx, w, false, 0, false, 0, ""); err != nil {
 			return err
 		}
 		live, err := liveCopies(ctx, tx, w)
@@ -333,7 +340,8 @@ func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
 	var out []sched.Worker
 	err := db.read(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT w.id, w.hostname, w.slots, w.can_suspend, w.state, w.last_heartbeat, w.registered_at,
-			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running'), w.memory_mb FROM workers w ORDER BY w.id`)
+			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running'), w.memory_mb, w.isolation, w.bound_user, w.limits
+			FROM workers w ORDER BY w.id`)
 		if err != nil {
 			return fmt.Errorf("list workers: %w", err)
 		}
@@ -344,7 +352,8 @@ func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
 				canSusp  int
 				hb, regd int64
 			)
-			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots, &w.MemoryMB); err != nil {
+			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots, &w.MemoryMB,
+				&w.Isolation, &w.BoundUser, &w.Limits); err != nil {
 				return err
 			}
 			w.Name, w.CanSuspend = string(w.ID), canSusp != 0

@@ -263,3 +263,7 @@ func (f *fakeServer) ReportFinished(_ context.Context, req *batchv1.ReportFinish
 func (f *fakeServer) ReportPilots(context.Context, *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("the fake server keeps no pools"))
 }
+
+func (f *fakeServer) MintWorkerToken(context.Context, *batchv1.MintWorkerTokenRequest) (*batchv1.MintWorkerTokenResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("the fake server mints no tokens"))
+}

@@ -41,7 +41,9 @@ type env struct {
 func newEnv(t *testing.T, slots int) *env {
 	t.Helper()
 	data := t.TempDir()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: data})
+	// ShareUnisolated: its worker may report no isolation; these tests are
+	// not about isolation (server/isolation_test.go is).
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: data, ShareUnisolated: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +221,10 @@ func TestStatusWatchOutputBill(t *testing.T) {
 	}
 	// The worker "w" with its two slots, and the two finished tasks.
 	got := e.ok("cluster")
-	for _, re := range []string{`slots: \d busy of 2\n`, `\| w +\| [^|]+\| 2 +\|`, `\| finished tasks +\| 2 +\|`} {
+	// The server shares unisolated workers (newEnv): the table says so,
+	// and how its worker isolates tasks, for anyone's.
+	for _, re := range []string{`slots: \d busy of 2\n`, `\| w +\| [^|]+\| 2 +\|`, `\| finished tasks +\| 2 +\|`,
+		`INSECURE: workers without isolation run any user's tasks`, `\| (uid|namespaces|none) +\| anyone +\|`} {
 		if !regexp.MustCompile(re).MatchString(got) {
 			t.Errorf("cluster printed %q, want it to match %s", got, re)
 		}
@@ -361,5 +366,32 @@ func TestBigOutput(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(e.ok("output", "--json", set+"/0")), &v); err != nil || v.StdoutSize != n || len(v.Stdout) != n {
 		t.Errorf("output --json: size %d, %d bytes, %v", v.StdoutSize, len(v.Stdout), err)
+	}
+}
+
+// A relative --dir is made absolute here, from the current directory; a
+// --dir in the server's data directory is refused (exit code of a usage
+// error from the server: InvalidArgument).
+func TestDiscloseDir(t *testing.T) {
+	e := newEnv(t, 0)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--dir", "sub/dir", "--", "true"))
+	var st struct {
+		Tasks []struct {
+			Spec struct {
+				Dir string `json:"dir"`
+			} `json:"spec"`
+		} `json:"tasks"`
+	}
+	e.json(&st, "status", set)
+	if len(st.Tasks) != 1 || st.Tasks[0].Spec.Dir != filepath.Join(wd, "sub", "dir") {
+		t.Fatalf("tasks %+v, want dir %s", st.Tasks, filepath.Join(wd, "sub", "dir"))
+	}
+	_, stderr, code := e.run("disclose", "-q", "--dir", filepath.Join(e.data, "worker"), "--", "true")
+	if code == 0 || !strings.Contains(stderr, "data directory") {
+		t.Fatalf("--dir in the data directory: exit %d, %q", code, stderr)
 	}
 }

@@ -7,13 +7,17 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"batchd/client"
+	"batchd/sched"
 )
 
 func clusterCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cluster",
 		Usage: "show workers, slots, queues and live metrics",
-		Description: `Shows the server's policy, its workers and their slots, the pilots of
+		Description: `Shows the server's policy, its workers and their slots, how each keeps tasks
+apart (ISOLATION: uid, owner-uid or namespaces run anyone's tasks; none runs only
+the tasks of the user in RUNS FOR, or anyone's when the server shares unisolated
+workers, which the first lines then say), the pilots of
 elastic pools (batchd pool slurm: job id, state, reason, node, slots, age), the queues of
 requested and disclosed work, and the live metrics: visible response time and
 slowdown, load, billed and free slot-seconds, speculation.
@@ -38,14 +42,22 @@ func cluster(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "batchd %s, policy %s, speculation %s, preemption %s, up since %s\n",
 		v.Version, v.Policy, v.Speculation, v.Preemption, when(cl.StartedAt))
+	if v.ShareUnisolated {
+		fmt.Fprintln(w, "INSECURE: workers without isolation run any user's tasks (--share-unisolated-workers)")
+	}
 	fmt.Fprintf(w, "slots: %d busy of %d\n", v.BusySlots, v.Slots)
-	t := newTable(c, "worker", "host", "slots", "busy", "memory", "suspend", "state", "last heartbeat")
+	t := newTable(c, "worker", "host", "slots", "busy", "memory", "suspend", "isolation", "runs for", "state", "last heartbeat")
 	for _, x := range cl.Workers {
 		mem := "-"
 		if x.MemoryMB > 0 {
 			mem = fmt.Sprintf("%d MiB", x.MemoryMB)
 		}
-		if err := t.Append(string(x.ID), x.Hostname, x.Slots, x.BusySlots, mem, x.CanSuspend, x.State, when(x.LastHeartbeat)); err != nil {
+		runsFor := "anyone"
+		if x.BoundUser != "" {
+			runsFor = x.BoundUser
+		}
+		if err := t.Append(string(x.ID), x.Hostname, x.Slots, x.BusySlots, mem, x.CanSuspend, isolationText(x.Isolation), runsFor,
+			x.State, when(x.LastHeartbeat)); err != nil {
 			return err
 		}
 	}
@@ -147,3 +159,7 @@ func age(t time.Time) string {
 	}
 	return time.Since(t).Round(time.Second).String()
 }
+
+// isolationText is a worker's isolation as batchctl shows it ("none"
+// when it reported none).
+func isolationText(mech string) string { return sched.NormalIsolation(mech) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,8 @@ the set id only.`,
 			&cli.StringFlag{Name: "timeout", Usage: "kill a copy after this run time and finish the task as timed out (e.g. 10m)"},
 			&cli.BoolFlag{Name: "no-speculation", Usage: "never run two copies of a task at once"},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
-			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir of its own per copy, where ./relative paths are looked up)"},
+			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir of its own per copy, where ./relative paths are looked up); " +
+				"a relative DIR is taken from here. The server refuses its data directory and, with batchd serve --task-dirs, anything outside the roots it names"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
 			&cli.IntFlag{Name: "cpus", Usage: "`N` slots of one worker for each task (the scheduler accounts them, see README, Resources)", DefaultText: "1"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
@@ -464,7 +466,15 @@ func defaultSpec(c *cli.Context) (sched.TaskSpec, error) {
 		return d, usageErr("--memory: %v", err)
 	}
 	d.MemoryMB = mem
-	d.Dir = c.String("dir")
+	if dir := c.String("dir"); dir != "" {
+		// The server takes absolute directories only: a relative one is
+		// the user's, from here.
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return d, usageErr("--dir: %v", err)
+		}
+		d.Dir = abs
+	}
 	for _, kv := range c.StringSlice("env") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {

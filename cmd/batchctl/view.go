@@ -207,6 +207,9 @@ type workerView struct {
 	LastHeartbeat *time.Time `json:"last_heartbeat,omitempty"`
 	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
 	MemoryMB      int64      `json:"memory_mb"`
+	Isolation     string     `json:"isolation"`
+	BoundUser     string     `json:"bound_user,omitempty"`
+	Limits        string     `json:"limits,omitempty"`
 }
 
 type clusterView struct {
@@ -224,6 +227,8 @@ type clusterView struct {
 	Pools       []poolView   `json:"pools"`
 	FairShare   bool         `json:"fair_share"`
 	Users       []shareView  `json:"users"`
+	// ShareUnisolated: workers without isolation run any user's tasks.
+	ShareUnisolated bool `json:"share_unisolated_workers"`
 }
 
 // shareView is one user's fair-share standing.
@@ -403,7 +408,7 @@ func viewCluster(c client.Cluster) clusterView {
 	v := clusterView{
 		Version: c.Version, Policy: c.Policy, Speculation: c.Speculation, Preemption: c.Preemption,
 		StartedAt: timePtr(c.StartedAt), Slots: c.Slots, BusySlots: c.BusySlots,
-		Workers: []workerView{}, FairShare: c.FairShare, Users: viewShares(c.Users),
+		Workers: []workerView{}, FairShare: c.FairShare, ShareUnisolated: c.ShareUnisolated, Users: viewShares(c.Users),
 		Queues: queuesView{
 			Requested: q.Requested, Disclosed: q.Disclosed, SuspendedCopies: q.SuspendedCopies,
 			RunningCopies: q.RunningCopies, SpeculativeCopies: q.SpeculativeCopies,
@@ -422,6 +427,7 @@ func viewCluster(c client.Cluster) clusterView {
 			ID: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 			CanSuspend: w.CanSuspend, State: w.State,
 			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB,
+			Isolation: isolationText(w.Isolation), BoundUser: w.BoundUser, Limits: w.Limits,
 		})
 	}
 	v.Pilots, v.Pools = []pilotView{}, []poolView{}

@@ -82,7 +82,7 @@ func why(c *cli.Context) error {
 	}
 	t := newTable(c, "task", "state", "class", "why", "position", "jobs ahead", "tasks ahead", "starts in", "finishes in")
 	for _, a := range as {
-		if err := t.Append(fmt.Sprintf("%d/%d", a.Task.Set, a.Task.Index), string(a.State), dash(a.Class), a.Reason.Text(),
+		if err := t.Append(fmt.Sprintf("%d/%d", a.Task.Set, a.Task.Index), string(a.State), dash(a.Class), whyText(a),
 			count(a.Position, a.PositionExact), count(a.JobsAhead, a.AheadExact), count(a.TasksAhead, a.AheadExact),
 			boundEta(a.StartInSeconds, a.StartLowerBound), finishEta(a)); err != nil {
 			return err
@@ -107,7 +107,7 @@ func printWhy(c *cli.Context, a sched.WhyAnswer) error {
 		return nil
 	}
 	fmt.Fprintf(w, "task %s (%s) waits\n", ref, a.State)
-	reason := a.Reason.Text()
+	reason := whyText(a)
 	switch {
 	case a.MaxRunning > 0 && a.Reason == sched.WhyCapped && a.Running < a.MaxRunning:
 		reason += fmt.Sprintf(" (the set runs %d of at most %d copies; its tasks before this one, and its suspended copies, take the rest)", a.Running, a.MaxRunning)
@@ -211,7 +211,7 @@ type whyView struct {
 
 func viewWhy(a sched.WhyAnswer) whyView {
 	return whyView{Set: int64(a.Task.Set), Index: a.Task.Index, State: string(a.State), Class: a.Class, Reason: string(a.Reason),
-		ReasonText: a.Reason.Text(), Position: a.Position, JobsAhead: a.JobsAhead, TasksAhead: a.TasksAhead, Exact: a.Exact,
+		ReasonText: whyText(a), Position: a.Position, JobsAhead: a.JobsAhead, TasksAhead: a.TasksAhead, Exact: a.Exact,
 		FreeSlots: a.FreeSlots, Slots: a.Slots, MaxRunning: a.MaxRunning, Running: a.Running,
 		StartInSeconds: a.StartInSeconds, FinishInSeconds: a.FinishInSeconds, Assumptions: a.Assumptions,
 		PositionExact: a.PositionExact, TasksAheadExact: a.AheadExact, StartIsLowerBound: a.StartLowerBound,
@@ -241,4 +241,12 @@ func whyColumn(c *cli.Context, cl *client.Client, set sched.SetID, tasks []sched
 		out[a.Task.Index] = a.Reason.Short()
 	}
 	return out
+}
+
+// whyText is an answer's reason for people: its Detail where it has one.
+func whyText(a sched.WhyAnswer) string {
+	if a.Detail != "" {
+		return a.Detail
+	}
+	return a.Reason.Text()
 }

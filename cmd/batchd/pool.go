@@ -45,10 +45,13 @@ func poolSlurmCommand() *cli.Command {
 			"Each pilot is `sbatch --parsable --job-name batchd-POOL-CLASS --ntasks 1 --cpus-per-task SLOTS`\n" +
 			"with a script that execs `BATCHD worker --server URL --slots SLOTS --idle-exit IDLE\n" +
 			"--hand-back --token-file FILE --remove-token-file --hide DIR --name slurm-$SLURM_JOB_ID`.\n" +
-			"The worker token reaches each pilot in a 0600 file of its own in --token-dir (a directory\n" +
-			"the nodes share), which the worker reads and removes before it runs any task and hides from\n" +
-			"its tasks: never in the job's environment or script, which Slurm keeps where the job's user\n" +
-			"(and so a task on the pilot) can read them.\n\n" +
+			"Each pilot gets a worker token of its own, never the pool's: the pool submits it held\n" +
+			"(sbatch --hold), asks the server for a token that registers only that pilot's worker\n" +
+			"(slurm-JOBID) and lives --token-ttl, writes it into a 0600 file of its own in --token-dir (a\n" +
+			"directory the nodes share) and releases the job. The worker reads and removes the file before\n" +
+			"it runs any task and hides the directory from its tasks: never in the job's environment or\n" +
+			"script, which Slurm keeps where the job's user (and so a task on the pilot) can read them.\n" +
+			"The server revokes a pilot's token once the pool reports the pilot ended.\n\n" +
 			"Requested work goes to --partition (--qos); disclosed work, with --disclosed N, to\n" +
 			"--disclosed-partition (--disclosed-qos), for example preemptible capacity: a preempted\n" +
 			"pilot hands its copies back and they run again elsewhere, billed once.\n\n" +
@@ -66,6 +69,7 @@ func poolSlurmCommand() *cli.Command {
 			&cli.StringFlag{Name: "token-file", Usage: "read the worker token from `FILE` (0600)"},
 			&cli.StringFlag{Name: "token", Usage: "worker `TOKEN` (prefer --token-file: a flag shows in ps, the environment in /proc)", EnvVars: []string{"BATCH_WORKER_TOKEN"}},
 			&cli.StringFlag{Name: "token-dir", Usage: "`DIR` for the pilots' token files, seen by the nodes at the same path (default: .batchd-pilot-tokens in --chdir)"},
+			&cli.DurationFlag{Name: "token-ttl", Usage: "how long a pilot's own token lives from its submission (default: --time plus an hour to wait in the queue, else 24h)"},
 			&cli.StringFlag{Name: "name", Usage: "pool name on the server and in job names (batchd-NAME-requested)", Value: "slurm"},
 			&cli.IntFlag{Name: "slots", Usage: "slots (CPUs) per pilot", Value: 1},
 			&cli.IntFlag{Name: "max-pilots", Usage: "most pilots at once, pending and running", Value: 4},
@@ -132,13 +136,21 @@ func poolSlurmCommand() *cli.Command {
 				DisclosedPartition: c.String("disclosed-partition"), DisclosedQOS: c.String("disclosed-qos"),
 				Account: c.String("account"), Time: c.String("time"), Output: c.String("output"), Dir: dir,
 				Args: c.StringSlice("sbatch-arg")}
+			ttl := c.Duration("token-ttl")
+			if ttl == 0 && c.String("time") != "" {
+				limit, err := pool.SlurmDuration(c.String("time"))
+				if err != nil {
+					return fmt.Errorf("--time: %w", err)
+				}
+				ttl = limit + time.Hour
+			}
 			srv := batchv1connect.NewWorkerServiceClient(worker.NewHTTPClient(), c.String("server"),
 				connect.WithInterceptors(client.BearerInterceptor(token)))
 			argv := append([]string{bin, "worker", "--server", pilotServer}, c.StringSlice("worker-arg")...)
 			p, err := pool.New(pool.Config{Name: c.String("name"), Slots: c.Int("slots"), MaxPilots: c.Int("max-pilots"),
 				Disclosed: c.Int("disclosed"), Idle: c.Duration("idle"), Interval: c.Duration("interval"),
 				BackoffMin: c.Duration("backoff"), BackoffMax: c.Duration("backoff-max"), RegisterWait: c.Duration("register-wait"),
-				Worker: argv, Token: token, TokenDir: tokenDir, Logger: log}, eng, srv)
+				Worker: argv, TokenTTL: ttl, TokenDir: tokenDir, Logger: log}, eng, srv)
 			if err != nil {
 				return err
 			}

@@ -32,7 +32,11 @@ func serveCommand() *cli.Command {
 			"worker slots (one per CPU by default; 0 for none). State lives in SQLite under --data.\n" +
 			"SIGTERM or SIGINT stops it gracefully: no new work is taken, copies running on the local\n" +
 			"slots may finish for up to --drain (their results are recorded), the rest are killed and run\n" +
-			"again after the next start. A second SIGTERM or SIGINT stops it at once.",
+			"again after the next start. A second SIGTERM or SIGINT stops it at once.\n\n" +
+			"Each worker, the local slots too, says how it keeps tasks apart (batchctl cluster, ISOLATION):\n" +
+			"uid, owner-uid or namespaces run anyone's tasks; a worker without isolation runs only the tasks\n" +
+			"of the user it is bound to, and one bound to nobody is refused at register unless the server\n" +
+			"runs with --share-unisolated-workers (insecure: logged as a warning and shown in batchctl cluster).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "localhost:8080", EnvVars: []string{"BATCHD_LISTEN"}, Usage: "`ADDR` to listen on"},
 			&cli.StringFlag{Name: "data", Value: "./batchd-data", EnvVars: []string{"BATCHD_DATA"}, Usage: "data `DIR` (created 0700) holding batchd.db"},
@@ -67,6 +71,12 @@ func serveCommand() *cli.Command {
 				Usage: "split requested work between users by weight (batchctl users weight) while several wait; false: SRPT across all users, as in the papers"},
 			&cli.DurationFlag{Name: "fair-share-half-life", Value: time.Hour, EnvVars: []string{"BATCHD_FAIR_SHARE_HALF_LIFE"},
 				Usage: "half-life of users' usage (slot-seconds of finished requested work): between users with equal slots, the one who used less goes first"},
+			&cli.StringSliceFlag{Name: "task-dirs", EnvVars: []string{"BATCHD_TASK_DIRS"},
+				Usage: "absolute `DIRS` (comma-separated) a task's --dir must be in or under, e.g. /home,/scratch (default: anywhere but --data, which is always refused)"},
+			&cli.BoolFlag{Name: "share-unisolated-workers", EnvVars: []string{"BATCHD_SHARE_UNISOLATED_WORKERS"},
+				Usage: "INSECURE: let workers that cannot isolate tasks (isolation none) and are bound to no user run any user's tasks, " +
+					"where each task can read the worker's token and the other tasks' files; without it such a worker is refused at register " +
+					"(bind it with batchd worker --user NAME instead). Shown in batchctl cluster"},
 			&cli.DurationFlag{Name: "drain", Value: 30 * time.Second, EnvVars: []string{"BATCHD_DRAIN"},
 				Usage: "on SIGTERM, how long copies running on the local slots may go on to finish (0: kill them at once)"},
 			&cli.StringFlag{Name: "cpu-profile", EnvVars: []string{"BATCHD_CPU_PROFILE"}, Hidden: true,
@@ -173,7 +183,9 @@ func runServe(c *cli.Context) error {
 		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: apiConc,
 		// The server is the whole process: it may tune the process's
 		// garbage collector around its big allocations.
-		GC: &processGC{},
+		GC:              &processGC{},
+		ShareUnisolated: c.Bool("share-unisolated-workers"),
+		TaskDirs:        c.StringSlice("task-dirs"),
 	})
 	if err != nil {
 		return err
@@ -181,6 +193,10 @@ func runServe(c *cli.Context) error {
 	if err := srv.Start(); err != nil {
 		srv.Close()
 		return err
+	}
+	if c.Bool("share-unisolated-workers") {
+		log.Warn("INSECURE: --share-unisolated-workers: workers without isolation run any user's tasks; " +
+			"a task on one can read its worker's token and the other users' tasks' files")
 	}
 	fmt.Fprintf(c.App.Writer, "batchd serving on %s (data %s, %d local slots)\n", srv.URL(), data, slots)
 	if srv.AdminToken() != "" {

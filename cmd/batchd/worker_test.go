@@ -40,7 +40,9 @@ func TestWorkerCommandNeedsServer(t *testing.T) {
 // copy is killed and reported, no copy stays running on the server, the
 // task waits to run again, and the command returns nil.
 func TestWorkerCommandStop(t *testing.T) {
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TickInterval: 50 * time.Millisecond})
+	// ShareUnisolated: its worker may report no isolation; these tests are
+	// not about isolation (server/isolation_test.go is).
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TickInterval: 50 * time.Millisecond, ShareUnisolated: true})
 	if err != nil {
 		t.Fatal(err)
 	}

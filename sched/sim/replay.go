@@ -335,7 +335,8 @@ func (r *replay) handle(e rpEvent) error {
 	switch e.kind {
 	case rpWorkerUp:
 		w := tr.Workers[e.w]
-		_, err := r.apply(sched.Event{Kind: sched.EventWorkerUp, Time: r.now, Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB})
+		_, err := r.apply(sched.Event{Kind: sched.EventWorkerUp, Time: r.now, Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
+			BoundUser: w.BoundUser})
 		return err
 	case rpWorkerDown:
 		w := tr.Workers[e.w]

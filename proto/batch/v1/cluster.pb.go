@@ -444,9 +444,13 @@ type GetClusterResponse struct {
 	// requested work or a weight or usage on record, by name.
 	Users []*UserShare `protobuf:"bytes,13,rep,name=users,proto3" json:"users,omitempty"`
 	// Whether the requested class is split between users.
-	FairShare     bool `protobuf:"varint,14,opt,name=fair_share,json=fairShare,proto3" json:"fair_share,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	FairShare bool `protobuf:"varint,14,opt,name=fair_share,json=fairShare,proto3" json:"fair_share,omitempty"`
+	// The server runs workers without isolation for any user's tasks
+	// (batchd serve --share-unisolated-workers): a task on such a worker
+	// can read the worker's token and other users' files.
+	ShareUnisolatedWorkers bool `protobuf:"varint,15,opt,name=share_unisolated_workers,json=shareUnisolatedWorkers,proto3" json:"share_unisolated_workers,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *GetClusterResponse) Reset() {
@@ -573,6 +577,13 @@ func (x *GetClusterResponse) GetUsers() []*UserShare {
 func (x *GetClusterResponse) GetFairShare() bool {
 	if x != nil {
 		return x.FairShare
+	}
+	return false
+}
+
+func (x *GetClusterResponse) GetShareUnisolatedWorkers() bool {
+	if x != nil {
+		return x.ShareUnisolatedWorkers
 	}
 	return false
 }
@@ -780,7 +791,7 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x04beta\x18\v \x01(\x01R\x04beta\x12!\n" +
 	"\fbeta_samples\x18\f \x01(\x03R\vbetaSamples\x126\n" +
 	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResourcesJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"\x13\n" +
-	"\x11GetClusterRequest\"\x9a\x04\n" +
+	"\x11GetClusterRequest\"\xd4\x04\n" +
 	"\x12GetClusterResponse\x12*\n" +
 	"\aworkers\x18\x01 \x03(\v2\x10.batch.v1.WorkerR\aworkers\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1d\n" +
@@ -801,7 +812,8 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x05pools\x18\f \x03(\v2\x0e.batch.v1.PoolR\x05pools\x12)\n" +
 	"\x05users\x18\r \x03(\v2\x13.batch.v1.UserShareR\x05users\x12\x1d\n" +
 	"\n" +
-	"fair_share\x18\x0e \x01(\bR\tfairShare\"\x8f\x01\n" +
+	"fair_share\x18\x0e \x01(\bR\tfairShare\x128\n" +
+	"\x18share_unisolated_workers\x18\x0f \x01(\bR\x16shareUnisolatedWorkers\"\x8f\x01\n" +
 	"\tUserShare\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12\x12\n" +

@@ -54,6 +54,9 @@ const (
 	// Its owner holds its fair share of the slots while other users wait
 	// (fair share between users in the requested class).
 	WaitReason_WAIT_REASON_FAIR_SHARE WaitReason = 12
+	// Every worker up runs only the tasks of the user it is bound to, and
+	// none is bound to the task's owner (reason_text names them).
+	WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER WaitReason = 13
 )
 
 // Enum value maps for WaitReason.
@@ -72,6 +75,7 @@ var (
 		10: "WAIT_REASON_NO_WORKER_UP",
 		11: "WAIT_REASON_NO_WORKER_FITS",
 		12: "WAIT_REASON_FAIR_SHARE",
+		13: "WAIT_REASON_NO_WORKER_FOR_OWNER",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -87,6 +91,7 @@ var (
 		"WAIT_REASON_NO_WORKER_UP":                   10,
 		"WAIT_REASON_NO_WORKER_FITS":                 11,
 		"WAIT_REASON_FAIR_SHARE":                     12,
+		"WAIT_REASON_NO_WORKER_FOR_OWNER":            13,
 	}
 )
 
@@ -2498,7 +2503,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xb5\x03\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xda\x03\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2514,7 +2519,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x18WAIT_REASON_NO_WORKER_UP\x10\n" +
 	"\x12\x1e\n" +
 	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v\x12\x1a\n" +
-	"\x16WAIT_REASON_FAIR_SHARE\x10\f2\xe5\x06\n" +
+	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12#\n" +
+	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r2\xe5\x06\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +

@@ -74,6 +74,113 @@ func (ReportOutcome) EnumDescriptor() ([]byte, []int) {
 	return file_batch_v1_worker_proto_rawDescGZIP(), []int{0}
 }
 
+type MintWorkerTokenRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The worker name the pilot registers under (Slurm: slurm-JOBID).
+	Worker string `protobuf:"bytes,1,opt,name=worker,proto3" json:"worker,omitempty"`
+	// How long the token lives, seconds (0: one day; at most 30 days).
+	TtlSeconds    float64 `protobuf:"fixed64,2,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MintWorkerTokenRequest) Reset() {
+	*x = MintWorkerTokenRequest{}
+	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MintWorkerTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MintWorkerTokenRequest) ProtoMessage() {}
+
+func (x *MintWorkerTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MintWorkerTokenRequest.ProtoReflect.Descriptor instead.
+func (*MintWorkerTokenRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *MintWorkerTokenRequest) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
+}
+
+func (x *MintWorkerTokenRequest) GetTtlSeconds() float64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+type MintWorkerTokenResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The token, shown only now (the server keeps its hash).
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MintWorkerTokenResponse) Reset() {
+	*x = MintWorkerTokenResponse{}
+	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MintWorkerTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MintWorkerTokenResponse) ProtoMessage() {}
+
+func (x *MintWorkerTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MintWorkerTokenResponse.ProtoReflect.Descriptor instead.
+func (*MintWorkerTokenResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *MintWorkerTokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *MintWorkerTokenResponse) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
 // Pilot is one worker job an elastic pool keeps in a batch system.
 type Pilot struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -95,14 +202,17 @@ type Pilot struct {
 	// "requested" or "disclosed": the work it was submitted for.
 	Class string `protobuf:"bytes,10,opt,name=class,proto3" json:"class,omitempty"`
 	// The pool that reported it (set by the server).
-	Pool          string `protobuf:"bytes,11,opt,name=pool,proto3" json:"pool,omitempty"`
+	Pool string `protobuf:"bytes,11,opt,name=pool,proto3" json:"pool,omitempty"`
+	// The pilot has ended (its batch system will not run it again): its
+	// worker token is revoked.
+	Ended         bool `protobuf:"varint,12,opt,name=ended,proto3" json:"ended,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Pilot) Reset() {
 	*x = Pilot{}
-	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	mi := &file_batch_v1_worker_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -114,7 +224,7 @@ func (x *Pilot) String() string {
 func (*Pilot) ProtoMessage() {}
 
 func (x *Pilot) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[0]
+	mi := &file_batch_v1_worker_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -127,7 +237,7 @@ func (x *Pilot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pilot.ProtoReflect.Descriptor instead.
 func (*Pilot) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{0}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Pilot) GetId() string {
@@ -207,6 +317,13 @@ func (x *Pilot) GetPool() string {
 	return ""
 }
 
+func (x *Pilot) GetEnded() bool {
+	if x != nil {
+		return x.Ended
+	}
+	return false
+}
+
 type ReportPilotsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The pool's name (one pool per name; a later report replaces it).
@@ -223,7 +340,7 @@ type ReportPilotsRequest struct {
 
 func (x *ReportPilotsRequest) Reset() {
 	*x = ReportPilotsRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	mi := &file_batch_v1_worker_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -235,7 +352,7 @@ func (x *ReportPilotsRequest) String() string {
 func (*ReportPilotsRequest) ProtoMessage() {}
 
 func (x *ReportPilotsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[1]
+	mi := &file_batch_v1_worker_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -248,7 +365,7 @@ func (x *ReportPilotsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportPilotsRequest.ProtoReflect.Descriptor instead.
 func (*ReportPilotsRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{1}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ReportPilotsRequest) GetPool() string {
@@ -291,7 +408,7 @@ type ReportPilotsResponse struct {
 
 func (x *ReportPilotsResponse) Reset() {
 	*x = ReportPilotsResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[2]
+	mi := &file_batch_v1_worker_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -303,7 +420,7 @@ func (x *ReportPilotsResponse) String() string {
 func (*ReportPilotsResponse) ProtoMessage() {}
 
 func (x *ReportPilotsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[2]
+	mi := &file_batch_v1_worker_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -316,7 +433,7 @@ func (x *ReportPilotsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportPilotsResponse.ProtoReflect.Descriptor instead.
 func (*ReportPilotsResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{2}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ReportPilotsResponse) GetQueuedRequested() int64 {
@@ -351,7 +468,7 @@ type PoolWorker struct {
 
 func (x *PoolWorker) Reset() {
 	*x = PoolWorker{}
-	mi := &file_batch_v1_worker_proto_msgTypes[3]
+	mi := &file_batch_v1_worker_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -363,7 +480,7 @@ func (x *PoolWorker) String() string {
 func (*PoolWorker) ProtoMessage() {}
 
 func (x *PoolWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[3]
+	mi := &file_batch_v1_worker_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -376,7 +493,7 @@ func (x *PoolWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolWorker.ProtoReflect.Descriptor instead.
 func (*PoolWorker) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{3}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PoolWorker) GetName() string {
@@ -416,7 +533,7 @@ type HeldCopy struct {
 
 func (x *HeldCopy) Reset() {
 	*x = HeldCopy{}
-	mi := &file_batch_v1_worker_proto_msgTypes[4]
+	mi := &file_batch_v1_worker_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -428,7 +545,7 @@ func (x *HeldCopy) String() string {
 func (*HeldCopy) ProtoMessage() {}
 
 func (x *HeldCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[4]
+	mi := &file_batch_v1_worker_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -441,7 +558,7 @@ func (x *HeldCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeldCopy.ProtoReflect.Descriptor instead.
 func (*HeldCopy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{4}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *HeldCopy) GetCopyId() int64 {
@@ -520,7 +637,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	mi := &file_batch_v1_worker_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +649,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	mi := &file_batch_v1_worker_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +662,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RegisterRequest) GetName() string {
@@ -633,7 +750,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[6]
+	mi := &file_batch_v1_worker_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +762,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[6]
+	mi := &file_batch_v1_worker_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +775,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{6}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RegisterResponse) GetWorkerId() string {
@@ -705,7 +822,7 @@ type AssignmentsRequest struct {
 
 func (x *AssignmentsRequest) Reset() {
 	*x = AssignmentsRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[7]
+	mi := &file_batch_v1_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -717,7 +834,7 @@ func (x *AssignmentsRequest) String() string {
 func (*AssignmentsRequest) ProtoMessage() {}
 
 func (x *AssignmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[7]
+	mi := &file_batch_v1_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -730,7 +847,7 @@ func (x *AssignmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignmentsRequest.ProtoReflect.Descriptor instead.
 func (*AssignmentsRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{7}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AssignmentsRequest) GetWorkerId() string {
@@ -759,7 +876,7 @@ type StartCopy struct {
 
 func (x *StartCopy) Reset() {
 	*x = StartCopy{}
-	mi := &file_batch_v1_worker_proto_msgTypes[8]
+	mi := &file_batch_v1_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +888,7 @@ func (x *StartCopy) String() string {
 func (*StartCopy) ProtoMessage() {}
 
 func (x *StartCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[8]
+	mi := &file_batch_v1_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +901,7 @@ func (x *StartCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartCopy.ProtoReflect.Descriptor instead.
 func (*StartCopy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{8}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StartCopy) GetCopyId() int64 {
@@ -858,7 +975,7 @@ type AssignmentsResponse struct {
 
 func (x *AssignmentsResponse) Reset() {
 	*x = AssignmentsResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[9]
+	mi := &file_batch_v1_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +987,7 @@ func (x *AssignmentsResponse) String() string {
 func (*AssignmentsResponse) ProtoMessage() {}
 
 func (x *AssignmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[9]
+	mi := &file_batch_v1_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +1000,7 @@ func (x *AssignmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignmentsResponse.ProtoReflect.Descriptor instead.
 func (*AssignmentsResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{9}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AssignmentsResponse) GetAction() isAssignmentsResponse_Action {
@@ -972,7 +1089,7 @@ type CopyProgress struct {
 
 func (x *CopyProgress) Reset() {
 	*x = CopyProgress{}
-	mi := &file_batch_v1_worker_proto_msgTypes[10]
+	mi := &file_batch_v1_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -984,7 +1101,7 @@ func (x *CopyProgress) String() string {
 func (*CopyProgress) ProtoMessage() {}
 
 func (x *CopyProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[10]
+	mi := &file_batch_v1_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -997,7 +1114,7 @@ func (x *CopyProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyProgress.ProtoReflect.Descriptor instead.
 func (*CopyProgress) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{10}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CopyProgress) GetCopyId() int64 {
@@ -1031,7 +1148,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[11]
+	mi := &file_batch_v1_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1160,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[11]
+	mi := &file_batch_v1_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1173,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{11}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -1085,7 +1202,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[12]
+	mi := &file_batch_v1_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1214,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[12]
+	mi := &file_batch_v1_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1227,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{12}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HeartbeatResponse) GetLeaseSeconds() float64 {
@@ -1156,7 +1273,7 @@ type ReportFinishedRequest struct {
 
 func (x *ReportFinishedRequest) Reset() {
 	*x = ReportFinishedRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[13]
+	mi := &file_batch_v1_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1285,7 @@ func (x *ReportFinishedRequest) String() string {
 func (*ReportFinishedRequest) ProtoMessage() {}
 
 func (x *ReportFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[13]
+	mi := &file_batch_v1_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1298,7 @@ func (x *ReportFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedRequest.ProtoReflect.Descriptor instead.
 func (*ReportFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{13}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReportFinishedRequest) GetWorkerId() string {
@@ -1291,7 +1408,7 @@ type ReportFinishedResponse struct {
 
 func (x *ReportFinishedResponse) Reset() {
 	*x = ReportFinishedResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[14]
+	mi := &file_batch_v1_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1420,7 @@ func (x *ReportFinishedResponse) String() string {
 func (*ReportFinishedResponse) ProtoMessage() {}
 
 func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[14]
+	mi := &file_batch_v1_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1433,7 @@ func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedResponse.ProtoReflect.Descriptor instead.
 func (*ReportFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{14}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReportFinishedResponse) GetOutcome() ReportOutcome {
@@ -1330,7 +1447,15 @@ var File_batch_v1_worker_proto protoreflect.FileDescriptor
 
 const file_batch_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x15batch/v1/worker.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x02\n" +
+	"\x15batch/v1/worker.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"Q\n" +
+	"\x16MintWorkerTokenRequest\x12\x16\n" +
+	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x1f\n" +
+	"\vttl_seconds\x18\x02 \x01(\x01R\n" +
+	"ttlSeconds\"j\n" +
+	"\x17MintWorkerTokenResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x129\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xdf\x02\n" +
 	"\x05Pilot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x16\n" +
@@ -1344,7 +1469,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tpartition\x18\t \x01(\tR\tpartition\x12\x14\n" +
 	"\x05class\x18\n" +
 	" \x01(\tR\x05class\x12\x12\n" +
-	"\x04pool\x18\v \x01(\tR\x04pool\"\x89\x01\n" +
+	"\x04pool\x18\v \x01(\tR\x04pool\x12\x14\n" +
+	"\x05ended\x18\f \x01(\bR\x05ended\"\x89\x01\n" +
 	"\x13ReportPilotsRequest\x12\x12\n" +
 	"\x04pool\x18\x01 \x01(\tR\x04pool\x12\x16\n" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
@@ -1441,13 +1567,14 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\rReportOutcome\x12\x1e\n" +
 	"\x1aREPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12REPORT_OUTCOME_WON\x10\x01\x12\x1c\n" +
-	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\x94\x03\n" +
+	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\xee\x03\n" +
 	"\rWorkerService\x12C\n" +
 	"\bRegister\x12\x19.batch.v1.RegisterRequest\x1a\x1a.batch.v1.RegisterResponse\"\x00\x12N\n" +
 	"\vAssignments\x12\x1c.batch.v1.AssignmentsRequest\x1a\x1d.batch.v1.AssignmentsResponse\"\x000\x01\x12F\n" +
 	"\tHeartbeat\x12\x1a.batch.v1.HeartbeatRequest\x1a\x1b.batch.v1.HeartbeatResponse\"\x00\x12U\n" +
 	"\x0eReportFinished\x12\x1f.batch.v1.ReportFinishedRequest\x1a .batch.v1.ReportFinishedResponse\"\x00\x12O\n" +
-	"\fReportPilots\x12\x1d.batch.v1.ReportPilotsRequest\x1a\x1e.batch.v1.ReportPilotsResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\fReportPilots\x12\x1d.batch.v1.ReportPilotsRequest\x1a\x1e.batch.v1.ReportPilotsResponse\"\x00\x12X\n" +
+	"\x0fMintWorkerToken\x12 .batch.v1.MintWorkerTokenRequest\x1a!.batch.v1.MintWorkerTokenResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_worker_proto_rawDescOnce sync.Once
@@ -1462,54 +1589,59 @@ func file_batch_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_batch_v1_worker_proto_goTypes = []any{
-	(ReportOutcome)(0),             // 0: batch.v1.ReportOutcome
-	(*Pilot)(nil),                  // 1: batch.v1.Pilot
-	(*ReportPilotsRequest)(nil),    // 2: batch.v1.ReportPilotsRequest
-	(*ReportPilotsResponse)(nil),   // 3: batch.v1.ReportPilotsResponse
-	(*PoolWorker)(nil),             // 4: batch.v1.PoolWorker
-	(*HeldCopy)(nil),               // 5: batch.v1.HeldCopy
-	(*RegisterRequest)(nil),        // 6: batch.v1.RegisterRequest
-	(*RegisterResponse)(nil),       // 7: batch.v1.RegisterResponse
-	(*AssignmentsRequest)(nil),     // 8: batch.v1.AssignmentsRequest
-	(*StartCopy)(nil),              // 9: batch.v1.StartCopy
-	(*AssignmentsResponse)(nil),    // 10: batch.v1.AssignmentsResponse
-	(*CopyProgress)(nil),           // 11: batch.v1.CopyProgress
-	(*HeartbeatRequest)(nil),       // 12: batch.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),      // 13: batch.v1.HeartbeatResponse
-	(*ReportFinishedRequest)(nil),  // 14: batch.v1.ReportFinishedRequest
-	(*ReportFinishedResponse)(nil), // 15: batch.v1.ReportFinishedResponse
-	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
-	(*TaskSpec)(nil),               // 17: batch.v1.TaskSpec
+	(ReportOutcome)(0),              // 0: batch.v1.ReportOutcome
+	(*MintWorkerTokenRequest)(nil),  // 1: batch.v1.MintWorkerTokenRequest
+	(*MintWorkerTokenResponse)(nil), // 2: batch.v1.MintWorkerTokenResponse
+	(*Pilot)(nil),                   // 3: batch.v1.Pilot
+	(*ReportPilotsRequest)(nil),     // 4: batch.v1.ReportPilotsRequest
+	(*ReportPilotsResponse)(nil),    // 5: batch.v1.ReportPilotsResponse
+	(*PoolWorker)(nil),              // 6: batch.v1.PoolWorker
+	(*HeldCopy)(nil),                // 7: batch.v1.HeldCopy
+	(*RegisterRequest)(nil),         // 8: batch.v1.RegisterRequest
+	(*RegisterResponse)(nil),        // 9: batch.v1.RegisterResponse
+	(*AssignmentsRequest)(nil),      // 10: batch.v1.AssignmentsRequest
+	(*StartCopy)(nil),               // 11: batch.v1.StartCopy
+	(*AssignmentsResponse)(nil),     // 12: batch.v1.AssignmentsResponse
+	(*CopyProgress)(nil),            // 13: batch.v1.CopyProgress
+	(*HeartbeatRequest)(nil),        // 14: batch.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),       // 15: batch.v1.HeartbeatResponse
+	(*ReportFinishedRequest)(nil),   // 16: batch.v1.ReportFinishedRequest
+	(*ReportFinishedResponse)(nil),  // 17: batch.v1.ReportFinishedResponse
+	(*timestamppb.Timestamp)(nil),   // 18: google.protobuf.Timestamp
+	(*TaskSpec)(nil),                // 19: batch.v1.TaskSpec
 }
 var file_batch_v1_worker_proto_depIdxs = []int32{
-	16, // 0: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
-	16, // 1: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
-	1,  // 2: batch.v1.ReportPilotsRequest.pilots:type_name -> batch.v1.Pilot
-	4,  // 3: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
-	16, // 4: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
-	5,  // 5: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
-	17, // 6: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
-	9,  // 7: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
-	11, // 8: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
-	16, // 9: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
-	0,  // 10: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
-	6,  // 11: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
-	8,  // 12: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
-	12, // 13: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
-	14, // 14: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
-	2,  // 15: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
-	7,  // 16: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
-	10, // 17: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
-	13, // 18: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
-	15, // 19: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
-	3,  // 20: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	18, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
+	18, // 1: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
+	18, // 2: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
+	3,  // 3: batch.v1.ReportPilotsRequest.pilots:type_name -> batch.v1.Pilot
+	6,  // 4: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
+	18, // 5: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
+	7,  // 6: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
+	19, // 7: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
+	11, // 8: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
+	13, // 9: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
+	18, // 10: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
+	0,  // 11: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
+	8,  // 12: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
+	10, // 13: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
+	14, // 14: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
+	16, // 15: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
+	4,  // 16: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
+	1,  // 17: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
+	9,  // 18: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
+	12, // 19: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
+	15, // 20: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
+	17, // 21: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
+	5,  // 22: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
+	2,  // 23: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
+	18, // [18:24] is the sub-list for method output_type
+	12, // [12:18] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_worker_proto_init() }
@@ -1518,7 +1650,7 @@ func file_batch_v1_worker_proto_init() {
 		return
 	}
 	file_batch_v1_types_proto_init()
-	file_batch_v1_worker_proto_msgTypes[9].OneofWrappers = []any{
+	file_batch_v1_worker_proto_msgTypes[11].OneofWrappers = []any{
 		(*AssignmentsResponse_Start)(nil),
 		(*AssignmentsResponse_Kill)(nil),
 		(*AssignmentsResponse_Suspend)(nil),
@@ -1530,7 +1662,7 @@ func file_batch_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_worker_proto_rawDesc), len(file_batch_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,9 @@ const (
 	// WorkerServiceReportPilotsProcedure is the fully-qualified name of the WorkerService's
 	// ReportPilots RPC.
 	WorkerServiceReportPilotsProcedure = "/batch.v1.WorkerService/ReportPilots"
+	// WorkerServiceMintWorkerTokenProcedure is the fully-qualified name of the WorkerService's
+	// MintWorkerToken RPC.
+	WorkerServiceMintWorkerTokenProcedure = "/batch.v1.WorkerService/MintWorkerToken"
 )
 
 // WorkerServiceClient is a client for the batch.v1.WorkerService service.
@@ -69,6 +72,14 @@ type WorkerServiceClient interface {
 	// work can use. The server keeps the last report of each pool in memory
 	// (GetCluster, /metrics) and forgets a pool silent for two minutes.
 	ReportPilots(context.Context, *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error)
+	// MintWorkerToken gives an elastic pool a token for one pilot: it may
+	// register only that pilot's worker name (and call the worker protocol
+	// for it), never report pilots or mint, and stops working when it
+	// expires or when the pool reports the pilot ended (or no longer lists
+	// it). Callable only with a worker token that is not itself a pilot's;
+	// the pilot's worker name becomes the caller's, as a Register would
+	// claim it.
+	MintWorkerToken(context.Context, *v1.MintWorkerTokenRequest) (*v1.MintWorkerTokenResponse, error)
 }
 
 // NewWorkerServiceClient constructs a client for the batch.v1.WorkerService service. By default, it
@@ -112,16 +123,23 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("ReportPilots")),
 			connect.WithClientOptions(opts...),
 		),
+		mintWorkerToken: connect.NewClient[v1.MintWorkerTokenRequest, v1.MintWorkerTokenResponse](
+			httpClient,
+			baseURL+WorkerServiceMintWorkerTokenProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("MintWorkerToken")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // workerServiceClient implements WorkerServiceClient.
 type workerServiceClient struct {
-	register       *connect.Client[v1.RegisterRequest, v1.RegisterResponse]
-	assignments    *connect.Client[v1.AssignmentsRequest, v1.AssignmentsResponse]
-	heartbeat      *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
-	reportFinished *connect.Client[v1.ReportFinishedRequest, v1.ReportFinishedResponse]
-	reportPilots   *connect.Client[v1.ReportPilotsRequest, v1.ReportPilotsResponse]
+	register        *connect.Client[v1.RegisterRequest, v1.RegisterResponse]
+	assignments     *connect.Client[v1.AssignmentsRequest, v1.AssignmentsResponse]
+	heartbeat       *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
+	reportFinished  *connect.Client[v1.ReportFinishedRequest, v1.ReportFinishedResponse]
+	reportPilots    *connect.Client[v1.ReportPilotsRequest, v1.ReportPilotsResponse]
+	mintWorkerToken *connect.Client[v1.MintWorkerTokenRequest, v1.MintWorkerTokenResponse]
 }
 
 // Register calls batch.v1.WorkerService.Register.
@@ -165,6 +183,15 @@ func (c *workerServiceClient) ReportPilots(ctx context.Context, req *v1.ReportPi
 	return nil, err
 }
 
+// MintWorkerToken calls batch.v1.WorkerService.MintWorkerToken.
+func (c *workerServiceClient) MintWorkerToken(ctx context.Context, req *v1.MintWorkerTokenRequest) (*v1.MintWorkerTokenResponse, error) {
+	response, err := c.mintWorkerToken.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkerServiceHandler is an implementation of the batch.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Register announces a worker (or re-announces it after a restart or a
@@ -186,6 +213,14 @@ type WorkerServiceHandler interface {
 	// work can use. The server keeps the last report of each pool in memory
 	// (GetCluster, /metrics) and forgets a pool silent for two minutes.
 	ReportPilots(context.Context, *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error)
+	// MintWorkerToken gives an elastic pool a token for one pilot: it may
+	// register only that pilot's worker name (and call the worker protocol
+	// for it), never report pilots or mint, and stops working when it
+	// expires or when the pool reports the pilot ended (or no longer lists
+	// it). Callable only with a worker token that is not itself a pilot's;
+	// the pilot's worker name becomes the caller's, as a Register would
+	// claim it.
+	MintWorkerToken(context.Context, *v1.MintWorkerTokenRequest) (*v1.MintWorkerTokenResponse, error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -225,6 +260,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("ReportPilots")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceMintWorkerTokenHandler := connect.NewUnaryHandlerSimple(
+		WorkerServiceMintWorkerTokenProcedure,
+		svc.MintWorkerToken,
+		connect.WithSchema(workerServiceMethods.ByName("MintWorkerToken")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceRegisterProcedure:
@@ -237,6 +278,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceReportFinishedHandler.ServeHTTP(w, r)
 		case WorkerServiceReportPilotsProcedure:
 			workerServiceReportPilotsHandler.ServeHTTP(w, r)
+		case WorkerServiceMintWorkerTokenProcedure:
+			workerServiceMintWorkerTokenHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -264,4 +307,8 @@ func (UnimplementedWorkerServiceHandler) ReportFinished(context.Context, *v1.Rep
 
 func (UnimplementedWorkerServiceHandler) ReportPilots(context.Context, *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.ReportPilots is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) MintWorkerToken(context.Context, *v1.MintWorkerTokenRequest) (*v1.MintWorkerTokenResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.MintWorkerToken is not implemented"))
 }

@@ -14,7 +14,57 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/worker.proto.
  */
 export const file_batch_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChViYXRjaC92MS93b3JrZXIucHJvdG8SCGJhdGNoLnYxIvEBCgVQaWxvdBIKCgJpZBgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDAoEbm9kZRgEIAEoCRINCgVzbG90cxgFIAEoBRIwCgxzdWJtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBndvcmtlchgIIAEoCRIRCglwYXJ0aXRpb24YCSABKAkSDQoFY2xhc3MYCiABKAkSDAoEcG9vbBgLIAEoCSJoChNSZXBvcnRQaWxvdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkSDgoGZW5naW5lGAIgASgJEh8KBnBpbG90cxgDIAMoCzIPLmJhdGNoLnYxLlBpbG90EhIKCmxhc3RfZXJyb3IYBCABKAkicQoUUmVwb3J0UGlsb3RzUmVzcG9uc2USGAoQcXVldWVkX3JlcXVlc3RlZBgBIAEoAxIYChBxdWV1ZWRfZGlzY2xvc2VkGAIgASgDEiUKB3dvcmtlcnMYAyADKAsyFC5iYXRjaC52MS5Qb29sV29ya2VyIj0KClBvb2xXb3JrZXISDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRISCgpidXN5X3Nsb3RzGAMgASgFIpMBCghIZWxkQ29weRIPCgdjb3B5X2lkGAEgASgDEgwKBHNsb3QYAiABKAUSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJc3VzcGVuZGVkGAQgASgIEhAKCHByb2dyZXNzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBItUBCg9SZWdpc3RlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRITCgtjYW5fc3VzcGVuZBgDIAEoCBIQCghob3N0bmFtZRgEIAEoCRIjCgdydW5uaW5nGAUgAygLMhIuYmF0Y2gudjEuSGVsZENvcHkSDwoHdmVyc2lvbhgGIAEoCRIRCgltZW1vcnlfbWIYFCABKAMSEQoJaXNvbGF0aW9uGBUgASgJEhIKCmJvdW5kX3VzZXIYFiABKAkSDgoGbGltaXRzGBcgASgJIn8KEFJlZ2lzdGVyUmVzcG9uc2USEQoJd29ya2VyX2lkGAEgASgJEhUKDWxlYXNlX3NlY29uZHMYAiABKAESGQoRaGVhcnRiZWF0X3NlY29uZHMYAyABKAESDAoEa2lsbBgEIAMoAxIYChBvdXRwdXRfY2FwX2J5dGVzGAUgASgDIicKEkFzc2lnbm1lbnRzUmVxdWVzdBIRCgl3b3JrZXJfaWQYASABKAkioAEKCVN0YXJ0Q29weRIPCgdjb3B5X2lkGAEgASgDEgwKBHNsb3QYAiABKAUSDgoGc2V0X2lkGAMgASgDEg0KBWluZGV4GAQgASgFEiAKBHNwZWMYBSABKAsyEi5iYXRjaC52MS5UYXNrU3BlYxITCgtzcGVjdWxhdGl2ZRgGIAEoCBINCgVvd25lchgHIAEoCRIPCgdhdHRlbXB0GB4gASgFInoKE0Fzc2lnbm1lbnRzUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5iYXRjaC52MS5TdGFydENvcHlIABIOCgRraWxsGAIgASgDSAASEQoHc3VzcGVuZBgDIAEoA0gAEhAKBnJlc3VtZRgEIAEoA0gAQggKBmFjdGlvbiJGCgxDb3B5UHJvZ3Jlc3MSDwoHY29weV9pZBgBIAEoAxIQCghwcm9ncmVzcxgCIAEoARITCgtjcHVfc2Vjb25kcxgDIAEoASJNChBIZWFydGJlYXRSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCRImCgZjb3BpZXMYAiADKAsyFi5iYXRjaC52MS5Db3B5UHJvZ3Jlc3MiOAoRSGVhcnRiZWF0UmVzcG9uc2USFQoNbGVhc2Vfc2Vjb25kcxgBIAEoARIMCgRraWxsGAIgAygDIsICChVSZXBvcnRGaW5pc2hlZFJlcXVlc3QSEQoJd29ya2VyX2lkGAEgASgJEg8KB2NvcHlfaWQYAiABKAMSEQoJZXhpdF9jb2RlGAMgASgFEg4KBmtpbGxlZBgEIAEoCBIRCgl0aW1lZF9vdXQYBSABKAgSDgoGc3Rkb3V0GAYgASgMEg4KBnN0ZGVychgHIAEoDBIYChBzdGRvdXRfdHJ1bmNhdGVkGAggASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYCSABKAgSEwoLY3B1X3NlY29uZHMYCiABKAESEwoLcnVuX3NlY29uZHMYCyABKAESLAoIZW5kZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3N0YXJ0X2Vycm9yGA0gASgJEg4KBnNpZ25hbBgeIAEoBSJCChZSZXBvcnRGaW5pc2hlZFJlc3BvbnNlEigKB291dGNvbWUYASABKA4yFy5iYXRjaC52MS5SZXBvcnRPdXRjb21lKmUKDVJlcG9ydE91dGNvbWUSHgoaUkVQT1JUX09VVENPTUVfVU5TUEVDSUZJRUQQABIWChJSRVBPUlRfT1VUQ09NRV9XT04QARIcChhSRVBPUlRfT1VUQ09NRV9ESVNDQVJERUQQAjKUAwoNV29ya2VyU2VydmljZRJDCghSZWdpc3RlchIZLmJhdGNoLnYxLlJlZ2lzdGVyUmVxdWVzdBoaLmJhdGNoLnYxLlJlZ2lzdGVyUmVzcG9uc2UiABJOCgtBc3NpZ25tZW50cxIcLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVxdWVzdBodLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVzcG9uc2UiADABEkYKCUhlYXJ0YmVhdBIaLmJhdGNoLnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5iYXRjaC52MS5IZWFydGJlYXRSZXNwb25zZSIAElUKDlJlcG9ydEZpbmlzaGVkEh8uYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXF1ZXN0GiAuYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXNwb25zZSIAEk8KDFJlcG9ydFBpbG90cxIdLmJhdGNoLnYxLlJlcG9ydFBpbG90c1JlcXVlc3QaHi5iYXRjaC52MS5SZXBvcnRQaWxvdHNSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChViYXRjaC92MS93b3JrZXIucHJvdG8SCGJhdGNoLnYxIj0KFk1pbnRXb3JrZXJUb2tlblJlcXVlc3QSDgoGd29ya2VyGAEgASgJEhMKC3R0bF9zZWNvbmRzGAIgASgBIlgKF01pbnRXb3JrZXJUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoACCgVQaWxvdBIKCgJpZBgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDAoEbm9kZRgEIAEoCRINCgVzbG90cxgFIAEoBRIwCgxzdWJtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBndvcmtlchgIIAEoCRIRCglwYXJ0aXRpb24YCSABKAkSDQoFY2xhc3MYCiABKAkSDAoEcG9vbBgLIAEoCRINCgVlbmRlZBgMIAEoCCJoChNSZXBvcnRQaWxvdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkSDgoGZW5naW5lGAIgASgJEh8KBnBpbG90cxgDIAMoCzIPLmJhdGNoLnYxLlBpbG90EhIKCmxhc3RfZXJyb3IYBCABKAkicQoUUmVwb3J0UGlsb3RzUmVzcG9uc2USGAoQcXVldWVkX3JlcXVlc3RlZBgBIAEoAxIYChBxdWV1ZWRfZGlzY2xvc2VkGAIgASgDEiUKB3dvcmtlcnMYAyADKAsyFC5iYXRjaC52MS5Qb29sV29ya2VyIj0KClBvb2xXb3JrZXISDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRISCgpidXN5X3Nsb3RzGAMgASgFIpMBCghIZWxkQ29weRIPCgdjb3B5X2lkGAEgASgDEgwKBHNsb3QYAiABKAUSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJc3VzcGVuZGVkGAQgASgIEhAKCHByb2dyZXNzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBItUBCg9SZWdpc3RlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRITCgtjYW5fc3VzcGVuZBgDIAEoCBIQCghob3N0bmFtZRgEIAEoCRIjCgdydW5uaW5nGAUgAygLMhIuYmF0Y2gudjEuSGVsZENvcHkSDwoHdmVyc2lvbhgGIAEoCRIRCgltZW1vcnlfbWIYFCABKAMSEQoJaXNvbGF0aW9uGBUgASgJEhIKCmJvdW5kX3VzZXIYFiABKAkSDgoGbGltaXRzGBcgASgJIn8KEFJlZ2lzdGVyUmVzcG9uc2USEQoJd29ya2VyX2lkGAEgASgJEhUKDWxlYXNlX3NlY29uZHMYAiABKAESGQoRaGVhcnRiZWF0X3NlY29uZHMYAyABKAESDAoEa2lsbBgEIAMoAxIYChBvdXRwdXRfY2FwX2J5dGVzGAUgASgDIicKEkFzc2lnbm1lbnRzUmVxdWVzdBIRCgl3b3JrZXJfaWQYASABKAkioAEKCVN0YXJ0Q29weRIPCgdjb3B5X2lkGAEgASgDEgwKBHNsb3QYAiABKAUSDgoGc2V0X2lkGAMgASgDEg0KBWluZGV4GAQgASgFEiAKBHNwZWMYBSABKAsyEi5iYXRjaC52MS5UYXNrU3BlYxITCgtzcGVjdWxhdGl2ZRgGIAEoCBINCgVvd25lchgHIAEoCRIPCgdhdHRlbXB0GB4gASgFInoKE0Fzc2lnbm1lbnRzUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5iYXRjaC52MS5TdGFydENvcHlIABIOCgRraWxsGAIgASgDSAASEQoHc3VzcGVuZBgDIAEoA0gAEhAKBnJlc3VtZRgEIAEoA0gAQggKBmFjdGlvbiJGCgxDb3B5UHJvZ3Jlc3MSDwoHY29weV9pZBgBIAEoAxIQCghwcm9ncmVzcxgCIAEoARITCgtjcHVfc2Vjb25kcxgDIAEoASJNChBIZWFydGJlYXRSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCRImCgZjb3BpZXMYAiADKAsyFi5iYXRjaC52MS5Db3B5UHJvZ3Jlc3MiOAoRSGVhcnRiZWF0UmVzcG9uc2USFQoNbGVhc2Vfc2Vjb25kcxgBIAEoARIMCgRraWxsGAIgAygDIsICChVSZXBvcnRGaW5pc2hlZFJlcXVlc3QSEQoJd29ya2VyX2lkGAEgASgJEg8KB2NvcHlfaWQYAiABKAMSEQoJZXhpdF9jb2RlGAMgASgFEg4KBmtpbGxlZBgEIAEoCBIRCgl0aW1lZF9vdXQYBSABKAgSDgoGc3Rkb3V0GAYgASgMEg4KBnN0ZGVychgHIAEoDBIYChBzdGRvdXRfdHJ1bmNhdGVkGAggASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYCSABKAgSEwoLY3B1X3NlY29uZHMYCiABKAESEwoLcnVuX3NlY29uZHMYCyABKAESLAoIZW5kZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3N0YXJ0X2Vycm9yGA0gASgJEg4KBnNpZ25hbBgeIAEoBSJCChZSZXBvcnRGaW5pc2hlZFJlc3BvbnNlEigKB291dGNvbWUYASABKA4yFy5iYXRjaC52MS5SZXBvcnRPdXRjb21lKmUKDVJlcG9ydE91dGNvbWUSHgoaUkVQT1JUX09VVENPTUVfVU5TUEVDSUZJRUQQABIWChJSRVBPUlRfT1VUQ09NRV9XT04QARIcChhSRVBPUlRfT1VUQ09NRV9ESVNDQVJERUQQAjLuAwoNV29ya2VyU2VydmljZRJDCghSZWdpc3RlchIZLmJhdGNoLnYxLlJlZ2lzdGVyUmVxdWVzdBoaLmJhdGNoLnYxLlJlZ2lzdGVyUmVzcG9uc2UiABJOCgtBc3NpZ25tZW50cxIcLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVxdWVzdBodLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVzcG9uc2UiADABEkYKCUhlYXJ0YmVhdBIaLmJhdGNoLnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5iYXRjaC52MS5IZWFydGJlYXRSZXNwb25zZSIAElUKDlJlcG9ydEZpbmlzaGVkEh8uYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXF1ZXN0GiAuYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXNwb25zZSIAEk8KDFJlcG9ydFBpbG90cxIdLmJhdGNoLnYxLlJlcG9ydFBpbG90c1JlcXVlc3QaHi5iYXRjaC52MS5SZXBvcnRQaWxvdHNSZXNwb25zZSIAElgKD01pbnRXb3JrZXJUb2tlbhIgLmJhdGNoLnYxLk1pbnRXb3JrZXJUb2tlblJlcXVlc3QaIS5iYXRjaC52MS5NaW50V29ya2VyVG9rZW5SZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_types, file_google_protobuf_timestamp]);
+
+/**
+ * @generated from message batch.v1.MintWorkerTokenRequest
+ */
+export type MintWorkerTokenRequest = Message<"batch.v1.MintWorkerTokenRequest"> & {
+  /**
+   * The worker name the pilot registers under (Slurm: slurm-JOBID).
+   *
+   * @generated from field: string worker = 1;
+   */
+  worker: string;
+
+  /**
+   * How long the token lives, seconds (0: one day; at most 30 days).
+   *
+   * @generated from field: double ttl_seconds = 2;
+   */
+  ttlSeconds: number;
+};
+
+/**
+ * Describes the message batch.v1.MintWorkerTokenRequest.
+ * Use `create(MintWorkerTokenRequestSchema)` to create a new message.
+ */
+export const MintWorkerTokenRequestSchema: GenMessage<MintWorkerTokenRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_worker, 0);
+
+/**
+ * @generated from message batch.v1.MintWorkerTokenResponse
+ */
+export type MintWorkerTokenResponse = Message<"batch.v1.MintWorkerTokenResponse"> & {
+  /**
+   * The token, shown only now (the server keeps its hash).
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message batch.v1.MintWorkerTokenResponse.
+ * Use `create(MintWorkerTokenResponseSchema)` to create a new message.
+ */
+export const MintWorkerTokenResponseSchema: GenMessage<MintWorkerTokenResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_worker, 1);
 
 /**
  * Pilot is one worker job an elastic pool keeps in a batch system.
@@ -91,6 +141,14 @@ export type Pilot = Message<"batch.v1.Pilot"> & {
    * @generated from field: string pool = 11;
    */
   pool: string;
+
+  /**
+   * The pilot has ended (its batch system will not run it again): its
+   * worker token is revoked.
+   *
+   * @generated from field: bool ended = 12;
+   */
+  ended: boolean;
 };
 
 /**
@@ -98,7 +156,7 @@ export type Pilot = Message<"batch.v1.Pilot"> & {
  * Use `create(PilotSchema)` to create a new message.
  */
 export const PilotSchema: GenMessage<Pilot> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 0);
+  messageDesc(file_batch_v1_worker, 2);
 
 /**
  * @generated from message batch.v1.ReportPilotsRequest
@@ -137,7 +195,7 @@ export type ReportPilotsRequest = Message<"batch.v1.ReportPilotsRequest"> & {
  * Use `create(ReportPilotsRequestSchema)` to create a new message.
  */
 export const ReportPilotsRequestSchema: GenMessage<ReportPilotsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 1);
+  messageDesc(file_batch_v1_worker, 3);
 
 /**
  * @generated from message batch.v1.ReportPilotsResponse
@@ -166,7 +224,7 @@ export type ReportPilotsResponse = Message<"batch.v1.ReportPilotsResponse"> & {
  * Use `create(ReportPilotsResponseSchema)` to create a new message.
  */
 export const ReportPilotsResponseSchema: GenMessage<ReportPilotsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 2);
+  messageDesc(file_batch_v1_worker, 4);
 
 /**
  * @generated from message batch.v1.PoolWorker
@@ -193,7 +251,7 @@ export type PoolWorker = Message<"batch.v1.PoolWorker"> & {
  * Use `create(PoolWorkerSchema)` to create a new message.
  */
 export const PoolWorkerSchema: GenMessage<PoolWorker> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 3);
+  messageDesc(file_batch_v1_worker, 5);
 
 /**
  * HeldCopy is a copy a worker still runs (or is suspended) when it
@@ -238,7 +296,7 @@ export type HeldCopy = Message<"batch.v1.HeldCopy"> & {
  * Use `create(HeldCopySchema)` to create a new message.
  */
 export const HeldCopySchema: GenMessage<HeldCopy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 4);
+  messageDesc(file_batch_v1_worker, 6);
 
 /**
  * @generated from message batch.v1.RegisterRequest
@@ -323,7 +381,7 @@ export type RegisterRequest = Message<"batch.v1.RegisterRequest"> & {
  * Use `create(RegisterRequestSchema)` to create a new message.
  */
 export const RegisterRequestSchema: GenMessage<RegisterRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 5);
+  messageDesc(file_batch_v1_worker, 7);
 
 /**
  * @generated from message batch.v1.RegisterResponse
@@ -364,7 +422,7 @@ export type RegisterResponse = Message<"batch.v1.RegisterResponse"> & {
  * Use `create(RegisterResponseSchema)` to create a new message.
  */
 export const RegisterResponseSchema: GenMessage<RegisterResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 6);
+  messageDesc(file_batch_v1_worker, 8);
 
 /**
  * @generated from message batch.v1.AssignmentsRequest
@@ -381,7 +439,7 @@ export type AssignmentsRequest = Message<"batch.v1.AssignmentsRequest"> & {
  * Use `create(AssignmentsRequestSchema)` to create a new message.
  */
 export const AssignmentsRequestSchema: GenMessage<AssignmentsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 7);
+  messageDesc(file_batch_v1_worker, 9);
 
 /**
  * StartCopy tells a worker to run one copy of a task on one of its slots.
@@ -438,7 +496,7 @@ export type StartCopy = Message<"batch.v1.StartCopy"> & {
  * Use `create(StartCopySchema)` to create a new message.
  */
 export const StartCopySchema: GenMessage<StartCopy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 8);
+  messageDesc(file_batch_v1_worker, 10);
 
 /**
  * @generated from message batch.v1.AssignmentsResponse
@@ -485,7 +543,7 @@ export type AssignmentsResponse = Message<"batch.v1.AssignmentsResponse"> & {
  * Use `create(AssignmentsResponseSchema)` to create a new message.
  */
 export const AssignmentsResponseSchema: GenMessage<AssignmentsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 9);
+  messageDesc(file_batch_v1_worker, 11);
 
 /**
  * @generated from message batch.v1.CopyProgress
@@ -514,7 +572,7 @@ export type CopyProgress = Message<"batch.v1.CopyProgress"> & {
  * Use `create(CopyProgressSchema)` to create a new message.
  */
 export const CopyProgressSchema: GenMessage<CopyProgress> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 10);
+  messageDesc(file_batch_v1_worker, 12);
 
 /**
  * @generated from message batch.v1.HeartbeatRequest
@@ -536,7 +594,7 @@ export type HeartbeatRequest = Message<"batch.v1.HeartbeatRequest"> & {
  * Use `create(HeartbeatRequestSchema)` to create a new message.
  */
 export const HeartbeatRequestSchema: GenMessage<HeartbeatRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 11);
+  messageDesc(file_batch_v1_worker, 13);
 
 /**
  * @generated from message batch.v1.HeartbeatResponse
@@ -561,7 +619,7 @@ export type HeartbeatResponse = Message<"batch.v1.HeartbeatResponse"> & {
  * Use `create(HeartbeatResponseSchema)` to create a new message.
  */
 export const HeartbeatResponseSchema: GenMessage<HeartbeatResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 12);
+  messageDesc(file_batch_v1_worker, 14);
 
 /**
  * @generated from message batch.v1.ReportFinishedRequest
@@ -654,7 +712,7 @@ export type ReportFinishedRequest = Message<"batch.v1.ReportFinishedRequest"> & 
  * Use `create(ReportFinishedRequestSchema)` to create a new message.
  */
 export const ReportFinishedRequestSchema: GenMessage<ReportFinishedRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 13);
+  messageDesc(file_batch_v1_worker, 15);
 
 /**
  * @generated from message batch.v1.ReportFinishedResponse
@@ -671,7 +729,7 @@ export type ReportFinishedResponse = Message<"batch.v1.ReportFinishedResponse"> 
  * Use `create(ReportFinishedResponseSchema)` to create a new message.
  */
 export const ReportFinishedResponseSchema: GenMessage<ReportFinishedResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 14);
+  messageDesc(file_batch_v1_worker, 16);
 
 /**
  * @generated from enum batch.v1.ReportOutcome
@@ -771,6 +829,22 @@ export const WorkerService: GenService<{
     methodKind: "unary";
     input: typeof ReportPilotsRequestSchema;
     output: typeof ReportPilotsResponseSchema;
+  },
+  /**
+   * MintWorkerToken gives an elastic pool a token for one pilot: it may
+   * register only that pilot's worker name (and call the worker protocol
+   * for it), never report pilots or mint, and stops working when it
+   * expires or when the pool reports the pilot ended (or no longer lists
+   * it). Callable only with a worker token that is not itself a pilot's;
+   * the pilot's worker name becomes the caller's, as a Register would
+   * claim it.
+   *
+   * @generated from rpc batch.v1.WorkerService.MintWorkerToken
+   */
+  mintWorkerToken: {
+    methodKind: "unary";
+    input: typeof MintWorkerTokenRequestSchema;
+    output: typeof MintWorkerTokenResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_batch_v1_worker, 0);
