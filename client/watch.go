@@ -1,0 +1,123 @@
+// Watching a task set: a stream of snapshots and changes, resumed after a
+// cut.
+
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"batchd/internal/jitter"
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+)
+
+// WatchUpdate is one message of a watch: the set's summary and the tasks that
+// changed (every task when Snapshot is true).
+type WatchUpdate struct {
+	Set      sched.TaskSet
+	Tasks    []sched.Task
+	Snapshot bool
+}
+
+// ErrStopWatch, returned by a Watch callback, ends the watch without error.
+var ErrStopWatch = errors.New("stop watch")
+
+// Watch streams a set's changes to fn until fn returns an error (ErrStopWatch
+// ends it cleanly) or ctx is done. When the stream drops or the server goes
+// away, Watch reopens it (the first message after a reopen is a fresh
+// snapshot) and gives up after WatchRetryFor without a server. Errors: ENOTFOUND,
+// EUNAVAILABLE, ctx.Err(), or fn's error.
+func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) error {
+	b := jitter.Backoff{Min: minBackoff, Max: maxBackoff}
+	wait := b.Next()
+	down := time.Time{} // when the server was first found missing
+	for {
+		gotAny, err := c.watchOnce(ctx, set, fn)
+		if errors.Is(err, ErrStopWatch) {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !retryable(err) {
+			return err
+		}
+		if gotAny {
+			b.Reset()
+			down, wait = time.Time{}, b.Next()
+		}
+		if down.IsZero() {
+			down = time.Now()
+		}
+		if err != nil && time.Since(down)+wait > c.cfg.WatchRetryFor {
+			return err
+		}
+		if c.cfg.ReconnectFunc != nil {
+			c.cfg.ReconnectFunc(err, wait)
+		}
+		if serr := c.cfg.SleepFunc(ctx, wait); serr != nil {
+			return serr
+		}
+		wait = b.Next()
+	}
+}
+
+// watchOnce runs one stream. It reports whether any message arrived, and a
+// nil error when the server ended the stream.
+func (c *Client) watchOnce(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) (bool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// A stream silent past WatchIdle (the server sends a keepalive well
+	// before) is cut here and reported as a drop. The clock stops while fn
+	// runs: a slow callback is not a silent server.
+	idle := c.cfg.WatchIdle
+	if idle == 0 {
+		idle = DefaultWatchIdle
+	}
+	var silent atomic.Bool
+	var timer *time.Timer
+	if idle > 0 {
+		timer = time.AfterFunc(idle, func() { silent.Store(true); cancel() })
+		defer timer.Stop()
+	}
+	stream, err := c.sets.WatchTaskSet(ctx, &batchv1.WatchTaskSetRequest{SetId: int64(set)})
+	if err != nil {
+		if silent.Load() {
+			return false, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("no answer to the watch for %s", idle)}
+		}
+		return false, fromConnect(err)
+	}
+	defer stream.Close()
+	got := false
+	for stream.Receive() {
+		if timer != nil && !timer.Stop() {
+			break // it fired: ctx is canceled, Err reports it below
+		}
+		got = true
+		m := stream.Msg()
+		if err := fn(WatchUpdate{Set: setFromPB(m.GetTaskSet()), Tasks: tasksFromPB(m.GetTasks()), Snapshot: m.GetSnapshot()}); err != nil {
+			return got, err
+		}
+		if timer != nil {
+			timer.Reset(idle)
+		}
+	}
+	if silent.Load() {
+		return got, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("watch stream silent for %s (the server sends a keepalive every 15 s): the connection is taken for dead", idle)}
+	}
+	err = fromConnect(stream.Err())
+	if err != nil && got && ctx.Err() == nil {
+		switch sched.ErrorCode(err) {
+		case sched.ENOTFOUND, sched.EPERMISSION, sched.EUNAUTHENTICATED:
+		default:
+			// A stream that worked and then broke (server killed, connection
+			// cut mid-message) is a drop, not an answer: reopen it.
+			err = &sched.Error{Code: sched.EUNAVAILABLE, Message: "watch stream dropped: " + sched.ErrorMessage(err)}
+		}
+	}
+	return got, err
+}
