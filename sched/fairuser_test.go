@@ -140,6 +140,7 @@ func fairCheck(weights map[string]float64) func(d *driver, ds []Decision) {
 				d.t.Fatalf("t=%g: user %s counted held %d queued %d, recount %d, %d", d.now, name, u.held, u.queued, held[name], queued[name])
 			}
 		}
+		checkUserHeap(d, s)
 		got := map[string]bool{}
 		for _, x := range ds {
 			if x.Kind != DecisionStart && x.Kind != DecisionResume {
@@ -200,6 +201,30 @@ func TestFairShareProperty(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkUserHeap verifies the users' heap: every waiting user is in it at
+// its recorded position, after its parent in fsBefore order, and each
+// user's first job is its first in jobBefore order. A user whose first job
+// or usage changed without a fix would break it.
+func checkUserHeap(d *driver, s *Scheduler) {
+	h := s.fair.heap
+	for i, u := range h {
+		if u.hpos != i+1 {
+			d.t.Fatalf("t=%g: user %s at %d records position %d", d.now, u.name, i+1, u.hpos)
+		}
+		if u.level != fsLevel(u.usage/u.weight) {
+			d.t.Fatalf("t=%g: user %s level %d, want %d", d.now, u.name, u.level, fsLevel(u.usage/u.weight))
+		}
+		if i > 0 && fsBefore(u, h[(i-1)/2]) {
+			d.t.Fatalf("t=%g: user %s before its parent %s in the heap", d.now, u.name, h[(i-1)/2].name)
+		}
+		for _, j := range u.jobs[min(1, len(u.jobs)):] {
+			if jobBefore(j, u.jobs[0]) {
+				d.t.Fatalf("t=%g: user %s's job %d before its first job %d", d.now, u.name, j.id, u.jobs[0].id)
+			}
+		}
 	}
 }
 
@@ -299,13 +324,15 @@ func TestFairShareWeights(t *testing.T) {
 }
 
 // TestFairShareUsage: on one slot, of two users waiting with nothing held,
-// the one with less decayed usage goes first; usage decays with the
-// half-life, so old heavy use weighs less than recent light use.
+// the one with much less decayed usage goes first, even with the longer
+// job; usage decays with the half-life, so old heavy use weighs less than
+// recent light use, and once their usage levels meet the shorter job goes
+// first (SRPT between users of like standing).
 func TestFairShareUsage(t *testing.T) {
 	t.Parallel()
 	first := func(t *testing.T, now Time) SetID {
 		b := setup(t, Config{FairShare: true, Speculation: SpecNone, FairShareHalfLife: 100})
-		b.s.AddUsage("old", 1000, 0)  // 1000 slot-seconds at t=0
+		b.s.AddUsage("old", 10000, 0) // 10,000 slot-seconds at t=0
 		b.s.AddUsage("new", 300, now) // 300 just now
 		b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 1})
 		b.apply(Event{Kind: EventDisclosed, Time: now, Set: 1, Owner: "old", Tasks: tasksWithEstimate(1, 1)})
@@ -319,10 +346,48 @@ func TestFairShareUsage(t *testing.T) {
 		return ds[0].Task.Set
 	}
 	if got := first(t, 10); got != 2 {
-		t.Fatalf("at t=10 (old's usage ≈ 933) set %d started, want new's set 2", got)
+		t.Fatalf("at t=10 (old's usage ≈ 9,330, new's 300) set %d started, want new's set 2", got)
 	}
 	if got := first(t, 500); got != 1 {
-		t.Fatalf("at t=500 (old's usage ≈ 31) set %d started, want old's set 1", got)
+		t.Fatalf("at t=500 (old's usage ≈ 313, new's 300) set %d started, want old's shorter set 1", got)
+	}
+}
+
+// TestFairShareTiesBySRPT: users who hold as many slots and used about as
+// much take a free slot shortest job first across users, as without fair
+// share, not by name or by small differences in usage; one who used much
+// more waits.
+func TestFairShareTiesBySRPT(t *testing.T) {
+	t.Parallel()
+	order := func(t *testing.T, usage map[string]float64) []string {
+		b := setup(t, Config{FairShare: true, Speculation: SpecNone, FairShareHalfLife: -1})
+		for _, n := range slices.Sorted(mapKeys(usage)) {
+			b.s.AddUsage(n, usage[n], 0)
+		}
+		b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 1})
+		// a's job is the longest, c's the shortest.
+		for i, n := range []string{"a", "b", "c"} {
+			b.apply(Event{Kind: EventDisclosed, Set: SetID(i + 1), Owner: n, Tasks: tasksWithEstimate(1, float64(30-10*i))})
+			b.apply(Event{Kind: EventRequested, Set: SetID(i + 1)})
+		}
+		var got []string
+		now := Time(0)
+		for range 3 {
+			ds := b.s.Decide(now)
+			if len(ds) != 1 || ds[0].Kind != DecisionStart {
+				t.Fatalf("t=%g: Decide = %+v, want one start", now, ds)
+			}
+			got = append(got, b.s.sets[ds[0].Task.Set].owner)
+			now++
+			b.apply(Event{Kind: EventCopyFinished, Time: now, Copy: ds[0].Copy})
+		}
+		return got
+	}
+	if got := order(t, map[string]float64{"a": 70, "b": 80, "c": 90}); !slices.Equal(got, []string{"c", "b", "a"}) {
+		t.Fatalf("like usage: order %v, want c b a (shortest first)", got)
+	}
+	if got := order(t, map[string]float64{"a": 70, "b": 80, "c": 100000}); !slices.Equal(got, []string{"b", "a", "c"}) {
+		t.Fatalf("c used 1000× more: order %v, want b a c", got)
 	}
 }
 
