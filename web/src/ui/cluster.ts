@@ -153,7 +153,7 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
       ),
     );
     fairNote.textContent = r.fairShare
-      ? "While several users have requested work queued, slots go to them in proportion to their weights; between users holding as many, the one with less decayed usage goes first."
+      ? "While several users have requested work queued, slots go to them in proportion to their weights; between users holding as many, one who has used much more waits, and the rest go shortest work first."
       : "Off: requested work runs shortest first across all users.";
     replace(
       users,
