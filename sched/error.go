@@ -59,3 +59,17 @@ func ErrorMessage(err error) string {
 	}
 	return "internal error"
 }
+
+// CheckNamedOrAll checks that a Request, Cancel or Retry names its tasks
+// (n indexes) or sets all, and not both: an empty list never means the
+// whole set, which a client that sent an empty list by mistake would be
+// billed for.
+func CheckNamedOrAll(n int, all bool) error {
+	switch {
+	case n > 0 && all:
+		return Errorf(EINVALID, "name tasks or set all, not both")
+	case n == 0 && !all:
+		return Errorf(EINVALID, "no tasks named: name them in indexes, or set all for every task of the set")
+	}
+	return nil
+}

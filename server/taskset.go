@@ -319,7 +319,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
-	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+	if err := sched.CheckNamedOrAll(len(req.Indexes), req.All); err != nil {
 		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
@@ -377,7 +377,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
-	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+	if err := sched.CheckNamedOrAll(len(req.Indexes), req.All); err != nil {
 		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
@@ -615,7 +615,7 @@ func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*
 	if len(req.Indexes) > store.MaxIndexesPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one call; the limit is %d", len(req.Indexes), store.MaxIndexesPerCall)
 	}
-	if err := checkNamedOrAll(len(req.Indexes), req.All); err != nil {
+	if err := sched.CheckNamedOrAll(len(req.Indexes), req.All); err != nil {
 		return nil, err
 	}
 	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {

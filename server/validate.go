@@ -42,20 +42,6 @@ func checkIndexes(idx []int32) error {
 	return nil
 }
 
-// checkNamedOrAll checks that a Request, Cancel or Retry names its tasks
-// (n indexes) or sets all, and not both: an empty list never means the
-// whole set, which a client that sent an empty list by mistake would be
-// billed for.
-func checkNamedOrAll(n int, all bool) error {
-	switch {
-	case n > 0 && all:
-		return sched.Errorf(sched.EINVALID, "name tasks or set all, not both")
-	case n == 0 && !all:
-		return sched.Errorf(sched.EINVALID, "no tasks named: name them in indexes, or set all for every task of the set")
-	}
-	return nil
-}
-
 // checkPageSize refuses a negative page size (0 is the default size).
 func checkPageSize(v int32) error {
 	if v < 0 {

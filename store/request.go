@@ -36,12 +36,13 @@ type RequestResult struct {
 // Request marks tasks requested. An executed task finishes at once with
 // visible response time 0 and its bill line (executed-then-requested) is
 // written in the same transaction. Requesting a requested or finished task
-// changes nothing. Errors: EINVALID (nothing named), ENOTFOUND (no such set
-// or task), EFAILEDPRECONDITION (a named task is canceled).
+// changes nothing. Errors: EINVALID (nothing named, or tasks named and
+// All), ENOTFOUND (no such set or task), EFAILEDPRECONDITION (a named task
+// is canceled).
 func (db *DB) Request(ctx context.Context, in RequestInput) (RequestResult, error) {
 	var res RequestResult
-	if len(in.Indexes) == 0 && !in.All {
-		return res, sched.Errorf(sched.EINVALID, "name the tasks to request, or request all")
+	if err := sched.CheckNamedOrAll(len(in.Indexes), in.All); err != nil {
+		return res, err
 	}
 	err := db.write(ctx, func(tx *Tx) error {
 		set, err := getSet(ctx, tx, in.Owner, in.SetID)
@@ -199,11 +200,8 @@ type CancelResult struct {
 // such set or task).
 func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) {
 	var res CancelResult
-	if len(in.Indexes) == 0 && !in.All {
-		return res, sched.Errorf(sched.EINVALID, "name the tasks to cancel, or cancel all")
-	}
-	if len(in.Indexes) > 0 && in.All {
-		return res, sched.Errorf(sched.EINVALID, "name tasks or cancel all, not both")
+	if err := sched.CheckNamedOrAll(len(in.Indexes), in.All); err != nil {
+		return res, err
 	}
 	err := db.write(ctx, func(tx *Tx) error {
 		set, err := getSet(ctx, tx, in.Owner, in.SetID)

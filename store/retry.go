@@ -147,12 +147,13 @@ type RetryResult struct {
 // same index, the next attempt, in the class each had (a task that was
 // requested is requested again; retried by the user, they do not count
 // against the set's retry policy). Earlier attempts and their outputs are
-// kept. Errors: EINVALID (nothing named), ENOTFOUND (no such set or task),
-// EFAILEDPRECONDITION (the one task named did not fail).
+// kept. Errors: EINVALID (nothing named, or tasks named and All), ENOTFOUND
+// (no such set or task), EFAILEDPRECONDITION (the one task named did not
+// fail).
 func (db *DB) Retry(ctx context.Context, in RetryInput) (RetryResult, error) {
 	var res RetryResult
-	if len(in.Indexes) == 0 && !in.All {
-		return res, sched.Errorf(sched.EINVALID, "name the tasks to retry, or retry all failed tasks of the set")
+	if err := sched.CheckNamedOrAll(len(in.Indexes), in.All); err != nil {
+		return res, err
 	}
 	err := db.write(ctx, func(tx *Tx) error {
 		set, err := getSet(ctx, tx, in.Owner, in.SetID)
