@@ -80,6 +80,7 @@ func attackScript(data string, server int, ptrace string) string {
 	return fmt.Sprintf(`
 D=%[1]s; S=%[2]d; P=%[3]s
 leak() { echo "LEAK $1: $2"; }
+echo "RUNS-AS $(id -u)"
 x=$(cat $D/admin.token 2>/dev/null) && leak admin.token "$(echo $x | cut -c1-8)"
 x=$(head -c 15 $D/batchd.db 2>/dev/null) && [ -n "$x" ] && leak batchd.db "$x"
 ls $D/batchd.db-wal >/dev/null 2>&1 && leak wal "listed"
@@ -208,7 +209,8 @@ func addUser(t *testing.T, c *cluster, uid int, name string) string {
 // server's and its parent's environment, to signal the server and A's
 // task, to ptrace them, to write into the data directory, and to use any
 // token it found against the API. Under every mechanism this machine has
-// (uid and namespaces as root; namespaces as an unprivileged user) each
+// (uid, owner-uid and namespaces as root; namespaces as an unprivileged
+// user) each
 // attack fails; with isolation off the same attacks work, so the test can
 // fail.
 func TestIsolationAttacks(t *testing.T) {
@@ -240,17 +242,24 @@ func TestIsolationAttacks(t *testing.T) {
 		name string
 		args []string
 		uid  int // the server's uid (0: root)
+		// users A and B; with owner-uid, Unix users of those names run
+		// their tasks (daemon: uid 1, nobody: 65534, on Debian).
+		a, b string
 	}{
-		{"uid", []string{"--isolation", "uid", "--slot-uids", "62000-62015"}, 0},
-		{"namespaces-root", []string{"--isolation", "namespaces", "--slot-uids", "62100-62115"}, 0},
-		{"namespaces-unprivileged", []string{"--isolation", "namespaces"}, 65534},
+		{"uid", []string{"--isolation", "uid", "--slot-uids", "62000-62015"}, 0, "alice", "bob"},
+		{"owner-uid", []string{"--isolation", "owner-uid"}, 0, "daemon", "nobody"},
+		{"namespaces-root", []string{"--isolation", "namespaces", "--slot-uids", "62100-62115"}, 0, "alice", "bob"},
+		{"namespaces-unprivileged", []string{"--isolation", "namespaces"}, 65534, "alice", "bob"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := startServerAs(t, tc.uid, append([]string{"--slots", "2", "--drain", "0s"}, tc.args...)...)
-			a, b := addUser(t, c, tc.uid, "alice"), addUser(t, c, tc.uid, "bob")
+			a, b := addUser(t, c, tc.uid, tc.a), addUser(t, c, tc.uid, tc.b)
 			out, working := attack(t, c, a, b, ptrace)
-			if tc.name == "uid" && !strings.Contains(out, "VICTIM ") {
+			if (tc.name == "uid" || tc.name == "owner-uid") && !strings.Contains(out, "VICTIM ") {
 				t.Errorf("uid: the attack did not find the victim's process (all of /proc is visible there), so it tried nothing against it\n%s", out)
+			}
+			if tc.name == "owner-uid" && !strings.Contains(out, "RUNS-AS 65534\n") {
+				t.Errorf("owner-uid: bob's task did not run as the Unix user nobody (uid 65534)\n%s", out)
 			}
 			if got := leaks(out); len(got) > 0 {
 				t.Errorf("%s: the attacks that worked: %v\n%s", tc.name, got, out)

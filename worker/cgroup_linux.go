@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -38,6 +39,15 @@ type cgroups struct {
 	back map[string]string
 	// ctrls are the controllers enforced, in order.
 	ctrls []string
+
+	mu sync.Mutex
+	// written[i] are the files of index i's cgroups and the values last
+	// written to them; a missing entry is unknown (never written, or a
+	// write failed).
+	written map[int]map[string]string
+	// forkers are the v1 indexes' forking threads (forker_linux.go).
+	forkers map[int]*forker
+	closed  bool
 }
 
 // cgroupRoot is where cgroup file systems are mounted.
@@ -174,6 +184,7 @@ func openV2(name string) (*cgroups, string) {
 
 // close kills what is left in the copies' cgroups and removes them.
 func (cg *cgroups) close() {
+	cg.stopForkers()
 	for _, c := range cg.ctrlDirs() {
 		slots, _ := filepath.Glob(filepath.Join(cg.dirs[c], "slot-*"))
 		for _, s := range slots {
@@ -236,7 +247,33 @@ func (cg *cgroups) slotDir(c string, i int) string {
 // cpuPeriod is the CFS period the CPU quota is given in, µs.
 const cpuPeriod = 100000
 
-// setup creates index i's cgroups if needed and writes lim into them.
+// tracker is the hierarchy every copy joins (v1): pids where there is
+// one, since it counts a copy's processes and lists what it leaves.
+func (cg *cgroups) tracker() string {
+	if cg.v2 {
+		return ""
+	}
+	if slices.Contains(cg.ctrls, "pids") {
+		return "pids"
+	}
+	return cg.ctrls[0]
+}
+
+// joins are the v1 hierarchies a copy with limits lim is born in: the
+// tracker, and memory and cpu only when lim asks for them.
+func (cg *cgroups) joins(lim limits) []string {
+	var out []string
+	for _, c := range cg.ctrls {
+		if c == cg.tracker() || c == "memory" && lim.memoryMB > 0 || c == "cpu" && lim.cpus > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// setup creates index i's cgroups if needed and writes lim into those the
+// copy joins (all of them with v2), where they differ from what was last
+// written there.
 func (cg *cgroups) setup(i int, lim limits) error {
 	mem, cpu := "-1", "-1"
 	if cg.v2 {
@@ -253,22 +290,23 @@ func (cg *cgroups) setup(i int, lim limits) error {
 			cpu = q
 		}
 	}
-	for _, c := range cg.ctrlDirs() {
-		dir := cg.slotDir(c, i)
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("cgroup %s: %w", dir, err)
-		}
+	ctrls := cg.ctrls
+	if !cg.v2 {
+		ctrls = cg.joins(lim)
 	}
 	var files [][2]string
-	for _, c := range cg.ctrls {
+	for _, c := range ctrls {
 		d := c
 		if cg.v2 {
 			d = ""
 		}
 		dir := cg.slotDir(d, i)
 		switch {
-		case c == "pids":
+		case c == "pids" && cg.v2:
 			files = append(files, [2]string{filepath.Join(dir, "pids.max"), strconv.Itoa(lim.procs)})
+		case c == "pids":
+			// The index's forking thread lives there too (forker).
+			files = append(files, [2]string{filepath.Join(dir, "pids.max"), strconv.Itoa(lim.procs + 1)})
 		case c == "memory" && cg.v2:
 			files = append(files, [2]string{filepath.Join(dir, "memory.max"), mem}, [2]string{filepath.Join(dir, "memory.swap.max"), "0"})
 		case c == "memory":
@@ -279,10 +317,34 @@ func (cg *cgroups) setup(i int, lim limits) error {
 			files = append(files, [2]string{filepath.Join(dir, "cpu.cfs_period_us"), strconv.Itoa(cpuPeriod)}, [2]string{filepath.Join(dir, "cpu.cfs_quota_us"), cpu})
 		}
 	}
+	cg.mu.Lock()
+	defer cg.mu.Unlock()
+	if cg.written == nil {
+		cg.written = map[int]map[string]string{}
+	}
+	done := cg.written[i]
+	if done == nil {
+		for _, c := range cg.ctrlDirs() {
+			dir := cg.slotDir(c, i)
+			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return fmt.Errorf("cgroup %s: %w", dir, err)
+			}
+		}
+		done = map[string]string{}
+		cg.written[i] = done
+	}
 	for _, f := range files {
-		if err := writeCg(f[0], f[1]); err != nil && !(errors.Is(err, os.ErrNotExist) && strings.HasSuffix(f[0], "swap.max")) {
+		if v, ok := done[f[0]]; ok && v == f[1] {
+			continue
+		}
+		delete(done, f[0])
+		if err := writeCg(f[0], f[1]); err != nil {
+			if errors.Is(err, os.ErrNotExist) && strings.HasSuffix(f[0], "swap.max") {
+				continue
+			}
 			return err
 		}
+		done[f[0]] = f[1]
 	}
 	return nil
 }
@@ -303,9 +365,11 @@ func writeCg(path, v string) error {
 	return nil
 }
 
-// start runs cmd.Start with the child born in index i's cgroups. The
-// calling goroutine must be locked to its thread (v1).
-func (cg *cgroups) start(cmd interface{ Start() error }, attr *syscall.SysProcAttr, i int) (stuck bool, err error) {
+// start runs cmd.Start with the child born in index i's cgroups. With v1
+// it must run on index i's forker thread (onForker), which lives in the
+// tracking hierarchy and joins memory and cpu for the fork when lim asks
+// for them; stuck says it could not leave one of those again.
+func (cg *cgroups) start(cmd interface{ Start() error }, attr *syscall.SysProcAttr, i int, lim limits) (stuck bool, err error) {
 	if cg.v2 {
 		fd, err := syscall.Open(cg.slotDir("", i), syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		if err != nil {
@@ -324,7 +388,10 @@ func (cg *cgroups) start(cmd interface{ Start() error }, attr *syscall.SysProcAt
 			}
 		}
 	}()
-	for _, c := range cg.ctrls {
+	for _, c := range cg.joins(lim) {
+		if c == cg.tracker() {
+			continue // the forker lives there
+		}
 		if err := os.WriteFile(filepath.Join(cg.slotDir(c, i), "tasks"), tid, 0); err != nil {
 			return false, fmt.Errorf("cgroup: join %s: %w", cg.slotDir(c, i), err)
 		}
@@ -337,16 +404,19 @@ func (cg *cgroups) start(cmd interface{ Start() error }, attr *syscall.SysProcAt
 // processes that left its process group; a fork bomb's), again until none
 // is left, and says whether none is (it gives up after a thousand rounds).
 func (cg *cgroups) killAll(i int) bool {
-	dir := cg.slotDir("", i)
-	if !cg.v2 {
-		// The first hierarchy: every process of the copy is in each.
-		dir = cg.slotDir(cg.ctrls[0], i)
-	}
+	// Every process of the copy is in the tracker's hierarchy.
+	dir := cg.slotDir(cg.tracker(), i)
+	pids := slices.Contains(cg.ctrls, "pids")
 	for try := 0; try < 1000; try++ {
+		// pids.current counts the processes not yet reaped too: zero
+		// there is the one read a copy that left nothing costs.
+		if pids && cg.pidsLeft(i) <= cg.resident(i) {
+			return true
+		}
 		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 		procs = bytes.ReplaceAll(append([]byte("\n"), procs...), []byte("\n"+strconv.Itoa(os.Getpid())+"\n"), []byte("\n"))
 		if len(bytes.TrimSpace(procs)) == 0 {
-			if cg.pidsLeft(i) == 0 {
+			if !pids {
 				return true
 			}
 			// Killed processes leave cgroup.procs at once but hold their
@@ -363,6 +433,20 @@ func (cg *cgroups) killAll(i int) bool {
 		}
 	}
 	return false
+}
+
+// resident is how many of the worker's own threads index i's pids
+// cgroup counts: its forker's (v1).
+func (cg *cgroups) resident(i int) int {
+	if cg.v2 {
+		return 0
+	}
+	cg.mu.Lock()
+	defer cg.mu.Unlock()
+	if cg.forkers[i] != nil {
+		return 1
+	}
+	return 0
 }
 
 // pidsLeft is index i's pids.current (processes not yet reaped

@@ -65,8 +65,14 @@ func (a *agent) connLoop(ctx context.Context) {
 				a.mu.Lock()
 				never := a.gen == 0
 				a.mu.Unlock()
-				if code := connect.CodeOf(err); never && (code == connect.CodeUnauthenticated || code == connect.CodePermissionDenied) {
+				switch code := connect.CodeOf(err); {
+				case never && (code == connect.CodeUnauthenticated || code == connect.CodePermissionDenied):
 					a.fatal <- fmt.Errorf("worker: the server refused to register this worker (give a worker token with --token or BATCH_WORKER_TOKEN; `batchd user add --worker NAME` makes one): %w", err)
+					return
+				case never && (code == connect.CodeFailedPrecondition || code == connect.CodeInvalidArgument):
+					// What this worker is (its isolation, its bound user)
+					// will not change by asking again.
+					a.fatal <- fmt.Errorf("worker: the server refused to register this worker: %w", err)
 					return
 				}
 				a.log.Warn("register failed", "err", err)

@@ -48,6 +48,12 @@ type copyRun struct {
 	// (Config.Nice without the privilege to lower it again), or could not
 	// leave the copy's cgroup (v1): it must end, not serve the runtime.
 	niceThread bool
+	// locked: execute forked on this goroutine's thread, locked to it:
+	// Pdeathsig is bound to the forking thread, so the goroutine keeps it
+	// until the child is reaped and the runtime cannot retire the thread
+	// (and kill the copy) while it lives. Not set when an index's own
+	// forking thread forked the copy (forker_linux.go).
+	locked bool
 	// unlocked: execute let go of the forking thread once the copy was
 	// reaped.
 	unlocked bool
@@ -131,11 +137,6 @@ func (b *capBuffer) Write(p []byte) (int, error) {
 // runCopy starts the copy's process, supervises it until it ends, and
 // delivers its result. It runs on its own goroutine, one per copy.
 func (a *agent) runCopy(c *copyRun) {
-	// Pdeathsig is bound to the forking thread: keep this goroutine on its
-	// thread until the child is reaped, so the runtime cannot retire the
-	// thread (and kill the copy) while it lives. Delivery, which may wait
-	// out a long outage, runs unlocked.
-	runtime.LockOSThread()
 	res := a.execute(c)
 	if c.niceThread {
 		// The thread kept the copies' nice value (setting it back needs a
@@ -144,7 +145,7 @@ func (a *agent) runCopy(c *copyRun) {
 		go a.finish(c, res)
 		return
 	}
-	if !c.unlocked {
+	if c.locked && !c.unlocked {
 		runtime.UnlockOSThread()
 	}
 	a.finish(c, res)
@@ -258,23 +259,35 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	// without a.mu (other copies fork, heartbeats and orders go on); an
 	// order that came meanwhile is carried out right after.
 	now := a.now()
-	restore := func() bool { return true }
-	if a.nice > 0 {
-		// The child inherits the nice value of the thread that forks it
-		// (this goroutine's, locked): it runs niced from its first
-		// instruction. Failing to renice is not worth failing the copy.
-		restore, _ = niceThread(a.nice)
+	fork := func() (fit bool) {
+		restore := func() bool { return true }
+		if a.nice > 0 {
+			// The child inherits the nice value of the thread that forks
+			// it: it runs niced from its first instruction. Failing to
+			// renice is not worth failing the copy.
+			restore, _ = niceThread(a.nice)
+		}
+		stuck := false
+		if box != nil {
+			stuck, err = a.sandbox.start(cmd, box, limits{procs: a.maxProcs, memoryMB: spec.GetMemoryMb(), cpus: spec.GetCpus()})
+		} else {
+			err = cmd.Start() // reports cmd.Err
+		}
+		return restore() && !stuck
 	}
-	stuck := false
-	if box != nil {
-		stuck, err = a.sandbox.start(cmd, box, limits{procs: a.maxProcs, memoryMB: spec.GetMemoryMb(), cpus: spec.GetCpus()})
+	if box != nil && a.sandbox.hasForker(box) {
+		if ferr := a.sandbox.cg.onForker(box.index, fork); ferr != nil {
+			err = ferr
+		}
 	} else {
-		err = cmd.Start() // reports cmd.Err
-	}
-	if !restore() || stuck {
-		// The thread keeps a nice value or a cgroup of a copy's: it ends
-		// with this goroutine instead of serving the runtime again.
-		c.niceThread = true
+		runtime.LockOSThread()
+		c.locked = true
+		if !fork() {
+			// The thread keeps a nice value or a cgroup of a copy's: it
+			// ends with this goroutine instead of serving the runtime
+			// again.
+			c.niceThread = true
+		}
 	}
 	a.mu.Lock()
 	if err == nil {
@@ -342,7 +355,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	}
 	_ = cmd.Wait() // reaps the leader; its exit status is read below
 	done()
-	if !c.niceThread {
+	if c.locked && !c.niceThread {
 		// Reaped: the thread no longer matters to the copy. What is left
 		// (the monitor and the pipes' readers ending) runs unlocked: a
 		// locked goroutine that waits on a channel parks its thread and

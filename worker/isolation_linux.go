@@ -169,7 +169,13 @@ func (s *sandbox) start(cmd *exec.Cmd, p *prepared, lim limits) (stuck bool, err
 	if err := s.cg.setup(p.index, lim); err != nil {
 		return false, err
 	}
-	return s.cg.start(cmd, p.attr, p.index)
+	return s.cg.start(cmd, p.attr, p.index, lim)
+}
+
+// hasForker says whether the copy is forked by its index's own thread,
+// which lives in the index's cgroups (cgroup v1; see forker).
+func (s *sandbox) hasForker(p *prepared) bool {
+	return s.cg != nil && !s.cg.v2 && p.index >= 0
 }
 
 // done kills what the copy left in its cgroups and gives back what

@@ -331,9 +331,11 @@ func TestCgroupV2Limits(t *testing.T) {
 	}
 }
 
-// With cgroup v1 as root, the copy is born in its slot's cgroups (the
-// forking thread joins them for the fork), which hold what the task asked
-// for. Skipped without a writable v1 hierarchy.
+// With cgroup v1 as root, the copy is born in its slot's cgroups (forked
+// by the slot's own thread, which lives in its pids cgroup and joins the
+// memory one for the fork), which hold what the task asked for; a copy
+// that asks for no memory is not moved into a memory cgroup. Skipped
+// without a writable v1 hierarchy.
 func TestCgroupV1Limits(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, nil, func(c *Config) { c.MaxProcs = 77 })
@@ -341,21 +343,52 @@ func TestCgroupV1Limits(t *testing.T) {
 	if cg == nil || cg.v2 || !slices.Contains(cg.ctrls, "memory") || !slices.Contains(cg.ctrls, "pids") {
 		t.Skip("no writable cgroup v1 pids and memory hierarchies here")
 	}
-	spec := sh(`for c in pids memory cpu; do p=$(grep ":$c[:,]" /proc/self/cgroup | cut -d: -f3); echo "$c $p"; done; ` +
+	spec := sh(`for c in pids memory; do echo "$c $(grep ":$c[:,]" /proc/self/cgroup | cut -d: -f3)"; done; ` +
 		`d=/sys/fs/cgroup; echo "$(cat $d/pids$(grep ':pids:' /proc/self/cgroup | cut -d: -f3)/pids.max) $(cat $d/memory$(grep ':memory:' /proc/self/cgroup | cut -d: -f3)/memory.limit_in_bytes)"`)
 	spec.MemoryMb = 64
 	b.srv.startCopy(1, 0, spec)
 	r := b.srv.report(1)
 	out := string(r.Stdout)
-	if !strings.Contains(out, "77 67108864") || !strings.Contains(out, "/slot-") {
-		t.Errorf("the copy's cgroups: %q, want slot cgroups with pids.max 77 and a 64 MiB memory limit (stderr %q)", out, r.Stderr)
-	}
-	// The agent's own threads all went back (the forking thread left
-	// the copy's cgroups once the copy was started).
-	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
-	for _, f := range tasks {
-		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), cg.dirs[cg.ctrls[0]]) {
-			t.Errorf("thread %s of the agent is left in a copy's cgroup: %s", f, b)
+	// 77 processes of the copy's, and the slot's forking thread.
+	slot := func(c string) string { return c + " " + "/" } // a line: the hierarchy, then its path
+	inSlot := func(c string) bool {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, slot(c)) && strings.Contains(line, "/"+filepath.Base(cg.dirs[c])+"/slot-") {
+				return true
+			}
 		}
+		return false
+	}
+	if !strings.Contains(out, "78 67108864") || !inSlot("pids") || !inSlot("memory") {
+		t.Errorf("the copy's cgroups: %q, want its slot's pids and memory cgroups with pids.max 77+1 and a 64 MiB memory limit (stderr %q)", out, r.Stderr)
+	}
+	// No memory asked: the copy stays in the worker's memory cgroup.
+	b.srv.startCopy(2, 0, sh(`grep ":memory:" /proc/self/cgroup | cut -d: -f3`))
+	r = b.srv.report(2)
+	if got := strings.TrimSpace(string(r.Stdout)); strings.Contains(got, "/slot-") {
+		t.Errorf("a copy that asked for no memory is in memory cgroup %q, want the worker's", got)
+	}
+	// This agent's threads all left its memory cgroups (the forking
+	// thread joins them only for a fork); in the pids hierarchy only the
+	// slot's forking thread is in one of its slots' cgroups. (Agents of
+	// other tests run in this process too, with cgroups of their own.)
+	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
+	inPids := 0
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			switch {
+			case strings.Contains(line, ":memory:") && strings.Contains(line, "/"+filepath.Base(cg.dirs["memory"])+"/"):
+				t.Errorf("thread %s of the agent is left in a copy's memory cgroup: %s", f, line)
+			case strings.Contains(line, ":pids:") && strings.Contains(line, "/"+filepath.Base(cg.dirs["pids"])+"/slot-"):
+				inPids++
+			}
+		}
+	}
+	if inPids > 1 {
+		t.Errorf("%d threads of the agent in slots' pids cgroups, want at most the one slot's forker", inPids)
 	}
 }

@@ -41,7 +41,7 @@ type cgroups struct{}
 
 func (*cgroups) close() {}
 
-type prepared struct{}
+type prepared struct{ index int }
 
 type limits struct {
 	procs    int
@@ -54,6 +54,10 @@ func (*sandbox) prepare(*exec.Cmd, string, string) (*prepared, error) { return n
 func (*sandbox) start(*exec.Cmd, *prepared, limits) (bool, error) { return false, errUnsupported }
 
 func (*sandbox) done(*prepared) {}
+
+func (*sandbox) hasForker(*prepared) bool { return false }
+
+func (*cgroups) onForker(int, func() bool) error { return errUnsupported }
 
 func probeNamespaces() error { return errUnsupported }
 

@@ -20,15 +20,22 @@ import (
 	"batchd/worker"
 )
 
-// startReal starts a real server on listen with its data in data.
+// startReal starts a real server on listen with its data in data, which
+// shares workers without isolation.
 func startReal(t *testing.T, data, listen string) *server.Server {
+	t.Helper()
+	return startRealWith(t, data, listen, true)
+}
+
+// startRealWith starts a real server that shares workers without
+// isolation or not.
+func startRealWith(t *testing.T, data, listen string, shareUnisolated bool) *server.Server {
 	t.Helper()
 	var s *server.Server
 	var err error
 	for i := 0; i < 100; i++ { // the old listener's port may linger briefly
-		// ShareUnisolated: its workers may report no isolation.
 		if s, err = server.New(server.Config{Listen: listen, DataDir: data, Lease: 3 * time.Second, TickInterval: 50 * time.Millisecond,
-			ShareUnisolated: true}); err == nil {
+			ShareUnisolated: shareUnisolated}); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -152,32 +159,39 @@ func TestRealServerRestart(t *testing.T) {
 }
 
 // TestRealServerRefusesWorker: a worker with no token, or a user's token,
-// is refused by the real server at its first registration; Run stops with
-// that error instead of retrying forever.
+// or one that would run anyone's tasks without isolation, is refused by
+// the real server at its first registration; Run stops with that error
+// instead of retrying forever.
 func TestRealServerRefusesWorker(t *testing.T) {
 	t.Parallel()
-	s := startReal(t, t.TempDir(), "127.0.0.1:0")
+	s := startRealWith(t, t.TempDir(), "127.0.0.1:0", false)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	_, userTok, err := s.DB().AddUser(ctx, store.AddUserInput{Name: "alice", Role: store.RoleUser})
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, workerTok, err := s.DB().AddUser(ctx, store.AddUserInput{Name: "w-refused", Role: store.RoleWorker})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		name  string
-		token string
-		want  connect.Code
+		name      string
+		token     string
+		isolation worker.Isolation
+		want      connect.Code
 	}{
-		{"no token", "", connect.CodeUnauthenticated},
-		{"wrong token", "bd_wrong", connect.CodeUnauthenticated},
-		{"user token", userTok, connect.CodePermissionDenied},
+		{"no token", "", "", connect.CodeUnauthenticated},
+		{"wrong token", "bd_wrong", "", connect.CodeUnauthenticated},
+		{"user token", userTok, "", connect.CodePermissionDenied},
+		{"unisolated and bound to nobody", workerTok, worker.IsolationNone, connect.CodeFailedPrecondition},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []connect.ClientOption
 			if tc.token != "" {
 				opts = append(opts, connect.WithInterceptors(client.BearerInterceptor(tc.token)))
 			}
-			err := worker.Run(ctx, worker.Config{Server: s.URL(), Name: "w-refused", Slots: 1, StateDir: t.TempDir(),
+			err := worker.Run(ctx, worker.Config{Server: s.URL(), Name: "w-refused", Slots: 1, StateDir: t.TempDir(), Isolation: tc.isolation,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientOptions: opts})
 			if got := connect.CodeOf(err); got != tc.want {
 				t.Fatalf("Run: %v (code %v), want code %v", err, got, tc.want)
