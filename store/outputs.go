@@ -182,6 +182,12 @@ func (db *DB) GetOutputs(ctx context.Context, in OutputsInput) (OutputsPage, err
 				o.Output.ExitCode, o.Output.TimedOut = m.exitCode, m.timedOut != 0
 				o.Output.CPUSeconds, o.Output.SlotSeconds = m.cpuSeconds, m.slotSec
 				o.Output.Copy, o.Output.Worker = sched.CopyID(m.copyID), sched.WorkerID(m.worker)
+				if o.StdoutOffset == 0 && o.StderrOffset == 0 {
+					// The task's first piece lists its kept files.
+					if o.Output.Files, err = keptList(ctx, tx, o.Output.Copy); err != nil {
+						return err
+					}
+				}
 				page.Outputs = append(page.Outputs, o)
 				used += int64(len(o.Output.Stdout) + len(o.Output.Stderr))
 				if takeOut < wantOut || takeErr < wantErr {
