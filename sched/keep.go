@@ -16,7 +16,13 @@ const (
 	MaxKeptFiles = 1000
 	// MaxKeptPathBytes is the longest path of a kept file (PATH_MAX).
 	MaxKeptPathBytes = 4096
+	// MaxKeptListBytes bounds the list of one copy's kept files, paths and
+	// reasons together, without contents (KeptListBytes counts an entry).
+	MaxKeptListBytes = 1 << 20
 )
+
+// KeptListBytes is what one entry counts against MaxKeptListBytes.
+func KeptListBytes(f KeptFile) int { return len(f.Path) + len(f.NotKept) + 64 }
 
 // KeptFile is a file an attempt left that matched its keep patterns.
 type KeptFile struct {

@@ -21,8 +21,9 @@ const (
 )
 
 // keptListBytes bounds what the list of a report's kept files (paths and
-// reasons, without contents) may add to it.
-const keptListBytes = (sched.MaxKeptFiles + sched.MaxKeepPatterns + 1) * (sched.MaxKeptPathBytes + 1024)
+// reasons, without contents) may add to it, with room for protobuf's and
+// JSON's framing.
+const keptListBytes = 2 * sched.MaxKeptListBytes
 
 // maxNotKeptBytes bounds the reason a worker gives for a file it did not
 // keep.

@@ -128,6 +128,21 @@ func TestKeptFiles(t *testing.T) {
 			t.Errorf("task 1's d, which still fits: %+v", o1.Files[1])
 		}
 	})
+	t.Run("RetriedExecutedDropsFiles", func(t *testing.T) {
+		t.Parallel()
+		db, _ := setup(t)
+		db.KeepUserCap = 10
+		set := runKept(t, db, false, 1, 3, kept("a=1234567890"))
+		if _, err := db.Retry(ctx, store.RetryInput{Owner: "u", SetID: set, Indexes: []int32{0}}); err != nil {
+			t.Fatal(err)
+		}
+		// The unreadable attempt's bytes no longer count against the cap.
+		set2 := run(t, db, true, 2, kept("b=1234567890"))
+		o, _ := db.GetOutput(ctx, "u", sched.TaskRef{Set: set2}, 0, 0)
+		if len(o.Files) != 1 || !o.Files[0].Kept() {
+			t.Errorf("after the retry: %+v, want b kept", o.Files)
+		}
+	})
 	t.Run("CanceledExecutedDropsFiles", func(t *testing.T) {
 		t.Parallel()
 		db, _ := setup(t)

@@ -48,6 +48,9 @@ type keepFound struct {
 type keepWalk struct {
 	found  map[string]keepFound
 	budget int
+	// listBytes counts the list's bytes (sched.MaxKeptListBytes; room is
+	// left for the entries keepResult adds).
+	listBytes int
 	// over: more than sched.MaxKeptFiles matched, or the scan budget ran
 	// out; the pattern that hit it.
 	over, overWhy string
@@ -63,10 +66,12 @@ func (w *keepWalk) add(f keepFound) bool {
 	if _, ok := w.found[f.path]; ok {
 		return true
 	}
-	if len(w.found) >= sched.MaxKeptFiles {
+	n := sched.KeptListBytes(sched.KeptFile{Path: f.path, NotKept: f.notKept})
+	if len(w.found) >= sched.MaxKeptFiles || w.listBytes+n > sched.MaxKeptListBytes-64<<10 {
 		return false
 	}
 	w.found[f.path] = f
+	w.listBytes += n
 	return true
 }
 

@@ -129,7 +129,7 @@ func (w *keepWalk) expand(dir int, prefix string, comps []string, pattern string
 			n++
 			if !w.add(found) {
 				w.over = pattern
-				w.overWhy = fmt.Sprintf("more than %d files matched: the rest are not kept", len(w.found))
+				w.overWhy = fmt.Sprintf("more files matched than one result lists (%d): the rest are not kept", len(w.found))
 			}
 		}
 		if w.over != "" {

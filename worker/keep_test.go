@@ -160,8 +160,8 @@ func TestCollectKeptCaps(t *testing.T) {
 	if len(got) != sched.MaxKeptFiles+1 {
 		t.Fatalf("%d entries, want %d and one that says the rest were left", len(got), sched.MaxKeptFiles+1)
 	}
-	if last := got[len(got)-1].GetFile(); last.GetPath() != "f*" || !strings.Contains(last.GetNotKept(), "more than") {
-		t.Errorf("last entry %v, want the pattern and 'more than'", last)
+	if last := got[len(got)-1].GetFile(); last.GetPath() != "f*" || !strings.Contains(last.GetNotKept(), "more files matched") {
+		t.Errorf("last entry %v, want the pattern and 'more files matched'", last)
 	}
 }
 
