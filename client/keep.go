@@ -51,3 +51,17 @@ func (c *Client) GetKeptFile(ctx context.Context, task sched.TaskRef, attempt in
 		}
 	}
 }
+
+// KeptFiles lists the files attempt (0: the current one) of a requested
+// task kept, or refused with the reason, without reading its output.
+// Errors: as GetOutput.
+func (c *Client) KeptFiles(ctx context.Context, task sched.TaskRef, attempt int32) ([]sched.KeptFile, error) {
+	req := &batchv1.GetOutputRequest{SetId: int64(task.Set), Index: task.Index, Limit: 1, Attempt: attempt}
+	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetOutputResponse, error) {
+		return c.sets.GetOutput(ctx, req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return keptFromPB(res.GetFiles()), nil
+}

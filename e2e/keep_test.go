@@ -38,6 +38,10 @@ func TestKeptFiles(t *testing.T) {
 		t.Errorf("output --files lists a file no pattern matched:\n%s", files)
 	}
 
+	if st := c.mustCtl("status", fmt.Sprintf("%d/0", set)).stdout; !strings.Contains(st, "kept files: 2 (9 B), 3 not kept") {
+		t.Errorf("status SET/I does not say what was kept:\n%s", st)
+	}
+
 	dir := t.TempDir()
 	r := c.mustCtl("output", fmt.Sprint(set), "--dir", dir, "-q")
 	for name, want := range map[string]string{

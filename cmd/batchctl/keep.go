@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -150,4 +151,33 @@ func (t *tarSink) keptFile(name string, f sched.KeptFile, fetch func(io.Writer) 
 	}
 	_, err := t.tw.Write(buf.Bytes())
 	return err
+}
+
+// keptSummary prints, in status SET/I, the task's keep patterns and, once
+// its result is readable, how many files it kept and how many it did not.
+func keptSummary(c *cli.Context, cl *client.Client, t sched.Task) {
+	if len(t.Spec.Keep) == 0 {
+		return
+	}
+	w := c.App.Writer
+	fmt.Fprintf(w, "keeps: %s\n", strings.Join(t.Spec.Keep, " "))
+	if t.State != sched.TaskFinished {
+		return
+	}
+	files, err := cl.KeptFiles(c.Context, sched.TaskRef{Set: t.Set, Index: t.Index}, 0)
+	if err != nil {
+		return // the output's own rules: status says the state already
+	}
+	kept, size := 0, int64(0)
+	for _, f := range files {
+		if f.Kept() {
+			kept++
+			size += f.Size
+		}
+	}
+	line := fmt.Sprintf("kept files: %d (%s)", kept, humanBytes(size))
+	if n := len(files) - kept; n > 0 {
+		line += fmt.Sprintf(", %d not kept", n)
+	}
+	fmt.Fprintf(w, "%s: batchctl output --files %d/%d lists them\n", line, t.Set, t.Index)
 }
