@@ -75,6 +75,47 @@ func keptList(ctx context.Context, tx *Tx, c sched.CopyID) ([]sched.KeptFile, er
 	return out, rows.Err()
 }
 
+// keptOfPage fills in the kept files of the outputs in a GetOutputs page
+// that start their task (the first piece lists them), in one query over
+// the range of their copy ids rather than one a task: a page of 10,000
+// outputs without kept files costs one index probe.
+func keptOfPage(ctx context.Context, tx *Tx, outs []TaskOutput) error {
+	at := map[sched.CopyID]int{}
+	lo, hi := sched.CopyID(0), sched.CopyID(0)
+	for i, o := range outs {
+		if o.Unreadable != "" || o.StdoutOffset != 0 || o.StderrOffset != 0 || o.Output.Copy == 0 {
+			continue
+		}
+		c := o.Output.Copy
+		at[c] = i
+		if lo == 0 || c < lo {
+			lo = c
+		}
+		hi = max(hi, c)
+	}
+	if len(at) == 0 {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT copy_id, path, size, mode, not_kept FROM kept_files WHERE copy_id BETWEEN ? AND ? ORDER BY copy_id, path`, lo, hi)
+	if err != nil {
+		return fmt.Errorf("list kept files: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			c sched.CopyID
+			f sched.KeptFile
+		)
+		if err := rows.Scan(&c, &f.Path, &f.Size, &f.Mode, &f.NotKept); err != nil {
+			return fmt.Errorf("list kept files: %w", err)
+		}
+		if i, ok := at[c]; ok {
+			outs[i].Output.Files = append(outs[i].Output.Files, f)
+		}
+	}
+	return rows.Err()
+}
+
 // dropKeptOfOutputs deletes the kept files of the current results of the
 // set's tasks that where selects (SQL over outputs o), before the results
 // themselves go.

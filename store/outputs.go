@@ -104,7 +104,7 @@ func (db *DB) GetOutputs(ctx context.Context, in OutputsInput) (OutputsPage, err
 		(in.Indexes != nil && from.Pos > int64(len(in.Indexes))) {
 		return page, sched.Errorf(sched.EINVALID, "bad page token: start again without one")
 	}
-	err := db.read(ctx, func(tx *Tx) error {
+	body := func(tx *Tx) error {
 		set, err := getSet(ctx, tx, in.Owner, in.Set)
 		if err != nil {
 			return err
@@ -182,12 +182,6 @@ func (db *DB) GetOutputs(ctx context.Context, in OutputsInput) (OutputsPage, err
 				o.Output.ExitCode, o.Output.TimedOut = m.exitCode, m.timedOut != 0
 				o.Output.CPUSeconds, o.Output.SlotSeconds = m.cpuSeconds, m.slotSec
 				o.Output.Copy, o.Output.Worker = sched.CopyID(m.copyID), sched.WorkerID(m.worker)
-				if o.StdoutOffset == 0 && o.StderrOffset == 0 {
-					// The task's first piece lists its kept files.
-					if o.Output.Files, err = keptList(ctx, tx, o.Output.Copy); err != nil {
-						return err
-					}
-				}
 				page.Outputs = append(page.Outputs, o)
 				used += int64(len(o.Output.Stdout) + len(o.Output.Stderr))
 				if takeOut < wantOut || takeErr < wantErr {
@@ -202,6 +196,12 @@ func (db *DB) GetOutputs(ctx context.Context, in OutputsInput) (OutputsPage, err
 			page.Next = &OutputsCursor{Pos: pos}
 		}
 		return nil
+	}
+	err := db.read(ctx, func(tx *Tx) error {
+		if err := body(tx); err != nil {
+			return err
+		}
+		return keptOfPage(ctx, tx, page.Outputs)
 	})
 	return page, err
 }
