@@ -57,8 +57,8 @@ func (s *Server) keptFromReport(req *batchv1.ReportFinishedRequest) []store.Kept
 		if kf.NotKept != "" {
 			content = nil
 		} else if n := int64(len(content)); n > room {
-			kf.NotKept = fmt.Sprintf("%d bytes: over the %d bytes kept per task (batchd serve --keep-max-task), %d taken by the files before it",
-				n, s.cfg.KeepMaxTask, s.cfg.KeepMaxTask-room)
+			kf.NotKept = fmt.Sprintf("%d bytes: over the %s kept per task (batchd serve --keep-max-task), %s of it taken by the files before it",
+				n, sizeText(s.cfg.KeepMaxTask), sizeText(s.cfg.KeepMaxTask-room))
 			kf.Size, content = n, nil
 		} else {
 			room -= n
@@ -103,4 +103,18 @@ func (h taskSetHandler) GetKeptFile(ctx context.Context, req *batchv1.GetKeptFil
 	}
 	return &batchv1.GetKeptFileResponse{File: &batchv1.KeptFile{Path: r.File.Path, Size: r.File.Size, Mode: r.File.Mode},
 		Content: r.Content, Attempt: r.Attempt}, nil
+}
+
+// sizeText formats n bytes for a person: in B, KiB, MiB or GiB when it is
+// a whole number of them.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		unit string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d %s", n/u.size, u.unit)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
 }

@@ -245,8 +245,8 @@ With --dir DIR, writes the outputs of a whole set (SET) or some of its tasks
 as DIR/SET/I/PATH (never outside DIR; an existing file is not written over
 without --force), reading many tasks per call (up to --page-bytes of output
 each); with --tar, writes the same files as a tar stream to stdout or to
---output FILE. Kept files that were not kept, or could not be written, are
-listed on stderr; the latter make the command exit 3. Progress goes to stderr (-q:
+--output FILE. Files the task did not keep, and kept files that could not
+be written, are listed on stderr; the latter make the command exit 3. Progress goes to stderr (-q:
 none). Tasks whose output is not readable (not requested, not finished,
 canceled) are listed on stderr and make the command exit 3 after the others
 are written.
