@@ -495,6 +495,9 @@ func (c *Client) GetAttemptOutput(ctx context.Context, task sched.TaskRef, attem
 		out.Copy, out.Worker = sched.CopyID(res.GetCopyId()), sched.WorkerID(res.GetWorker())
 		out.State = taskStateFromPB(res.GetState())
 		out.Attempt = res.GetAttempt()
+		if offset == 0 {
+			out.Files = keptFromPB(res.GetFiles())
+		}
 		// Both streams are read from the same offset; a stream that has
 		// ended returns fewer bytes than the other, and the server may
 		// return less than asked, so advance by what the longer one gave.

@@ -91,6 +91,7 @@ func specToPB(s sched.TaskSpec) *batchv1.TaskSpec {
 		DeadlineSeconds: s.DeadlineSeconds,
 		Cpus:            s.Cpus,
 		MemoryMb:        s.MemoryMB,
+		Keep:            s.Keep,
 	}
 }
 
@@ -105,6 +106,7 @@ func specFromPB(s *batchv1.TaskSpec) sched.TaskSpec {
 		DeadlineSeconds: s.GetDeadlineSeconds(),
 		Cpus:            s.GetCpus(),
 		MemoryMB:        s.GetMemoryMb(),
+		Keep:            s.GetKeep(),
 	}
 }
 

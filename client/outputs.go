@@ -64,7 +64,8 @@ func (c *Client) GetOutputs(ctx context.Context, in GetOutputsInput, fn func(Out
 				Output: sched.Output{Stdout: o.GetStdout(), Stderr: o.GetStderr(), StdoutSize: o.GetStdoutSize(), StderrSize: o.GetStderrSize(),
 					StdoutTruncated: o.GetStdoutTruncated(), StderrTruncated: o.GetStderrTruncated(), ExitCode: o.GetExitCode(),
 					TimedOut: o.GetTimedOut(), CPUSeconds: o.GetCpuSeconds(), SlotSeconds: o.GetSlotSeconds(),
-					Copy: sched.CopyID(o.GetCopyId()), Worker: sched.WorkerID(o.GetWorker()), State: taskStateFromPB(o.GetState())}}
+					Copy: sched.CopyID(o.GetCopyId()), Worker: sched.WorkerID(o.GetWorker()), State: taskStateFromPB(o.GetState()),
+					Files: keptFromPB(o.GetFiles())}}
 			if err := fn(p); err != nil {
 				return err
 			}

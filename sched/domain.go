@@ -116,6 +116,9 @@ type TaskSpec struct {
 	// MemoryMB the memory, MiB, it needs on its worker (0: none asked).
 	Cpus     int32 `json:",omitempty"`
 	MemoryMB int64 `json:",omitempty"`
+	// Keep lists glob patterns of files the task leaves in its scratch
+	// directory that are kept with its result (CheckKeepPattern).
+	Keep []string `json:",omitempty"`
 }
 
 // TaskCounts counts the tasks of a set in each state.
@@ -251,6 +254,9 @@ type Output struct {
 	State                            TaskState
 	// Attempt is the attempt the output belongs to.
 	Attempt int32
+	// Files are the files the attempt left that match its keep patterns,
+	// in path order, kept or not (KeptFile.NotKept says why).
+	Files []KeptFile
 }
 
 // BillLine is one entry of the append-only ledger.

@@ -88,7 +88,11 @@ func TestIsolation(t *testing.T) {
 	set := must[*batchv1.DiscloseResponse](t)(alice.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "mine", Tasks: echo(40)})).TaskSet
 	must[*batchv1.RequestResponse](t)(alice.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: set.Id, Indexes: []int32{0}}))
 	st := w.start()
-	w.won(st.CopyId, "secret")
+	rep, err := b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w1", CopyId: st.CopyId, Stdout: []byte("secret"), RunSeconds: 1,
+		Kept: []*batchv1.KeptFileContent{{File: &batchv1.KeptFile{Path: "k.txt", Size: 11}, Content: []byte("kept-secret")}}})
+	if err != nil || rep.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
+		t.Fatalf("report: %v, %v", rep, err)
+	}
 	// The worker wk has a worker of its own.
 	must[*batchv1.RegisterResponse](t)(b.as(wtok).workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "wk-1", Slots: 0}))
 
@@ -179,6 +183,13 @@ func TestIsolation(t *testing.T) {
 			res, err := c.tasks.GetOutput(ctx(t), &batchv1.GetOutputRequest{SetId: set.Id, Index: 0})
 			if err == nil && string(res.Stdout) != "secret" {
 				return fmt.Errorf("stdout %q", res.Stdout)
+			}
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetKeptFile", func(c clients, who string) error {
+			res, err := c.tasks.GetKeptFile(ctx(t), &batchv1.GetKeptFileRequest{SetId: set.Id, Index: 0, Path: "k.txt"})
+			if err == nil && string(res.Content) != "kept-secret" {
+				return fmt.Errorf("content %q", res.Content)
 			}
 			return err
 		}, [4]connect.Code{ok, nf, ok, denied}},

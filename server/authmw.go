@@ -46,9 +46,10 @@ type readLimit struct {
 
 // readLimitTable returns the limits of the procedures that need more than
 // SmallRequestBytes. A worker's report carries two output streams of up to
-// OutputCap bytes (a third more in JSON's base64).
+// OutputCap bytes and kept files of up to KeepMaxTask bytes (a third more
+// in JSON's base64), and the list of those files.
 func (s *Server) readLimitTable() map[string]readLimit {
-	report := 2*s.cfg.OutputCap*4/3 + SmallRequestBytes
+	report := (2*s.cfg.OutputCap+s.cfg.KeepMaxTask)*4/3 + keptListBytes + SmallRequestBytes
 	unary := func(n int64) readLimit { return readLimit{msg: n, body: n + envelopeSlack} }
 	return map[string]readLimit{
 		batchv1connect.TaskSetServiceDiscloseProcedure: {msg: DiscloseRequestBytes, body: DiscloseRequestBytes + envelopeSlack,

@@ -39,7 +39,7 @@ func TestRefusedBeforeBodyIsRead(t *testing.T) {
 	hc := worker.NewHTTPClient() // h2c: gRPC needs HTTP/2
 	// A gRPC envelope declaring one message as long as the body: a server
 	// that reads before it checks reads all of it, whatever the protocol.
-	body := make([]byte, 64<<20)
+	body := make([]byte, 128<<20) // past every procedure's limit
 	binary.BigEndian.PutUint32(body[1:5], uint32(len(body)+1-5))
 
 	protocols := []struct {
@@ -149,11 +149,12 @@ func wireCode(res *http.Response) (connect.Code, error) {
 // Each procedure reads only as much as it needs: a unary Disclose past
 // server.DiscloseRequestBytes, a Request past its index limit, a
 // DiscloseStream chunk past server.DiscloseChunkBytes and a worker's report
-// past two output caps are ResourceExhausted, from the generated client; a
-// report of two full output streams still fits.
+// past two output caps and the kept-file cap are ResourceExhausted, from
+// the generated client; a report of two full output streams and full kept
+// files still fits.
 func TestReadLimitsPerProcedure(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{cap: 1 << 20})
+	b := setup(t, options{cap: 1 << 20, keepTask: 1 << 20})
 	bigArg := strings.Repeat("x", 100<<10)
 	many := func(bytes int) []*batchv1.TaskSpec {
 		var out []*batchv1.TaskSpec
@@ -190,10 +191,11 @@ func TestReadLimitsPerProcedure(t *testing.T) {
 	w, _ := b.worker(t, "w1", 1)
 	must[*batchv1.RequestResponse](t)(b.tasks.Request(ctx(t), &batchv1.RequestRequest{SetId: res.TaskSet.Id, Indexes: []int32{0}}))
 	st := w.start()
-	_, err = b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w1", CopyId: st.CopyId, Stdout: make([]byte, 4<<20)})
+	_, err = b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w1", CopyId: st.CopyId, Stdout: make([]byte, 8<<20)})
 	wantCode(t, err, connect.CodeResourceExhausted)
-	full := make([]byte, 1<<20) // two streams of the output cap fit
-	rep, err := b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w1", CopyId: st.CopyId, Stdout: full, Stderr: full, RunSeconds: 1})
+	full := make([]byte, 1<<20) // two streams of the output cap and the kept-file cap fit
+	kept := []*batchv1.KeptFileContent{{File: &batchv1.KeptFile{Path: "f"}, Content: full}}
+	rep, err := b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "w1", CopyId: st.CopyId, Stdout: full, Stderr: full, Kept: kept, RunSeconds: 1})
 	if err != nil || rep.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_WON {
 		t.Fatalf("report of two full streams: %v, %v", rep, err)
 	}

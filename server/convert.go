@@ -49,7 +49,7 @@ var copyStateToProto = map[sched.CopyState]batchv1.CopyState{
 func specToProto(s sched.TaskSpec) *batchv1.TaskSpec {
 	return &batchv1.TaskSpec{Argv: s.Argv, Env: s.Env, Dir: s.Dir, EstimateSeconds: s.EstimateSeconds,
 		NoSpeculation: s.NoSpeculation, TimeoutSeconds: s.TimeoutSeconds, DeadlineSeconds: s.DeadlineSeconds,
-		Cpus: s.Cpus, MemoryMb: s.MemoryMB}
+		Cpus: s.Cpus, MemoryMb: s.MemoryMB, Keep: s.Keep}
 }
 
 // specFromProto validates one task's spec against the limits of
@@ -102,9 +102,12 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 	if p.MemoryMb < 0 || p.MemoryMb > sched.MaxMemoryMB {
 		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: memory_mb = %d must run from 0 to %d", i, p.MemoryMb, sched.MaxMemoryMB)
 	}
+	if err := sched.CheckKeep(p.Keep); err != nil {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: %s", i, sched.ErrorMessage(err))
+	}
 	return sched.TaskSpec{Argv: p.Argv, Env: p.Env, Dir: p.Dir, EstimateSeconds: p.EstimateSeconds,
 		NoSpeculation: p.NoSpeculation, TimeoutSeconds: p.TimeoutSeconds, DeadlineSeconds: p.DeadlineSeconds,
-		Cpus: p.Cpus, MemoryMB: p.MemoryMb}, nil
+		Cpus: p.Cpus, MemoryMB: p.MemoryMb, Keep: p.Keep}, nil
 }
 
 func setToProto(s sched.TaskSet) *batchv1.TaskSet {

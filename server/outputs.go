@@ -49,7 +49,7 @@ func (h taskSetHandler) GetOutputs(ctx context.Context, req *batchv1.GetOutputsR
 			Stdout: r.Stdout, Stderr: r.Stderr, StdoutOffset: o.StdoutOffset, StderrOffset: o.StderrOffset,
 			StdoutSize: r.StdoutSize, StderrSize: r.StderrSize, StdoutTruncated: r.StdoutTruncated, StderrTruncated: r.StderrTruncated,
 			ExitCode: r.ExitCode, TimedOut: r.TimedOut, CpuSeconds: r.CPUSeconds, SlotSeconds: r.SlotSeconds,
-			CopyId: int64(r.Copy), Worker: string(r.Worker)})
+			CopyId: int64(r.Copy), Worker: string(r.Worker), Files: keptToProto(r.Files)})
 	}
 	return out, nil
 }

@@ -80,6 +80,12 @@ type Config struct {
 	LeaseMargin time.Duration
 	// OutputCap is the most bytes kept per output stream (default 16 MiB).
 	OutputCap int64
+	// KeepMaxTask is the most bytes of kept files (TaskSpec.keep) kept per
+	// copy, all its files together (default DefaultKeepMaxTask);
+	// KeepMaxUser the most one user stores, all results together (default
+	// DefaultKeepMaxUser; negative: no cap). Files over either are listed
+	// as not kept, with the reason.
+	KeepMaxTask, KeepMaxUser int64
 	// Sched configures the scheduler (FirstCopyID is set by the server, and
 	// DisclosedFairShare unless NoDisclosedFairShare).
 	Sched sched.Config
@@ -225,6 +231,12 @@ func New(cfg Config) (srv *Server, err error) {
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = store.DefaultOutputCap
 	}
+	if cfg.KeepMaxTask <= 0 {
+		cfg.KeepMaxTask = DefaultKeepMaxTask
+	}
+	if cfg.KeepMaxUser == 0 {
+		cfg.KeepMaxUser = DefaultKeepMaxUser
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -309,6 +321,7 @@ func New(cfg Config) (srv *Server, err error) {
 	f.Close()
 	db = store.NewDB(dbPath)
 	db.Now, db.OutputCap, db.Prices = cfg.Now, cfg.OutputCap, cfg.Prices
+	db.KeepUserCap = max(cfg.KeepMaxUser, 0)
 	if err := db.Open(); err != nil {
 		db = nil
 		return nil, err

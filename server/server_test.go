@@ -75,6 +75,8 @@ type options struct {
 	clock *clock
 	sched sched.Config
 	cap   int64
+	// keepTask is Config.KeepMaxTask (0: the default).
+	keepTask int64
 
 	rate               float64 // 0: no rate limit in tests
 	burst              int
@@ -112,7 +114,7 @@ func setup(t testing.TB, o options) *bundle {
 		o.rate = -1 // the clock is pinned: a bucket would never refill
 	}
 	srv, err := server.New(server.Config{DataDir: o.dir, Now: o.clock.Now, TickInterval: -1, Logger: logger(),
-		Sched: o.sched, OutputCap: o.cap, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
+		Sched: o.sched, OutputCap: o.cap, KeepMaxTask: o.keepTask, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
 		MaxOpenSets: o.maxSets, MaxQueuedTasks: o.maxQueued, Prices: o.prices, NoDisclosedFairShare: o.noFair,
 		WatchKeepalive: o.keepalive, ShareUnisolated: o.shareUnisolated, TaskDirs: o.taskDirs})
 	if err != nil {

@@ -488,7 +488,7 @@ func (h taskSetHandler) GetOutput(ctx context.Context, req *batchv1.GetOutputReq
 	return &batchv1.GetOutputResponse{Stdout: out.Stdout, Stderr: out.Stderr, StdoutSize: out.StdoutSize, StderrSize: out.StderrSize,
 		StdoutTruncated: out.StdoutTruncated, StderrTruncated: out.StderrTruncated, ExitCode: out.ExitCode, TimedOut: out.TimedOut,
 		CpuSeconds: out.CPUSeconds, SlotSeconds: out.SlotSeconds, CopyId: int64(out.Copy), Worker: string(out.Worker),
-		State: taskStateToProto[out.State], Attempt: out.Attempt}, nil
+		State: taskStateToProto[out.State], Attempt: out.Attempt, Files: keptToProto(out.Files)}, nil
 }
 
 // watchChunk is the most tasks one WatchTaskSet message carries.

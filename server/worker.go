@@ -99,7 +99,8 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	s.decide(now)
 	hb, _, _ := wire.LeaseTiming(s.cfg.Lease)
 	out := &batchv1.RegisterResponse{WorkerId: string(id), LeaseSeconds: s.cfg.Lease.Seconds(),
-		HeartbeatSeconds: hb.Seconds(), OutputCapBytes: s.cfg.OutputCap}
+		HeartbeatSeconds: hb.Seconds(), OutputCapBytes: s.cfg.OutputCap,
+		KeepCapBytes: s.cfg.KeepMaxTask}
 	for _, k := range kill {
 		out.Kill = append(out.Kill, int64(k))
 	}
@@ -331,7 +332,8 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	in := store.FinishInput{Worker: sched.WorkerID(req.WorkerId), Copy: sched.CopyID(req.CopyId), ExitCode: exit,
 		Killed: req.Killed, TimedOut: req.TimedOut, Stdout: req.Stdout, Stderr: req.Stderr,
 		StdoutTruncated: req.StdoutTruncated, StderrTruncated: req.StderrTruncated,
-		CPUSeconds: req.CpuSeconds, RunSeconds: req.RunSeconds, StartError: req.StartError, Signal: req.Signal}
+		CPUSeconds: req.CpuSeconds, RunSeconds: req.RunSeconds, StartError: req.StartError, Signal: req.Signal,
+		Kept: s.keptFromReport(req)}
 	res, err := s.finish(in)
 	if err != nil {
 		return nil, err

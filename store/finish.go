@@ -22,6 +22,9 @@ type FinishInput struct {
 	CPUSeconds, RunSeconds           float64
 	StartError                       string
 	Signal                           int32 // the signal that ended it, 0 = none
+	// Kept are the files the copy left that match its keep patterns,
+	// kept with the result if the copy wins.
+	Kept []KeptContent
 }
 
 // FinishResult is what a copy's end did.
@@ -357,6 +360,9 @@ func win(ctx context.Context, tx *Tx, c sched.Copy, state, owner, setName string
 		c.Task.Set, c.Task.Index, c.ID, c.Slot.Worker, stdout, stderr, boolInt(tOut), boolInt(tErr),
 		in.ExitCode, boolInt(in.TimedOut), in.CPUSeconds, in.RunSeconds, res.ReportedRunSeconds); err != nil {
 		return fmt.Errorf("keep output of copy %d: %w", c.ID, translate(err))
+	}
+	if err := keepFiles(ctx, tx, c.ID, owner, in.Kept); err != nil {
+		return err
 	}
 	if state == string(sched.TaskDisclosed) {
 		_, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'executed', executed_at = ?, win_copy = ?, exit_code = ?, timed_out = ?, service_seconds = ?

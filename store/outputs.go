@@ -104,7 +104,7 @@ func (db *DB) GetOutputs(ctx context.Context, in OutputsInput) (OutputsPage, err
 		(in.Indexes != nil && from.Pos > int64(len(in.Indexes))) {
 		return page, sched.Errorf(sched.EINVALID, "bad page token: start again without one")
 	}
-	err := db.read(ctx, func(tx *Tx) error {
+	body := func(tx *Tx) error {
 		set, err := getSet(ctx, tx, in.Owner, in.Set)
 		if err != nil {
 			return err
@@ -196,6 +196,12 @@ func (db *DB) GetOutputs(ctx context.Context, in OutputsInput) (OutputsPage, err
 			page.Next = &OutputsCursor{Pos: pos}
 		}
 		return nil
+	}
+	err := db.read(ctx, func(tx *Tx) error {
+		if err := body(tx); err != nil {
+			return err
+		}
+		return keptOfPage(ctx, tx, page.Outputs)
 	})
 	return page, err
 }

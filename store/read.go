@@ -374,7 +374,8 @@ func (db *DB) GetOutput(ctx context.Context, owner string, ref sched.TaskRef, of
 			return fmt.Errorf("read output: %w", err)
 		}
 		out.StdoutTruncated, out.StderrTruncated, out.TimedOut = tOut != 0, tErr != 0, timedOut != 0
-		return nil
+		out.Files, err = keptList(ctx, tx, out.Copy)
+		return err
 	})
 	return out, err
 }

@@ -210,6 +210,9 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 		}
 		now := nanos(tx.now)
 		if in.All {
+			if err := dropKeptOfOutputs(ctx, tx, `o.set_id = ? AND o.idx IN (SELECT idx FROM tasks WHERE set_id = ? AND state = 'executed')`, in.SetID, in.SetID); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM outputs WHERE set_id = ? AND idx IN (SELECT idx FROM tasks WHERE set_id = ? AND state = 'executed')`, in.SetID, in.SetID); err != nil {
 				return fmt.Errorf("drop outputs: %w", err)
 			}
@@ -261,6 +264,9 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 					res.Unchanged++
 					continue
 				case sched.TaskExecuted:
+					if err := dropKeptOfOutputs(rctx, tx, `o.set_id = ? AND o.idx = ?`, in.SetID, i); err != nil {
+						return err
+					}
 					if _, err := tx.ExecContext(rctx, `DELETE FROM outputs WHERE set_id = ? AND idx = ?`, in.SetID, i); err != nil {
 						return fmt.Errorf("drop output: %w", err)
 					}

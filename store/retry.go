@@ -59,6 +59,13 @@ func retryTask(ctx context.Context, tx *Tx, ref sched.TaskRef, by string) (sched
 		now, by, ref.Set, ref.Index); err != nil {
 		return sched.TaskInfo{}, fmt.Errorf("keep attempt %d of task %d/%d: %w", attempt, ref.Set, ref.Index, translate(err))
 	}
+	if state == string(sched.TaskExecuted) {
+		// Its output stays unreadable (it ran while disclosed and was
+		// never requested): its kept files would only take room.
+		if err := dropKeptOfOutputs(ctx, tx, `o.set_id = ? AND o.idx = ?`, ref.Set, ref.Index); err != nil {
+			return sched.TaskInfo{}, err
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO attempt_outputs (set_id, idx, attempt, copy_id, worker, stdout, stderr, stdout_truncated,
 		stderr_truncated, exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds)
 		SELECT set_id, idx, ?, copy_id, worker, stdout, stderr, stdout_truncated,
@@ -377,7 +384,8 @@ func (db *DB) GetAttemptOutput(ctx context.Context, owner string, ref sched.Task
 			return fmt.Errorf("read output: %w", err)
 		}
 		out.StdoutTruncated, out.StderrTruncated, out.TimedOut = tOut != 0, tErr != 0, timedOut != 0
-		return nil
+		out.Files, err = keptList(ctx, tx, out.Copy)
+		return err
 	})
 	return out, err
 }

@@ -18,6 +18,7 @@ var specJSONCases = []sched.TaskSpec{
 		EstimateSeconds: 1.5, NoSpeculation: true, TimeoutSeconds: 3600, DeadlineSeconds: 1e-7},
 	{Argv: []string{`echo "quoted" <html> & \back`, "tab\there", "é ü 世界"}, EstimateSeconds: 1e21, TimeoutSeconds: 123456789.125},
 	{Argv: []string{"x"}, Env: map[string]string{"K\"": "v\n"}},
+	{Argv: []string{"x"}, Cpus: 2, MemoryMB: 512, Keep: []string{"result.txt", "out/*.csv"}},
 }
 
 // decodeSpec gives what json.Unmarshal gives, by its fast path for what

@@ -73,6 +73,10 @@ type DB struct {
 	// OutputCap is the number of bytes kept per stream (stdout, stderr);
 	// beyond it output is cut and marked truncated.
 	OutputCap int64
+	// KeepUserCap is the most bytes of kept files (TaskSpec.Keep) one
+	// user stores, all results together (0: no cap); a file over it is
+	// listed as not kept, with the reason.
+	KeepUserCap int64
 	// Prices is what a bill line charges per slot-second and per CPU
 	// second; each line records the prices it was written with.
 	Prices Prices
@@ -307,6 +311,7 @@ type Tx struct {
 	q      querier
 	now    time.Time
 	cap    int64  // DB.OutputCap
+	keep   int64  // DB.KeepUserCap
 	prices Prices // DB.Prices
 	arrays *arrayCache
 }
@@ -434,7 +439,7 @@ func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
 			discard(c) // still in a transaction, or broken: not back to the pool
 		}
 	}()
-	return translate(fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices, arrays: db.arrays}))
+	return translate(fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays}))
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE, one at a time)
@@ -468,7 +473,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			db.dropWriteConn()
 		}
 	}()
-	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, prices: db.Prices, arrays: db.arrays}); err != nil {
+	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays}); err != nil {
 		return translate(err)
 	}
 	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {

@@ -242,6 +242,7 @@ type agent struct {
 	lease        time.Duration
 	hbEvery      time.Duration
 	outCap       int64
+	keepCap      int64 // bytes of kept files per copy (keep.go)
 	streamCancel context.CancelFunc
 	undelivered  int
 	// leaseUntil is when the lease ends unless renewed (zero before the
@@ -305,6 +306,7 @@ func newAgent(cfg Config) (*agent, error) {
 		lease:        defaultLease,
 		hbEvery:      defaultLease / 5,
 		outCap:       defaultOutputCap,
+		keepCap:      defaultKeepCap,
 	}
 	if a.log == nil {
 		a.log = slog.Default()

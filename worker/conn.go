@@ -202,6 +202,9 @@ func (a *agent) register() error {
 	if resp.GetOutputCapBytes() > 0 {
 		a.outCap = resp.GetOutputCapBytes()
 	}
+	if resp.GetKeepCapBytes() > 0 {
+		a.keepCap = resp.GetKeepCapBytes()
+	}
 	a.registered = true
 	a.gen++
 	close(a.regCh)

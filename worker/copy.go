@@ -61,6 +61,7 @@ type copyRun struct {
 	slot     int32
 	start    *batchv1.StartCopy
 	outCap   int64
+	keepCap  int64 // bytes of kept files (keep.go)
 
 	// wake pokes the copy's monitor (state changed). Buffered, never closed.
 	wake chan struct{}
@@ -354,6 +355,15 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		a.log.Warn("waitid failed; reaping directly", "copy", c.id, "err", waitErr)
 	}
 	_ = cmd.Wait() // reaps the leader; its exit status is read below
+	keep := len(spec.GetKeep()) > 0 && !killed
+	keepUID := box.copyUID()
+	if keep && keepUID >= 0 {
+		// done hands the copy's uid to the next copy, which must not
+		// reach into this scratch directory while it is collected.
+		if err := lockScratch(c.scratch); err != nil {
+			a.log.Warn("locking the scratch dir before collecting kept files", "copy", c.id, "err", err)
+		}
+	}
 	done()
 	if c.locked && !c.niceThread {
 		// Reaped: the thread no longer matters to the copy. What is left
@@ -412,6 +422,10 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	res.CpuSeconds = cpu
 	res.RunSeconds = runTime.Seconds()
 	res.EndedAt = timestamppb.New(end)
+	if keep {
+		// After the pipes: what was left of the group is dead and reaped.
+		res.Kept = collectKept(c.scratch, spec.GetKeep(), keepRules{cap: c.keepCap, uid: keepUID})
+	}
 	return res
 }
 

@@ -136,7 +136,7 @@ func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, erro
 		idx := id.index
 		release = func() { prev(); s.ids.give(idx) }
 	}
-	return &prepared{attr: attr, index: id.index, release: release}, nil
+	return &prepared{attr: attr, index: id.index, uid: id.uid, release: release}, nil
 }
 
 // slotUID takes an index and makes id its slot uid and gid, with no
@@ -156,7 +156,16 @@ func (s *sandbox) slotUID(id *identity, release *func()) error {
 type prepared struct {
 	attr    *syscall.SysProcAttr
 	index   int // sandbox.ids index, -1 when none
+	uid     int // the uid the copy runs as
 	release func()
+}
+
+// copyUID is the uid the copy runs as, -1 when it is the worker's own.
+func (p *prepared) copyUID() int {
+	if p == nil || p.uid == os.Getuid() {
+		return -1
+	}
+	return p.uid
 }
 
 // start starts cmd in the copy's cgroups (with lim written there) when

@@ -35,6 +35,7 @@ func (a *agent) start(s *batchv1.StartCopy) {
 		slot:     s.GetSlot(),
 		start:    s,
 		outCap:   a.outCap,
+		keepCap:  a.keepCap,
 		wake:     make(chan struct{}, 1),
 		progress: -1,
 	}

@@ -43,6 +43,8 @@ func (*cgroups) close() {}
 
 type prepared struct{ index int }
 
+func (*prepared) copyUID() int { return -1 }
+
 type limits struct {
 	procs    int
 	memoryMB int64

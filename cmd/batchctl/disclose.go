@@ -37,6 +37,22 @@ named by a relative path (./sim.sh) is looked up there. Give an absolute
 path or --dir; a task that exits 127 this way gets a hint from request,
 status and output.
 
+The scratch directory is removed when the copy ends, with what the task
+wrote there, unless --keep PATTERN names it (like HTCondor's
+transfer_output_files): the regular files matching the pattern are kept with
+the task's result, readable once it is requested, as its output is. A pattern
+is a glob relative to the scratch directory, one directory level per
+component (out/*.csv, results/run-?/*.dat; no **, no absolute paths, no ..).
+Symlinks, FIFOs, directories and hard links to files elsewhere are never
+kept, nor files over the server's caps (batchd serve --keep-max-task, 16 MiB
+per task, and --keep-max-user, 1 GiB per user, by default): each is listed
+with the reason, as is a pattern that matched nothing. With --dir, patterns
+still name files in the scratch directory ($HOME), not in DIR.
+
+   batchctl disclose --request --keep result.txt -- sh -c 'echo data > result.txt'
+   batchctl output --files 5/0                   # what was kept, and what not
+   batchctl output 5 --dir results/               # results/5/0/result.txt, ...
+
 --array LOW-HIGH[:STEP] makes one task per value LOW, LOW+STEP, ... up to
 HIGH. Each task runs the words after -- as its argv, exactly as given (no
 shell reads them again); a single word is a shell line, run as SHELL -c LINE
@@ -78,7 +94,7 @@ range, and a command or argv with the other task fields:
    {"name": "sweep", "retries": 2, "retry_on": "nonzero,timeout", "tasks": [
      {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
       "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600,
-      "cpus": 2, "memory_mb": 4096},
+      "cpus": 2, "memory_mb": 4096, "keep": ["out/*.csv"]},
      {"command": "./sim --p 0.2 > out-$BATCH_COPY_ID"}]}
 
    {"name": "study", "shell": "bash",
@@ -100,6 +116,8 @@ the set id only.`,
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to each task's environment (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working `DIR` of each task on the worker (default: a scratch dir of its own per copy, where ./relative paths are looked up); " +
 				"a relative DIR is taken from here. The server refuses its data directory and, with batchd serve --task-dirs, anything outside the roots it names"},
+			&cli.StringSliceFlag{Name: "keep", Aliases: []string{"k"}, Usage: "keep the files matching `PATTERN` (a glob relative to the task's scratch directory, e.g. 'out/*.csv'; repeatable, and a comma also separates patterns) " +
+				"with the result: batchctl output --files, --dir, --tar"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
 			&cli.IntFlag{Name: "cpus", Usage: "`N` slots of one worker for each task (the scheduler accounts them, see README, Resources)", DefaultText: "1"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
@@ -151,7 +169,7 @@ func (t specTask) spec(shell, what string) (sched.TaskSpec, error) {
 	return sched.TaskSpec{
 		Argv: argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
 		NoSpeculation: t.NoSpeculation, TimeoutSeconds: t.TimeoutSeconds, DeadlineSeconds: t.DeadlineSeconds,
-		Cpus: t.Cpus, MemoryMB: t.MemoryMB,
+		Cpus: t.Cpus, MemoryMB: t.MemoryMB, Keep: t.Keep,
 	}, nil
 }
 
@@ -466,6 +484,9 @@ func defaultSpec(c *cli.Context) (sched.TaskSpec, error) {
 		return d, usageErr("--memory: %v", err)
 	}
 	d.MemoryMB = mem
+	if d.Keep, err = keepPatterns(c.StringSlice("keep")); err != nil {
+		return d, err
+	}
 	if dir := c.String("dir"); dir != "" {
 		// The server takes absolute directories only: a relative one is
 		// the user's, from here.
@@ -505,6 +526,9 @@ func withDefaults(s, d sched.TaskSpec) sched.TaskSpec {
 	}
 	if s.MemoryMB == 0 {
 		s.MemoryMB = d.MemoryMB
+	}
+	if len(s.Keep) == 0 {
+		s.Keep = d.Keep
 	}
 	if len(d.Env) > 0 {
 		env := map[string]string{}
@@ -607,4 +631,18 @@ func retryPolicy(retries int32, retryOn string) (sched.RetryPolicy, error) {
 	}
 	p.Retries = retries
 	return p, nil
+}
+
+// keepPatterns checks --keep's patterns as the server would, so that a bad
+// one fails here with the flag's name.
+func keepPatterns(ps []string) ([]string, error) {
+	for _, p := range ps {
+		if err := sched.CheckKeepPattern(p); err != nil {
+			return nil, usageErr("--keep: %s", sched.ErrorMessage(err))
+		}
+	}
+	if err := sched.CheckKeep(ps); err != nil {
+		return nil, usageErr("--keep: %s", sched.ErrorMessage(err))
+	}
+	return ps, nil
 }

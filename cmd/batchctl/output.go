@@ -26,6 +26,9 @@ func bulkOutput(c *cli.Context, sel taskSel) error {
 	if dir != "" && asTar {
 		return usageErr("give --dir or --tar, not both")
 	}
+	if c.Bool("files") {
+		return usageErr("--files lists one task's kept files; --dir and --tar write them with the outputs")
+	}
 	if c.Bool("stderr") || asJSON(c) {
 		return usageErr("--stderr and --json read one task; --dir and --tar write both streams of many")
 	}
@@ -33,13 +36,22 @@ func bulkOutput(c *cli.Context, sel taskSel) error {
 	if err != nil {
 		return err
 	}
-	var w sink
+	var (
+		w  sink
+		kw keptWriter
+	)
 	switch {
 	case dir != "":
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return usageErr("--dir: %v", err)
 		}
 		w = &dirSink{dir: dir}
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return usageErr("--dir: %v", err)
+		}
+		defer root.Close()
+		kw = &keptDir{root: root, force: c.Bool("force")}
 	default:
 		out := c.App.Writer
 		if f := c.String("output"); f != "" && f != "-" {
@@ -54,7 +66,7 @@ func bulkOutput(c *cli.Context, sel taskSel) error {
 		}
 		tw := &tarSink{tw: tar.NewWriter(out), mtime: time.Now()}
 		defer tw.tw.Close()
-		w = tw
+		w, kw = tw, tw
 	}
 	cl := newClient(c)
 	if len(sel.Indexes) > 0 {
@@ -71,8 +83,10 @@ func bulkOutput(c *cli.Context, sel taskSel) error {
 	total := len(sel.Indexes)
 	prog := newCountProgress(c.App.ErrWriter, !c.Bool("quiet"), total)
 	var (
-		done, bytes int64
-		missing     []string
+		done, bytes          int64
+		missing              []string
+		keptNotes, keptFails []string
+		pending              []sched.KeptFile // the kept files of the task being written
 	)
 	err = cl.GetOutputs(c.Context, client.GetOutputsInput{Set: sel.Set, Indexes: sel.Indexes, PageBytes: pageBytes}, func(p client.OutputPiece) error {
 		if p.Unreadable != "" {
@@ -82,8 +96,18 @@ func bulkOutput(c *cli.Context, sel taskSel) error {
 			return nil
 		}
 		base := fmt.Sprintf("%d-%d", sel.Set, p.Index)
+		if p.StdoutOffset == 0 && p.StderrOffset == 0 {
+			pending = p.Output.Files // listed in a task's first piece
+		}
 		if err := w.write(base, p); err != nil {
 			return err
+		}
+		if p.Last() && len(pending) > 0 {
+			notes, failed, err := keptFiles(c, cl, kw, sched.TaskRef{Set: sel.Set, Index: p.Index}, pending)
+			keptNotes, keptFails, pending = append(keptNotes, notes...), append(keptFails, failed...), nil
+			if err != nil {
+				return err
+			}
 		}
 		bytes += int64(len(p.Output.Stdout) + len(p.Output.Stderr))
 		if p.Last() {
@@ -100,6 +124,15 @@ func bulkOutput(c *cli.Context, sel taskSel) error {
 		if err := t.tw.Close(); err != nil {
 			return err
 		}
+	}
+	for _, n := range keptNotes {
+		fmt.Fprintf(c.App.ErrWriter, "batchctl: %s\n", n)
+	}
+	for _, n := range keptFails {
+		fmt.Fprintf(c.App.ErrWriter, "batchctl: %s\n", n)
+	}
+	if len(keptFails) > 0 && len(missing) == 0 {
+		return sched.Errorf(sched.EFAILEDPRECONDITION, "%d kept files could not be written (listed above); the rest were", len(keptFails))
 	}
 	if len(missing) > 0 {
 		for _, m := range missing {

@@ -108,6 +108,7 @@ func showTask(c *cli.Context, cl *client.Client, ref sched.TaskRef) error {
 	}
 	fmt.Fprintf(w, "task %d/%d%s: %s, attempt %d\n", t.Set, t.Index, label, t.State, t.Attempt)
 	fmt.Fprintf(w, "command: %s\n", strings.Join(t.Spec.Argv, " "))
+	keptSummary(c, cl, t)
 	if set.Retry.Retries > 0 {
 		fmt.Fprintf(w, "retry policy: up to %d retries on %s\n", set.Retry.Retries, set.Retry.RetryOn())
 	}

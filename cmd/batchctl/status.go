@@ -227,7 +227,7 @@ func outputCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "output",
 		Usage:     "print a requested task's output (its current attempt, or --attempt K), or write many tasks' outputs to files",
-		ArgsUsage: "SET/INDEX | SET[/RANGE] --dir DIR | SET[/RANGE] --tar",
+		ArgsUsage: "SET/INDEX | SET/INDEX --files | SET[/RANGE] --dir DIR | SET[/RANGE] --tar",
 		Description: `Prints the task's stdout exactly as it was written (--stderr for its stderr).
 Only requested tasks' output is readable: request a disclosed task first
 (which finishes it at once if it already ran). --json adds the exit status,
@@ -237,10 +237,16 @@ CPU and slot seconds.
 lists the attempts); an attempt that ran while disclosed and was retried
 before its request was not billed, and its output is not readable.
 
+--files lists the files the task's attempt kept (disclose --keep): path,
+size, and for each file that was not kept, why (a symlink, over a cap, ...).
+
 With --dir DIR, writes the outputs of a whole set (SET) or some of its tasks
-(SET/0-99,120) as DIR/SET-I.out and DIR/SET-I.err, reading many tasks per
-call (up to --page-bytes of output each); with --tar, writes the same files
-as a tar stream to stdout or to --output FILE. Progress goes to stderr (-q:
+(SET/0-99,120) as DIR/SET-I.out and DIR/SET-I.err, and each task's kept files
+as DIR/SET/I/PATH (never outside DIR; an existing file is not written over
+without --force), reading many tasks per call (up to --page-bytes of output
+each); with --tar, writes the same files as a tar stream to stdout or to
+--output FILE. Files the task did not keep, and kept files that could not
+be written, are listed on stderr; the latter make the command exit 3. Progress goes to stderr (-q:
 none). Tasks whose output is not readable (not requested, not finished,
 canceled) are listed on stderr and make the command exit 3 after the others
 are written.
@@ -251,11 +257,15 @@ Examples:
    batchctl output --stderr 3/0
    batchctl output --attempt 1 3/0
    batchctl output 3 --dir results/          # results/3-0.out, results/3-0.err, ...
+   batchctl output --files 3/0               # the files task 0 kept
+                                             # (with --dir: results/3/0/PATH)
    batchctl output 3/0-99 --tar > first100.tar`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
 			&cli.IntFlag{Name: "attempt", Usage: "the output of attempt `K` of the task (default: the current attempt)"},
 			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "write each task's streams to `DIR`/SET-I.out and DIR/SET-I.err"},
+			&cli.BoolFlag{Name: "files", Usage: "list the files the task kept (disclose --keep), with why any were not"},
+			&cli.BoolFlag{Name: "force", Usage: "with --dir: write kept files over existing ones"},
 			&cli.BoolFlag{Name: "tar", Usage: "write SET-I.out and SET-I.err of each task as a tar stream (to stdout, or --output)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "with --tar: write the tar to `FILE` instead of stdout"},
 			&cli.StringFlag{Name: "page-bytes", Usage: "with --dir or --tar: at most this much output per call (e.g. 1M; default the server's, 4 MiB)"},
@@ -280,11 +290,17 @@ func output(c *cli.Context) error {
 	if len(sel.Indexes) != 1 {
 		return usageErr("output prints one task, e.g. %d/0; for many, write them to files with --dir DIR or --tar", sel.Set)
 	}
+	if c.Bool("files") && c.Bool("stderr") {
+		return usageErr("give --files or --stderr, not both")
+	}
 	ref := sched.TaskRef{Set: sel.Set, Index: sel.Indexes[0]}
 	cl := newClient(c)
 	out, err := cl.GetAttemptOutput(c.Context, ref, int32(c.Int("attempt")))
 	if err != nil {
 		return err
+	}
+	if c.Bool("files") {
+		return listKept(c, ref, out)
 	}
 	if asJSON(c) {
 		return writeJSON(c.App.Writer, viewOutput(ref, out))

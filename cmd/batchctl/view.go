@@ -45,6 +45,7 @@ type specView struct {
 	DeadlineSeconds float64           `json:"deadline_seconds,omitempty"`
 	Cpus            int32             `json:"cpus,omitempty"`
 	MemoryMB        int64             `json:"memory_mb,omitempty"`
+	Keep            []string          `json:"keep,omitempty"`
 }
 
 type copyView struct {
@@ -119,6 +120,17 @@ type outputView struct {
 	Copy            int64   `json:"copy"`
 	Worker          string  `json:"worker"`
 	Attempt         int32   `json:"attempt"`
+	// Files are the files the attempt left that its keep patterns
+	// matched, kept or not.
+	Files []keptView `json:"files,omitempty"`
+}
+
+// keptView is a kept file in --json: not_kept says why it was not kept.
+type keptView struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	Mode    uint32 `json:"mode"`
+	NotKept string `json:"not_kept,omitempty"`
 }
 
 type billLineView struct {
@@ -330,7 +342,7 @@ func viewTask(t sched.Task) taskView {
 			Argv: t.Spec.Argv, Env: t.Spec.Env, Dir: t.Spec.Dir,
 			EstimateSeconds: t.Spec.EstimateSeconds, NoSpeculation: t.Spec.NoSpeculation,
 			TimeoutSeconds: t.Spec.TimeoutSeconds, DeadlineSeconds: t.Spec.DeadlineSeconds,
-			Cpus: t.Spec.Cpus, MemoryMB: t.Spec.MemoryMB,
+			Cpus: t.Spec.Cpus, MemoryMB: t.Spec.MemoryMB, Keep: t.Spec.Keep,
 		},
 		DisclosedAt:            timePtr(t.DisclosedAt),
 		RequestedAt:            timePtr(t.RequestedAt),
@@ -380,6 +392,7 @@ func viewOutput(ref sched.TaskRef, o sched.Output) outputView {
 		StdoutTruncated: o.StdoutTruncated, StderrTruncated: o.StderrTruncated,
 		CPUSeconds: o.CPUSeconds, SlotSeconds: o.SlotSeconds,
 		Copy: int64(o.Copy), Worker: string(o.Worker), Attempt: o.Attempt,
+		Files: viewKept(o.Files),
 	}
 }
 

@@ -46,6 +46,10 @@ func serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "lease", Value: 15 * time.Second, EnvVars: []string{"BATCHD_LEASE"}, Usage: "worker lease: a worker that cannot renew it for this long stops its copies; it heartbeats every lease/5"},
 			&cli.DurationFlag{Name: "lease-margin", EnvVars: []string{"BATCHD_LEASE_MARGIN"}, Usage: "how much longer than the lease the server waits before it runs a silent worker's copies again (default: lease/4, at least 1s)"},
 			&cli.StringFlag{Name: "output-cap", Value: "16MiB", EnvVars: []string{"BATCHD_OUTPUT_CAP"}, Usage: "bytes kept per output stream (e.g. 16MiB, 512KiB, 1000000)"},
+			&cli.StringFlag{Name: "keep-max-task", Value: "16MiB", EnvVars: []string{"BATCHD_KEEP_MAX_TASK"},
+				Usage: "bytes of kept files (disclose --keep) stored per task, all its files together; a file over it is listed as not kept"},
+			&cli.StringFlag{Name: "keep-max-user", Value: "1GiB", EnvVars: []string{"BATCHD_KEEP_MAX_USER"},
+				Usage: "bytes of kept files one user stores, all results together (none: no cap); a file over it is listed as not kept"},
 			&cli.StringFlag{Name: "policy", Value: string(sched.PolicySRPTxFCFS), EnvVars: []string{"BATCHD_POLICY"},
 				Usage: "scheduling policy: srpt×fcfs, fcfs×fcfs, batch-srpt, batch-fcfs, interactive-srpt, interactive-fcfs (ASCII: srpt-x-fcfs)"},
 			&cli.StringFlag{Name: "speculation", Value: string(sched.SpecHopperGRASS), EnvVars: []string{"BATCHD_SPECULATION"},
@@ -105,6 +109,16 @@ func runServe(c *cli.Context) error {
 	outCap, err := parseSize(c.String("output-cap"))
 	if err != nil {
 		return fmt.Errorf("--output-cap: %w", err)
+	}
+	keepTask, err := parseSize(c.String("keep-max-task"))
+	if err != nil {
+		return fmt.Errorf("--keep-max-task: %w", err)
+	}
+	keepUser := int64(-1)
+	if v := c.String("keep-max-user"); v != "none" {
+		if keepUser, err = parseSize(v); err != nil {
+			return fmt.Errorf("--keep-max-user: %w (or none)", err)
+		}
 	}
 	slots := c.Int("slots")
 	if slots < 0 {
@@ -174,6 +188,7 @@ func runServe(c *cli.Context) error {
 	}
 	srv, err := server.New(server.Config{
 		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), LeaseMargin: c.Duration("lease-margin"), OutputCap: outCap,
+		KeepMaxTask: keepTask, KeepMaxUser: keepUser,
 		Sched: sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested"),
 			FairShareHalfLife: halfLifeSeconds(c.Duration("fair-share-half-life"))},
 		NoDisclosedFairShare: c.Bool("no-fair-share"), NoFairShare: !c.Bool("fair-share"),

@@ -10,7 +10,8 @@
 //   - sign in: a wrong token is refused with a message; the user's token works;
 //   - keyboard: Tab reaches every main control in order, each with a visible
 //     focus outline; a request is made with the keyboard;
-//   - disclose three tasks, request one and read (and download) its output;
+//   - disclose three tasks, request one and read (and download) its output
+//     and the file it kept;
 //   - the cluster while work runs: busy slots, the disclosed queue, copies;
 //   - a server error: a third open set is refused by the cap, the message
 //     says why, the form keeps what was typed; after canceling the rest of
@@ -112,6 +113,7 @@ try {
       "Shell",
       "Commands, one per line",
       /^Estimated run time/,
+      /^Files to keep/,
       /Request them all now/,
       /No speculative copies/,
       "Disclose",
@@ -128,8 +130,9 @@ try {
 
   step("disclose three tasks from the form");
   await page.getByLabel("Name").fill("e2e frames");
-  await page.getByLabel("Commands, one per line").fill("echo result-zero\nsleep 120; echo result-one\nsleep 120; echo result-two");
+  await page.getByLabel("Commands, one per line").fill("echo result-zero; echo kept > k.txt\nsleep 120; echo result-one\nsleep 120; echo result-two");
   await page.getByLabel(/Estimated run time/).fill("1s");
+  await page.getByLabel(/^Files to keep/).fill("k.txt");
   await page.getByRole("button", { name: "Disclose", exact: true }).click();
   await page.waitForURL(/#\/sets\/\d+$/);
   const setA = page.url().replace(/.*#\/sets\//, "");
@@ -168,6 +171,13 @@ try {
   const body = await readFile(saved, "utf8");
   if (body !== "result-zero\n") throw new Error(`downloaded ${download.suggestedFilename()} holds ${JSON.stringify(body)}, want "result-zero\\n"`);
   if (download.suggestedFilename() !== `set-${setA}-task-0.stdout.txt`) throw new Error(`download named ${download.suggestedFilename()}`);
+  const [keptDownload] = await Promise.all([page.waitForEvent("download"), page.locator('#kept [data-kept="k.txt"]').click()]);
+  const keptSaved = join(outDir, keptDownload.suggestedFilename());
+  await keptDownload.saveAs(keptSaved);
+  const keptBody = await readFile(keptSaved, "utf8");
+  if (keptBody !== "kept\n" || keptDownload.suggestedFilename() !== `set-${setA}-task-0-k.txt`) {
+    throw new Error(`the kept file downloaded as ${keptDownload.suggestedFilename()} holds ${JSON.stringify(keptBody)}, want set-${setA}-task-0-k.txt with "kept\n"`);
+  }
   await a11y(page, "task set");
 
   step("disclose a second set: it waits for a slot");

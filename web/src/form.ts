@@ -17,6 +17,8 @@ export interface DiscloseForm {
   array?: string;
   /** shell runs each line (default sh). */
   shell?: string;
+  /** keep is the files each task keeps with its result: globs separated by spaces (disclose --keep). */
+  keep?: string;
 }
 
 /** Shells offered by the form; the first is the default. */
@@ -98,6 +100,30 @@ export function parseCommands(text: string): string[] {
   return out;
 }
 
+/** MaxKeepPatterns and MaxKeepPatternBytes are the server's limits on a task's keep patterns. */
+export const MaxKeepPatterns = 32;
+export const MaxKeepPatternBytes = 256;
+
+/**
+ * parseKeep reads the keep field: globs relative to the task's scratch
+ * directory, separated by spaces, under the server's rules (no absolute
+ * path, no "." or ".." or empty component, no "**"); anything else is an
+ * error message.
+ */
+export function parseKeep(text: string): string[] | string {
+  const patterns = text.split(/\s+/).filter((p) => p !== "");
+  if (patterns.length > MaxKeepPatterns) return `At most ${MaxKeepPatterns} patterns: keep a directory's files with one glob (out/*).`;
+  for (const p of patterns) {
+    if (new TextEncoder().encode(p).length > MaxKeepPatternBytes) return `A pattern is at most ${MaxKeepPatternBytes} bytes long.`;
+    if (p.startsWith("/")) return `${p} is absolute: patterns are relative to the task's scratch directory.`;
+    for (const c of p.split("/")) {
+      if (c === "" || c === "." || c === "..") return `${p}: no empty, "." or ".." parts; patterns stay in the task's scratch directory.`;
+      if (c.includes("**")) return `${p}: ** is not supported; give one pattern per directory level (out/*/*.csv).`;
+    }
+  }
+  return patterns;
+}
+
 /**
  * parseDiscloseForm validates the form and builds the DiscloseRequest: each
  * command runs as `sh -c LINE` so pipes, redirections and $BATCH_COPY_ID work.
@@ -120,8 +146,10 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
   }
   const est = parseEstimate(f.estimate);
   if (typeof est === "string") errors.estimate = est;
+  const keep = parseKeep(f.keep ?? "");
+  if (typeof keep === "string") errors.keep = keep;
   if (Object.keys(errors).length > 0) return { ok: false, errors };
-  const spec = (line: string) => ({ argv: [shell, "-c", line], estimateSeconds: est as number, noSpeculation: f.noSpeculation });
+  const spec = (line: string) => ({ argv: [shell, "-c", line], estimateSeconds: est as number, noSpeculation: f.noSpeculation, keep: keep as string[] });
   if (range && typeof range !== "string") {
     return {
       ok: true,
@@ -148,5 +176,5 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
 
 /** formKey is a stable digest of the form's content, so a resubmission of the same form reuses its idempotency key. */
 export function formKey(f: DiscloseForm): string {
-  return JSON.stringify([f.name.trim(), parseCommands(f.commands), f.estimate.trim(), f.requestNow, f.noSpeculation, f.array?.trim() ?? null, f.shell || "sh"]);
+  return JSON.stringify([f.name.trim(), parseCommands(f.commands), f.estimate.trim(), f.requestNow, f.noSpeculation, f.array?.trim() ?? null, f.shell || "sh", parseKeep(f.keep ?? "")]);
 }

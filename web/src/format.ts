@@ -126,6 +126,11 @@ export function outputFileName(setId: bigint, index: number, stream: "stdout" | 
   return `set-${setId}-task-${index}.${stream}.txt`;
 }
 
+/** keptFileName is the file name a downloaded kept file is saved under: its path's slashes become "_", so a browser keeps it whole. */
+export function keptFileName(setId: bigint, index: number, path: string): string {
+  return `set-${setId}-task-${index}-${path.replaceAll("/", "_")}`;
+}
+
 /** fmtCount renders a count with thousands separators: "100,000". */
 export function fmtCount(n: number | bigint): string {
   return Number(n).toLocaleString("en-US", { maximumFractionDigits: 0 });

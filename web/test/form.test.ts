@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formKey, MaxTasksPerForm, parseArrayRange, parseCommands, parseDiscloseForm, parseEstimate } from "../src/form";
+import { formKey, MaxKeepPatterns, MaxTasksPerForm, parseArrayRange, parseCommands, parseDiscloseForm, parseEstimate, parseKeep } from "../src/form";
 import type { DiscloseForm } from "../src/form";
 import commandVectors from "./commands.vectors.json";
 
@@ -60,6 +60,28 @@ test("formKey is the same for the same content and differs otherwise", () => {
   assert.equal(formKey(base), formKey({ ...base, name: "frames", commands: "echo 1\n\necho 2\necho 3\n" }));
   assert.notEqual(formKey(base), formKey({ ...base, requestNow: true }));
   assert.notEqual(formKey(base), formKey({ ...base, commands: "echo 1" }));
+});
+
+test("parseKeep: globs separated by spaces, under the server's rules", () => {
+  assert.deepEqual(parseKeep(""), []);
+  assert.deepEqual(parseKeep("  result.txt\tout/*.csv \n"), ["result.txt", "out/*.csv"]);
+  for (const bad of ["/etc/passwd", "../x", "a/../b", "./x", "out/", "a//b", "**/*.csv", "x".repeat(257)]) {
+    assert.equal(typeof parseKeep(bad), "string", bad);
+  }
+  assert.equal(typeof parseKeep(Array.from({ length: MaxKeepPatterns + 1 }, (_, i) => `f${i}`).join(" ")), "string");
+});
+
+test("parseDiscloseForm gives every task the keep patterns, and refuses bad ones", () => {
+  const r = parseDiscloseForm({ ...base, keep: "result.txt out/*.csv" }, "k");
+  assert.ok(r.ok);
+  assert.deepEqual(r.request.tasks!.map((t) => t.keep), Array(3).fill(["result.txt", "out/*.csv"]));
+  const arr = parseDiscloseForm({ ...base, commands: "echo $BATCH_ARRAY_VALUE > f", array: "0-3", keep: "f" }, "k");
+  assert.ok(arr.ok);
+  assert.deepEqual(arr.request.array!.spec!.keep, ["f"]);
+  const bad = parseDiscloseForm({ ...base, keep: "../secret" }, "k");
+  assert.ok(!bad.ok);
+  assert.deepEqual(Object.keys(bad.errors), ["keep"]);
+  assert.notEqual(formKey(base), formKey({ ...base, keep: "f" }));
 });
 
 test("parseArrayRange: LOW-HIGH[:STEP], with clear refusals", () => {

@@ -13,6 +13,7 @@ import {
   fmtDuration,
   fmtNumber,
   fmtPercent,
+  keptFileName,
   outputFileName,
   plural,
   shellQuote,
@@ -109,6 +110,11 @@ test("copyLabel marks speculative copies and progress", () => {
 
 test("outputFileName", () => {
   assert.equal(outputFileName(7n, 2, "stdout"), "set-7-task-2.stdout.txt");
+});
+
+test("keptFileName flattens the path", () => {
+  assert.equal(keptFileName(7n, 2, "out/a.csv"), "set-7-task-2-out_a.csv");
+  assert.equal(keptFileName(7n, 2, "result.txt"), "set-7-task-2-result.txt");
 });
 
 test("fmtCount separates thousands", () => {

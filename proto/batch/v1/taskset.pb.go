@@ -1290,7 +1290,10 @@ type GetOutputResponse struct {
 	Worker          string    `protobuf:"bytes,12,opt,name=worker,proto3" json:"worker,omitempty"`
 	State           TaskState `protobuf:"varint,13,opt,name=state,proto3,enum=batch.v1.TaskState" json:"state,omitempty"`
 	// The attempt the output belongs to.
-	Attempt       int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Attempt int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// The files the attempt left that match its keep patterns, in path
+	// order; read a kept one with GetKeptFile.
+	Files         []*KeptFile `protobuf:"bytes,40,rep,name=files,proto3" json:"files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1423,6 +1426,161 @@ func (x *GetOutputResponse) GetAttempt() int32 {
 	return 0
 }
 
+func (x *GetOutputResponse) GetFiles() []*KeptFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type GetKeptFileRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	Index int32                  `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	// The attempt (0: the current one).
+	Attempt int32 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// The file's path as listed (KeptFile.path).
+	Path string `protobuf:"bytes,4,opt,name=path,proto3" json:"path,omitempty"`
+	// Byte range to return; limit 0 means up to 4 MiB.
+	Offset        int64 `protobuf:"varint,5,opt,name=offset,proto3" json:"offset,omitempty"`
+	Limit         int64 `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetKeptFileRequest) Reset() {
+	*x = GetKeptFileRequest{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetKeptFileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetKeptFileRequest) ProtoMessage() {}
+
+func (x *GetKeptFileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetKeptFileRequest.ProtoReflect.Descriptor instead.
+func (*GetKeptFileRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetKeptFileRequest) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *GetKeptFileRequest) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *GetKeptFileRequest) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *GetKeptFileRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *GetKeptFileRequest) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *GetKeptFileRequest) GetLimit() int64 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type GetKeptFileResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	File    *KeptFile              `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	Content []byte                 `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	// The attempt the file belongs to.
+	Attempt       int32 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetKeptFileResponse) Reset() {
+	*x = GetKeptFileResponse{}
+	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetKeptFileResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetKeptFileResponse) ProtoMessage() {}
+
+func (x *GetKeptFileResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetKeptFileResponse.ProtoReflect.Descriptor instead.
+func (*GetKeptFileResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetKeptFileResponse) GetFile() *KeptFile {
+	if x != nil {
+		return x.File
+	}
+	return nil
+}
+
+func (x *GetKeptFileResponse) GetContent() []byte {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *GetKeptFileResponse) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
 type GetOutputsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
@@ -1446,7 +1604,7 @@ type GetOutputsRequest struct {
 
 func (x *GetOutputsRequest) Reset() {
 	*x = GetOutputsRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	mi := &file_batch_v1_taskset_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1616,7 @@ func (x *GetOutputsRequest) String() string {
 func (*GetOutputsRequest) ProtoMessage() {}
 
 func (x *GetOutputsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[17]
+	mi := &file_batch_v1_taskset_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1629,7 @@ func (x *GetOutputsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOutputsRequest.ProtoReflect.Descriptor instead.
 func (*GetOutputsRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{17}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetOutputsRequest) GetSetId() int64 {
@@ -1530,7 +1688,7 @@ type GetOutputsResponse struct {
 
 func (x *GetOutputsResponse) Reset() {
 	*x = GetOutputsResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	mi := &file_batch_v1_taskset_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1542,7 +1700,7 @@ func (x *GetOutputsResponse) String() string {
 func (*GetOutputsResponse) ProtoMessage() {}
 
 func (x *GetOutputsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[18]
+	mi := &file_batch_v1_taskset_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1555,7 +1713,7 @@ func (x *GetOutputsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOutputsResponse.ProtoReflect.Descriptor instead.
 func (*GetOutputsResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{18}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetOutputsResponse) GetOutputs() []*TaskOutput {
@@ -1595,13 +1753,16 @@ type TaskOutput struct {
 	SlotSeconds     float64 `protobuf:"fixed64,15,opt,name=slot_seconds,json=slotSeconds,proto3" json:"slot_seconds,omitempty"`
 	CopyId          int64   `protobuf:"varint,16,opt,name=copy_id,json=copyId,proto3" json:"copy_id,omitempty"`
 	Worker          string  `protobuf:"bytes,17,opt,name=worker,proto3" json:"worker,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The files the task's attempt left that match its keep patterns, in
+	// the first piece of a task only; read them with GetKeptFile.
+	Files         []*KeptFile `protobuf:"bytes,40,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskOutput) Reset() {
 	*x = TaskOutput{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	mi := &file_batch_v1_taskset_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1774,7 @@ func (x *TaskOutput) String() string {
 func (*TaskOutput) ProtoMessage() {}
 
 func (x *TaskOutput) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[19]
+	mi := &file_batch_v1_taskset_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1787,7 @@ func (x *TaskOutput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOutput.ProtoReflect.Descriptor instead.
 func (*TaskOutput) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{19}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TaskOutput) GetIndex() int32 {
@@ -1748,6 +1909,13 @@ func (x *TaskOutput) GetWorker() string {
 	return ""
 }
 
+func (x *TaskOutput) GetFiles() []*KeptFile {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
 type WhyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
@@ -1759,7 +1927,7 @@ type WhyRequest struct {
 
 func (x *WhyRequest) Reset() {
 	*x = WhyRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[20]
+	mi := &file_batch_v1_taskset_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1939,7 @@ func (x *WhyRequest) String() string {
 func (*WhyRequest) ProtoMessage() {}
 
 func (x *WhyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[20]
+	mi := &file_batch_v1_taskset_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1952,7 @@ func (x *WhyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhyRequest.ProtoReflect.Descriptor instead.
 func (*WhyRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{20}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WhyRequest) GetSetId() int64 {
@@ -1810,7 +1978,7 @@ type WhyResponse struct {
 
 func (x *WhyResponse) Reset() {
 	*x = WhyResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[21]
+	mi := &file_batch_v1_taskset_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1822,7 +1990,7 @@ func (x *WhyResponse) String() string {
 func (*WhyResponse) ProtoMessage() {}
 
 func (x *WhyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[21]
+	mi := &file_batch_v1_taskset_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1835,7 +2003,7 @@ func (x *WhyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WhyResponse.ProtoReflect.Descriptor instead.
 func (*WhyResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{21}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WhyResponse) GetTasks() []*TaskWhy {
@@ -1892,7 +2060,7 @@ type TaskWhy struct {
 
 func (x *TaskWhy) Reset() {
 	*x = TaskWhy{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[22]
+	mi := &file_batch_v1_taskset_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2072,7 @@ func (x *TaskWhy) String() string {
 func (*TaskWhy) ProtoMessage() {}
 
 func (x *TaskWhy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[22]
+	mi := &file_batch_v1_taskset_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2085,7 @@ func (x *TaskWhy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskWhy.ProtoReflect.Descriptor instead.
 func (*TaskWhy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{22}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TaskWhy) GetIndex() int32 {
@@ -2082,7 +2250,7 @@ type RetryRequest struct {
 
 func (x *RetryRequest) Reset() {
 	*x = RetryRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[23]
+	mi := &file_batch_v1_taskset_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2262,7 @@ func (x *RetryRequest) String() string {
 func (*RetryRequest) ProtoMessage() {}
 
 func (x *RetryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[23]
+	mi := &file_batch_v1_taskset_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2275,7 @@ func (x *RetryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryRequest.ProtoReflect.Descriptor instead.
 func (*RetryRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{23}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RetryRequest) GetSetId() int64 {
@@ -2145,7 +2313,7 @@ type RetryResponse struct {
 
 func (x *RetryResponse) Reset() {
 	*x = RetryResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[24]
+	mi := &file_batch_v1_taskset_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2325,7 @@ func (x *RetryResponse) String() string {
 func (*RetryResponse) ProtoMessage() {}
 
 func (x *RetryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[24]
+	mi := &file_batch_v1_taskset_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2338,7 @@ func (x *RetryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryResponse.ProtoReflect.Descriptor instead.
 func (*RetryResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{24}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RetryResponse) GetTaskSet() *TaskSet {
@@ -2211,7 +2379,7 @@ type GetTaskRequest struct {
 
 func (x *GetTaskRequest) Reset() {
 	*x = GetTaskRequest{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[25]
+	mi := &file_batch_v1_taskset_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2391,7 @@ func (x *GetTaskRequest) String() string {
 func (*GetTaskRequest) ProtoMessage() {}
 
 func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[25]
+	mi := &file_batch_v1_taskset_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2404,7 @@ func (x *GetTaskRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskRequest.ProtoReflect.Descriptor instead.
 func (*GetTaskRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{25}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetTaskRequest) GetSetId() int64 {
@@ -2264,7 +2432,7 @@ type GetTaskResponse struct {
 
 func (x *GetTaskResponse) Reset() {
 	*x = GetTaskResponse{}
-	mi := &file_batch_v1_taskset_proto_msgTypes[26]
+	mi := &file_batch_v1_taskset_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2276,7 +2444,7 @@ func (x *GetTaskResponse) String() string {
 func (*GetTaskResponse) ProtoMessage() {}
 
 func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_taskset_proto_msgTypes[26]
+	mi := &file_batch_v1_taskset_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2289,7 +2457,7 @@ func (x *GetTaskResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTaskResponse.ProtoReflect.Descriptor instead.
 func (*GetTaskResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{26}
+	return file_batch_v1_taskset_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetTaskResponse) GetTaskSet() *TaskSet {
@@ -2398,7 +2566,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x16\n" +
 	"\x06offset\x18\x03 \x01(\x03R\x06offset\x12\x14\n" +
 	"\x05limit\x18\x04 \x01(\x03R\x05limit\x12\x18\n" +
-	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\xcf\x03\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\xf9\x03\n" +
 	"\x11GetOutputResponse\x12\x16\n" +
 	"\x06stdout\x18\x01 \x01(\fR\x06stdout\x12\x16\n" +
 	"\x06stderr\x18\x02 \x01(\fR\x06stderr\x12\x1f\n" +
@@ -2417,7 +2585,19 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\acopy_id\x18\v \x01(\x03R\x06copyId\x12\x16\n" +
 	"\x06worker\x18\f \x01(\tR\x06worker\x12)\n" +
 	"\x05state\x18\r \x01(\x0e2\x13.batch.v1.TaskStateR\x05state\x12\x18\n" +
-	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\xb7\x01\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\x12(\n" +
+	"\x05files\x18( \x03(\v2\x12.batch.v1.KeptFileR\x05files\"\x9d\x01\n" +
+	"\x12GetKeptFileRequest\x12\x15\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\x05R\aattempt\x12\x12\n" +
+	"\x04path\x18\x04 \x01(\tR\x04path\x12\x16\n" +
+	"\x06offset\x18\x05 \x01(\x03R\x06offset\x12\x14\n" +
+	"\x05limit\x18\x06 \x01(\x03R\x05limit\"q\n" +
+	"\x13GetKeptFileResponse\x12&\n" +
+	"\x04file\x18\x01 \x01(\v2\x12.batch.v1.KeptFileR\x04file\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\fR\acontent\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\x05R\aattempt\"\xb7\x01\n" +
 	"\x11GetOutputsRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
 	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x1b\n" +
@@ -2429,7 +2609,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05count\x18\x06 \x01(\x05R\x05count\"l\n" +
 	"\x12GetOutputsResponse\x12.\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x14.batch.v1.TaskOutputR\aoutputs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xae\x04\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd8\x04\n" +
 	"\n" +
 	"TaskOutput\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12)\n" +
@@ -2454,7 +2634,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"cpuSeconds\x12!\n" +
 	"\fslot_seconds\x18\x0f \x01(\x01R\vslotSeconds\x12\x17\n" +
 	"\acopy_id\x18\x10 \x01(\x03R\x06copyId\x12\x16\n" +
-	"\x06worker\x18\x11 \x01(\tR\x06worker\"=\n" +
+	"\x06worker\x18\x11 \x01(\tR\x06worker\x12(\n" +
+	"\x05files\x18( \x03(\v2\x12.batch.v1.KeptFileR\x05files\"=\n" +
 	"\n" +
 	"WhyRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
@@ -2520,7 +2701,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x12\x1e\n" +
 	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v\x12\x1a\n" +
 	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12#\n" +
-	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r2\xe5\x06\n" +
+	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r2\xb3\a\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
@@ -2533,7 +2714,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\tGetOutput\x12\x1a.batch.v1.GetOutputRequest\x1a\x1b.batch.v1.GetOutputResponse\"\x00\x124\n" +
 	"\x03Why\x12\x14.batch.v1.WhyRequest\x1a\x15.batch.v1.WhyResponse\"\x00\x12:\n" +
 	"\x05Retry\x12\x16.batch.v1.RetryRequest\x1a\x17.batch.v1.RetryResponse\"\x00\x12@\n" +
-	"\aGetTask\x12\x18.batch.v1.GetTaskRequest\x1a\x19.batch.v1.GetTaskResponse\"\x00\x12I\n" +
+	"\aGetTask\x12\x18.batch.v1.GetTaskRequest\x1a\x19.batch.v1.GetTaskResponse\"\x00\x12L\n" +
+	"\vGetKeptFile\x12\x1c.batch.v1.GetKeptFileRequest\x1a\x1d.batch.v1.GetKeptFileResponse\"\x00\x12I\n" +
 	"\n" +
 	"GetOutputs\x12\x1b.batch.v1.GetOutputsRequest\x1a\x1c.batch.v1.GetOutputsResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
@@ -2550,7 +2732,7 @@ func file_batch_v1_taskset_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_taskset_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_batch_v1_taskset_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_batch_v1_taskset_proto_goTypes = []any{
 	(WaitReason)(0),                // 0: batch.v1.WaitReason
 	(*DiscloseRequest)(nil),        // 1: batch.v1.DiscloseRequest
@@ -2570,80 +2752,88 @@ var file_batch_v1_taskset_proto_goTypes = []any{
 	(*WatchTaskSetResponse)(nil),   // 15: batch.v1.WatchTaskSetResponse
 	(*GetOutputRequest)(nil),       // 16: batch.v1.GetOutputRequest
 	(*GetOutputResponse)(nil),      // 17: batch.v1.GetOutputResponse
-	(*GetOutputsRequest)(nil),      // 18: batch.v1.GetOutputsRequest
-	(*GetOutputsResponse)(nil),     // 19: batch.v1.GetOutputsResponse
-	(*TaskOutput)(nil),             // 20: batch.v1.TaskOutput
-	(*WhyRequest)(nil),             // 21: batch.v1.WhyRequest
-	(*WhyResponse)(nil),            // 22: batch.v1.WhyResponse
-	(*TaskWhy)(nil),                // 23: batch.v1.TaskWhy
-	(*RetryRequest)(nil),           // 24: batch.v1.RetryRequest
-	(*RetryResponse)(nil),          // 25: batch.v1.RetryResponse
-	(*GetTaskRequest)(nil),         // 26: batch.v1.GetTaskRequest
-	(*GetTaskResponse)(nil),        // 27: batch.v1.GetTaskResponse
-	(*TaskSpec)(nil),               // 28: batch.v1.TaskSpec
-	(*RetryPolicy)(nil),            // 29: batch.v1.RetryPolicy
-	(*TaskSet)(nil),                // 30: batch.v1.TaskSet
-	(*Task)(nil),                   // 31: batch.v1.Task
-	(TaskState)(0),                 // 32: batch.v1.TaskState
+	(*GetKeptFileRequest)(nil),     // 18: batch.v1.GetKeptFileRequest
+	(*GetKeptFileResponse)(nil),    // 19: batch.v1.GetKeptFileResponse
+	(*GetOutputsRequest)(nil),      // 20: batch.v1.GetOutputsRequest
+	(*GetOutputsResponse)(nil),     // 21: batch.v1.GetOutputsResponse
+	(*TaskOutput)(nil),             // 22: batch.v1.TaskOutput
+	(*WhyRequest)(nil),             // 23: batch.v1.WhyRequest
+	(*WhyResponse)(nil),            // 24: batch.v1.WhyResponse
+	(*TaskWhy)(nil),                // 25: batch.v1.TaskWhy
+	(*RetryRequest)(nil),           // 26: batch.v1.RetryRequest
+	(*RetryResponse)(nil),          // 27: batch.v1.RetryResponse
+	(*GetTaskRequest)(nil),         // 28: batch.v1.GetTaskRequest
+	(*GetTaskResponse)(nil),        // 29: batch.v1.GetTaskResponse
+	(*TaskSpec)(nil),               // 30: batch.v1.TaskSpec
+	(*RetryPolicy)(nil),            // 31: batch.v1.RetryPolicy
+	(*TaskSet)(nil),                // 32: batch.v1.TaskSet
+	(*Task)(nil),                   // 33: batch.v1.Task
+	(TaskState)(0),                 // 34: batch.v1.TaskState
+	(*KeptFile)(nil),               // 35: batch.v1.KeptFile
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
-	28, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
-	29, // 1: batch.v1.DiscloseRequest.retry:type_name -> batch.v1.RetryPolicy
+	30, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
+	31, // 1: batch.v1.DiscloseRequest.retry:type_name -> batch.v1.RetryPolicy
 	2,  // 2: batch.v1.DiscloseRequest.array:type_name -> batch.v1.TaskArray
-	28, // 3: batch.v1.TaskArray.spec:type_name -> batch.v1.TaskSpec
-	30, // 4: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
-	28, // 5: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
-	29, // 6: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
+	30, // 3: batch.v1.TaskArray.spec:type_name -> batch.v1.TaskSpec
+	32, // 4: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
+	30, // 5: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
+	31, // 6: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
 	2,  // 7: batch.v1.DiscloseStreamRequest.array:type_name -> batch.v1.TaskArray
-	30, // 8: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
-	30, // 9: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
-	31, // 10: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
-	30, // 11: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
-	32, // 12: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
-	30, // 13: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	31, // 14: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
-	30, // 15: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
-	30, // 16: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	31, // 17: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
-	32, // 18: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
-	20, // 19: batch.v1.GetOutputsResponse.outputs:type_name -> batch.v1.TaskOutput
-	32, // 20: batch.v1.TaskOutput.state:type_name -> batch.v1.TaskState
-	23, // 21: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
-	32, // 22: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
-	0,  // 23: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
-	30, // 24: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
-	31, // 25: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
-	30, // 26: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
-	31, // 27: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
-	1,  // 28: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
-	4,  // 29: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
-	6,  // 30: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
-	8,  // 31: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
-	10, // 32: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
-	12, // 33: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
-	14, // 34: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
-	16, // 35: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
-	21, // 36: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
-	24, // 37: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
-	26, // 38: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
-	18, // 39: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
-	3,  // 40: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	5,  // 41: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
-	7,  // 42: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	9,  // 43: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	11, // 44: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	13, // 45: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	15, // 46: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	17, // 47: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	22, // 48: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
-	25, // 49: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
-	27, // 50: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
-	19, // 51: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
-	40, // [40:52] is the sub-list for method output_type
-	28, // [28:40] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	32, // 8: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
+	32, // 9: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
+	33, // 10: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
+	32, // 11: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
+	34, // 12: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
+	32, // 13: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	33, // 14: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
+	32, // 15: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
+	32, // 16: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	33, // 17: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
+	34, // 18: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
+	35, // 19: batch.v1.GetOutputResponse.files:type_name -> batch.v1.KeptFile
+	35, // 20: batch.v1.GetKeptFileResponse.file:type_name -> batch.v1.KeptFile
+	22, // 21: batch.v1.GetOutputsResponse.outputs:type_name -> batch.v1.TaskOutput
+	34, // 22: batch.v1.TaskOutput.state:type_name -> batch.v1.TaskState
+	35, // 23: batch.v1.TaskOutput.files:type_name -> batch.v1.KeptFile
+	25, // 24: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
+	34, // 25: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
+	0,  // 26: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
+	32, // 27: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
+	33, // 28: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
+	32, // 29: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
+	33, // 30: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
+	1,  // 31: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
+	4,  // 32: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
+	6,  // 33: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
+	8,  // 34: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
+	10, // 35: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
+	12, // 36: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
+	14, // 37: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
+	16, // 38: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
+	23, // 39: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
+	26, // 40: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
+	28, // 41: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
+	18, // 42: batch.v1.TaskSetService.GetKeptFile:input_type -> batch.v1.GetKeptFileRequest
+	20, // 43: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
+	3,  // 44: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	5,  // 45: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	7,  // 46: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	9,  // 47: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	11, // 48: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	13, // 49: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	15, // 50: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	17, // 51: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	24, // 52: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
+	27, // 53: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
+	29, // 54: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
+	19, // 55: batch.v1.TaskSetService.GetKeptFile:output_type -> batch.v1.GetKeptFileResponse
+	21, // 56: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
+	44, // [44:57] is the sub-list for method output_type
+	31, // [31:44] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_taskset_proto_init() }
@@ -2658,7 +2848,7 @@ func file_batch_v1_taskset_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_taskset_proto_rawDesc), len(file_batch_v1_taskset_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

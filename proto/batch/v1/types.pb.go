@@ -179,7 +179,15 @@ type TaskSpec struct {
 	Cpus int32 `protobuf:"varint,20,opt,name=cpus,proto3" json:"cpus,omitempty"`
 	// Memory a copy needs, MiB (0: none asked; at most 2^30). It runs only
 	// on a worker whose offered memory has room for it.
-	MemoryMb      int64 `protobuf:"varint,21,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	MemoryMb int64 `protobuf:"varint,21,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	// Files the task leaves that are kept with its result (HTCondor's
+	// transfer_output_files): glob patterns relative to the copy's scratch
+	// directory, one path component per `*`, `?` or `[...]` (no `**`), at
+	// most 32 of 256 bytes each; absolute patterns, `..` and empty ones are
+	// refused. Only regular files reached without a symlink are kept, up to
+	// the server's cap per task; a file that is not kept is listed with the
+	// reason (KeptFile.not_kept).
+	Keep          []string `protobuf:"bytes,40,rep,name=keep,proto3" json:"keep,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -275,6 +283,13 @@ func (x *TaskSpec) GetMemoryMb() int64 {
 		return x.MemoryMb
 	}
 	return 0
+}
+
+func (x *TaskSpec) GetKeep() []string {
+	if x != nil {
+		return x.Keep
+	}
+	return nil
 }
 
 // TaskCounts counts the tasks of a set in each state.
@@ -1139,11 +1154,86 @@ func (x *FreeWork) GetLostWithWorkerSlotSeconds() float64 {
 	return 0
 }
 
+// KeptFile is a file a task left that matched its keep patterns: kept with
+// the attempt's result, or listed with the reason it was not.
+type KeptFile struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Path relative to the copy's scratch directory, "/"-separated.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// Size in bytes (as found, also when it was not kept).
+	Size int64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// Permission bits (0644, 0755, ...).
+	Mode uint32 `protobuf:"varint,3,opt,name=mode,proto3" json:"mode,omitempty"`
+	// Why the file was not kept ("" when it was): not a regular file, a
+	// symlink on the way, over the task's or the user's cap, ...
+	NotKept       string `protobuf:"bytes,4,opt,name=not_kept,json=notKept,proto3" json:"not_kept,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeptFile) Reset() {
+	*x = KeptFile{}
+	mi := &file_batch_v1_types_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeptFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeptFile) ProtoMessage() {}
+
+func (x *KeptFile) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeptFile.ProtoReflect.Descriptor instead.
+func (*KeptFile) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *KeptFile) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *KeptFile) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *KeptFile) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *KeptFile) GetNotKept() string {
+	if x != nil {
+		return x.NotKept
+	}
+	return ""
+}
+
 var File_batch_v1_types_proto protoreflect.FileDescriptor
 
 const file_batch_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x14batch/v1/types.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xee\x02\n" +
+	"\x14batch/v1/types.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x03\n" +
 	"\bTaskSpec\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12-\n" +
 	"\x03env\x18\x02 \x03(\v2\x1b.batch.v1.TaskSpec.EnvEntryR\x03env\x12\x10\n" +
@@ -1153,7 +1243,8 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x0ftimeout_seconds\x18\x06 \x01(\x01R\x0etimeoutSeconds\x12)\n" +
 	"\x10deadline_seconds\x18\a \x01(\x01R\x0fdeadlineSeconds\x12\x12\n" +
 	"\x04cpus\x18\x14 \x01(\x05R\x04cpus\x12\x1b\n" +
-	"\tmemory_mb\x18\x15 \x01(\x03R\bmemoryMb\x1a6\n" +
+	"\tmemory_mb\x18\x15 \x01(\x03R\bmemoryMb\x12\x12\n" +
+	"\x04keep\x18( \x03(\tR\x04keep\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x01\n" +
@@ -1251,7 +1342,12 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"!executed_unrequested_slot_seconds\x18\x01 \x01(\x01R\x1eexecutedUnrequestedSlotSeconds\x12A\n" +
 	"\x1dspeculative_lost_slot_seconds\x18\x02 \x01(\x01R\x1aspeculativeLostSlotSeconds\x122\n" +
 	"\x15canceled_slot_seconds\x18\x03 \x01(\x01R\x13canceledSlotSeconds\x12@\n" +
-	"\x1dlost_with_worker_slot_seconds\x18\x04 \x01(\x01R\x19lostWithWorkerSlotSeconds*\xa6\x01\n" +
+	"\x1dlost_with_worker_slot_seconds\x18\x04 \x01(\x01R\x19lostWithWorkerSlotSeconds\"a\n" +
+	"\bKeptFile\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x12\n" +
+	"\x04mode\x18\x03 \x01(\rR\x04mode\x12\x19\n" +
+	"\bnot_kept\x18\x04 \x01(\tR\anotKept*\xa6\x01\n" +
 	"\tTaskState\x12\x1a\n" +
 	"\x16TASK_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14TASK_STATE_DISCLOSED\x10\x01\x12\x17\n" +
@@ -1280,7 +1376,7 @@ func file_batch_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_batch_v1_types_proto_goTypes = []any{
 	(TaskState)(0),                // 0: batch.v1.TaskState
 	(CopyState)(0),                // 1: batch.v1.CopyState
@@ -1292,30 +1388,31 @@ var file_batch_v1_types_proto_goTypes = []any{
 	(*Copy)(nil),                  // 7: batch.v1.Copy
 	(*Task)(nil),                  // 8: batch.v1.Task
 	(*FreeWork)(nil),              // 9: batch.v1.FreeWork
-	nil,                           // 10: batch.v1.TaskSpec.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*KeptFile)(nil),              // 10: batch.v1.KeptFile
+	nil,                           // 11: batch.v1.TaskSpec.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
 }
 var file_batch_v1_types_proto_depIdxs = []int32{
-	10, // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
-	11, // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
+	11, // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
+	12, // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: batch.v1.TaskSet.counts:type_name -> batch.v1.TaskCounts
 	5,  // 3: batch.v1.TaskSet.retry:type_name -> batch.v1.RetryPolicy
 	0,  // 4: batch.v1.Attempt.state:type_name -> batch.v1.TaskState
-	11, // 5: batch.v1.Attempt.requested_at:type_name -> google.protobuf.Timestamp
-	11, // 6: batch.v1.Attempt.executed_at:type_name -> google.protobuf.Timestamp
-	11, // 7: batch.v1.Attempt.finished_at:type_name -> google.protobuf.Timestamp
-	11, // 8: batch.v1.Attempt.canceled_at:type_name -> google.protobuf.Timestamp
-	11, // 9: batch.v1.Attempt.retried_at:type_name -> google.protobuf.Timestamp
+	12, // 5: batch.v1.Attempt.requested_at:type_name -> google.protobuf.Timestamp
+	12, // 6: batch.v1.Attempt.executed_at:type_name -> google.protobuf.Timestamp
+	12, // 7: batch.v1.Attempt.finished_at:type_name -> google.protobuf.Timestamp
+	12, // 8: batch.v1.Attempt.canceled_at:type_name -> google.protobuf.Timestamp
+	12, // 9: batch.v1.Attempt.retried_at:type_name -> google.protobuf.Timestamp
 	1,  // 10: batch.v1.Copy.state:type_name -> batch.v1.CopyState
-	11, // 11: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
-	11, // 12: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
+	12, // 11: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
+	12, // 12: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
 	2,  // 13: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
 	0,  // 14: batch.v1.Task.state:type_name -> batch.v1.TaskState
-	11, // 15: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
-	11, // 16: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
-	11, // 17: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
-	11, // 18: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	11, // 19: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
+	12, // 15: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
+	12, // 16: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
+	12, // 17: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
+	12, // 18: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	12, // 19: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
 	7,  // 20: batch.v1.Task.copies:type_name -> batch.v1.Copy
 	6,  // 21: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
 	22, // [22:22] is the sub-list for method output_type
@@ -1336,7 +1433,7 @@ func file_batch_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_types_proto_rawDesc), len(file_batch_v1_types_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

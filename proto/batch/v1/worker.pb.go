@@ -744,8 +744,11 @@ type RegisterResponse struct {
 	Kill []int64 `protobuf:"varint,4,rep,packed,name=kill,proto3" json:"kill,omitempty"`
 	// Largest output the server keeps per stream, bytes.
 	OutputCapBytes int64 `protobuf:"varint,5,opt,name=output_cap_bytes,json=outputCapBytes,proto3" json:"output_cap_bytes,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Most bytes of kept files (TaskSpec.keep) the server keeps per copy,
+	// all files together.
+	KeepCapBytes  int64 `protobuf:"varint,40,opt,name=keep_cap_bytes,json=keepCapBytes,proto3" json:"keep_cap_bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RegisterResponse) Reset() {
@@ -809,6 +812,13 @@ func (x *RegisterResponse) GetKill() []int64 {
 func (x *RegisterResponse) GetOutputCapBytes() int64 {
 	if x != nil {
 		return x.OutputCapBytes
+	}
+	return 0
+}
+
+func (x *RegisterResponse) GetKeepCapBytes() int64 {
+	if x != nil {
+		return x.KeepCapBytes
 	}
 	return 0
 }
@@ -1266,7 +1276,10 @@ type ReportFinishedRequest struct {
 	// The command could not be started (not found, not executable, bad dir).
 	StartError string `protobuf:"bytes,13,opt,name=start_error,json=startError,proto3" json:"start_error,omitempty"`
 	// The signal that ended the copy's process (0: it exited).
-	Signal        int32 `protobuf:"varint,30,opt,name=signal,proto3" json:"signal,omitempty"`
+	Signal int32 `protobuf:"varint,30,opt,name=signal,proto3" json:"signal,omitempty"`
+	// The files the copy left that match its task's keep patterns, in path
+	// order: kept ones with their content, refused ones with the reason.
+	Kept          []*KeptFileContent `protobuf:"bytes,40,rep,name=kept,proto3" json:"kept,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1399,6 +1412,67 @@ func (x *ReportFinishedRequest) GetSignal() int32 {
 	return 0
 }
 
+func (x *ReportFinishedRequest) GetKept() []*KeptFileContent {
+	if x != nil {
+		return x.Kept
+	}
+	return nil
+}
+
+// KeptFileContent is a kept file as a worker reports it.
+type KeptFileContent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	File  *KeptFile              `protobuf:"bytes,1,opt,name=file,proto3" json:"file,omitempty"`
+	// The content, when kept (file.not_kept empty).
+	Content       []byte `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeptFileContent) Reset() {
+	*x = KeptFileContent{}
+	mi := &file_batch_v1_worker_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeptFileContent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeptFileContent) ProtoMessage() {}
+
+func (x *KeptFileContent) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeptFileContent.ProtoReflect.Descriptor instead.
+func (*KeptFileContent) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *KeptFileContent) GetFile() *KeptFile {
+	if x != nil {
+		return x.File
+	}
+	return nil
+}
+
+func (x *KeptFileContent) GetContent() []byte {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
 type ReportFinishedResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Outcome       ReportOutcome          `protobuf:"varint,1,opt,name=outcome,proto3,enum=batch.v1.ReportOutcome" json:"outcome,omitempty"`
@@ -1408,7 +1482,7 @@ type ReportFinishedResponse struct {
 
 func (x *ReportFinishedResponse) Reset() {
 	*x = ReportFinishedResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[16]
+	mi := &file_batch_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1420,7 +1494,7 @@ func (x *ReportFinishedResponse) String() string {
 func (*ReportFinishedResponse) ProtoMessage() {}
 
 func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[16]
+	mi := &file_batch_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1433,7 +1507,7 @@ func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedResponse.ProtoReflect.Descriptor instead.
 func (*ReportFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{16}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReportFinishedResponse) GetOutcome() ReportOutcome {
@@ -1508,13 +1582,14 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
-	"\x06limits\x18\x17 \x01(\tR\x06limits\"\xbf\x01\n" +
+	"\x06limits\x18\x17 \x01(\tR\x06limits\"\xe5\x01\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12#\n" +
 	"\rlease_seconds\x18\x02 \x01(\x01R\fleaseSeconds\x12+\n" +
 	"\x11heartbeat_seconds\x18\x03 \x01(\x01R\x10heartbeatSeconds\x12\x12\n" +
 	"\x04kill\x18\x04 \x03(\x03R\x04kill\x12(\n" +
-	"\x10output_cap_bytes\x18\x05 \x01(\x03R\x0eoutputCapBytes\"1\n" +
+	"\x10output_cap_bytes\x18\x05 \x01(\x03R\x0eoutputCapBytes\x12$\n" +
+	"\x0ekeep_cap_bytes\x18( \x01(\x03R\fkeepCapBytes\"1\n" +
 	"\x12AssignmentsRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xdf\x01\n" +
 	"\tStartCopy\x12\x17\n" +
@@ -1542,7 +1617,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06copies\x18\x02 \x03(\v2\x16.batch.v1.CopyProgressR\x06copies\"L\n" +
 	"\x11HeartbeatResponse\x12#\n" +
 	"\rlease_seconds\x18\x01 \x01(\x01R\fleaseSeconds\x12\x12\n" +
-	"\x04kill\x18\x02 \x03(\x03R\x04kill\"\xd7\x03\n" +
+	"\x04kill\x18\x02 \x03(\x03R\x04kill\"\x86\x04\n" +
 	"\x15ReportFinishedRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x17\n" +
 	"\acopy_id\x18\x02 \x01(\x03R\x06copyId\x12\x1b\n" +
@@ -1561,7 +1636,11 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\bended_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x1f\n" +
 	"\vstart_error\x18\r \x01(\tR\n" +
 	"startError\x12\x16\n" +
-	"\x06signal\x18\x1e \x01(\x05R\x06signal\"K\n" +
+	"\x06signal\x18\x1e \x01(\x05R\x06signal\x12-\n" +
+	"\x04kept\x18( \x03(\v2\x19.batch.v1.KeptFileContentR\x04kept\"S\n" +
+	"\x0fKeptFileContent\x12&\n" +
+	"\x04file\x18\x01 \x01(\v2\x12.batch.v1.KeptFileR\x04file\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\fR\acontent\"K\n" +
 	"\x16ReportFinishedResponse\x121\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x17.batch.v1.ReportOutcomeR\aoutcome*e\n" +
 	"\rReportOutcome\x12\x1e\n" +
@@ -1589,7 +1668,7 @@ func file_batch_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_batch_v1_worker_proto_goTypes = []any{
 	(ReportOutcome)(0),              // 0: batch.v1.ReportOutcome
 	(*MintWorkerTokenRequest)(nil),  // 1: batch.v1.MintWorkerTokenRequest
@@ -1608,40 +1687,44 @@ var file_batch_v1_worker_proto_goTypes = []any{
 	(*HeartbeatRequest)(nil),        // 14: batch.v1.HeartbeatRequest
 	(*HeartbeatResponse)(nil),       // 15: batch.v1.HeartbeatResponse
 	(*ReportFinishedRequest)(nil),   // 16: batch.v1.ReportFinishedRequest
-	(*ReportFinishedResponse)(nil),  // 17: batch.v1.ReportFinishedResponse
-	(*timestamppb.Timestamp)(nil),   // 18: google.protobuf.Timestamp
-	(*TaskSpec)(nil),                // 19: batch.v1.TaskSpec
+	(*KeptFileContent)(nil),         // 17: batch.v1.KeptFileContent
+	(*ReportFinishedResponse)(nil),  // 18: batch.v1.ReportFinishedResponse
+	(*timestamppb.Timestamp)(nil),   // 19: google.protobuf.Timestamp
+	(*TaskSpec)(nil),                // 20: batch.v1.TaskSpec
+	(*KeptFile)(nil),                // 21: batch.v1.KeptFile
 }
 var file_batch_v1_worker_proto_depIdxs = []int32{
-	18, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
-	18, // 1: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
-	18, // 2: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
+	19, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 1: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
+	19, // 2: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
 	3,  // 3: batch.v1.ReportPilotsRequest.pilots:type_name -> batch.v1.Pilot
 	6,  // 4: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
-	18, // 5: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
+	19, // 5: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
 	7,  // 6: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
-	19, // 7: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
+	20, // 7: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
 	11, // 8: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
 	13, // 9: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
-	18, // 10: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
-	0,  // 11: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
-	8,  // 12: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
-	10, // 13: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
-	14, // 14: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
-	16, // 15: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
-	4,  // 16: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
-	1,  // 17: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
-	9,  // 18: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
-	12, // 19: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
-	15, // 20: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
-	17, // 21: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
-	5,  // 22: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
-	2,  // 23: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	19, // 10: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
+	17, // 11: batch.v1.ReportFinishedRequest.kept:type_name -> batch.v1.KeptFileContent
+	21, // 12: batch.v1.KeptFileContent.file:type_name -> batch.v1.KeptFile
+	0,  // 13: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
+	8,  // 14: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
+	10, // 15: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
+	14, // 16: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
+	16, // 17: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
+	4,  // 18: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
+	1,  // 19: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
+	9,  // 20: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
+	12, // 21: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
+	15, // 22: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
+	18, // 23: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
+	5,  // 24: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
+	2,  // 25: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
+	20, // [20:26] is the sub-list for method output_type
+	14, // [14:20] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_worker_proto_init() }
@@ -1662,7 +1745,7 @@ func file_batch_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_worker_proto_rawDesc), len(file_batch_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -37,6 +37,7 @@ const draft = {
   mode: "lines",
   array: "",
   shell: "sh",
+  keep: "",
   key: "",
   formKey: "",
   /** open is whether the person opened or closed the form; undefined until they do. */
@@ -58,6 +59,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
     placeholder: "./render --frame 1\n./render --frame 2",
   });
   const estimate = h("input", { id: "f-estimate", name: "estimate", type: "text", inputmode: "decimal", autocomplete: "off", placeholder: "e.g. 30s, 2m" });
+  const keepFiles = h("input", { id: "f-keep", name: "keep", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "e.g. result.txt out/*.csv" });
   const requestNow = h("input", { id: "f-request", name: "request", type: "checkbox" });
   const noSpec = h("input", { id: "f-nospec", name: "nospec", type: "checkbox" });
   const mode = h(
@@ -69,7 +71,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
   const array = h("input", { id: "f-array", name: "array", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "e.g. 0-299 or 0-299:2" });
   const shell = h("select", { id: "f-shell", name: "shell" }, Shells.map((x) => h("option", { value: x }, x)));
   const submit = h("button", { type: "submit", class: "primary" }, "Disclose");
-  const inputs = { name, commands, estimate, array, shell } as const;
+  const inputs = { name, commands, estimate, array, shell, keep: keepFiles } as const;
   name.value = draft.name;
   commands.value = draft.commands;
   estimate.value = draft.estimate;
@@ -78,6 +80,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
   mode.value = draft.mode;
   array.value = draft.array;
   shell.value = draft.shell;
+  keepFiles.value = draft.keep;
   const commandsLabel = h("label", { for: "f-commands" });
   const commandsHelp = h("p", { class: "help", id: "f-commands-help" });
   const arrayField = field("f-array", "Range of values (LOW-HIGH[:STEP])", array,
@@ -101,6 +104,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
     draft.mode = mode.value;
     draft.array = array.value;
     draft.shell = shell.value;
+    draft.keep = keepFiles.value;
     drawMode();
   };
   const commandsField = field("f-commands", "", commands, " ");
@@ -118,6 +122,8 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
     arrayField,
     commandsField,
     field("f-estimate", "Estimated run time per task (optional)", estimate),
+    field("f-keep", "Files to keep (optional)", keepFiles,
+      "Globs relative to the task's scratch directory, separated by spaces; matching files come with the output."),
     h("div", { class: "checks" },
       h("label", null, requestNow, " Request them all now (batch)"),
       h("label", null, noSpec, " No speculative copies"),
@@ -138,6 +144,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       noSpeculation: noSpec.checked,
       array: mode.value === "array" ? array.value : undefined,
       shell: shell.value,
+      keep: keepFiles.value,
     };
     // A resubmission of the same form (after an error) reuses its key, so a
     // disclose that reached the server before the answer was lost is not doubled.
@@ -170,7 +177,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       ctx.clearProblem();
       ctx.notify(`Disclosed ${r.count} task${r.count === 1 ? "" : "s"} as set #${id}${r.replayed ? " (already disclosed earlier)" : ""}.`, true);
       form.reset();
-      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, mode: "lines", array: "", shell: "sh", key: "", formKey: "" });
+      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, mode: "lines", array: "", shell: "sh", keep: "", key: "", formKey: "" });
       drawMode();
       location.hash = `#/sets/${id}`;
     } catch (err) {
@@ -180,7 +187,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       submit.textContent = "Disclose";
     }
   });
-  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "" || draft.array !== "";
+  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "" || draft.array !== "" || draft.keep !== "";
   const summary = h("summary", null, h("h2", { id: "disclose-h" }, "Disclose a task set"));
   const el = h("details", { class: "card disclose", id: "disclose" }, summary, form);
   el.open = draft.open ?? typed();

@@ -60,6 +60,9 @@ const (
 	TaskSetServiceRetryProcedure = "/batch.v1.TaskSetService/Retry"
 	// TaskSetServiceGetTaskProcedure is the fully-qualified name of the TaskSetService's GetTask RPC.
 	TaskSetServiceGetTaskProcedure = "/batch.v1.TaskSetService/GetTask"
+	// TaskSetServiceGetKeptFileProcedure is the fully-qualified name of the TaskSetService's
+	// GetKeptFile RPC.
+	TaskSetServiceGetKeptFileProcedure = "/batch.v1.TaskSetService/GetKeptFile"
 	// TaskSetServiceGetOutputsProcedure is the fully-qualified name of the TaskSetService's GetOutputs
 	// RPC.
 	TaskSetServiceGetOutputsProcedure = "/batch.v1.TaskSetService/GetOutputs"
@@ -104,6 +107,10 @@ type TaskSetServiceClient interface {
 	Retry(context.Context, *v1.RetryRequest) (*v1.RetryResponse, error)
 	// GetTask returns one task in detail: every attempt and copy.
 	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
+	// GetKeptFile returns a piece of a file a requested task's attempt left
+	// and kept (TaskSpec.keep), under GetOutput's rules; the files are
+	// listed by GetOutput and GetOutputs. NotFound: no such kept file.
+	GetKeptFile(context.Context, *v1.GetKeptFileRequest) (*v1.GetKeptFileResponse, error)
 	// GetOutputs returns many tasks' outputs in one call, in index order, up
 	// to a byte budget per page; next_page_token continues where the budget
 	// ran out (in the middle of a task's streams when one task alone is over
@@ -190,6 +197,12 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(taskSetServiceMethods.ByName("GetTask")),
 			connect.WithClientOptions(opts...),
 		),
+		getKeptFile: connect.NewClient[v1.GetKeptFileRequest, v1.GetKeptFileResponse](
+			httpClient,
+			baseURL+TaskSetServiceGetKeptFileProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("GetKeptFile")),
+			connect.WithClientOptions(opts...),
+		),
 		getOutputs: connect.NewClient[v1.GetOutputsRequest, v1.GetOutputsResponse](
 			httpClient,
 			baseURL+TaskSetServiceGetOutputsProcedure,
@@ -212,6 +225,7 @@ type taskSetServiceClient struct {
 	why            *connect.Client[v1.WhyRequest, v1.WhyResponse]
 	retry          *connect.Client[v1.RetryRequest, v1.RetryResponse]
 	getTask        *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
+	getKeptFile    *connect.Client[v1.GetKeptFileRequest, v1.GetKeptFileResponse]
 	getOutputs     *connect.Client[v1.GetOutputsRequest, v1.GetOutputsResponse]
 }
 
@@ -306,6 +320,15 @@ func (c *taskSetServiceClient) GetTask(ctx context.Context, req *v1.GetTaskReque
 	return nil, err
 }
 
+// GetKeptFile calls batch.v1.TaskSetService.GetKeptFile.
+func (c *taskSetServiceClient) GetKeptFile(ctx context.Context, req *v1.GetKeptFileRequest) (*v1.GetKeptFileResponse, error) {
+	response, err := c.getKeptFile.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // GetOutputs calls batch.v1.TaskSetService.GetOutputs.
 func (c *taskSetServiceClient) GetOutputs(ctx context.Context, req *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error) {
 	response, err := c.getOutputs.CallUnary(ctx, connect.NewRequest(req))
@@ -354,6 +377,10 @@ type TaskSetServiceHandler interface {
 	Retry(context.Context, *v1.RetryRequest) (*v1.RetryResponse, error)
 	// GetTask returns one task in detail: every attempt and copy.
 	GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error)
+	// GetKeptFile returns a piece of a file a requested task's attempt left
+	// and kept (TaskSpec.keep), under GetOutput's rules; the files are
+	// listed by GetOutput and GetOutputs. NotFound: no such kept file.
+	GetKeptFile(context.Context, *v1.GetKeptFileRequest) (*v1.GetKeptFileResponse, error)
 	// GetOutputs returns many tasks' outputs in one call, in index order, up
 	// to a byte budget per page; next_page_token continues where the budget
 	// ran out (in the middle of a task's streams when one task alone is over
@@ -436,6 +463,12 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		connect.WithSchema(taskSetServiceMethods.ByName("GetTask")),
 		connect.WithHandlerOptions(opts...),
 	)
+	taskSetServiceGetKeptFileHandler := connect.NewUnaryHandlerSimple(
+		TaskSetServiceGetKeptFileProcedure,
+		svc.GetKeptFile,
+		connect.WithSchema(taskSetServiceMethods.ByName("GetKeptFile")),
+		connect.WithHandlerOptions(opts...),
+	)
 	taskSetServiceGetOutputsHandler := connect.NewUnaryHandlerSimple(
 		TaskSetServiceGetOutputsProcedure,
 		svc.GetOutputs,
@@ -466,6 +499,8 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 			taskSetServiceRetryHandler.ServeHTTP(w, r)
 		case TaskSetServiceGetTaskProcedure:
 			taskSetServiceGetTaskHandler.ServeHTTP(w, r)
+		case TaskSetServiceGetKeptFileProcedure:
+			taskSetServiceGetKeptFileHandler.ServeHTTP(w, r)
 		case TaskSetServiceGetOutputsProcedure:
 			taskSetServiceGetOutputsHandler.ServeHTTP(w, r)
 		default:
@@ -519,6 +554,10 @@ func (UnimplementedTaskSetServiceHandler) Retry(context.Context, *v1.RetryReques
 
 func (UnimplementedTaskSetServiceHandler) GetTask(context.Context, *v1.GetTaskRequest) (*v1.GetTaskResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetTask is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) GetKeptFile(context.Context, *v1.GetKeptFileRequest) (*v1.GetKeptFileResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetKeptFile is not implemented"))
 }
 
 func (UnimplementedTaskSetServiceHandler) GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error) {

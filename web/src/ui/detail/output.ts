@@ -7,6 +7,7 @@ import type { GetOutputResponse } from "../../gen/batch/v1/taskset_pb";
 import { CopyState, TaskState } from "../../gen/batch/v1/types_pb";
 import { h, isDisabled, replace, setDisabled } from "../dom";
 import type { Rows, SetCtx } from "./context";
+import { keptSection } from "./kept";
 
 /** outputPage is how many bytes of a stream one GetOutput call reads while downloading it. */
 const outputPage = 4 << 20;
@@ -121,6 +122,7 @@ export function mountOutput(sc: SetCtx, table: Rows): OutputPanel {
         h("dd", null, `#${r.copyId} on ${r.worker || "?"}`),
       ),
       streams,
+      keptSection(sc, index, r),
     );
   }
 

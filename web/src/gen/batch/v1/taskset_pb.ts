@@ -4,7 +4,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { RetryPolicy, Task, TaskSet, TaskSpec, TaskState } from "./types_pb";
+import type { KeptFile, RetryPolicy, Task, TaskSet, TaskSpec, TaskState } from "./types_pb";
 import { file_batch_v1_types } from "./types_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/taskset.proto.
  */
 export const file_batch_v1_taskset: GenFile = /*@__PURE__*/
-  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSLbAQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeRIiCgVhcnJheRgVIAEoCzITLmJhdGNoLnYxLlRhc2tBcnJheSJYCglUYXNrQXJyYXkSDQoFZmlyc3QYASABKAMSDAoEbGFzdBgCIAEoAxIMCgRzdGVwGAMgASgDEiAKBHNwZWMYBCABKAsyEi5iYXRjaC52MS5UYXNrU3BlYyJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCLhAQoVRGlzY2xvc2VTdHJlYW1SZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeRIiCgVhcnJheRgVIAEoCzITLmJhdGNoLnYxLlRhc2tBcnJheSJzChZEaXNjbG9zZVN0cmVhbVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCI+Cg5SZXF1ZXN0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBRILCgNhbGwYAyABKAgilQEKD1JlcXVlc3RSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEQoJcmVxdWVzdGVkGAIgASgFEhgKEGZpbmlzaGVkX2F0X29uY2UYAyABKAUSEQoJdW5jaGFuZ2VkGAQgASgFEh0KBXRhc2tzGAUgAygLMg4uYmF0Y2gudjEuVGFzayI9Cg1DYW5jZWxSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCKFAQoOQ2FuY2VsUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhAKCGNhbmNlbGVkGAIgASgFEg8KB3N0b3BwZWQYAyABKAUSGAoQYWxyZWFkeV9jYW5jZWxlZBgEIAEoBRIRCgl1bmNoYW5nZWQYBSABKAUibwoRR2V0VGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiMKBnN0YXRlcxgEIAMoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZSJxChJHZXRUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiUAoTTGlzdFRhc2tTZXRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRISCgphbGxfb3duZXJzGAMgASgIIlUKFExpc3RUYXNrU2V0c1Jlc3BvbnNlEiQKCXRhc2tfc2V0cxgBIAMoCzIRLmJhdGNoLnYxLlRhc2tTZXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiUKE1dhdGNoVGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDImwKFFdhdGNoVGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSEAoIc25hcHNob3QYAyABKAgiYQoQR2V0T3V0cHV0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDQoFaW5kZXgYAiABKAUSDgoGb2Zmc2V0GAMgASgDEg0KBWxpbWl0GAQgASgDEg8KB2F0dGVtcHQYHiABKAUiuAIKEUdldE91dHB1dFJlc3BvbnNlEg4KBnN0ZG91dBgBIAEoDBIOCgZzdGRlcnIYAiABKAwSEwoLc3Rkb3V0X3NpemUYAyABKAMSEwoLc3RkZXJyX3NpemUYBCABKAMSGAoQc3Rkb3V0X3RydW5jYXRlZBgFIAEoCBIYChBzdGRlcnJfdHJ1bmNhdGVkGAYgASgIEhEKCWV4aXRfY29kZRgHIAEoBRIRCgl0aW1lZF9vdXQYCCABKAgSEwoLY3B1X3NlY29uZHMYCSABKAESFAoMc2xvdF9zZWNvbmRzGAogASgBEg8KB2NvcHlfaWQYCyABKAMSDgoGd29ya2VyGAwgASgJEiIKBXN0YXRlGA0gASgOMhMuYmF0Y2gudjEuVGFza1N0YXRlEg8KB2F0dGVtcHQYHiABKAUifwoRR2V0T3V0cHV0c1JlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg8KB2luZGV4ZXMYAiADKAUSEQoJbWF4X2J5dGVzGAMgASgDEhIKCnBhZ2VfdG9rZW4YBCABKAkSEwoLZmlyc3RfaW5kZXgYBSABKAUSDQoFY291bnQYBiABKAUiVAoSR2V0T3V0cHV0c1Jlc3BvbnNlEiUKB291dHB1dHMYASADKAsyFC5iYXRjaC52MS5UYXNrT3V0cHV0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSLxAgoKVGFza091dHB1dBINCgVpbmRleBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRISCgp1bnJlYWRhYmxlGAMgASgJEg4KBnN0ZG91dBgEIAEoDBIOCgZzdGRlcnIYBSABKAwSFQoNc3Rkb3V0X29mZnNldBgGIAEoAxIVCg1zdGRlcnJfb2Zmc2V0GAcgASgDEhMKC3N0ZG91dF9zaXplGAggASgDEhMKC3N0ZGVycl9zaXplGAkgASgDEhgKEHN0ZG91dF90cnVuY2F0ZWQYCiABKAgSGAoQc3RkZXJyX3RydW5jYXRlZBgLIAEoCBIRCglleGl0X2NvZGUYDCABKAUSEQoJdGltZWRfb3V0GA0gASgIEhMKC2NwdV9zZWNvbmRzGA4gASgBEhQKDHNsb3Rfc2Vjb25kcxgPIAEoARIPCgdjb3B5X2lkGBAgASgDEg4KBndvcmtlchgRIAEoCSItCgpXaHlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIi8KC1doeVJlc3BvbnNlEiAKBXRhc2tzGAEgAygLMhEuYmF0Y2gudjEuVGFza1doeSLqAwoHVGFza1doeRINCgVpbmRleBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRINCgVjbGFzcxgDIAEoCRIkCgZyZWFzb24YBCABKA4yFC5iYXRjaC52MS5XYWl0UmVhc29uEhMKC3JlYXNvbl90ZXh0GAUgASgJEhAKCHBvc2l0aW9uGAYgASgFEhIKCmpvYnNfYWhlYWQYByABKAUSEwoLdGFza3NfYWhlYWQYCCABKAMSDQoFZXhhY3QYCSABKAgSEgoKZnJlZV9zbG90cxgKIAEoBRINCgVzbG90cxgLIAEoBRITCgttYXhfcnVubmluZxgMIAEoBRIPCgdydW5uaW5nGA0gASgFEhgKEHN0YXJ0X2luX3NlY29uZHMYDiABKAESGQoRZmluaXNoX2luX3NlY29uZHMYDyABKAESEwoLYXNzdW1wdGlvbnMYECABKAkSFgoOcG9zaXRpb25fZXhhY3QYESABKAgSGQoRdGFza3NfYWhlYWRfZXhhY3QYEiABKAgSHAoUc3RhcnRfaXNfbG93ZXJfYm91bmQYEyABKAgSHQoVZmluaXNoX2lzX2xvd2VyX2JvdW5kGBQgASgIEhUKDXBhc3RfZXN0aW1hdGUYFSABKAgiPAoMUmV0cnlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCJ3Cg1SZXRyeVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIPCgdyZXRyaWVkGAIgAygFEhEKCXVuY2hhbmdlZBgDIAEoBRIdCgV0YXNrcxgEIAMoCzIOLmJhdGNoLnYxLlRhc2siLwoOR2V0VGFza1JlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFIlQKD0dldFRhc2tSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHAoEdGFzaxgCIAEoCzIOLmJhdGNoLnYxLlRhc2sq2gMKCldhaXRSZWFzb24SGwoXV0FJVF9SRUFTT05fVU5TUEVDSUZJRUQQABIXChNXQUlUX1JFQVNPTl9SVU5OSU5HEAESGwoXV0FJVF9SRUFTT05fTk9UX1dBSVRJTkcQAhIUChBXQUlUX1JFQVNPTl9ORVhUEAMSHAoYV0FJVF9SRUFTT05fTk9fRlJFRV9TTE9UEAQSGwoXV0FJVF9SRUFTT05fTUFYX1JVTk5JTkcQBRIuCipXQUlUX1JFQVNPTl9ESVNDTE9TRURfV0FJVFNfRk9SX0lETEVfU0xPVFMQBhIsCihXQUlUX1JFQVNPTl9TVVNQRU5ERURfRk9SX1JFUVVFU1RFRF9XT1JLEAcSJAogV0FJVF9SRUFTT05fV09SS0VSX0xPU1RfUkVRVUVVRUQQCBIlCiFXQUlUX1JFQVNPTl9XQUlUSU5HX0ZPUl9SRVNPVVJDRVMQCRIcChhXQUlUX1JFQVNPTl9OT19XT1JLRVJfVVAQChIeChpXQUlUX1JFQVNPTl9OT19XT1JLRVJfRklUUxALEhoKFldBSVRfUkVBU09OX0ZBSVJfU0hBUkUQDBIjCh9XQUlUX1JFQVNPTl9OT19XT1JLRVJfRk9SX09XTkVSEA0y5QYKDlRhc2tTZXRTZXJ2aWNlEkMKCERpc2Nsb3NlEhkuYmF0Y2gudjEuRGlzY2xvc2VSZXF1ZXN0GhouYmF0Y2gudjEuRGlzY2xvc2VSZXNwb25zZSIAElcKDkRpc2Nsb3NlU3RyZWFtEh8uYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXF1ZXN0GiAuYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXNwb25zZSIAKAESQAoHUmVxdWVzdBIYLmJhdGNoLnYxLlJlcXVlc3RSZXF1ZXN0GhkuYmF0Y2gudjEuUmVxdWVzdFJlc3BvbnNlIgASPQoGQ2FuY2VsEhcuYmF0Y2gudjEuQ2FuY2VsUmVxdWVzdBoYLmJhdGNoLnYxLkNhbmNlbFJlc3BvbnNlIgASSQoKR2V0VGFza1NldBIbLmJhdGNoLnYxLkdldFRhc2tTZXRSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0VGFza1NldFJlc3BvbnNlIgASTwoMTGlzdFRhc2tTZXRzEh0uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVxdWVzdBoeLmJhdGNoLnYxLkxpc3RUYXNrU2V0c1Jlc3BvbnNlIgASUQoMV2F0Y2hUYXNrU2V0Eh0uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVxdWVzdBoeLmJhdGNoLnYxLldhdGNoVGFza1NldFJlc3BvbnNlIgAwARJGCglHZXRPdXRwdXQSGi5iYXRjaC52MS5HZXRPdXRwdXRSZXF1ZXN0GhsuYmF0Y2gudjEuR2V0T3V0cHV0UmVzcG9uc2UiABI0CgNXaHkSFC5iYXRjaC52MS5XaHlSZXF1ZXN0GhUuYmF0Y2gudjEuV2h5UmVzcG9uc2UiABI6CgVSZXRyeRIWLmJhdGNoLnYxLlJldHJ5UmVxdWVzdBoXLmJhdGNoLnYxLlJldHJ5UmVzcG9uc2UiABJACgdHZXRUYXNrEhguYmF0Y2gudjEuR2V0VGFza1JlcXVlc3QaGS5iYXRjaC52MS5HZXRUYXNrUmVzcG9uc2UiABJJCgpHZXRPdXRwdXRzEhsuYmF0Y2gudjEuR2V0T3V0cHV0c1JlcXVlc3QaHC5iYXRjaC52MS5HZXRPdXRwdXRzUmVzcG9uc2UiAEIfWh1iYXRjaGQvcHJvdG8vYmF0Y2gvdjE7YmF0Y2h2MWIGcHJvdG8z", [file_batch_v1_types]);
+  fileDesc("ChZiYXRjaC92MS90YXNrc2V0LnByb3RvEghiYXRjaC52MSLbAQoPRGlzY2xvc2VSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeRIiCgVhcnJheRgVIAEoCzITLmJhdGNoLnYxLlRhc2tBcnJheSJYCglUYXNrQXJyYXkSDQoFZmlyc3QYASABKAMSDAoEbGFzdBgCIAEoAxIMCgRzdGVwGAMgASgDEiAKBHNwZWMYBCABKAsyEi5iYXRjaC52MS5UYXNrU3BlYyJtChBEaXNjbG9zZVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCLhAQoVRGlzY2xvc2VTdHJlYW1SZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEiEKBXRhc2tzGAMgAygLMhIuYmF0Y2gudjEuVGFza1NwZWMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB3JlcXVlc3QYBSABKAgSEwoLbWF4X3J1bm5pbmcYFCABKAUSJAoFcmV0cnkYHiABKAsyFS5iYXRjaC52MS5SZXRyeVBvbGljeRIiCgVhcnJheRgVIAEoCzITLmJhdGNoLnYxLlRhc2tBcnJheSJzChZEaXNjbG9zZVN0cmVhbVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBITCgtmaXJzdF9pbmRleBgCIAEoBRINCgVjb3VudBgDIAEoBRIQCghyZXBsYXllZBgEIAEoCCI+Cg5SZXF1ZXN0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDwoHaW5kZXhlcxgCIAMoBRILCgNhbGwYAyABKAgilQEKD1JlcXVlc3RSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSEQoJcmVxdWVzdGVkGAIgASgFEhgKEGZpbmlzaGVkX2F0X29uY2UYAyABKAUSEQoJdW5jaGFuZ2VkGAQgASgFEh0KBXRhc2tzGAUgAygLMg4uYmF0Y2gudjEuVGFzayI9Cg1DYW5jZWxSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCKFAQoOQ2FuY2VsUmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0EhAKCGNhbmNlbGVkGAIgASgFEg8KB3N0b3BwZWQYAyABKAUSGAoQYWxyZWFkeV9jYW5jZWxlZBgEIAEoBRIRCgl1bmNoYW5nZWQYBSABKAUibwoRR2V0VGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJEiMKBnN0YXRlcxgEIAMoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZSJxChJHZXRUYXNrU2V0UmVzcG9uc2USIwoIdGFza19zZXQYASABKAsyES5iYXRjaC52MS5UYXNrU2V0Eh0KBXRhc2tzGAIgAygLMg4uYmF0Y2gudjEuVGFzaxIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiUAoTTGlzdFRhc2tTZXRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCRISCgphbGxfb3duZXJzGAMgASgIIlUKFExpc3RUYXNrU2V0c1Jlc3BvbnNlEiQKCXRhc2tfc2V0cxgBIAMoCzIRLmJhdGNoLnYxLlRhc2tTZXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiUKE1dhdGNoVGFza1NldFJlcXVlc3QSDgoGc2V0X2lkGAEgASgDImwKFFdhdGNoVGFza1NldFJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIdCgV0YXNrcxgCIAMoCzIOLmJhdGNoLnYxLlRhc2sSEAoIc25hcHNob3QYAyABKAgiYQoQR2V0T3V0cHV0UmVxdWVzdBIOCgZzZXRfaWQYASABKAMSDQoFaW5kZXgYAiABKAUSDgoGb2Zmc2V0GAMgASgDEg0KBWxpbWl0GAQgASgDEg8KB2F0dGVtcHQYHiABKAUi2wIKEUdldE91dHB1dFJlc3BvbnNlEg4KBnN0ZG91dBgBIAEoDBIOCgZzdGRlcnIYAiABKAwSEwoLc3Rkb3V0X3NpemUYAyABKAMSEwoLc3RkZXJyX3NpemUYBCABKAMSGAoQc3Rkb3V0X3RydW5jYXRlZBgFIAEoCBIYChBzdGRlcnJfdHJ1bmNhdGVkGAYgASgIEhEKCWV4aXRfY29kZRgHIAEoBRIRCgl0aW1lZF9vdXQYCCABKAgSEwoLY3B1X3NlY29uZHMYCSABKAESFAoMc2xvdF9zZWNvbmRzGAogASgBEg8KB2NvcHlfaWQYCyABKAMSDgoGd29ya2VyGAwgASgJEiIKBXN0YXRlGA0gASgOMhMuYmF0Y2gudjEuVGFza1N0YXRlEg8KB2F0dGVtcHQYHiABKAUSIQoFZmlsZXMYKCADKAsyEi5iYXRjaC52MS5LZXB0RmlsZSJxChJHZXRLZXB0RmlsZVJlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFEg8KB2F0dGVtcHQYAyABKAUSDAoEcGF0aBgEIAEoCRIOCgZvZmZzZXQYBSABKAMSDQoFbGltaXQYBiABKAMiWQoTR2V0S2VwdEZpbGVSZXNwb25zZRIgCgRmaWxlGAEgASgLMhIuYmF0Y2gudjEuS2VwdEZpbGUSDwoHY29udGVudBgCIAEoDBIPCgdhdHRlbXB0GAMgASgFIn8KEUdldE91dHB1dHNSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEhEKCW1heF9ieXRlcxgDIAEoAxISCgpwYWdlX3Rva2VuGAQgASgJEhMKC2ZpcnN0X2luZGV4GAUgASgFEg0KBWNvdW50GAYgASgFIlQKEkdldE91dHB1dHNSZXNwb25zZRIlCgdvdXRwdXRzGAEgAygLMhQuYmF0Y2gudjEuVGFza091dHB1dBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkilAMKClRhc2tPdXRwdXQSDQoFaW5kZXgYASABKAUSIgoFc3RhdGUYAiABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSEgoKdW5yZWFkYWJsZRgDIAEoCRIOCgZzdGRvdXQYBCABKAwSDgoGc3RkZXJyGAUgASgMEhUKDXN0ZG91dF9vZmZzZXQYBiABKAMSFQoNc3RkZXJyX29mZnNldBgHIAEoAxITCgtzdGRvdXRfc2l6ZRgIIAEoAxITCgtzdGRlcnJfc2l6ZRgJIAEoAxIYChBzdGRvdXRfdHJ1bmNhdGVkGAogASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYCyABKAgSEQoJZXhpdF9jb2RlGAwgASgFEhEKCXRpbWVkX291dBgNIAEoCBITCgtjcHVfc2Vjb25kcxgOIAEoARIUCgxzbG90X3NlY29uZHMYDyABKAESDwoHY29weV9pZBgQIAEoAxIOCgZ3b3JrZXIYESABKAkSIQoFZmlsZXMYKCADKAsyEi5iYXRjaC52MS5LZXB0RmlsZSItCgpXaHlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFIi8KC1doeVJlc3BvbnNlEiAKBXRhc2tzGAEgAygLMhEuYmF0Y2gudjEuVGFza1doeSLqAwoHVGFza1doeRINCgVpbmRleBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRINCgVjbGFzcxgDIAEoCRIkCgZyZWFzb24YBCABKA4yFC5iYXRjaC52MS5XYWl0UmVhc29uEhMKC3JlYXNvbl90ZXh0GAUgASgJEhAKCHBvc2l0aW9uGAYgASgFEhIKCmpvYnNfYWhlYWQYByABKAUSEwoLdGFza3NfYWhlYWQYCCABKAMSDQoFZXhhY3QYCSABKAgSEgoKZnJlZV9zbG90cxgKIAEoBRINCgVzbG90cxgLIAEoBRITCgttYXhfcnVubmluZxgMIAEoBRIPCgdydW5uaW5nGA0gASgFEhgKEHN0YXJ0X2luX3NlY29uZHMYDiABKAESGQoRZmluaXNoX2luX3NlY29uZHMYDyABKAESEwoLYXNzdW1wdGlvbnMYECABKAkSFgoOcG9zaXRpb25fZXhhY3QYESABKAgSGQoRdGFza3NfYWhlYWRfZXhhY3QYEiABKAgSHAoUc3RhcnRfaXNfbG93ZXJfYm91bmQYEyABKAgSHQoVZmluaXNoX2lzX2xvd2VyX2JvdW5kGBQgASgIEhUKDXBhc3RfZXN0aW1hdGUYFSABKAgiPAoMUmV0cnlSZXF1ZXN0Eg4KBnNldF9pZBgBIAEoAxIPCgdpbmRleGVzGAIgAygFEgsKA2FsbBgDIAEoCCJ3Cg1SZXRyeVJlc3BvbnNlEiMKCHRhc2tfc2V0GAEgASgLMhEuYmF0Y2gudjEuVGFza1NldBIPCgdyZXRyaWVkGAIgAygFEhEKCXVuY2hhbmdlZBgDIAEoBRIdCgV0YXNrcxgEIAMoCzIOLmJhdGNoLnYxLlRhc2siLwoOR2V0VGFza1JlcXVlc3QSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFIlQKD0dldFRhc2tSZXNwb25zZRIjCgh0YXNrX3NldBgBIAEoCzIRLmJhdGNoLnYxLlRhc2tTZXQSHAoEdGFzaxgCIAEoCzIOLmJhdGNoLnYxLlRhc2sq2gMKCldhaXRSZWFzb24SGwoXV0FJVF9SRUFTT05fVU5TUEVDSUZJRUQQABIXChNXQUlUX1JFQVNPTl9SVU5OSU5HEAESGwoXV0FJVF9SRUFTT05fTk9UX1dBSVRJTkcQAhIUChBXQUlUX1JFQVNPTl9ORVhUEAMSHAoYV0FJVF9SRUFTT05fTk9fRlJFRV9TTE9UEAQSGwoXV0FJVF9SRUFTT05fTUFYX1JVTk5JTkcQBRIuCipXQUlUX1JFQVNPTl9ESVNDTE9TRURfV0FJVFNfRk9SX0lETEVfU0xPVFMQBhIsCihXQUlUX1JFQVNPTl9TVVNQRU5ERURfRk9SX1JFUVVFU1RFRF9XT1JLEAcSJAogV0FJVF9SRUFTT05fV09SS0VSX0xPU1RfUkVRVUVVRUQQCBIlCiFXQUlUX1JFQVNPTl9XQUlUSU5HX0ZPUl9SRVNPVVJDRVMQCRIcChhXQUlUX1JFQVNPTl9OT19XT1JLRVJfVVAQChIeChpXQUlUX1JFQVNPTl9OT19XT1JLRVJfRklUUxALEhoKFldBSVRfUkVBU09OX0ZBSVJfU0hBUkUQDBIjCh9XQUlUX1JFQVNPTl9OT19XT1JLRVJfRk9SX09XTkVSEA0yswcKDlRhc2tTZXRTZXJ2aWNlEkMKCERpc2Nsb3NlEhkuYmF0Y2gudjEuRGlzY2xvc2VSZXF1ZXN0GhouYmF0Y2gudjEuRGlzY2xvc2VSZXNwb25zZSIAElcKDkRpc2Nsb3NlU3RyZWFtEh8uYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXF1ZXN0GiAuYmF0Y2gudjEuRGlzY2xvc2VTdHJlYW1SZXNwb25zZSIAKAESQAoHUmVxdWVzdBIYLmJhdGNoLnYxLlJlcXVlc3RSZXF1ZXN0GhkuYmF0Y2gudjEuUmVxdWVzdFJlc3BvbnNlIgASPQoGQ2FuY2VsEhcuYmF0Y2gudjEuQ2FuY2VsUmVxdWVzdBoYLmJhdGNoLnYxLkNhbmNlbFJlc3BvbnNlIgASSQoKR2V0VGFza1NldBIbLmJhdGNoLnYxLkdldFRhc2tTZXRSZXF1ZXN0GhwuYmF0Y2gudjEuR2V0VGFza1NldFJlc3BvbnNlIgASTwoMTGlzdFRhc2tTZXRzEh0uYmF0Y2gudjEuTGlzdFRhc2tTZXRzUmVxdWVzdBoeLmJhdGNoLnYxLkxpc3RUYXNrU2V0c1Jlc3BvbnNlIgASUQoMV2F0Y2hUYXNrU2V0Eh0uYmF0Y2gudjEuV2F0Y2hUYXNrU2V0UmVxdWVzdBoeLmJhdGNoLnYxLldhdGNoVGFza1NldFJlc3BvbnNlIgAwARJGCglHZXRPdXRwdXQSGi5iYXRjaC52MS5HZXRPdXRwdXRSZXF1ZXN0GhsuYmF0Y2gudjEuR2V0T3V0cHV0UmVzcG9uc2UiABI0CgNXaHkSFC5iYXRjaC52MS5XaHlSZXF1ZXN0GhUuYmF0Y2gudjEuV2h5UmVzcG9uc2UiABI6CgVSZXRyeRIWLmJhdGNoLnYxLlJldHJ5UmVxdWVzdBoXLmJhdGNoLnYxLlJldHJ5UmVzcG9uc2UiABJACgdHZXRUYXNrEhguYmF0Y2gudjEuR2V0VGFza1JlcXVlc3QaGS5iYXRjaC52MS5HZXRUYXNrUmVzcG9uc2UiABJMCgtHZXRLZXB0RmlsZRIcLmJhdGNoLnYxLkdldEtlcHRGaWxlUmVxdWVzdBodLmJhdGNoLnYxLkdldEtlcHRGaWxlUmVzcG9uc2UiABJJCgpHZXRPdXRwdXRzEhsuYmF0Y2gudjEuR2V0T3V0cHV0c1JlcXVlc3QaHC5iYXRjaC52MS5HZXRPdXRwdXRzUmVzcG9uc2UiAEIfWh1iYXRjaGQvcHJvdG8vYmF0Y2gvdjE7YmF0Y2h2MWIGcHJvdG8z", [file_batch_v1_types]);
 
 /**
  * @generated from message batch.v1.DiscloseRequest
@@ -698,6 +698,14 @@ export type GetOutputResponse = Message<"batch.v1.GetOutputResponse"> & {
    * @generated from field: int32 attempt = 30;
    */
   attempt: number;
+
+  /**
+   * The files the attempt left that match its keep patterns, in path
+   * order; read a kept one with GetKeptFile.
+   *
+   * @generated from field: repeated batch.v1.KeptFile files = 40;
+   */
+  files: KeptFile[];
 };
 
 /**
@@ -706,6 +714,83 @@ export type GetOutputResponse = Message<"batch.v1.GetOutputResponse"> & {
  */
 export const GetOutputResponseSchema: GenMessage<GetOutputResponse> = /*@__PURE__*/
   messageDesc(file_batch_v1_taskset, 16);
+
+/**
+ * @generated from message batch.v1.GetKeptFileRequest
+ */
+export type GetKeptFileRequest = Message<"batch.v1.GetKeptFileRequest"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * @generated from field: int32 index = 2;
+   */
+  index: number;
+
+  /**
+   * The attempt (0: the current one).
+   *
+   * @generated from field: int32 attempt = 3;
+   */
+  attempt: number;
+
+  /**
+   * The file's path as listed (KeptFile.path).
+   *
+   * @generated from field: string path = 4;
+   */
+  path: string;
+
+  /**
+   * Byte range to return; limit 0 means up to 4 MiB.
+   *
+   * @generated from field: int64 offset = 5;
+   */
+  offset: bigint;
+
+  /**
+   * @generated from field: int64 limit = 6;
+   */
+  limit: bigint;
+};
+
+/**
+ * Describes the message batch.v1.GetKeptFileRequest.
+ * Use `create(GetKeptFileRequestSchema)` to create a new message.
+ */
+export const GetKeptFileRequestSchema: GenMessage<GetKeptFileRequest> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 17);
+
+/**
+ * @generated from message batch.v1.GetKeptFileResponse
+ */
+export type GetKeptFileResponse = Message<"batch.v1.GetKeptFileResponse"> & {
+  /**
+   * @generated from field: batch.v1.KeptFile file = 1;
+   */
+  file?: KeptFile | undefined;
+
+  /**
+   * @generated from field: bytes content = 2;
+   */
+  content: Uint8Array;
+
+  /**
+   * The attempt the file belongs to.
+   *
+   * @generated from field: int32 attempt = 3;
+   */
+  attempt: number;
+};
+
+/**
+ * Describes the message batch.v1.GetKeptFileResponse.
+ * Use `create(GetKeptFileResponseSchema)` to create a new message.
+ */
+export const GetKeptFileResponseSchema: GenMessage<GetKeptFileResponse> = /*@__PURE__*/
+  messageDesc(file_batch_v1_taskset, 18);
 
 /**
  * @generated from message batch.v1.GetOutputsRequest
@@ -760,7 +845,7 @@ export type GetOutputsRequest = Message<"batch.v1.GetOutputsRequest"> & {
  * Use `create(GetOutputsRequestSchema)` to create a new message.
  */
 export const GetOutputsRequestSchema: GenMessage<GetOutputsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 17);
+  messageDesc(file_batch_v1_taskset, 19);
 
 /**
  * @generated from message batch.v1.GetOutputsResponse
@@ -788,7 +873,7 @@ export type GetOutputsResponse = Message<"batch.v1.GetOutputsResponse"> & {
  * Use `create(GetOutputsResponseSchema)` to create a new message.
  */
 export const GetOutputsResponseSchema: GenMessage<GetOutputsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 18);
+  messageDesc(file_batch_v1_taskset, 20);
 
 /**
  * TaskOutput is one task's output, or a piece of it, in GetOutputs.
@@ -885,6 +970,14 @@ export type TaskOutput = Message<"batch.v1.TaskOutput"> & {
    * @generated from field: string worker = 17;
    */
   worker: string;
+
+  /**
+   * The files the task's attempt left that match its keep patterns, in
+   * the first piece of a task only; read them with GetKeptFile.
+   *
+   * @generated from field: repeated batch.v1.KeptFile files = 40;
+   */
+  files: KeptFile[];
 };
 
 /**
@@ -892,7 +985,7 @@ export type TaskOutput = Message<"batch.v1.TaskOutput"> & {
  * Use `create(TaskOutputSchema)` to create a new message.
  */
 export const TaskOutputSchema: GenMessage<TaskOutput> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 19);
+  messageDesc(file_batch_v1_taskset, 21);
 
 /**
  * @generated from message batch.v1.WhyRequest
@@ -916,7 +1009,7 @@ export type WhyRequest = Message<"batch.v1.WhyRequest"> & {
  * Use `create(WhyRequestSchema)` to create a new message.
  */
 export const WhyRequestSchema: GenMessage<WhyRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 20);
+  messageDesc(file_batch_v1_taskset, 22);
 
 /**
  * @generated from message batch.v1.WhyResponse
@@ -933,7 +1026,7 @@ export type WhyResponse = Message<"batch.v1.WhyResponse"> & {
  * Use `create(WhyResponseSchema)` to create a new message.
  */
 export const WhyResponseSchema: GenMessage<WhyResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 21);
+  messageDesc(file_batch_v1_taskset, 23);
 
 /**
  * TaskWhy is the scheduler's answer for one task.
@@ -1081,7 +1174,7 @@ export type TaskWhy = Message<"batch.v1.TaskWhy"> & {
  * Use `create(TaskWhySchema)` to create a new message.
  */
 export const TaskWhySchema: GenMessage<TaskWhy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 22);
+  messageDesc(file_batch_v1_taskset, 24);
 
 /**
  * @generated from message batch.v1.RetryRequest
@@ -1114,7 +1207,7 @@ export type RetryRequest = Message<"batch.v1.RetryRequest"> & {
  * Use `create(RetryRequestSchema)` to create a new message.
  */
 export const RetryRequestSchema: GenMessage<RetryRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 23);
+  messageDesc(file_batch_v1_taskset, 25);
 
 /**
  * @generated from message batch.v1.RetryResponse
@@ -1150,7 +1243,7 @@ export type RetryResponse = Message<"batch.v1.RetryResponse"> & {
  * Use `create(RetryResponseSchema)` to create a new message.
  */
 export const RetryResponseSchema: GenMessage<RetryResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 24);
+  messageDesc(file_batch_v1_taskset, 26);
 
 /**
  * @generated from message batch.v1.GetTaskRequest
@@ -1172,7 +1265,7 @@ export type GetTaskRequest = Message<"batch.v1.GetTaskRequest"> & {
  * Use `create(GetTaskRequestSchema)` to create a new message.
  */
 export const GetTaskRequestSchema: GenMessage<GetTaskRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 25);
+  messageDesc(file_batch_v1_taskset, 27);
 
 /**
  * @generated from message batch.v1.GetTaskResponse
@@ -1196,7 +1289,7 @@ export type GetTaskResponse = Message<"batch.v1.GetTaskResponse"> & {
  * Use `create(GetTaskResponseSchema)` to create a new message.
  */
 export const GetTaskResponseSchema: GenMessage<GetTaskResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_taskset, 26);
+  messageDesc(file_batch_v1_taskset, 28);
 
 /**
  * WaitReason says why a task is not running (DESIGN.md, "Why is it
@@ -1442,6 +1535,18 @@ export const TaskSetService: GenService<{
     methodKind: "unary";
     input: typeof GetTaskRequestSchema;
     output: typeof GetTaskResponseSchema;
+  },
+  /**
+   * GetKeptFile returns a piece of a file a requested task's attempt left
+   * and kept (TaskSpec.keep), under GetOutput's rules; the files are
+   * listed by GetOutput and GetOutputs. NotFound: no such kept file.
+   *
+   * @generated from rpc batch.v1.TaskSetService.GetKeptFile
+   */
+  getKeptFile: {
+    methodKind: "unary";
+    input: typeof GetKeptFileRequestSchema;
+    output: typeof GetKeptFileResponseSchema;
   },
   /**
    * GetOutputs returns many tasks' outputs in one call, in index order, up
