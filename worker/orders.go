@@ -34,7 +34,7 @@ func (a *agent) start(s *batchv1.StartCopy) {
 		id:       s.GetCopyId(),
 		slot:     s.GetSlot(),
 		start:    s,
-		outCap:   a.outCap,
+		live:     newLiveOutput(a.outCap),
 		wake:     make(chan struct{}, 1),
 		progress: -1,
 	}
@@ -43,6 +43,9 @@ func (a *agent) start(s *batchv1.StartCopy) {
 	a.log.Debug("starting copy", "copy", c.id, "slot", c.slot, "set", s.GetSetId(), "index", s.GetIndex(),
 		"argv", s.GetSpec().GetArgv())
 	go a.runCopy(c)
+	if s.GetFollowOutput() {
+		a.followCopy(c)
+	}
 }
 
 // kill kills a copy's whole process group; the copy is reported killed.
