@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/sched"
 )
 
 // follow opens a FollowOutput stream and returns its messages as they
@@ -194,5 +196,52 @@ func TestFollowOutputLeave(t *testing.T) {
 	}
 	if res := w.pushOutput(c.CopyId, 2, "y\n"); !res.Stop {
 		t.Fatalf("push after the follower left: %v, want stop", res)
+	}
+}
+
+// A follower of a task's original copy, when a speculative copy wins,
+// gets a marker and the winner's output from its start, then the end.
+func TestFollowOutputSpeculativeWinner(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{sched: sched.Config{Speculation: sched.SpecBestEffortLATE}})
+	w, _ := b.worker(t, "w", 2)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: estimated(1, 1), Request: true})).TaskSet
+	orig := w.start()
+	ch, errc := follow(t, b.tasks, &batchv1.FollowOutputRequest{SetId: set.Id})
+	if m := w.next(); m.GetFollowOutput() != orig.CopyId {
+		t.Fatalf("worker got %v, want follow_output %d", m, orig.CopyId)
+	}
+	w.pushOutput(orig.CopyId, 0, "original\n")
+	if m := recv(t, ch, errc); m.CopyId != orig.CopyId || string(m.Stdout) != "original\n" {
+		t.Fatalf("original's output: %v", m)
+	}
+	// The original runs far past its estimate: a speculative copy starts.
+	var spec *batchv1.StartCopy
+	for step := 0; spec == nil; step++ {
+		if step == 100 {
+			t.Fatalf("no speculative copy after %d steps", step)
+		}
+		b.clock.Advance(5 * time.Second)
+		must[*batchv1.HeartbeatResponse](t)(b.workers.Heartbeat(ctx(t), &batchv1.HeartbeatRequest{WorkerId: "w",
+			Copies: []*batchv1.CopyProgress{{CopyId: orig.CopyId, Progress: -1}}}))
+		b.srv.DispatchOnce()
+		if running := must[*batchv1.GetClusterResponse](t)(b.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{})).Queues.RunningCopies; running == 2 {
+			spec = w.start()
+		}
+	}
+	if !spec.Speculative {
+		t.Fatalf("second copy %v, want a speculative one", spec)
+	}
+	if _, err := w.finish(spec.CopyId, "speculative\n", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	m := recv(t, ch, errc)
+	if !m.Switched || m.CopyId != spec.CopyId || !strings.Contains(m.Marker, "won") || string(m.Stdout) != "speculative\n" || m.StdoutOffset != 0 {
+		t.Fatalf("after the speculative copy won: %v", m)
+	}
+	if !m.Ended {
+		if m = recv(t, ch, errc); !m.Ended {
+			t.Fatalf("no end: %v", m)
+		}
 	}
 }
