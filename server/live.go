@@ -38,6 +38,7 @@ func newLiveHub(cap int64) *liveHub {
 // first cap bytes of each stream, as the stored output keeps them.
 type liveBuf struct {
 	copy   sched.CopyID
+	task   sched.TaskRef
 	worker sched.WorkerID
 	subs   int // followers reading it; guarded by liveHub.mu
 
@@ -58,13 +59,26 @@ func (h *liveHub) wait(ref sched.TaskRef) {
 	h.mu.Unlock()
 }
 
+// unwait undoes wait. Once nobody follows ref, the buffers opened for
+// its copies at their start that no follower took are dropped (their
+// workers hear stop at their next push).
 func (h *liveHub) unwait(ref sched.TaskRef) {
 	h.mu.Lock()
+	var drop []*liveBuf
 	if h.waiting[ref]--; h.waiting[ref] <= 0 {
 		delete(h.waiting, ref)
+		for id, b := range h.copies {
+			if b.task == ref && b.subs == 0 {
+				delete(h.copies, id)
+				drop = append(drop, b)
+			}
+		}
 	}
 	h.count()
 	h.mu.Unlock()
+	for _, b := range drop {
+		b.end()
+	}
 }
 
 // startFollowed says whether a copy of ref starting now should push its
@@ -81,20 +95,21 @@ func (h *liveHub) startFollowed(ref sched.TaskRef, copy sched.CopyID, worker sch
 		return false
 	}
 	if h.copies[copy] == nil {
-		h.copies[copy] = &liveBuf{copy: copy, worker: worker, changed: make(chan struct{})}
+		h.copies[copy] = &liveBuf{copy: copy, task: ref, worker: worker, changed: make(chan struct{})}
 		h.count()
 	}
 	return true
 }
 
-// subscribe returns lc's buffer for one more follower, and whether its
-// worker must be told to push (the buffer is new).
-func (h *liveHub) subscribe(lc sched.LiveCopy) (b *liveBuf, order bool) {
+// subscribe returns the buffer of lc, a copy of ref, for one more
+// follower, and whether its worker must be told to push (the buffer is
+// new).
+func (h *liveHub) subscribe(ref sched.TaskRef, lc sched.LiveCopy) (b *liveBuf, order bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	b = h.copies[lc.Copy]
 	if b == nil {
-		b = &liveBuf{copy: lc.Copy, worker: lc.Worker, changed: make(chan struct{})}
+		b = &liveBuf{copy: lc.Copy, task: ref, worker: lc.Worker, changed: make(chan struct{})}
 		h.copies[lc.Copy] = b
 		h.count()
 		order = true
@@ -185,7 +200,7 @@ func (b *liveBuf) end() bool {
 
 // add appends what continues stream i from off (bytes b already holds are
 // skipped, a gap is refused: the worker sends again from b's size) up to
-// cap, and returns the stream's size. Call with b.mu held.
+// cap, and says whether b changed. Call with b.mu held.
 func (b *liveBuf) add(i int, off int64, p []byte, cut bool, cap int64) (grew bool) {
 	have := int64(len(b.out[i]))
 	if off > have || off+int64(len(p)) <= have {
@@ -200,10 +215,9 @@ func (b *liveBuf) add(i int, off int64, p []byte, cut bool, cap int64) (grew boo
 		p = p[:max(room, 0)]
 	}
 	b.out[i] = append(b.out[i], p...)
-	if cut {
-		b.cut[i] = true
-	}
-	return len(p) > 0 || cut
+	newCut := cut && !b.cut[i]
+	b.cut[i] = b.cut[i] || cut
+	return len(p) > 0 || newCut
 }
 
 // read returns b's bytes of each stream from off, at most max each, whether
