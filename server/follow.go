@@ -151,7 +151,7 @@ func (f *follower) look() (done bool, err error) {
 			}
 		}
 		if len(live) > 0 {
-			nb, order = s.live.subscribe(live[0])
+			nb, order = s.live.subscribe(f.ref, live[0])
 			if order {
 				if w := s.workers[live[0].Worker]; w != nil {
 					w.push(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_FollowOutput{FollowOutput: int64(live[0].Copy)}})
@@ -204,15 +204,18 @@ func (f *follower) drop() {
 		return
 	}
 	f.buf = nil
-	if !f.s.live.unsubscribe(b) {
-		return
-	}
+	// Under mu, as a follower's subscribe and its follow order are: an
+	// unfollow never overtakes the follow order of a follower that took
+	// the copy up meanwhile.
 	s := f.s
 	s.lockWorker()
+	defer s.mu.Unlock()
+	if !s.live.unsubscribe(b) {
+		return
+	}
 	if w := s.workers[b.worker]; w != nil {
 		w.push(&batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_UnfollowOutput{UnfollowOutput: int64(b.copy)}})
 	}
-	s.mu.Unlock()
 }
 
 // pump sends what the followed buffer holds past the client's offsets and

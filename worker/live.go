@@ -41,6 +41,9 @@ type liveOutput struct {
 	closed    bool
 	sent      [2]int64      // bytes of each stream the server holds
 	wake      chan struct{} // capacity 1; made when first followed
+	// orders counts follow orders: a stop answered to a push sent before
+	// the latest order is stale (the server opened a new buffer since).
+	orders int
 }
 
 func newLiveOutput(cap int64) *liveOutput {
@@ -115,6 +118,7 @@ func (a *agent) followCopy(c *copyRun) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stop = false
+	o.orders++
 	if o.following {
 		poke(o.wake)
 		return
@@ -164,8 +168,7 @@ func (a *agent) pushOutput(c *copyRun) {
 			StdoutTruncated: o.out[0].truncated, StderrTruncated: o.out[1].truncated}
 		req.Stdout = pending(&o.out[0], o.sent[0])
 		req.Stderr = pending(&o.out[1], o.sent[1])
-		closed := o.closed
-		wake := o.wake
+		closed, wake, orders := o.closed, o.wake, o.orders
 		o.mu.Unlock()
 		if len(req.Stdout) == 0 && len(req.Stderr) == 0 {
 			if closed {
@@ -215,7 +218,7 @@ func (a *agent) pushOutput(c *copyRun) {
 		o.mu.Lock()
 		o.sent[0] = min(max(resp.GetStdoutSize(), 0), int64(o.out[0].buf.Len()))
 		o.sent[1] = min(max(resp.GetStderrSize(), 0), int64(o.out[1].buf.Len()))
-		if resp.GetStop() {
+		if resp.GetStop() && o.orders == orders {
 			o.stop = true
 		}
 		o.mu.Unlock()
