@@ -245,3 +245,28 @@ func TestFollowOutputSpeculativeWinner(t *testing.T) {
 		}
 	}
 }
+
+// A followed task canceled while it runs ends the stream with its state.
+func TestFollowOutputCanceled(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w", 1)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	c := w.start()
+	ch, errc := follow(t, b.tasks, &batchv1.FollowOutputRequest{SetId: set.Id})
+	if m := w.next(); m.GetFollowOutput() != c.CopyId {
+		t.Fatalf("worker got %v, want follow_output", m)
+	}
+	w.pushOutput(c.CopyId, 0, "partial\n")
+	if m := recv(t, ch, errc); string(m.Stdout) != "partial\n" {
+		t.Fatalf("live output: %v", m)
+	}
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{0}}))
+	m := recv(t, ch, errc)
+	if !m.Ended || m.State != batchv1.TaskState_TASK_STATE_CANCELED {
+		t.Fatalf("after the cancel: %v, want the end of a canceled task", m)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("stream error: %v", err)
+	}
+}
