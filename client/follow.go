@@ -6,6 +6,8 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"batchd/internal/jitter"
@@ -47,8 +49,9 @@ type FollowFrom struct {
 // FollowOutput streams task's output to fn from `from` while the task
 // runs, and its stored output once it ends, until the chunk with Ended,
 // fn's error (ErrStopWatch ends it cleanly) or ctx is done. A stream that
-// drops is resumed from the last copy and offsets received, and given up
-// after WatchRetryFor without a server. Errors: ENOTFOUND (not the
+// drops, or stays silent past WatchIdle (the server sends keepalives), is
+// resumed from the last copy and offsets received, and given up after
+// WatchRetryFor without a server. Errors: ENOTFOUND (not the
 // caller's task), EFAILEDPRECONDITION (disclosed or executed, not
 // requested), EUNAVAILABLE, ctx.Err(), or fn's error.
 func (c *Client) FollowOutput(ctx context.Context, task sched.TaskRef, from FollowFrom, fn func(OutputChunk) error) error {
@@ -92,13 +95,32 @@ func (c *Client) FollowOutput(ctx context.Context, task sched.TaskRef, from Foll
 func (c *Client) followOnce(ctx context.Context, task sched.TaskRef, from *FollowFrom, fn func(OutputChunk) error) (got, ended bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// A stream silent past WatchIdle (the server sends a keepalive well
+	// before) is cut and resumed, as Watch's; the clock stops while fn
+	// runs.
+	idle := c.cfg.WatchIdle
+	if idle == 0 {
+		idle = DefaultWatchIdle
+	}
+	var silent atomic.Bool
+	var timer *time.Timer
+	if idle > 0 {
+		timer = time.AfterFunc(idle, func() { silent.Store(true); cancel() })
+		defer timer.Stop()
+	}
 	stream, err := c.sets.FollowOutput(ctx, &batchv1.FollowOutputRequest{SetId: int64(task.Set), Index: task.Index,
 		CopyId: int64(from.Copy), StdoutOffset: from.StdoutOffset, StderrOffset: from.StderrOffset})
 	if err != nil {
+		if silent.Load() {
+			return false, false, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("no answer to the follow for %s", idle)}
+		}
 		return false, false, fromConnect(err)
 	}
 	defer stream.Close()
 	for stream.Receive() {
+		if timer != nil && !timer.Stop() {
+			break // it fired: the stream is cut and resumed below
+		}
 		got = true
 		m := stream.Msg()
 		ch := OutputChunk{Copy: sched.CopyID(m.GetCopyId()), Stdout: m.GetStdout(), StdoutOffset: m.GetStdoutOffset(),
@@ -114,6 +136,12 @@ func (c *Client) followOnce(ctx context.Context, task sched.TaskRef, from *Follo
 		if ch.Ended {
 			return got, true, nil
 		}
+		if timer != nil {
+			timer.Reset(idle)
+		}
+	}
+	if silent.Load() {
+		return got, false, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("output stream silent for %s (the server sends a keepalive every 15 s): the connection is taken for dead", idle)}
 	}
 	err = fromConnect(stream.Err())
 	if err == nil && ctx.Err() == nil {

@@ -270,3 +270,29 @@ func TestFollowOutputCanceled(t *testing.T) {
 		t.Fatalf("stream error: %v", err)
 	}
 }
+
+// A follow of a quiet task sends keepalives: messages without bytes at
+// the follower's offsets.
+func TestFollowOutputKeepalive(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{keepalive: 10 * time.Millisecond})
+	w, _ := b.worker(t, "w", 1)
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	c := w.start()
+	ch, errc := follow(t, b.tasks, &batchv1.FollowOutputRequest{SetId: set.Id})
+	if m := w.next(); m.GetFollowOutput() != c.CopyId {
+		t.Fatalf("worker got %v, want follow_output", m)
+	}
+	w.pushOutput(c.CopyId, 0, "x\n")
+	recv(t, ch, errc)
+	for m := range ch {
+		if len(m.Stdout) == 0 && len(m.Stderr) == 0 && !m.Ended && !m.Switched {
+			if m.CopyId != c.CopyId || m.StdoutOffset != 2 {
+				t.Fatalf("keepalive %v, want copy %d at offset 2", m, c.CopyId)
+			}
+			return
+		}
+		t.Fatalf("unexpected message %v", m)
+	}
+	t.Fatalf("stream ended: %v", <-errc)
+}
