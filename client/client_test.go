@@ -272,6 +272,7 @@ func TestRunAndRead(t *testing.T) {
 // WatchTaskSet stream so that the test can break it mid-way, as a killed
 // server or a cut connection does.
 type cutTransport struct {
+	path    string // the stream procedure cut ("": /WatchTaskSet)
 	mu      sync.Mutex
 	streams []*cutBody
 }
@@ -291,7 +292,11 @@ func (b *cutBody) Read(p []byte) (int, error) {
 
 func (c *cutTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := http.DefaultTransport.RoundTrip(r)
-	if err != nil || !strings.HasSuffix(r.URL.Path, "/WatchTaskSet") {
+	path := c.path
+	if path == "" {
+		path = "/WatchTaskSet"
+	}
+	if err != nil || !strings.HasSuffix(r.URL.Path, path) {
 		return res, err
 	}
 	b := &cutBody{ReadCloser: res.Body}

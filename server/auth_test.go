@@ -193,6 +193,24 @@ func TestIsolation(t *testing.T) {
 			}
 			return err
 		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"FollowOutput", func(c clients, who string) error {
+			cctx, cancel := context.WithCancel(ctx(t))
+			defer cancel()
+			s, err := c.tasks.FollowOutput(cctx, &batchv1.FollowOutputRequest{SetId: set.Id, Index: 0})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			for s.Receive() {
+				if m := s.Msg(); m.Ended {
+					if string(m.Stdout) != "secret" {
+						return fmt.Errorf("followed %q", m.Stdout)
+					}
+					return nil
+				}
+			}
+			return s.Err()
+		}, [4]connect.Code{ok, nf, ok, denied}},
 		{"Retry", func(c clients, who string) error {
 			i := nextIndex()
 			if _, err := b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: set.Id, Indexes: []int32{i}}); err != nil {
@@ -300,6 +318,17 @@ func TestIsolation(t *testing.T) {
 		}, [4]connect.Code{denied, denied, denied, denied}},
 		{"ReportFinished(not held)", func(c clients, who string) error {
 			_, err := c.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "wk-1", CopyId: st.CopyId, Stdout: []byte("forged")})
+			return err
+		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"ReportOutput", func(c clients, who string) error {
+			res, err := c.workers.ReportOutput(ctx(t), &batchv1.ReportOutputRequest{WorkerId: "wk-1", CopyId: st.CopyId, Stdout: []byte("x")})
+			if err == nil && !res.Stop {
+				return fmt.Errorf("a push for a copy nobody follows: %v", res)
+			}
+			return err
+		}, [4]connect.Code{denied, denied, denied, ok}},
+		{"ReportOutput(forged)", func(c clients, who string) error {
+			_, err := c.workers.ReportOutput(ctx(t), &batchv1.ReportOutputRequest{WorkerId: "w1", CopyId: st.CopyId, Stdout: []byte("forged")})
 			return err
 		}, [4]connect.Code{denied, denied, denied, denied}},
 		{"ReportPilots", func(c clients, who string) error {

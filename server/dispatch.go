@@ -171,7 +171,8 @@ func (s *Server) carryOut(now time.Time, ds []sched.Decision, started []store.St
 			st := spec[d.Copy]
 			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Start{Start: &batchv1.StartCopy{
 				CopyId: int64(d.Copy), Slot: d.Slot.Slot, SetId: int64(d.Task.Set), Index: d.Task.Index,
-				Spec: specToProto(st.Spec), Speculative: d.Speculative, Owner: st.Owner, Attempt: st.Attempt}}}
+				Spec: specToProto(st.Spec), Speculative: d.Speculative, Owner: st.Owner, Attempt: st.Attempt,
+				FollowOutput: s.live.startFollowed(d.Task, d.Copy, d.Slot.Worker)}}}
 			if d.Speculative {
 				s.metrics.speculativeStarted()
 			}

@@ -46,6 +46,12 @@ func (t localTransport) ReportFinished(ctx context.Context, req *batchv1.ReportF
 	return res, t.s.connectError(ctx, err)
 }
 
+func (t localTransport) ReportOutput(ctx context.Context, req *batchv1.ReportOutputRequest) (*batchv1.ReportOutputResponse, error) {
+	ctx = t.caller(ctx)
+	res, err := workerHandler(t).ReportOutput(ctx, req)
+	return res, t.s.connectError(ctx, err)
+}
+
 func (t localTransport) Assignments(ctx context.Context, req *batchv1.AssignmentsRequest) (wire.AssignmentStream, error) {
 	ctx = t.caller(ctx)
 	f, err := t.s.openAssignments(ctx, sched.WorkerID(req.WorkerId))

@@ -199,7 +199,9 @@ type Server struct {
 	handler    http.Handler
 	startedAt  time.Time
 
-	done     chan struct{}
+	done chan struct{}
+	// live holds the output of copies somebody follows (live.go).
+	live     *liveHub
 	closeMu  sync.Mutex
 	closed   bool
 	httpSrv  *http.Server
@@ -331,7 +333,7 @@ func New(cfg Config) (srv *Server, err error) {
 		return nil, sched.Errorf(sched.EINVALID, "%v", err)
 	}
 	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch}, dirs: dirs,
-		watch: newBroker(), done: make(chan struct{}), startedAt: cfg.Now(),
+		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		apiSlots: make(chan struct{}, cfg.APIConcurrency)}
 	tok, err := store.NewToken()

@@ -186,6 +186,7 @@ func (s *Server) openAssignments(ctx context.Context, id sched.WorkerID) (*assig
 			restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: int64(c.ID)}})
 		}
 	}
+	restate = append(restate, s.live.followOrders(id)...)
 	w.queue = append(restate, w.queue...)
 	return &assignFeed{s: s, ctx: ctx, w: w, stop: stop}, nil
 }
@@ -469,6 +470,7 @@ func (s *Server) finishBatch(batch []*finishCall) {
 			continue
 		}
 		s.dm.copiesEnded.Add(1)
+		s.live.ended(c.in.Copy)
 		if !res.WasLive && res.Late {
 			s.log.Info("late result of a lost copy kept; its re-runs are killed", "copy", c.in.Copy, "worker", c.in.Worker,
 				"set", res.Task.Set, "index", res.Task.Index)

@@ -276,6 +276,10 @@ func (a *agent) stream(ctx context.Context, id string) error {
 			a.suspend(act.Suspend)
 		case *batchv1.AssignmentsResponse_Resume:
 			a.resume(act.Resume)
+		case *batchv1.AssignmentsResponse_FollowOutput:
+			a.followOutput(act.FollowOutput)
+		case *batchv1.AssignmentsResponse_UnfollowOutput:
+			a.unfollowOutput(act.UnfollowOutput)
 		default:
 			a.log.Warn("unknown assignment ignored")
 		}

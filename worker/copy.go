@@ -60,8 +60,9 @@ type copyRun struct {
 	id       int64
 	slot     int32
 	start    *batchv1.StartCopy
-	outCap   int64
 	keepCap  int64 // bytes of kept files (keep.go)
+	// live holds the copy's output as it comes (live.go).
+	live *liveOutput
 
 	// wake pokes the copy's monitor (state changed). Buffered, never closed.
 	wake chan struct{}
@@ -139,6 +140,7 @@ func (b *capBuffer) Write(p []byte) (int, error) {
 // delivers its result. It runs on its own goroutine, one per copy.
 func (a *agent) runCopy(c *copyRun) {
 	res := a.execute(c)
+	c.live.close()
 	if c.niceThread {
 		// The thread kept the copies' nice value (setting it back needs a
 		// privilege): this goroutine ends locked, which ends the thread,
@@ -238,8 +240,6 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		return fail(err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
-	stdout := &capBuffer{cap: c.outCap}
-	stderr := &capBuffer{cap: c.outCap}
 
 	a.mu.Lock()
 	killed := c.killed
@@ -324,8 +324,8 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); copyOut(stdout, outR) }()
-	go func() { defer readers.Done(); copyOut(stderr, errR) }()
+	go func() { defer readers.Done(); copyOut(c.live.stream(0), outR) }()
+	go func() { defer readers.Done(); copyOut(c.live.stream(1), errR) }()
 
 	stopMonitor := make(chan struct{})
 	monitorDone := make(chan struct{})
@@ -417,8 +417,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	if res.TimedOut {
 		res.ExitCode = exitTimedOut
 	}
-	res.Stdout, res.StdoutTruncated = stdout.buf.Bytes(), stdout.truncated
-	res.Stderr, res.StderrTruncated = stderr.buf.Bytes(), stderr.truncated
+	res.Stdout, res.Stderr, res.StdoutTruncated, res.StderrTruncated = c.live.result()
 	res.CpuSeconds = cpu
 	res.RunSeconds = runTime.Seconds()
 	res.EndedAt = timestamppb.New(end)

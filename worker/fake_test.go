@@ -41,6 +41,7 @@ type fakeServer struct {
 	registerKill []int64
 	hbKill       []int64
 	refuse       map[int64]connect.Code // ReportFinished errors by copy
+	live         fakeLive               // ReportOutput (live_test.go)
 }
 
 func newFakeServer(t testing.TB) *fakeServer {

@@ -34,8 +34,8 @@ func (a *agent) start(s *batchv1.StartCopy) {
 		id:       s.GetCopyId(),
 		slot:     s.GetSlot(),
 		start:    s,
-		outCap:   a.outCap,
 		keepCap:  a.keepCap,
+		live:     newLiveOutput(a.outCap),
 		wake:     make(chan struct{}, 1),
 		progress: -1,
 	}
@@ -44,6 +44,9 @@ func (a *agent) start(s *batchv1.StartCopy) {
 	a.log.Debug("starting copy", "copy", c.id, "slot", c.slot, "set", s.GetSetId(), "index", s.GetIndex(),
 		"argv", s.GetSpec().GetArgv())
 	go a.runCopy(c)
+	if s.GetFollowOutput() {
+		a.followCopy(c)
+	}
 }
 
 // kill kills a copy's whole process group; the copy is reported killed.

@@ -43,3 +43,7 @@ func (t connectTransport) Heartbeat(ctx context.Context, req *batchv1.HeartbeatR
 func (t connectTransport) ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error) {
 	return t.c.ReportFinished(ctx, req)
 }
+
+func (t connectTransport) ReportOutput(ctx context.Context, req *batchv1.ReportOutputRequest) (*batchv1.ReportOutputResponse, error) {
+	return t.c.ReportOutput(ctx, req)
+}

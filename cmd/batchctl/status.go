@@ -233,6 +233,11 @@ Only requested tasks' output is readable: request a disclosed task first
 (which finishes it at once if it already ran). --json adds the exit status,
 CPU and slot seconds.
 
+--follow (-f) prints a running task's output as it comes, stdout to stdout
+and stderr to stderr, and returns when the task ends (at once, with its
+stored output, for a finished task). It follows the copy expected to win
+and says on stderr when it switches to another copy.
+
 --attempt K prints an earlier attempt's output (batchctl status SET/INDEX
 lists the attempts); an attempt that ran while disclosed and was retried
 before its request was not billed, and its output is not readable.
@@ -255,6 +260,7 @@ Examples:
 
    batchctl output 3/0 > result.txt
    batchctl output --stderr 3/0
+   batchctl output --follow 3/0
    batchctl output --attempt 1 3/0
    batchctl output 3 --dir results/          # results/3-0.out, results/3-0.err, ...
    batchctl output --files 3/0               # the files task 0 kept
@@ -262,6 +268,7 @@ Examples:
    batchctl output 3/0-99 --tar > first100.tar`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print a running task's output as it comes, until the task ends"},
 			&cli.IntFlag{Name: "attempt", Usage: "the output of attempt `K` of the task (default: the current attempt)"},
 			&cli.StringFlag{Name: "dir", Aliases: []string{"d"}, Usage: "write each task's streams to `DIR`/SET-I.out and DIR/SET-I.err"},
 			&cli.BoolFlag{Name: "files", Usage: "list the files the task kept (disclose --keep), with why any were not"},
@@ -294,6 +301,9 @@ func output(c *cli.Context) error {
 		return usageErr("give --files or --stderr, not both")
 	}
 	ref := sched.TaskRef{Set: sel.Set, Index: sel.Indexes[0]}
+	if c.Bool("follow") {
+		return followOutput(c, ref)
+	}
 	cl := newClient(c)
 	out, err := cl.GetAttemptOutput(c.Context, ref, int32(c.Int("attempt")))
 	if err != nil {

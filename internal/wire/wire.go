@@ -27,6 +27,9 @@ type Transport interface {
 	Assignments(ctx context.Context, req *batchv1.AssignmentsRequest) (AssignmentStream, error)
 	Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequest) (*batchv1.HeartbeatResponse, error)
 	ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error)
+	// ReportOutput pushes a followed copy's output (the agent sends it
+	// only for copies the server asked it to follow).
+	ReportOutput(ctx context.Context, req *batchv1.ReportOutputRequest) (*batchv1.ReportOutputResponse, error)
 }
 
 // AssignmentStream is an open Assignments stream, read like

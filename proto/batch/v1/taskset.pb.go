@@ -2478,7 +2478,7 @@ var File_batch_v1_taskset_proto protoreflect.FileDescriptor
 
 const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\"\xa2\x02\n" +
+	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\"\xa2\x02\n" +
 	"\x0fDiscloseRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2701,7 +2701,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x12\x1e\n" +
 	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v\x12\x1a\n" +
 	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12#\n" +
-	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r2\xb3\a\n" +
+	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r2\x86\b\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
@@ -2717,7 +2717,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\aGetTask\x12\x18.batch.v1.GetTaskRequest\x1a\x19.batch.v1.GetTaskResponse\"\x00\x12L\n" +
 	"\vGetKeptFile\x12\x1c.batch.v1.GetKeptFileRequest\x1a\x1d.batch.v1.GetKeptFileResponse\"\x00\x12I\n" +
 	"\n" +
-	"GetOutputs\x12\x1b.batch.v1.GetOutputsRequest\x1a\x1c.batch.v1.GetOutputsResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"GetOutputs\x12\x1b.batch.v1.GetOutputsRequest\x1a\x1c.batch.v1.GetOutputsResponse\"\x00\x12Q\n" +
+	"\fFollowOutput\x12\x1d.batch.v1.FollowOutputRequest\x1a\x1e.batch.v1.FollowOutputResponse\"\x000\x01B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_taskset_proto_rawDescOnce sync.Once
@@ -2770,6 +2771,8 @@ var file_batch_v1_taskset_proto_goTypes = []any{
 	(*Task)(nil),                   // 33: batch.v1.Task
 	(TaskState)(0),                 // 34: batch.v1.TaskState
 	(*KeptFile)(nil),               // 35: batch.v1.KeptFile
+	(*FollowOutputRequest)(nil),    // 36: batch.v1.FollowOutputRequest
+	(*FollowOutputResponse)(nil),   // 37: batch.v1.FollowOutputResponse
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
 	30, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
@@ -2816,21 +2819,23 @@ var file_batch_v1_taskset_proto_depIdxs = []int32{
 	28, // 41: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
 	18, // 42: batch.v1.TaskSetService.GetKeptFile:input_type -> batch.v1.GetKeptFileRequest
 	20, // 43: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
-	3,  // 44: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	5,  // 45: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
-	7,  // 46: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	9,  // 47: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	11, // 48: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	13, // 49: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	15, // 50: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	17, // 51: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	24, // 52: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
-	27, // 53: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
-	29, // 54: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
-	19, // 55: batch.v1.TaskSetService.GetKeptFile:output_type -> batch.v1.GetKeptFileResponse
-	21, // 56: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
-	44, // [44:57] is the sub-list for method output_type
-	31, // [31:44] is the sub-list for method input_type
+	36, // 44: batch.v1.TaskSetService.FollowOutput:input_type -> batch.v1.FollowOutputRequest
+	3,  // 45: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	5,  // 46: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	7,  // 47: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	9,  // 48: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	11, // 49: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	13, // 50: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	15, // 51: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	17, // 52: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	24, // 53: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
+	27, // 54: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
+	29, // 55: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
+	19, // 56: batch.v1.TaskSetService.GetKeptFile:output_type -> batch.v1.GetKeptFileResponse
+	21, // 57: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
+	37, // 58: batch.v1.TaskSetService.FollowOutput:output_type -> batch.v1.FollowOutputResponse
+	45, // [45:59] is the sub-list for method output_type
+	31, // [31:45] is the sub-list for method input_type
 	31, // [31:31] is the sub-list for extension type_name
 	31, // [31:31] is the sub-list for extension extendee
 	0,  // [0:31] is the sub-list for field type_name
@@ -2841,6 +2846,7 @@ func file_batch_v1_taskset_proto_init() {
 	if File_batch_v1_taskset_proto != nil {
 		return
 	}
+	file_batch_v1_live_proto_init()
 	file_batch_v1_types_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

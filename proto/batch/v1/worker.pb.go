@@ -879,7 +879,10 @@ type StartCopy struct {
 	Owner       string                 `protobuf:"bytes,7,opt,name=owner,proto3" json:"owner,omitempty"`
 	// The attempt of the task this copy runs for (1 = the first); the copy
 	// sees it as BATCH_TASK_ATTEMPT.
-	Attempt       int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Attempt int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// Push the copy's output with ReportOutput from its start on: someone
+	// follows the task.
+	FollowOutput  bool `protobuf:"varint,50,opt,name=follow_output,json=followOutput,proto3" json:"follow_output,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -970,6 +973,13 @@ func (x *StartCopy) GetAttempt() int32 {
 	return 0
 }
 
+func (x *StartCopy) GetFollowOutput() bool {
+	if x != nil {
+		return x.FollowOutput
+	}
+	return false
+}
+
 type AssignmentsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Action:
@@ -978,6 +988,8 @@ type AssignmentsResponse struct {
 	//	*AssignmentsResponse_Kill
 	//	*AssignmentsResponse_Suspend
 	//	*AssignmentsResponse_Resume
+	//	*AssignmentsResponse_FollowOutput
+	//	*AssignmentsResponse_UnfollowOutput
 	Action        isAssignmentsResponse_Action `protobuf_oneof:"action"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1056,6 +1068,24 @@ func (x *AssignmentsResponse) GetResume() int64 {
 	return 0
 }
 
+func (x *AssignmentsResponse) GetFollowOutput() int64 {
+	if x != nil {
+		if x, ok := x.Action.(*AssignmentsResponse_FollowOutput); ok {
+			return x.FollowOutput
+		}
+	}
+	return 0
+}
+
+func (x *AssignmentsResponse) GetUnfollowOutput() int64 {
+	if x != nil {
+		if x, ok := x.Action.(*AssignmentsResponse_UnfollowOutput); ok {
+			return x.UnfollowOutput
+		}
+	}
+	return 0
+}
+
 type isAssignmentsResponse_Action interface {
 	isAssignmentsResponse_Action()
 }
@@ -1079,6 +1109,17 @@ type AssignmentsResponse_Resume struct {
 	Resume int64 `protobuf:"varint,4,opt,name=resume,proto3,oneof"`
 }
 
+type AssignmentsResponse_FollowOutput struct {
+	// Push the copy's output with ReportOutput, from what it wrote so far
+	// on, until it ends or unfollow_output.
+	FollowOutput int64 `protobuf:"varint,50,opt,name=follow_output,json=followOutput,proto3,oneof"`
+}
+
+type AssignmentsResponse_UnfollowOutput struct {
+	// Stop pushing the copy's output.
+	UnfollowOutput int64 `protobuf:"varint,51,opt,name=unfollow_output,json=unfollowOutput,proto3,oneof"`
+}
+
 func (*AssignmentsResponse_Start) isAssignmentsResponse_Action() {}
 
 func (*AssignmentsResponse_Kill) isAssignmentsResponse_Action() {}
@@ -1086,6 +1127,10 @@ func (*AssignmentsResponse_Kill) isAssignmentsResponse_Action() {}
 func (*AssignmentsResponse_Suspend) isAssignmentsResponse_Action() {}
 
 func (*AssignmentsResponse_Resume) isAssignmentsResponse_Action() {}
+
+func (*AssignmentsResponse_FollowOutput) isAssignmentsResponse_Action() {}
+
+func (*AssignmentsResponse_UnfollowOutput) isAssignmentsResponse_Action() {}
 
 type CopyProgress struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -1521,7 +1566,7 @@ var File_batch_v1_worker_proto protoreflect.FileDescriptor
 
 const file_batch_v1_worker_proto_rawDesc = "" +
 	"\n" +
-	"\x15batch/v1/worker.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"Q\n" +
+	"\x15batch/v1/worker.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"Q\n" +
 	"\x16MintWorkerTokenRequest\x12\x16\n" +
 	"\x06worker\x18\x01 \x01(\tR\x06worker\x12\x1f\n" +
 	"\vttl_seconds\x18\x02 \x01(\x01R\n" +
@@ -1591,7 +1636,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x10output_cap_bytes\x18\x05 \x01(\x03R\x0eoutputCapBytes\x12$\n" +
 	"\x0ekeep_cap_bytes\x18( \x01(\x03R\fkeepCapBytes\"1\n" +
 	"\x12AssignmentsRequest\x12\x1b\n" +
-	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\xdf\x01\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"\x84\x02\n" +
 	"\tStartCopy\x12\x17\n" +
 	"\acopy_id\x18\x01 \x01(\x03R\x06copyId\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\x05R\x04slot\x12\x15\n" +
@@ -1600,12 +1645,15 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x04spec\x18\x05 \x01(\v2\x12.batch.v1.TaskSpecR\x04spec\x12 \n" +
 	"\vspeculative\x18\x06 \x01(\bR\vspeculative\x12\x14\n" +
 	"\x05owner\x18\a \x01(\tR\x05owner\x12\x18\n" +
-	"\aattempt\x18\x1e \x01(\x05R\aattempt\"\x98\x01\n" +
+	"\aattempt\x18\x1e \x01(\x05R\aattempt\x12#\n" +
+	"\rfollow_output\x182 \x01(\bR\ffollowOutput\"\xea\x01\n" +
 	"\x13AssignmentsResponse\x12+\n" +
 	"\x05start\x18\x01 \x01(\v2\x13.batch.v1.StartCopyH\x00R\x05start\x12\x14\n" +
 	"\x04kill\x18\x02 \x01(\x03H\x00R\x04kill\x12\x1a\n" +
 	"\asuspend\x18\x03 \x01(\x03H\x00R\asuspend\x12\x18\n" +
-	"\x06resume\x18\x04 \x01(\x03H\x00R\x06resumeB\b\n" +
+	"\x06resume\x18\x04 \x01(\x03H\x00R\x06resume\x12%\n" +
+	"\rfollow_output\x182 \x01(\x03H\x00R\ffollowOutput\x12)\n" +
+	"\x0funfollow_output\x183 \x01(\x03H\x00R\x0eunfollowOutputB\b\n" +
 	"\x06action\"d\n" +
 	"\fCopyProgress\x12\x17\n" +
 	"\acopy_id\x18\x01 \x01(\x03R\x06copyId\x12\x1a\n" +
@@ -1646,14 +1694,15 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\rReportOutcome\x12\x1e\n" +
 	"\x1aREPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12REPORT_OUTCOME_WON\x10\x01\x12\x1c\n" +
-	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\xee\x03\n" +
+	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\xbf\x04\n" +
 	"\rWorkerService\x12C\n" +
 	"\bRegister\x12\x19.batch.v1.RegisterRequest\x1a\x1a.batch.v1.RegisterResponse\"\x00\x12N\n" +
 	"\vAssignments\x12\x1c.batch.v1.AssignmentsRequest\x1a\x1d.batch.v1.AssignmentsResponse\"\x000\x01\x12F\n" +
 	"\tHeartbeat\x12\x1a.batch.v1.HeartbeatRequest\x1a\x1b.batch.v1.HeartbeatResponse\"\x00\x12U\n" +
 	"\x0eReportFinished\x12\x1f.batch.v1.ReportFinishedRequest\x1a .batch.v1.ReportFinishedResponse\"\x00\x12O\n" +
 	"\fReportPilots\x12\x1d.batch.v1.ReportPilotsRequest\x1a\x1e.batch.v1.ReportPilotsResponse\"\x00\x12X\n" +
-	"\x0fMintWorkerToken\x12 .batch.v1.MintWorkerTokenRequest\x1a!.batch.v1.MintWorkerTokenResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\x0fMintWorkerToken\x12 .batch.v1.MintWorkerTokenRequest\x1a!.batch.v1.MintWorkerTokenResponse\"\x00\x12O\n" +
+	"\fReportOutput\x12\x1d.batch.v1.ReportOutputRequest\x1a\x1e.batch.v1.ReportOutputResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_worker_proto_rawDescOnce sync.Once
@@ -1692,6 +1741,8 @@ var file_batch_v1_worker_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),   // 19: google.protobuf.Timestamp
 	(*TaskSpec)(nil),                // 20: batch.v1.TaskSpec
 	(*KeptFile)(nil),                // 21: batch.v1.KeptFile
+	(*ReportOutputRequest)(nil),     // 22: batch.v1.ReportOutputRequest
+	(*ReportOutputResponse)(nil),    // 23: batch.v1.ReportOutputResponse
 }
 var file_batch_v1_worker_proto_depIdxs = []int32{
 	19, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
@@ -1714,14 +1765,16 @@ var file_batch_v1_worker_proto_depIdxs = []int32{
 	16, // 17: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
 	4,  // 18: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
 	1,  // 19: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
-	9,  // 20: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
-	12, // 21: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
-	15, // 22: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
-	18, // 23: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
-	5,  // 24: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
-	2,  // 25: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
-	20, // [20:26] is the sub-list for method output_type
-	14, // [14:20] is the sub-list for method input_type
+	22, // 20: batch.v1.WorkerService.ReportOutput:input_type -> batch.v1.ReportOutputRequest
+	9,  // 21: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
+	12, // 22: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
+	15, // 23: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
+	18, // 24: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
+	5,  // 25: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
+	2,  // 26: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
+	23, // 27: batch.v1.WorkerService.ReportOutput:output_type -> batch.v1.ReportOutputResponse
+	21, // [21:28] is the sub-list for method output_type
+	14, // [14:21] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -1732,12 +1785,15 @@ func file_batch_v1_worker_proto_init() {
 	if File_batch_v1_worker_proto != nil {
 		return
 	}
+	file_batch_v1_live_proto_init()
 	file_batch_v1_types_proto_init()
 	file_batch_v1_worker_proto_msgTypes[11].OneofWrappers = []any{
 		(*AssignmentsResponse_Start)(nil),
 		(*AssignmentsResponse_Kill)(nil),
 		(*AssignmentsResponse_Suspend)(nil),
 		(*AssignmentsResponse_Resume)(nil),
+		(*AssignmentsResponse_FollowOutput)(nil),
+		(*AssignmentsResponse_UnfollowOutput)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

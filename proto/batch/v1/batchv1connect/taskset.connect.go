@@ -66,6 +66,9 @@ const (
 	// TaskSetServiceGetOutputsProcedure is the fully-qualified name of the TaskSetService's GetOutputs
 	// RPC.
 	TaskSetServiceGetOutputsProcedure = "/batch.v1.TaskSetService/GetOutputs"
+	// TaskSetServiceFollowOutputProcedure is the fully-qualified name of the TaskSetService's
+	// FollowOutput RPC.
+	TaskSetServiceFollowOutputProcedure = "/batch.v1.TaskSetService/FollowOutput"
 )
 
 // TaskSetServiceClient is a client for the batch.v1.TaskSetService service.
@@ -118,6 +121,14 @@ type TaskSetServiceClient interface {
 	// output is not readable comes back with its state and the reason, and
 	// no bytes.
 	GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error)
+	// FollowOutput streams a requested task's output while it runs, from
+	// the copy the scheduler expects to win (switching, with a marker, when
+	// another copy wins or the followed one is lost), and ends when the task
+	// ends, after its stored output. A finished task's stored output comes
+	// at once. Resumable from a copy and an offset per stream. Disclosed and
+	// executed tasks' output is not readable (FailedPrecondition); another
+	// user's task is NotFound.
+	FollowOutput(context.Context, *v1.FollowOutputRequest) (*connect.ServerStreamForClient[v1.FollowOutputResponse], error)
 }
 
 // NewTaskSetServiceClient constructs a client for the batch.v1.TaskSetService service. By default,
@@ -209,6 +220,12 @@ func NewTaskSetServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(taskSetServiceMethods.ByName("GetOutputs")),
 			connect.WithClientOptions(opts...),
 		),
+		followOutput: connect.NewClient[v1.FollowOutputRequest, v1.FollowOutputResponse](
+			httpClient,
+			baseURL+TaskSetServiceFollowOutputProcedure,
+			connect.WithSchema(taskSetServiceMethods.ByName("FollowOutput")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -227,6 +244,7 @@ type taskSetServiceClient struct {
 	getTask        *connect.Client[v1.GetTaskRequest, v1.GetTaskResponse]
 	getKeptFile    *connect.Client[v1.GetKeptFileRequest, v1.GetKeptFileResponse]
 	getOutputs     *connect.Client[v1.GetOutputsRequest, v1.GetOutputsResponse]
+	followOutput   *connect.Client[v1.FollowOutputRequest, v1.FollowOutputResponse]
 }
 
 // Disclose calls batch.v1.TaskSetService.Disclose.
@@ -338,6 +356,11 @@ func (c *taskSetServiceClient) GetOutputs(ctx context.Context, req *v1.GetOutput
 	return nil, err
 }
 
+// FollowOutput calls batch.v1.TaskSetService.FollowOutput.
+func (c *taskSetServiceClient) FollowOutput(ctx context.Context, req *v1.FollowOutputRequest) (*connect.ServerStreamForClient[v1.FollowOutputResponse], error) {
+	return c.followOutput.CallServerStream(ctx, connect.NewRequest(req))
+}
+
 // TaskSetServiceHandler is an implementation of the batch.v1.TaskSetService service.
 type TaskSetServiceHandler interface {
 	// Disclose creates a task set (set_id 0) or appends tasks to one. A retried
@@ -388,6 +411,14 @@ type TaskSetServiceHandler interface {
 	// output is not readable comes back with its state and the reason, and
 	// no bytes.
 	GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error)
+	// FollowOutput streams a requested task's output while it runs, from
+	// the copy the scheduler expects to win (switching, with a marker, when
+	// another copy wins or the followed one is lost), and ends when the task
+	// ends, after its stored output. A finished task's stored output comes
+	// at once. Resumable from a copy and an offset per stream. Disclosed and
+	// executed tasks' output is not readable (FailedPrecondition); another
+	// user's task is NotFound.
+	FollowOutput(context.Context, *v1.FollowOutputRequest, *connect.ServerStream[v1.FollowOutputResponse]) error
 }
 
 // NewTaskSetServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -475,6 +506,12 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 		connect.WithSchema(taskSetServiceMethods.ByName("GetOutputs")),
 		connect.WithHandlerOptions(opts...),
 	)
+	taskSetServiceFollowOutputHandler := connect.NewServerStreamHandlerSimple(
+		TaskSetServiceFollowOutputProcedure,
+		svc.FollowOutput,
+		connect.WithSchema(taskSetServiceMethods.ByName("FollowOutput")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.TaskSetService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TaskSetServiceDiscloseProcedure:
@@ -503,6 +540,8 @@ func NewTaskSetServiceHandler(svc TaskSetServiceHandler, opts ...connect.Handler
 			taskSetServiceGetKeptFileHandler.ServeHTTP(w, r)
 		case TaskSetServiceGetOutputsProcedure:
 			taskSetServiceGetOutputsHandler.ServeHTTP(w, r)
+		case TaskSetServiceFollowOutputProcedure:
+			taskSetServiceFollowOutputHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -562,4 +601,8 @@ func (UnimplementedTaskSetServiceHandler) GetKeptFile(context.Context, *v1.GetKe
 
 func (UnimplementedTaskSetServiceHandler) GetOutputs(context.Context, *v1.GetOutputsRequest) (*v1.GetOutputsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.GetOutputs is not implemented"))
+}
+
+func (UnimplementedTaskSetServiceHandler) FollowOutput(context.Context, *v1.FollowOutputRequest, *connect.ServerStream[v1.FollowOutputResponse]) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.TaskSetService.FollowOutput is not implemented"))
 }

@@ -49,6 +49,9 @@ const (
 	// WorkerServiceMintWorkerTokenProcedure is the fully-qualified name of the WorkerService's
 	// MintWorkerToken RPC.
 	WorkerServiceMintWorkerTokenProcedure = "/batch.v1.WorkerService/MintWorkerToken"
+	// WorkerServiceReportOutputProcedure is the fully-qualified name of the WorkerService's
+	// ReportOutput RPC.
+	WorkerServiceReportOutputProcedure = "/batch.v1.WorkerService/ReportOutput"
 )
 
 // WorkerServiceClient is a client for the batch.v1.WorkerService service.
@@ -80,6 +83,10 @@ type WorkerServiceClient interface {
 	// the pilot's worker name becomes the caller's, as a Register would
 	// claim it.
 	MintWorkerToken(context.Context, *v1.MintWorkerTokenRequest) (*v1.MintWorkerTokenResponse, error)
+	// ReportOutput pushes a running copy's output while the server follows
+	// it (follow_output orders): the bytes from the offsets the last answer
+	// gave. stop says nobody follows it any more.
+	ReportOutput(context.Context, *v1.ReportOutputRequest) (*v1.ReportOutputResponse, error)
 }
 
 // NewWorkerServiceClient constructs a client for the batch.v1.WorkerService service. By default, it
@@ -129,6 +136,12 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("MintWorkerToken")),
 			connect.WithClientOptions(opts...),
 		),
+		reportOutput: connect.NewClient[v1.ReportOutputRequest, v1.ReportOutputResponse](
+			httpClient,
+			baseURL+WorkerServiceReportOutputProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("ReportOutput")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -140,6 +153,7 @@ type workerServiceClient struct {
 	reportFinished  *connect.Client[v1.ReportFinishedRequest, v1.ReportFinishedResponse]
 	reportPilots    *connect.Client[v1.ReportPilotsRequest, v1.ReportPilotsResponse]
 	mintWorkerToken *connect.Client[v1.MintWorkerTokenRequest, v1.MintWorkerTokenResponse]
+	reportOutput    *connect.Client[v1.ReportOutputRequest, v1.ReportOutputResponse]
 }
 
 // Register calls batch.v1.WorkerService.Register.
@@ -192,6 +206,15 @@ func (c *workerServiceClient) MintWorkerToken(ctx context.Context, req *v1.MintW
 	return nil, err
 }
 
+// ReportOutput calls batch.v1.WorkerService.ReportOutput.
+func (c *workerServiceClient) ReportOutput(ctx context.Context, req *v1.ReportOutputRequest) (*v1.ReportOutputResponse, error) {
+	response, err := c.reportOutput.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // WorkerServiceHandler is an implementation of the batch.v1.WorkerService service.
 type WorkerServiceHandler interface {
 	// Register announces a worker (or re-announces it after a restart or a
@@ -221,6 +244,10 @@ type WorkerServiceHandler interface {
 	// the pilot's worker name becomes the caller's, as a Register would
 	// claim it.
 	MintWorkerToken(context.Context, *v1.MintWorkerTokenRequest) (*v1.MintWorkerTokenResponse, error)
+	// ReportOutput pushes a running copy's output while the server follows
+	// it (follow_output orders): the bytes from the offsets the last answer
+	// gave. stop says nobody follows it any more.
+	ReportOutput(context.Context, *v1.ReportOutputRequest) (*v1.ReportOutputResponse, error)
 }
 
 // NewWorkerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -266,6 +293,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("MintWorkerToken")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceReportOutputHandler := connect.NewUnaryHandlerSimple(
+		WorkerServiceReportOutputProcedure,
+		svc.ReportOutput,
+		connect.WithSchema(workerServiceMethods.ByName("ReportOutput")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.WorkerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WorkerServiceRegisterProcedure:
@@ -280,6 +313,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceReportPilotsHandler.ServeHTTP(w, r)
 		case WorkerServiceMintWorkerTokenProcedure:
 			workerServiceMintWorkerTokenHandler.ServeHTTP(w, r)
+		case WorkerServiceReportOutputProcedure:
+			workerServiceReportOutputHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -311,4 +346,8 @@ func (UnimplementedWorkerServiceHandler) ReportPilots(context.Context, *v1.Repor
 
 func (UnimplementedWorkerServiceHandler) MintWorkerToken(context.Context, *v1.MintWorkerTokenRequest) (*v1.MintWorkerTokenResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.MintWorkerToken is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) ReportOutput(context.Context, *v1.ReportOutputRequest) (*v1.ReportOutputResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.ReportOutput is not implemented"))
 }
