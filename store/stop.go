@@ -117,11 +117,22 @@ func applyStop(ctx context.Context, tx *Tx, c sched.Copy, attempt int32, in Fini
 // and finished tasks keep their results.
 func stopRest(ctx context.Context, tx *Tx, id sched.SetID, out *StopOutcome) error {
 	now := nanos(tx.now)
-	r, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ?, held = 0 WHERE set_id = ? AND state = 'disclosed'`, now, id)
+	// The disclosed tasks in one statement, their set's counts once
+	// (count_pause, migration 0021), not once a row.
+	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 1`); err != nil {
+		return fmt.Errorf("pause counts: %w", err)
+	}
+	r, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND state = 'disclosed'`, now, id)
 	if err != nil {
 		return fmt.Errorf("stop disclosed tasks: %w", err)
 	}
 	n, _ := r.RowsAffected()
+	if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET n_disclosed = n_disclosed - ?1, n_canceled = n_canceled + ?1 WHERE id = ?2`, n, id); err != nil {
+		return fmt.Errorf("count stopped tasks: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 0`); err != nil {
+		return fmt.Errorf("resume counts: %w", err)
+	}
 	out.Fired.Canceled = n
 	requested, err := indexesIn(ctx, tx, id, sched.TaskRequested)
 	if err != nil || len(requested) == 0 {
@@ -137,7 +148,7 @@ func stopRest(ctx context.Context, tx *Tx, id sched.SetID, out *StopOutcome) err
 		if err := stopRequested(ctx, tx, set, i, &cr); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ?, held = 0 WHERE set_id = ? AND idx = ?`, now, id, i); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, id, i); err != nil {
 			return fmt.Errorf("stop task: %w", err)
 		}
 	}
