@@ -160,7 +160,12 @@ const maxIndexGap = 1 << 20
 
 func (s *Scheduler) disclosed(ev Event) error {
 	st := s.sets[ev.Set]
-	if len(ev.Tasks) == 0 && st != nil {
+	if len(ev.Tasks) == 0 {
+		if st == nil {
+			// A set whose tasks all ended is forgotten: nothing of it runs
+			// to cap. A later disclose into it carries its cap again.
+			return nil
+		}
 		switch {
 		case ev.MaxRunning > 0:
 			s.setMaxRunning(st, ev.MaxRunning)

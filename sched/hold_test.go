@@ -157,3 +157,15 @@ func TestPropertyHold(t *testing.T) {
 		})
 	}
 }
+
+// Changing the cap of a set the scheduler forgot (all its tasks ended)
+// is no error: nothing of it runs.
+func TestCapOfForgottenSet(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.apply(Event{Kind: EventDisclosed, Set: 9, MaxRunning: 3})
+	b.apply(Event{Kind: EventDisclosed, Set: 9, MaxRunning: NoMaxRunning})
+	if len(b.s.sets) != 0 {
+		t.Fatalf("a cap alone made a set: %d held", len(b.s.sets))
+	}
+}

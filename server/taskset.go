@@ -283,7 +283,9 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 			infos[i].Index = idx[i]
 		}
 		at := seconds(res.DisclosedAt)
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: hd.maxRunning})
+		// The set's cap as stored, not only this call's: an append to a set
+		// the scheduler forgot (every task had ended) makes it anew.
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning})
 		if hd.request {
 			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
 		}
