@@ -91,7 +91,8 @@ const (
 	// and start no copy, speculative ones included, until released. Their
 	// running copies go on, or, with Suspend, are suspended (Suspend
 	// decisions, "held") on workers that can suspend. Fields: Set,
-	// Indexes (nil = every task that needs a run), Suspend. See hold.go.
+	// Indexes (nil = every task that needs a run; tasks the scheduler does
+	// not hold, which ended, are skipped), Suspend. See hold.go.
 	EventHeld
 	// EventReleased: held tasks of Set go back to their class; their
 	// suspended copies resume as any suspended copy does. Fields: Set,

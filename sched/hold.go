@@ -7,13 +7,7 @@ package sched
 // it back in its class as if it had just arrived there.
 
 func (s *Scheduler) held(ev Event) (ApplyResult, error) {
-	st, ts, err := s.lookupTasks(ev, "hold")
-	if err != nil {
-		return ApplyResult{}, err
-	}
-	if ev.Indexes == nil {
-		ts = s.openTasks(st)
-	}
+	ts := s.holdTargets(ev)
 	var res ApplyResult
 	for _, t := range ts {
 		if t.done() {
@@ -28,24 +22,33 @@ func (s *Scheduler) held(ev Event) (ApplyResult, error) {
 }
 
 func (s *Scheduler) released(ev Event) (ApplyResult, error) {
-	st, ts, err := s.lookupTasks(ev, "release")
-	if err != nil {
-		return ApplyResult{}, err
-	}
-	if ev.Indexes == nil {
-		ts = s.openTasks(st)
-	}
-	for _, t := range ts {
+	for _, t := range s.holdTargets(ev) {
 		s.setHeld(t, false, ev.Time)
 	}
 	return ApplyResult{}, nil
 }
 
-// openTasks lists st's tasks that need a run, by index.
-func (s *Scheduler) openTasks(st *set) []*task {
+// holdTargets lists the tasks ev names (nil Indexes: every task of the
+// set) that the scheduler holds and that need a run. Tasks it does not
+// hold ended (their set may have been forgotten and made anew): a hold
+// means nothing to them, so they are skipped, not refused, and the store
+// and the scheduler agree on the rest.
+func (s *Scheduler) holdTargets(ev Event) []*task {
+	st := s.sets[ev.Set]
+	if st == nil {
+		return nil
+	}
 	var ts []*task
-	for _, t := range st.tasks {
-		if t != nil && !t.done() {
+	if ev.Indexes == nil {
+		for _, t := range st.tasks {
+			if t != nil && !t.done() {
+				ts = append(ts, t)
+			}
+		}
+		return ts
+	}
+	for _, i := range ev.Indexes {
+		if t := st.task(i); t != nil && !t.done() {
 			ts = append(ts, t)
 		}
 	}

@@ -169,3 +169,20 @@ func TestCapOfForgottenSet(t *testing.T) {
 		t.Fatalf("a cap alone made a set: %d held", len(b.s.sets))
 	}
 }
+
+// A hold naming tasks the scheduler no longer holds (ended, their set
+// forgotten and made anew) holds the others and is no error.
+func TestHoldSkipsEndedTasks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 5}, {Index: 6}}})
+	b.apply(Event{Kind: EventHeld, Set: 1, Indexes: []int32{0, 5}})
+	b.apply(Event{Kind: EventHeld, Set: 2})
+	if !b.s.sets[1].task(5).held || b.s.sets[1].task(6).held {
+		t.Fatalf("task 5 held %v, task 6 held %v; want only 5", b.s.sets[1].task(5).held, b.s.sets[1].task(6).held)
+	}
+	b.apply(Event{Kind: EventReleased, Set: 1, Indexes: []int32{0, 5}})
+	if b.s.sets[1].task(5).held {
+		t.Fatalf("task 5 still held after release")
+	}
+}
