@@ -186,3 +186,19 @@ func TestHoldSkipsEndedTasks(t *testing.T) {
 		t.Fatalf("task 5 still held after release")
 	}
 }
+
+// A held task that ends and is retried stays held, whether the scheduler
+// still holds it or queues it anew.
+func TestHeldAcrossRetry(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 1})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(2, 1)})
+	b.apply(Event{Kind: EventHeld, Set: 1})
+	b.apply(Event{Kind: EventCanceled, Set: 1, Indexes: []int32{0}})
+	b.apply(Event{Kind: EventRetried, Set: 1, Tasks: []TaskInfo{{Index: 0, State: TaskRequested, Held: true}}})
+	b.apply(Event{Kind: EventRetried, Set: 2, Owner: "u", Tasks: []TaskInfo{{Index: 0, State: TaskRequested, Held: true}}})
+	b.decide(1)
+	b.apply(Event{Kind: EventReleased, Time: 2, Set: 2})
+	b.decide(2, want{DecisionStart, TaskRef{Set: 2, Index: 0}, "requested", ""})
+}

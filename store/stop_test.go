@@ -197,3 +197,29 @@ func TestHoldAndUpdate(t *testing.T) {
 		t.Fatalf("started %+v, %v; want the set's timeout 7.5", started, err)
 	}
 }
+
+// A held task that is canceled and retried comes back held, and says so
+// to the scheduler.
+func TestHeldAcrossRetry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := setup(t)
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: echo(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := res.Set.ID
+	if _, err := db.Hold(ctx, store.HoldInput{Owner: "u", SetID: set, Indexes: []int32{0}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Cancel(ctx, store.CancelInput{Owner: "u", SetID: set, Indexes: []int32{0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Retry(ctx, store.RetryInput{Owner: "u", SetID: set, All: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Retried) != 2 || !r.Retried[0].Held || r.Retried[1].Held || r.Set.Counts.Held != 1 {
+		t.Fatalf("retried %+v, held %d; want task 0 alone held", r.Retried, r.Set.Counts.Held)
+	}
+}
