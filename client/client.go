@@ -61,6 +61,7 @@ type Client struct {
 	billing batchv1connect.BillingServiceClient
 	cluster batchv1connect.ClusterServiceClient
 	users   batchv1connect.UserServiceClient
+	control batchv1connect.TaskSetControlServiceClient
 }
 
 // New returns a client for cfg.Server. It does not dial; the first call does.
@@ -86,6 +87,7 @@ func New(cfg Config) *Client {
 		billing: batchv1connect.NewBillingServiceClient(hc, base),
 		cluster: batchv1connect.NewClusterServiceClient(hc, base),
 		users:   batchv1connect.NewUserServiceClient(hc, base),
+		control: batchv1connect.NewTaskSetControlServiceClient(hc, base),
 	}
 }
 
@@ -152,6 +154,9 @@ type DiscloseInput struct {
 	// Retry is the set's retry policy (Retries 0: none; on an append,
 	// leave the policy as it is).
 	Retry sched.RetryPolicy
+	// Stop is the set's stop rule (zero: none; on an append, a zero rule
+	// leaves the rule as it is).
+	Stop sched.StopRule
 	// Array discloses a task array instead of Tasks (nil: none).
 	Array *Array
 }
@@ -203,6 +208,7 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 		Request:        in.Request,
 		MaxRunning:     in.MaxRunning,
 		Retry:          retryToPB(in.Retry),
+		Stop:           stopToPB(in.Stop),
 	}
 	for _, t := range in.Tasks {
 		req.Tasks = append(req.Tasks, specToPB(t))
@@ -259,7 +265,8 @@ func (c *Client) discloseStream(ctx context.Context, in DiscloseInput, key strin
 	if err != nil {
 		return nil, err
 	}
-	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request, MaxRunning: in.MaxRunning, Retry: retryToPB(in.Retry)}
+	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request, MaxRunning: in.MaxRunning, Retry: retryToPB(in.Retry),
+		Stop: stopToPB(in.Stop)}
 	size := 0
 	for i, t := range in.Tasks {
 		msg.Tasks = append(msg.Tasks, specToPB(t))

@@ -113,12 +113,15 @@ func specFromPB(s *batchv1.TaskSpec) sched.TaskSpec {
 func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
 	c := s.GetCounts()
 	return sched.TaskSet{
-		ID:         sched.SetID(s.GetId()),
-		Name:       s.GetName(),
-		Owner:      s.GetOwner(),
-		CreatedAt:  timeFromPB(s.GetCreatedAt()),
-		MaxRunning: s.GetMaxRunning(),
-		Retry:      retryFromPB(s.GetRetry()),
+		ID:             sched.SetID(s.GetId()),
+		Name:           s.GetName(),
+		Owner:          s.GetOwner(),
+		CreatedAt:      timeFromPB(s.GetCreatedAt()),
+		MaxRunning:     s.GetMaxRunning(),
+		Retry:          retryFromPB(s.GetRetry()),
+		Stop:           stopFromPB(s.GetStop()),
+		Stopped:        stopFiredFromPB(sched.SetID(s.GetId()), s.GetStopped()),
+		TimeoutSeconds: s.GetTimeoutSeconds(),
 		Counts: sched.TaskCounts{
 			Disclosed: c.GetDisclosed(),
 			Executed:  c.GetExecuted(),
@@ -127,6 +130,7 @@ func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
 			Canceled:  c.GetCanceled(),
 			Running:   c.GetRunning(),
 			Total:     c.GetTotal(),
+			Held:      c.GetHeld(),
 		},
 		BilledSlotSeconds:          s.GetBilledSlotSeconds(),
 		MeanVisibleResponseSeconds: s.GetMeanVisibleResponseSeconds(),
@@ -150,6 +154,7 @@ func taskFromPB(t *batchv1.Task) sched.Task {
 		TimedOut:               t.GetTimedOut(),
 		Progress:               t.GetProgress(),
 		Attempt:                max(1, t.GetAttempt()),
+		Held:                   t.GetHeld(),
 	}
 	for _, c := range t.GetCopies() {
 		task.Copies = append(task.Copies, sched.Copy{

@@ -14,9 +14,15 @@ import (
 // request, cancel and bill line is still there, every requested task
 // finishes and is billed exactly once, a disclose sent while the server was
 // down lands exactly once, and a waiting `batchctl request` rides it out.
+// A stop rule that fired stays fired, and held tasks stay held.
 func TestServerKillRestart(t *testing.T) {
 	args := []string{"--slots", "4", "--lease", "10s"} // the killed server's copies are lost a lease after the restart
 	c := startServer(t, args...)
+
+	// A set whose stop rule fired before the kill.
+	var stop jsonDisclose
+	c.ctlJSON(&stop, "disclose", "--name", "stop", "--stop-on-success", "--array", "0-5", "--", `[ "$BATCH_ARRAY_VALUE" = 0 ] || sleep 60`)
+	waitFor(t, patience, "the stop rule to fire", func() bool { return c.stopStatus(stop.Set.ID).Set.Stopped != nil })
 
 	lines := make([]string, 12)
 	for i := range lines {
@@ -35,6 +41,10 @@ func TestServerKillRestart(t *testing.T) {
 	if cb[0].Canceled != 3 {
 		t.Fatalf("cancel b = %+v, want 3 canceled", cb[0])
 	}
+	// A held set: its tasks never end, so all three stay held.
+	var held jsonDisclose
+	c.ctlJSON(&held, "disclose", "--name", "held", "--array", "0-2", "--", "sleep 60")
+	c.mustCtl("hold", fmt.Sprint(held.Set.ID))
 
 	// A waiting request for all of set a, started before the kill.
 	waiter := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", patience.String(), "--json", "request", fmt.Sprint(a.Set.ID))
@@ -102,8 +112,21 @@ func TestServerKillRestart(t *testing.T) {
 	for _, s := range sets.Sets {
 		names[s.Name]++
 	}
-	if names["a"] != 1 || names["b"] != 1 || names["late"] != 1 || len(sets.Sets) != 3 {
-		t.Errorf("sets after restart = %+v, want a, b and late once each", sets.Sets)
+	if names["a"] != 1 || names["b"] != 1 || names["late"] != 1 || names["stop"] != 1 || names["held"] != 1 || len(sets.Sets) != 5 {
+		t.Errorf("sets after restart = %+v, want a, b, late, stop and held once each", sets.Sets)
+	}
+	// The fired rule and the holds survived.
+	if s := c.stopStatus(stop.Set.ID).Set; s.Stopped == nil || s.Stopped.Index != 0 || s.Stopped.Canceled != 5 || s.Counts.Canceled != 5 {
+		t.Errorf("stopped set after the restart: %+v", s)
+	}
+	hs := c.stopStatus(held.Set.ID)
+	if hs.Set.Counts.Held != 3 {
+		t.Errorf("held set after the restart: %+v, want 3 held", hs.Set)
+	}
+	for _, task := range hs.Tasks {
+		if task.State != "disclosed" {
+			t.Errorf("held task %d is %s after the restart", task.Index, task.State)
+		}
 	}
 	var sb jsonStatus
 	c.ctlJSON(&sb, "status", fmt.Sprint(b.Set.ID))

@@ -49,6 +49,12 @@ func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
 		return ApplyResult{}, nil
 	case EventLateResult:
 		return s.lateResult(ev)
+	case EventStopped:
+		return s.stopped(ev)
+	case EventHeld:
+		return s.held(ev)
+	case EventReleased:
+		return s.released(ev)
 	case EventDurationObserved:
 		if !(ev.Duration >= 0) || math.IsInf(ev.Duration, 0) {
 			return ApplyResult{}, Errorf(EINVALID, "duration %v is not a number of seconds", ev.Duration)
@@ -154,9 +160,17 @@ const maxIndexGap = 1 << 20
 
 func (s *Scheduler) disclosed(ev Event) error {
 	st := s.sets[ev.Set]
-	if len(ev.Tasks) == 0 && st != nil {
-		if ev.MaxRunning > 0 {
+	if len(ev.Tasks) == 0 {
+		if st == nil {
+			// A set whose tasks all ended is forgotten: nothing of it runs
+			// to cap. A later disclose into it carries its cap again.
+			return nil
+		}
+		switch {
+		case ev.MaxRunning > 0:
 			s.setMaxRunning(st, ev.MaxRunning)
+		case ev.MaxRunning == NoMaxRunning:
+			s.setMaxRunning(st, 0)
 		}
 		return nil
 	}
@@ -231,6 +245,7 @@ func (s *Scheduler) disclosed(ev Event) error {
 		if !t.final() {
 			st.open++
 		}
+		t.held = ti.Held && !t.final()
 		if stt == stRequested {
 			t.requestedAt = ti.RequestedAt
 			t.state = stRequested
@@ -299,7 +314,7 @@ func (s *Scheduler) requested(ev Event) (ApplyResult, error) {
 			// requested work; the suspended copy resumes if its worker has
 			// room, otherwise a new copy replaces it.
 			s.setState(t, stRequested, ev.Time)
-			if t.running() == 0 && len(t.copies) > 0 && t.qpos < 0 {
+			if !t.held && t.running() == 0 && len(t.copies) > 0 && t.qpos < 0 {
 				t.set.rq.push(t)
 				s.queuedReq++
 				s.updateUnder(t.set)

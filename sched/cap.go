@@ -36,6 +36,10 @@ func (s *Scheduler) syncDisclosed(st *set) {
 
 // setMaxRunning sets st's cap to n (0 = none). Copies already running
 // above a lowered cap run on; no new one starts until the set is below it.
+// NoMaxRunning, as an EventDisclosed's MaxRunning without tasks, removes
+// the set's cap (an update of the set in place).
+const NoMaxRunning = -1
+
 func (s *Scheduler) setMaxRunning(st *set, n int32) {
 	st.maxRun = n
 	s.syncDisclosed(st)

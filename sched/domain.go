@@ -125,6 +125,7 @@ type TaskSpec struct {
 type TaskCounts struct {
 	Disclosed, Executed, Requested, Finished, Canceled int64
 	Running                                            int64 // tasks with a live copy
+	Held                                               int64 // tasks that need a run and are held
 	Total                                              int64
 }
 
@@ -142,6 +143,13 @@ type TaskSet struct {
 	MaxRunning int32
 	// Retry is the set's retry policy (zero: no automatic retries).
 	Retry RetryPolicy
+	// Stop is the set's stop rule (zero: none); Stopped says which task
+	// fired it (nil until one did).
+	Stop    StopRule
+	Stopped *StopFired
+	// TimeoutSeconds, when positive, replaces the tasks' own timeouts for
+	// copies started from now on (set by an update of the set).
+	TimeoutSeconds float64
 }
 
 // Task is one task of a set.
@@ -160,6 +168,8 @@ type Task struct {
 	ExitCode               int32
 	TimedOut               bool
 	Progress               float64 // -1 when none reported
+	// Held: the task is held (it starts no copy until released).
+	Held bool
 	// Attempt numbers the task's runs in place: 1 until it is first
 	// retried. The fields above describe the current attempt.
 	Attempt int32

@@ -81,6 +81,23 @@ const (
 	// its live copies, the re-runs, get Kill decisions. A task already
 	// done or canceled is left as it is. Fields: Task.
 	EventLateResult
+	// EventStopped: the set's stop rule fired on the result of Task: every
+	// task of Set that still needs a run (disclosed or requested) is
+	// canceled and its live copies get Kill decisions ("stopped");
+	// executed and finished tasks stay as they are. Fields: Set, Task.
+	// See stop.go.
+	EventStopped
+	// EventHeld: tasks of Set are held: they leave both classes' queues
+	// and start no copy, speculative ones included, until released. Their
+	// running copies go on, or, with Suspend, are suspended (Suspend
+	// decisions, "held") on workers that can suspend. Fields: Set,
+	// Indexes (nil = every task that needs a run; tasks the scheduler does
+	// not hold, which ended, are skipped), Suspend. See hold.go.
+	EventHeld
+	// EventReleased: held tasks of Set go back to their class; their
+	// suspended copies resume as any suspended copy does. Fields: Set,
+	// Indexes (nil = every held task).
+	EventReleased
 )
 
 // TaskInfo is what the scheduler knows of one task.
@@ -98,6 +115,8 @@ type TaskInfo struct {
 	// TaskDisclosed.
 	State       TaskState
 	RequestedAt Time
+	// Held restores a held task after a restart (EventHeld).
+	Held bool
 }
 
 // Event is one thing that happened, at Time.
@@ -129,7 +148,8 @@ type Event struct {
 	Progress    float64
 
 	// MaxRunning caps the running copies of Set, speculative copies
-	// included (EventDisclosed; 0 = leave the cap as it is).
+	// included (EventDisclosed; 0 = leave the cap as it is; NoMaxRunning,
+	// in an event without tasks, removes the cap).
 	MaxRunning int32
 
 	Duration float64 // EventDurationObserved, EventCopyFinished
@@ -138,6 +158,9 @@ type Event struct {
 	// feeds β only (the censored Hill estimator), not t_new. Replay such
 	// observations in the order the copies ended, after the winner's.
 	Censored bool
+
+	// Suspend asks EventHeld to suspend the held tasks' running copies.
+	Suspend bool
 }
 
 // DecisionKind says what the driver must do.
@@ -178,4 +201,8 @@ type ApplyResult struct {
 	// FinishedAtOnce lists tasks an EventRequested finished immediately
 	// because they had executed while disclosed.
 	FinishedAtOnce []TaskRef
+	// Canceled counts the tasks an EventStopped canceled.
+	Canceled int
+	// Suspended counts the copies an EventHeld suspended.
+	Suspended int
 }

@@ -52,25 +52,32 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 // worker cannot suspend) to free its slot for requested work.
 func (s *Scheduler) preemptCopy(c *liveCopy, now Time, out *[]Decision) {
 	w := c.worker
-	d := Decision{Copy: c.id, Task: c.task.ref(), Slot: SlotRef{Worker: w.id, Slot: c.slot}, Speculative: c.spec, Reason: "preempted"}
 	if s.cfg.Preemption == PreemptSuspend && w.canSuspend {
-		d.Kind = DecisionSuspend
-		run := c.runTime(now)
-		s.freeSlot(c)
-		c.state = cSuspended
-		c.runSoFar = run
-		w.suspended = append(w.suspended, c)
-		s.suspended++
-		c.task.set.nsusp++
-	} else {
-		d.Kind = DecisionKill
-		t := c.task
-		s.endCopy(c)
-		if len(t.copies) == 0 {
-			s.enqueue(t)
-		}
+		*out = append(*out, s.suspendCopy(c, now, "preempted"))
+		return
+	}
+	d := Decision{Kind: DecisionKill, Copy: c.id, Task: c.task.ref(), Slot: SlotRef{Worker: w.id, Slot: c.slot}, Speculative: c.spec, Reason: "preempted"}
+	t := c.task
+	s.endCopy(c)
+	if len(t.copies) == 0 {
+		s.enqueue(t)
 	}
 	*out = append(*out, d)
+}
+
+// suspendCopy suspends running copy c on its worker (which can suspend),
+// freeing its slot, and returns the Suspend decision.
+func (s *Scheduler) suspendCopy(c *liveCopy, now Time, reason string) Decision {
+	w := c.worker
+	d := Decision{Kind: DecisionSuspend, Copy: c.id, Task: c.task.ref(), Slot: SlotRef{Worker: w.id, Slot: c.slot}, Speculative: c.spec, Reason: reason}
+	run := c.runTime(now)
+	s.freeSlot(c)
+	c.state = cSuspended
+	c.runSoFar = run
+	w.suspended = append(w.suspended, c)
+	s.suspended++
+	c.task.set.nsusp++
+	return d
 }
 
 // resumeSuspended resumes suspended copies on free slots of their own
@@ -116,7 +123,7 @@ func (s *Scheduler) resumeSuspended(now Time, out []Decision) []Decision {
 			if w.free() == 0 || s.freeN <= s.reserve {
 				break
 			}
-			if w.free() < c.task.slots() {
+			if w.free() < c.task.slots() || c.task.held {
 				continue
 			}
 			if (s.noDisc && !s.reqClass(c.task)) || s.capped(c.task.set) || (s.reqClass(c.task) && s.fairCapped(c.task.set)) {

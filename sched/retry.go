@@ -141,7 +141,8 @@ func RetryClass(st TaskState, wasRequested bool) TaskState {
 // canceled), so it queues as a task never run; O(log n) a task. A task the
 // scheduler no longer holds (its set was closed and forgotten, or the
 // server restarted since it ended) is queued anew from its TaskInfo, in
-// a set made anew for ev.Owner when needed.
+// a set made anew for ev.Owner when needed. TaskInfo.Held keeps a held
+// task held.
 func (s *Scheduler) retried(ev Event) error {
 	st := s.sets[ev.Set]
 	ts := make([]*task, len(ev.Tasks))
@@ -181,6 +182,7 @@ func (s *Scheduler) retried(ev Event) error {
 			continue // queued anew above
 		}
 		t.lost = false
+		t.held = ti.Held // done: in no queue or job yet, setState places it
 		ns := stDisclosed
 		if ti.State == TaskRequested {
 			ns = stRequested

@@ -47,6 +47,7 @@ type task struct {
 	rpos        int32 // position in set.running; -1 when no running copy
 	state       uint8
 	noSpec      bool
+	held        bool   // held (hold.go): in neither class, starts no copy
 	lost        bool   // its last copy was lost with a worker; cleared when a copy runs
 	cpus        uint16 // slots of one worker a copy takes (0 = 1)
 	memMB       uint32 // memory a copy needs on its worker, MiB (0 = none asked)

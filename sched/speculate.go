@@ -78,7 +78,7 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 	setDone := false
 	beta := s.beta.value()
 	for _, t := range st.running {
-		if t.noSpec || s.reqClass(t) != req || t.done() || len(t.copies) >= maxCopies {
+		if t.noSpec || t.held || s.reqClass(t) != req || t.done() || len(t.copies) >= maxCopies {
 			continue
 		}
 		var tn float64
@@ -256,6 +256,9 @@ func (s *Scheduler) qualifiesAt(t *task, need, tn float64) Time {
 // speculate starts a speculative copy of t, preferring a worker that does
 // not run t already.
 func (s *Scheduler) speculate(t *task, reason string, mode int, now Time, out *[]Decision) bool {
+	if t.held {
+		return false // a held task starts no copy (hold.go)
+	}
 	avoid := make([]*worker, 0, len(t.copies))
 	for _, c := range t.copies {
 		avoid = append(avoid, c.worker)

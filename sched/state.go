@@ -10,7 +10,7 @@ import (
 
 // reqClass reports whether t belongs to the requested class (Hopper's jobs).
 func (s *Scheduler) reqClass(t *task) bool {
-	return t.state == stRequested || (s.oneQueue && t.state == stDisclosed)
+	return !t.held && (t.state == stRequested || (s.oneQueue && t.state == stDisclosed))
 }
 
 func (s *Scheduler) taskLess(a, b *task) bool {
@@ -157,7 +157,7 @@ func (s *Scheduler) updateUnder(st *set) {
 
 // enqueue puts a task without live copies in its class's queue.
 func (s *Scheduler) enqueue(t *task) {
-	if t.qpos >= 0 || t.done() || len(t.copies) > 0 {
+	if t.qpos >= 0 || t.done() || t.held || len(t.copies) > 0 {
 		return
 	}
 	st := t.set

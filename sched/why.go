@@ -48,6 +48,9 @@ const (
 	// runs tasks without isolation, so only its own user's); Detail names
 	// them.
 	WhyNoWorkerForOwner WhyReason = "no-worker-for-owner"
+	// WhyHeld: the task is held (batchctl hold): it starts no copy until
+	// released; a running copy goes on.
+	WhyHeld WhyReason = "held"
 )
 
 // Short is the reason in a word or two, for a table's column.
@@ -79,6 +82,8 @@ func (r WhyReason) Short() string {
 		return "fair share"
 	case WhyNoWorkerForOwner:
 		return "no worker for owner"
+	case WhyHeld:
+		return "held"
 	}
 	return string(r)
 }
@@ -112,6 +117,8 @@ func (r WhyReason) Text() string {
 		return "its owner holds its fair share while other users wait"
 	case WhyNoWorkerForOwner:
 		return "no worker may run its owner's tasks"
+	case WhyHeld:
+		return "held: it starts when released (batchctl release)"
 	}
 	return string(r)
 }
@@ -176,6 +183,13 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		MaxRunning: int(st.maxRun), Running: int(st.nrun), StartInSeconds: -1, FinishInSeconds: -1}
 	if t.done() {
 		a.Reason = WhyNotWaiting
+		return a, nil
+	}
+	if t.held && t.running() == 0 {
+		a.Reason, a.Class = WhyHeld, "disclosed"
+		if t.state == stRequested {
+			a.Class = "requested"
+		}
 		return a, nil
 	}
 	req := s.reqClass(t)

@@ -27,6 +27,7 @@ type clients struct {
 	billing batchv1connect.BillingServiceClient
 	cluster batchv1connect.ClusterServiceClient
 	users   batchv1connect.UserServiceClient
+	control batchv1connect.TaskSetControlServiceClient
 }
 
 func (b *bundle) as(token string) clients {
@@ -41,6 +42,7 @@ func (b *bundle) as(token string) clients {
 		billing: batchv1connect.NewBillingServiceClient(hc, url, opts...),
 		cluster: batchv1connect.NewClusterServiceClient(hc, url, opts...),
 		users:   batchv1connect.NewUserServiceClient(hc, url, opts...),
+		control: batchv1connect.NewTaskSetControlServiceClient(hc, url, opts...),
 	}
 }
 
@@ -217,6 +219,19 @@ func TestIsolation(t *testing.T) {
 				return connect.NewError(connect.CodeDataLoss, err)
 			}
 			_, err := c.tasks.Retry(ctx(t), &batchv1.RetryRequest{SetId: set.Id, Indexes: []int32{i}})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"HoldTasks", func(c clients, who string) error {
+			_, err := c.control.HoldTasks(ctx(t), &batchv1.HoldTasksRequest{SetId: set.Id, Indexes: []int32{nextIndex()}})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"ReleaseTasks", func(c clients, who string) error {
+			_, err := c.control.ReleaseTasks(ctx(t), &batchv1.ReleaseTasksRequest{SetId: set.Id, Indexes: []int32{nextIndex()}})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"UpdateTaskSet", func(c clients, who string) error {
+			n := int32(100)
+			_, err := c.control.UpdateTaskSet(ctx(t), &batchv1.UpdateTaskSetRequest{SetId: set.Id, MaxRunning: &n})
 			return err
 		}, [4]connect.Code{ok, nf, ok, denied}},
 		{"GetTask", func(c clients, who string) error {

@@ -56,10 +56,12 @@ func (s *Server) readLimitTable() map[string]readLimit {
 			hint: "send bigger sets with DiscloseStream (batchctl and the Go client do)"},
 		batchv1connect.TaskSetServiceDiscloseStreamProcedure: {msg: DiscloseChunkBytes, body: DiscloseStreamBytes,
 			hint: "disclose in several calls (append with set_id)"},
-		batchv1connect.TaskSetServiceRequestProcedure:       unary(indexesRequestBytes),
-		batchv1connect.TaskSetServiceCancelProcedure:        unary(indexesRequestBytes),
-		batchv1connect.WorkerServiceReportFinishedProcedure: unary(report),
-		batchv1connect.WorkerServiceRegisterProcedure:       unary(4 * SmallRequestBytes), // the copies still running
+		batchv1connect.TaskSetServiceRequestProcedure:             unary(indexesRequestBytes),
+		batchv1connect.TaskSetServiceCancelProcedure:              unary(indexesRequestBytes),
+		batchv1connect.TaskSetControlServiceHoldTasksProcedure:    unary(indexesRequestBytes),
+		batchv1connect.TaskSetControlServiceReleaseTasksProcedure: unary(indexesRequestBytes),
+		batchv1connect.WorkerServiceReportFinishedProcedure:       unary(report),
+		batchv1connect.WorkerServiceRegisterProcedure:             unary(4 * SmallRequestBytes), // the copies still running
 	}
 }
 

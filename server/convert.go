@@ -114,9 +114,9 @@ func setToProto(s sched.TaskSet) *batchv1.TaskSet {
 	c := s.Counts
 	return &batchv1.TaskSet{Id: int64(s.ID), Name: s.Name, Owner: s.Owner, CreatedAt: ts(s.CreatedAt),
 		Counts: &batchv1.TaskCounts{Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
-			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total},
+			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total, Held: c.Held},
 		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds, MaxRunning: s.MaxRunning,
-		Retry: retryToProto(s.Retry)}
+		Retry: retryToProto(s.Retry), Stop: stopToProto(s.Stop), Stopped: stopFiredToProto(s.Stopped), TimeoutSeconds: s.TimeoutSeconds}
 }
 
 func retryToProto(p sched.RetryPolicy) *batchv1.RetryPolicy {
@@ -167,7 +167,7 @@ func taskToProto(t sched.Task) *batchv1.Task {
 	p := &batchv1.Task{SetId: int64(t.Set), Index: t.Index, Spec: specToProto(t.Spec), State: taskStateToProto[t.State],
 		DisclosedAt: ts(t.DisclosedAt), RequestedAt: ts(t.RequestedAt), ExecutedAt: ts(t.ExecutedAt),
 		FinishedAt: ts(t.FinishedAt), CanceledAt: ts(t.CanceledAt), VisibleResponseSeconds: t.VisibleResponseSeconds,
-		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress, Attempt: t.Attempt}
+		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress, Attempt: t.Attempt, Held: t.Held}
 	if t.State == sched.TaskFinished {
 		p.ExitCode, p.TimedOut = t.ExitCode, t.TimedOut
 	}

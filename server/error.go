@@ -284,9 +284,12 @@ func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 // turn: they queue in the API lane (apiWrite), which carries them out in
 // batches, and would otherwise hold a turn while they wait for it.
 var apiWriteProcedures = map[string]bool{
-	batchv1connect.TaskSetServiceDiscloseProcedure: true,
-	batchv1connect.TaskSetServiceRequestProcedure:  true,
-	batchv1connect.TaskSetServiceCancelProcedure:   true,
+	batchv1connect.TaskSetServiceDiscloseProcedure:             true,
+	batchv1connect.TaskSetServiceRequestProcedure:              true,
+	batchv1connect.TaskSetServiceCancelProcedure:               true,
+	batchv1connect.TaskSetControlServiceHoldTasksProcedure:     true,
+	batchv1connect.TaskSetControlServiceReleaseTasksProcedure:  true,
+	batchv1connect.TaskSetControlServiceUpdateTaskSetProcedure: true,
 }
 
 // WrapStreamingClient leaves client streams alone (server-side interceptor).

@@ -471,6 +471,9 @@ func (s *Server) routes() http.Handler {
 				return batchv1connect.NewTaskSetServiceHandler(taskSetHandler{s}, opts...)
 			},
 			func() (string, http.Handler) {
+				return batchv1connect.NewTaskSetControlServiceHandler(controlHandler{s}, opts...)
+			},
+			func() (string, http.Handler) {
 				return batchv1connect.NewWorkerServiceHandler(workerHandler{s}, opts...)
 			},
 			func() (string, http.Handler) {
@@ -507,7 +510,7 @@ func (s *Server) routes() http.Handler {
 	names := []string{
 		batchv1connect.TaskSetServiceName, batchv1connect.WorkerServiceName,
 		batchv1connect.BillingServiceName, batchv1connect.ClusterServiceName,
-		batchv1connect.UserServiceName,
+		batchv1connect.UserServiceName, batchv1connect.TaskSetControlServiceName,
 	}
 	for _, name := range names {
 		mux.Handle("/"+name+"/", s.authenticate(api, limits))

@@ -53,6 +53,7 @@ type bundle struct {
 	billing batchv1connect.BillingServiceClient
 	cluster batchv1connect.ClusterServiceClient
 	users   batchv1connect.UserServiceClient
+	control batchv1connect.TaskSetControlServiceClient
 }
 
 // adminToken reads the first admin's token that the server wrote into dir.
@@ -129,6 +130,7 @@ func setup(t testing.TB, o options) *bundle {
 		billing: batchv1connect.NewBillingServiceClient(hs.Client(), hs.URL, admin),
 		cluster: batchv1connect.NewClusterServiceClient(hs.Client(), hs.URL, admin),
 		users:   batchv1connect.NewUserServiceClient(hs.Client(), hs.URL, admin),
+		control: batchv1connect.NewTaskSetControlServiceClient(hs.Client(), hs.URL, admin),
 	}
 	t.Cleanup(b.close)
 	return b

@@ -22,13 +22,14 @@ type taskSetHandler struct{ s *Server }
 // tells the scheduler and runs it.
 func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseRequest) (*batchv1.DiscloseResponse, error) {
 	s := h.s
-	if len(req.Tasks) == 0 && req.Array == nil && !(req.SetId != 0 && (req.MaxRunning > 0 || req.GetRetry().GetRetries() > 0)) {
-		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task (or, appending to a set, a max_running or retry policy to change)")
+	if len(req.Tasks) == 0 && req.Array == nil && !(req.SetId != 0 && (req.MaxRunning > 0 || req.GetRetry().GetRetries() > 0 || !stopFromProto(req.Stop).IsZero())) {
+		return nil, sched.Errorf(sched.EINVALID, "no tasks: a disclose needs at least one task (or, appending to a set, a max_running, retry policy or stop rule to change; UpdateTaskSet changes any of them)")
 	}
 	if len(req.Tasks) > store.MaxTasksPerCall {
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall)
 	}
-	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning, retry: retryFromProto(req.Retry)}
+	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning, retry: retryFromProto(req.Retry),
+		stop: stopFromProto(req.Stop)}
 	if err := hd.check(); err != nil {
 		return nil, err
 	}
@@ -68,7 +69,8 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 			defer s.cfg.GC.Tighten()()
 		}
 		if first {
-			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry)}
+			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry),
+				stop: stopFromProto(m.Stop)}
 			if err := hd.check(); err != nil {
 				return nil, err
 			}
@@ -118,6 +120,8 @@ type discloseHeader struct {
 	maxRunning int32
 	// retry is the set's retry policy (Retries 0: none, or unchanged).
 	retry sched.RetryPolicy
+	// stop is the set's stop rule (zero: none, or unchanged).
+	stop sched.StopRule
 }
 
 // check bounds the name and the key and refuses a negative set id
@@ -225,7 +229,8 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	var res store.DiscloseResult
 	s.apiWrite(func() {
 		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
-			Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry}
+			Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry,
+			Stop: hd.stop}
 		n := len(specs)
 		if arr != nil {
 			n = int(arr.Count)
@@ -278,7 +283,9 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 			infos[i].Index = idx[i]
 		}
 		at := seconds(res.DisclosedAt)
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: hd.maxRunning})
+		// The set's cap as stored, not only this call's: an append to a set
+		// the scheduler forgot (every task had ended) makes it anew.
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning})
 		if hd.request {
 			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
 		}

@@ -26,6 +26,7 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 	sched.WhyNeverFits:        batchv1.WaitReason_WAIT_REASON_NO_WORKER_FITS,
 	sched.WhyFairShare:        batchv1.WaitReason_WAIT_REASON_FAIR_SHARE,
 	sched.WhyNoWorkerForOwner: batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER,
+	sched.WhyHeld:             batchv1.WaitReason_WAIT_REASON_HELD,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The

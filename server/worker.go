@@ -480,6 +480,13 @@ func (s *Server) finishBatch(batch []*finishCall) {
 		if res.Retried != nil {
 			s.metrics.retried(sched.RetriedByPolicy, 1)
 		}
+		if res.Stopped != nil {
+			for _, b := range res.Stopped.Bills {
+				s.metrics.addBilled(b.SlotSeconds)
+			}
+			s.log.Info("stop rule fired", "set", res.Task.Set, "index", res.Task.Index, "why", res.Stopped.Fired.Why, "canceled", res.Stopped.Fired.Canceled)
+			s.watch.publish(res.Task.Set, nil)
+		}
 		if res.Clamped {
 			s.metrics.billClamped(c.in.Worker)
 			s.log.Warn("reported run time cut to what the server observed", "copy", c.in.Copy, "worker", c.in.Worker,
@@ -527,6 +534,11 @@ func (s *Server) hearEnd(now time.Time, in store.FinishInput, res store.FinishRe
 		// its worker stopped it, and its task still wants a result:
 		// the first result is kept and the re-runs are killed.
 		s.apply(sched.Event{Kind: sched.EventLateResult, Time: seconds(now), Task: sched.TaskRef{Set: res.Task.Set, Index: res.Task.Index}})
+	}
+	if res.Stopped != nil {
+		// The result fired the set's stop rule, which canceled the rest
+		// of the set in the same transaction.
+		s.apply(sched.Event{Kind: sched.EventStopped, Time: seconds(now), Set: res.Task.Set, Task: res.Stopped.Fired.Task})
 	}
 	if res.Retried != nil {
 		// The set's policy retried the attempt this copy won.

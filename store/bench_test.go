@@ -110,3 +110,43 @@ func openBench(b *testing.B) *store.DB {
 	b.Cleanup(func() { db.Close() })
 	return db
 }
+
+// BenchmarkStopRule records the result that fires a 10,000-task set's stop
+// rule: one finish whose transaction cancels the other 9,999 tasks (64 of
+// them running). One op is one such finish, on a fresh set.
+//
+//	go test -run '^$' -bench StopRule -benchtime 10x ./store/
+func BenchmarkStopRule(b *testing.B) {
+	const n = 10_000
+	db := openBench(b)
+	ctx := context.Background()
+	specs := make([]sched.TaskSpec, n)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
+		b.Fatal(err)
+	}
+	next := sched.CopyID(1)
+	for b.Loop() {
+		b.StopTimer()
+		res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: specs, Stop: sched.StopRule{OnSuccess: true}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		first := next
+		ds := make([]sched.Decision, 64)
+		for i := range ds {
+			ds[i] = sched.Decision{Kind: sched.DecisionStart, Copy: next, Task: sched.TaskRef{Set: res.Set.ID, Index: int32(i)}, Slot: sched.SlotRef{Worker: "w", Slot: int32(i)}}
+			next++
+		}
+		if _, err := db.ApplyDecisions(ctx, ds); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		r, err := db.FinishCopy(ctx, store.FinishInput{Worker: "w", Copy: first, RunSeconds: 1})
+		if err != nil || r.Stopped == nil || r.Stopped.Fired.Canceled != n-1 {
+			b.Fatalf("finish: %+v, %v", r.Stopped, err)
+		}
+	}
+}

@@ -51,16 +51,22 @@ func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started
 				// The copy runs for its task's current attempt.
 				st := Started{Decision: d}
 				var spec string
+				var timeout float64
 				// A join here would be planned again on every run (see
 				// "No joins per task" in store.go); a scalar subquery is not.
-				err = tx.QueryRowContext(ctx, `SELECT t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt FROM tasks t WHERE t.set_id = ? AND t.idx = ?`,
-					d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner, &st.Attempt)
+				err = tx.QueryRowContext(ctx, `SELECT t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt,
+					(SELECT timeout_seconds FROM task_sets WHERE id = t.set_id) FROM tasks t WHERE t.set_id = ? AND t.idx = ?`,
+					d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner, &st.Attempt, &timeout)
 				if err == nil {
 					_, err = tx.ExecContext(ctx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, state, started_at, attempt)
 					VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`, d.Copy, d.Task.Set, d.Task.Index, d.Slot.Worker, d.Slot.Slot, boolInt(d.Speculative), now, st.Attempt)
 				}
 				if err == nil {
 					err = taskSpec(ctx, tx, spec, d.Task.Index, &st.Spec)
+					if timeout > 0 {
+						// The set's timeout, changed in place, replaces the task's own.
+						st.Spec.TimeoutSeconds = timeout
+					}
 					started = append(started, st)
 				}
 			case sched.DecisionKill:

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,9 @@ type DiscloseInput struct {
 	// Retry is the set's retry policy (on an append, Retries 0 leaves the
 	// policy as it is).
 	Retry sched.RetryPolicy
+	// Stop is the set's stop rule (zero: none; on an append, a zero rule
+	// leaves the rule as it is, another replaces it).
+	Stop sched.StopRule
 	// RequestHash is the content hash recorded with IdempotencyKey ("":
 	// Hash computes it from the fields above; a streamed disclose passes
 	// the hash of the whole stream, see DiscloseHasher).
@@ -48,7 +52,7 @@ type DiscloseResult struct {
 // ChangesSet reports whether in, an append to a set, changes its cap or
 // its retry policy: then it needs no tasks.
 func (in DiscloseInput) ChangesSet() bool {
-	return in.SetID != 0 && (in.MaxRunning > 0 || in.Retry.Retries > 0)
+	return in.SetID != 0 && (in.MaxRunning > 0 || in.Retry.Retries > 0 || !in.Stop.IsZero())
 }
 
 // Disclose creates a set or appends tasks to one, records the idempotency
@@ -79,7 +83,7 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 	if in.MaxRunning < 0 {
 		return res, sched.Errorf(sched.EINVALID, "max running %d is negative (0 means no cap)", in.MaxRunning)
 	}
-	if err := in.Retry.Validate(); err != nil {
+	if err := errors.Join(in.Retry.Validate(), in.Stop.Validate()); err != nil {
 		return res, err
 	}
 	hash := ""
@@ -109,6 +113,11 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 			id, _ := r.LastInsertId()
 			setID = sched.SetID(id)
 			res.Created = true
+			if !in.Stop.IsZero() {
+				if err := setStopRule(ctx, tx, setID, in.Stop); err != nil {
+					return err
+				}
+			}
 		} else {
 			var canceledAt int64
 			var canceled int64
@@ -124,6 +133,11 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 			}
 			if ntasks > 0 && canceled == ntasks {
 				return sched.Errorf(sched.EFAILEDPRECONDITION, "task set %d is canceled (all its %d tasks are): disclose a new set instead", setID, ntasks)
+			}
+			if !in.Stop.IsZero() {
+				if err := setStopRule(ctx, tx, setID, in.Stop); err != nil {
+					return err
+				}
 			}
 		}
 		if ntasks+int64(n) > MaxTasksPerSet {

@@ -62,6 +62,10 @@ type FinishResult struct {
 	// same transaction (the attempt the copy won failed): the scheduler
 	// must hear EventRetried after the copy's finish.
 	Retried *sched.TaskInfo
+	// Stopped is set when the result fired the set's stop rule, which
+	// canceled the set's work that still needs a run in the same
+	// transaction: the scheduler must hear EventStopped.
+	Stopped *StopOutcome
 }
 
 // FinishCopy records a copy's end. A live copy that ran to its end wins
@@ -333,10 +337,18 @@ func applyEnd(ctx context.Context, tx *Tx, r endRow, o endOutcome, in FinishInpu
 		t.State, t.FinishedAt = sched.TaskFinished, tx.now
 		t.VisibleResponseSeconds = max(0, tx.now.Sub(t.RequestedAt).Seconds())
 	}
+	// The set's stop rule fires in the same transaction: the result and
+	// the cancel of the rest commit together or not at all. A task that
+	// fired it is not retried: the set has stopped.
+	stop, err := applyStop(ctx, tx, c, r.taskAttempt, in)
+	if err != nil {
+		return err
+	}
+	res.Stopped = stop
 	// The set's policy retries the failed attempt in the same transaction,
 	// after its bill: a crash between the two cannot lose the retry or
 	// bill twice.
-	if r.pol.wants(in.ExitCode, in.TimedOut) {
+	if stop == nil && r.pol.wants(in.ExitCode, in.TimedOut) {
 		info, err := retryTask(ctx, tx, c.Task, sched.RetriedByPolicy)
 		if err != nil {
 			return err

@@ -74,7 +74,7 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 		return err
 	}
 	cur := -1
-	return tx.rawRows(ctx, `SELECT t.set_id, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at, t.cpus, t.memory_mb
+	return tx.rawRows(ctx, `SELECT t.set_id, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at, t.cpus, t.memory_mb, t.held
 		FROM task_sets s CROSS JOIN tasks t ON t.set_id = s.id -- CROSS: the open sets outside, their tasks by primary key inside
 		WHERE s.n_disclosed + s.n_executed + s.n_requested > 0 AND t.state IN ('disclosed', 'executed', 'requested')
 		ORDER BY s.id, t.idx -- not t.set_id: the order the join gives, with no sort of every row`, func(v []driver.Value) error {
@@ -89,7 +89,7 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 		st := &snap.Sets[cur]
 		st.Tasks = append(st.Tasks, sched.TaskInfo{Index: int32(asInt(v[1])), EstimateSeconds: asFloat(v[2]), NoSpeculation: asInt(v[3]) != 0,
 			DeadlineSeconds: asFloat(v[4]), State: openState(v[5]), RequestedAt: seconds(fromNanos(asInt(v[6]))),
-			Cpus: int32(asInt(v[7])), MemoryMB: int64(asInt(v[8]))})
+			Cpus: int32(asInt(v[7])), MemoryMB: int64(asInt(v[8])), Held: asInt(v[9]) != 0})
 		return nil
 	})
 }

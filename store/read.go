@@ -196,13 +196,17 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 		sumResponse float64
 		retries     int32
 		retryOn     string
+		stop        stopRow
 	)
 	// The counts, the billed sum and the response sum are kept on the set's
 	// row by triggers (migration 0006): one row read, whatever the set's size.
 	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
-		billed_slot_seconds, sum_visible_response, max_running, retries, retry_on FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
+		billed_slot_seconds, sum_visible_response, max_running, retries, retry_on, `+stopCols+`, timeout_seconds
+		FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
 		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
-			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning, &retries, &retryOn)
+			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning, &retries, &retryOn,
+			&stop.onSuccess, &stop.onExit, &stop.onOutput, &stop.after, &stop.stoppedAt, &stop.stoppedIdx, &stop.stoppedAttempt, &stop.why, &stop.canceled,
+			&set.TimeoutSeconds)
 	if err == sql.ErrNoRows {
 		return set, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
 	} else if err != nil {
@@ -213,6 +217,12 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 		return set, fmt.Errorf("read set %d: retry policy %q: %w", id, retryOn, err)
 	}
 	set.Retry.Retries = retries
+	if set.Stop, set.Stopped, err = stop.decode(id); err != nil {
+		return set, err
+	}
+	if set.Counts.Held, err = countHeld(ctx, tx, id); err != nil {
+		return set, err
+	}
 	// +?: see "No joins per task" in store.go.
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(DISTINCT idx) FROM copies WHERE set_id = +? AND state IN ('running', 'suspended')`, id).
 		Scan(&set.Counts.Running); err != nil {
@@ -225,7 +235,7 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 }
 
 const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed_at, finished_at, canceled_at,
-	visible_response, service_seconds, exit_code, timed_out, attempt`
+	visible_response, service_seconds, exit_code, timed_out, attempt, held`
 
 func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Task, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
@@ -242,10 +252,10 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 			t                                         sched.Task
 			spec, state                               string
 			disclosed, requested, executed, fin, canc int64
-			timedOut                                  int
+			timedOut, held                            int
 		)
 		if err := rows.Scan(&t.Set, &t.Index, &spec, &state, &disclosed, &requested, &executed, &fin, &canc,
-			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt); err != nil {
+			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt, &held); err != nil {
 			return nil, err
 		}
 		if err := later.decode(spec, t.Index, len(out), &t.Spec); err != nil {
@@ -255,6 +265,7 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 		t.DisclosedAt, t.RequestedAt, t.ExecutedAt = fromNanos(disclosed), fromNanos(requested), fromNanos(executed)
 		t.FinishedAt, t.CanceledAt = fromNanos(fin), fromNanos(canc)
 		t.TimedOut = timedOut != 0
+		t.Held = held != 0 && !t.State.Final() && t.State != sched.TaskExecuted
 		t.Progress = -1
 		out = append(out, t)
 	}

@@ -43,11 +43,12 @@ func retryTask(ctx context.Context, tx *Tx, ref sched.TaskRef, by string) (sched
 		attempt int32
 		info    = sched.TaskInfo{Index: ref.Index}
 		noSpec  int
+		held    int
 	)
 	// What the scheduler needs to queue the task anew if it no longer holds
 	// it (it forgets closed sets, and a restart loads open tasks only).
-	if err := tx.QueryRowContext(ctx, `SELECT state, requested_at, attempt, estimate, no_speculation, deadline, cpus, memory_mb FROM tasks WHERE set_id = ? AND idx = ?`, ref.Set, ref.Index).
-		Scan(&state, &reqAt, &attempt, &info.EstimateSeconds, &noSpec, &info.DeadlineSeconds, &info.Cpus, &info.MemoryMB); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT state, requested_at, attempt, estimate, no_speculation, deadline, cpus, memory_mb, held FROM tasks WHERE set_id = ? AND idx = ?`, ref.Set, ref.Index).
+		Scan(&state, &reqAt, &attempt, &info.EstimateSeconds, &noSpec, &info.DeadlineSeconds, &info.Cpus, &info.MemoryMB, &held); err != nil {
 		return sched.TaskInfo{}, fmt.Errorf("retry task %d/%d: %w", ref.Set, ref.Index, err)
 	}
 	now := nanos(tx.now)
@@ -76,7 +77,8 @@ func retryTask(ctx context.Context, tx *Tx, ref sched.TaskRef, by string) (sched
 	if _, err := tx.ExecContext(ctx, `DELETE FROM outputs WHERE set_id = ? AND idx = ?`, ref.Set, ref.Index); err != nil {
 		return sched.TaskInfo{}, fmt.Errorf("move output: %w", err)
 	}
-	info.NoSpeculation, info.State = noSpec != 0, class
+	// A held task stays held across its retries, until released.
+	info.NoSpeculation, info.State, info.Held = noSpec != 0, class, held != 0
 	newReq := int64(0)
 	if class == sched.TaskRequested {
 		// The retry is the new attempt's request: its visible response

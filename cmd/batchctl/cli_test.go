@@ -142,7 +142,7 @@ func TestCompleteOffersWordsAndStopsAtDashDash(t *testing.T) {
 		words []string
 		want  string
 	}{
-		{[]string{"re"}, "request\nretry\n"},
+		{[]string{"re"}, "request\nretry\nrelease\n"},
 		{[]string{"status", "--js"}, "--json\n"},
 		{[]string{"--server", "http://x", "canc"}, "cancel\n"},
 		{[]string{"disclose", "--", ""}, ""},

@@ -78,6 +78,7 @@ Examples:
    batchctl disclose --max-running 4 --file jobs.txt   # at most 4 run at once
    batchctl disclose --cpus 4 --memory 8G -- ./solve big.dat
    batchctl disclose --retries 2 --retry-on 75,timeout --file jobs.txt
+   batchctl disclose --stop-on-output '^FOUND' --array 0-999 -- ./search.sh
 
 --retries N lets the server retry each task in place up to N times (same set,
 same index, the next attempt; the task sees BATCH_TASK_ATTEMPT) when an
@@ -85,6 +86,11 @@ attempt ends in a way --retry-on names: exit codes (1-255), nonzero (any
 failure), timeout, lost (a re-run after a worker was lost becomes a new
 attempt; lost copies run again anyway). --retry-on defaults to
 nonzero,timeout. Each requested attempt is billed once; see batchctl retry.
+
+` + stopHelp + `
+
+With --set and no tasks, --max-running, --retries or a stop flag change the
+set in place; batchctl update changes any part of it (a cap of 0 too).
 
 A --spec file is a list of tasks, or an object with a name, a retry policy
 and tasks; a task gives argv, or a shell line as "command" (run by the set's
@@ -103,7 +109,7 @@ range, and a command or argv with the other task fields:
 
 Prints the set id and the new tasks' references (SET/FIRST..LAST); -q prints
 the set id only.`,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Aliases: []string{"n"}, Usage: "name of a new task set"},
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read one shell command per line from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "spec", Usage: "read tasks from a JSON `FILE` (- for stdin)"},
@@ -126,7 +132,7 @@ the set id only.`,
 			&cli.StringFlag{Name: "retry-on", Usage: "what --retries retries: `LIST` of exit codes, nonzero, timeout, lost (default " + sched.DefaultRetryOn + ")"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the set id"},
 			jsonFlag(),
-		},
+		}, stopFlags()...),
 		Action: disclose,
 	}
 }
@@ -310,9 +316,16 @@ func disclose(c *cli.Context) error {
 			array = &client.Array{First: first, Last: last, Step: step, Spec: withDefaults(spec, defaults)}
 		}
 	}
-	changesSet := c.IsSet("set") && (c.Int("max-running") > 0 || retries > 0)
+	rule, hasRule, err := stopRule(c)
+	if err != nil {
+		return err
+	}
+	changesSet := c.IsSet("set") && (c.Int("max-running") > 0 || retries > 0 || hasRule)
 	if sources == 0 && changesSet {
-		return changeSet(c, retries, retryOn)
+		return changeSet(c, retries, retryOn, rule)
+	}
+	if sources == 0 && c.IsSet("set") && c.IsSet("max-running") {
+		return usageErr("--max-running %d with --set and no tasks: to change the set in place use batchctl update %d --max-running %d", c.Int("max-running"), c.Int64("set"), c.Int("max-running"))
 	}
 	if sources == 0 {
 		return usageErr("nothing to disclose: give a command after --, --array with a command, a --file of commands, or a --spec file (see batchctl disclose --help)")
@@ -339,6 +352,7 @@ func disclose(c *cli.Context) error {
 		Request:    c.Bool("request"),
 		MaxRunning: int32(maxRunning),
 		Retry:      policy,
+		Stop:       rule,
 	})
 	if err != nil {
 		return err
@@ -371,7 +385,7 @@ func disclose(c *cli.Context) error {
 
 // changeSet changes the cap (--max-running) or retry policy (--retries)
 // of set --set without disclosing tasks: an append of none.
-func changeSet(c *cli.Context, retries int32, retryOn string) error {
+func changeSet(c *cli.Context, retries int32, retryOn string, rule sched.StopRule) error {
 	maxRunning := c.Int("max-running")
 	if maxRunning < 0 || maxRunning > 1<<30 {
 		return usageErr("--max-running %d: want a number of copies, 1 or more", maxRunning)
@@ -383,7 +397,7 @@ func changeSet(c *cli.Context, retries int32, retryOn string) error {
 	if c.Bool("request") {
 		return usageErr("--request with no tasks: give the tasks to request, or use batchctl request")
 	}
-	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{Set: sched.SetID(c.Int64("set")), MaxRunning: int32(maxRunning), Retry: policy})
+	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{Set: sched.SetID(c.Int64("set")), MaxRunning: int32(maxRunning), Retry: policy, Stop: rule})
 	if err != nil {
 		return err
 	}
@@ -402,6 +416,9 @@ func changeSet(c *cli.Context, retries int32, retryOn string) error {
 	}
 	if retries > 0 {
 		parts = append(parts, fmt.Sprintf("retries up to %d times on %s", res.Set.Retry.Retries, res.Set.Retry.RetryOn()))
+	}
+	if !rule.IsZero() {
+		parts = append(parts, "stops "+res.Set.Stop.String())
 	}
 	_, err = fmt.Fprintf(c.App.Writer, "set %d: %s\n", res.Set.ID, strings.Join(parts, "; "))
 	return err

@@ -154,6 +154,9 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	}
 	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running%s; billed %s\n",
 		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, capText, secs(set.BilledSlotSeconds))
+	if line := stopLine(set); line != "" {
+		fmt.Fprintln(c.App.Writer, line)
+	}
 	whys := whyColumn(c, cl, id, tasks)
 	t := newTable(c, "task", "state", "why", "command", "copies", "progress", "exit", "service", "visible response")
 	for _, x := range tasks {

@@ -18,6 +18,7 @@ type countsView struct {
 	Canceled  int64 `json:"canceled"`
 	Running   int64 `json:"running"`
 	Total     int64 `json:"total"`
+	Held      int64 `json:"held"`
 }
 
 type setView struct {
@@ -33,6 +34,27 @@ type setView struct {
 	// Retries and RetryOn are the set's retry policy (0 and "": none).
 	Retries int32  `json:"retries"`
 	RetryOn string `json:"retry_on"`
+	// Stop is the set's stop rule (nil: none); Stopped says which task
+	// fired it (nil: none did).
+	Stop    *stopView    `json:"stop,omitempty"`
+	Stopped *stoppedView `json:"stopped,omitempty"`
+	// TimeoutSeconds replaces the tasks' own timeouts (0: theirs).
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+}
+
+type stopView struct {
+	OnSuccess bool    `json:"on_success,omitempty"`
+	OnExit    []int32 `json:"on_exit,omitempty"`
+	OnOutput  string  `json:"on_output,omitempty"`
+	After     int32   `json:"after,omitempty"`
+}
+
+type stoppedView struct {
+	Index    int32      `json:"index"`
+	Attempt  int32      `json:"attempt"`
+	At       *time.Time `json:"at,omitempty"`
+	Why      string     `json:"why"`
+	Canceled int64      `json:"canceled"`
 }
 
 type specView struct {
@@ -81,8 +103,10 @@ type taskView struct {
 	TimedOut               bool       `json:"timed_out"`
 	Progress               float64    `json:"progress"`
 	// Attempt is the current attempt (1 until the task is retried).
-	Attempt int32      `json:"attempt"`
-	Copies  []copyView `json:"copies"`
+	Attempt int32 `json:"attempt"`
+	// Held: the task starts no copy until released.
+	Held   bool       `json:"held,omitempty"`
+	Copies []copyView `json:"copies"`
 	// Attempts are the earlier attempts (status SET/I only).
 	Attempts []attemptView `json:"attempts,omitempty"`
 }
@@ -323,14 +347,31 @@ func viewSet(s sched.TaskSet) setView {
 		CreatedAt: timePtr(s.CreatedAt),
 		Counts: countsView{
 			Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
-			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total,
+			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total, Held: c.Held,
 		},
 		BilledSlotSeconds:          s.BilledSlotSeconds,
 		MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds,
 		Retries:                    s.Retry.Retries,
 		RetryOn:                    s.Retry.RetryOn(),
 		MaxRunning:                 s.MaxRunning,
+		Stop:                       viewStop(s.Stop),
+		Stopped:                    viewStopped(s.Stopped),
+		TimeoutSeconds:             s.TimeoutSeconds,
 	}
+}
+
+func viewStop(r sched.StopRule) *stopView {
+	if r.IsZero() {
+		return nil
+	}
+	return &stopView{OnSuccess: r.OnSuccess, OnExit: r.OnExit, OnOutput: r.OnOutput, After: r.After}
+}
+
+func viewStopped(f *sched.StopFired) *stoppedView {
+	if f == nil {
+		return nil
+	}
+	return &stoppedView{Index: f.Task.Index, Attempt: f.Attempt, At: timePtr(f.At), Why: f.Why, Canceled: f.Canceled}
 }
 
 func viewTask(t sched.Task) taskView {
@@ -355,6 +396,7 @@ func viewTask(t sched.Task) taskView {
 		TimedOut:               t.TimedOut,
 		Progress:               t.Progress,
 		Attempt:                t.Attempt,
+		Held:                   t.Held,
 		Copies:                 []copyView{},
 	}
 	for _, c := range t.Copies {

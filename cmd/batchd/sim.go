@@ -402,7 +402,7 @@ func simExperimentCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "experiment",
 		Usage:     "run one experiment and print its claims and tables; --out also writes figures and CSV",
-		ArgsUsage: strings.Join(sim.ExperimentNames, "|") + "|fair-share",
+		ArgsUsage: strings.Join(sim.ExperimentNames, "|") + "|fair-share|stop-rules",
 		Flags: append(experimentFlags(),
 			&cli.StringFlag{Name: "out", Usage: "directory for figures (SVG, PNG) and CSV"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"}),

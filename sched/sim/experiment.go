@@ -96,8 +96,14 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		if ps, analyze, err = fairShareExp(ctx, o); err != nil {
 			return Report{}, err
 		}
+	case "stop-rules":
+		// Its own small driver, not the closed-loop engine: see stoprule.go.
+		start := time.Now()
+		rep, err := stopRulesExp(ctx, o)
+		rep.WallSeconds = time.Since(start).Seconds()
+		return rep, err
 	default:
-		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s, or fair-share)", name, strings.Join(ExperimentNames, ", "))
+		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s, fair-share or stop-rules)", name, strings.Join(ExperimentNames, ", "))
 	}
 	for i := range ps {
 		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested

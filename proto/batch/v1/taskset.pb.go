@@ -57,6 +57,8 @@ const (
 	// Every worker up runs only the tasks of the user it is bound to, and
 	// none is bound to the task's owner (reason_text names them).
 	WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER WaitReason = 13
+	// The task is held (HoldTasks): it starts no copy until released.
+	WaitReason_WAIT_REASON_HELD WaitReason = 60
 )
 
 // Enum value maps for WaitReason.
@@ -76,6 +78,7 @@ var (
 		11: "WAIT_REASON_NO_WORKER_FITS",
 		12: "WAIT_REASON_FAIR_SHARE",
 		13: "WAIT_REASON_NO_WORKER_FOR_OWNER",
+		60: "WAIT_REASON_HELD",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -92,6 +95,7 @@ var (
 		"WAIT_REASON_NO_WORKER_FITS":                 11,
 		"WAIT_REASON_FAIR_SHARE":                     12,
 		"WAIT_REASON_NO_WORKER_FOR_OWNER":            13,
+		"WAIT_REASON_HELD":                           60,
 	}
 )
 
@@ -141,7 +145,10 @@ type DiscloseRequest struct {
 	// An array of tasks instead of tasks: one task per value, expanded and
 	// kept by the server in this compact form. Give tasks or an array, not
 	// both.
-	Array         *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
+	Array *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
+	// The set's stop rule (on an append, an empty rule leaves the rule as it
+	// is; another replaces it).
+	Stop          *StopRule `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -228,6 +235,13 @@ func (x *DiscloseRequest) GetRetry() *RetryPolicy {
 func (x *DiscloseRequest) GetArray() *TaskArray {
 	if x != nil {
 		return x.Array
+	}
+	return nil
+}
+
+func (x *DiscloseRequest) GetStop() *StopRule {
+	if x != nil {
+		return x.Stop
 	}
 	return nil
 }
@@ -393,7 +407,9 @@ type DiscloseStreamRequest struct {
 	// The set's retry policy (on an append, retries 0 leaves it as it is).
 	Retry *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
 	// Only in the first message, as in DiscloseRequest.
-	Array         *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
+	Array *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
+	// Only in the first message, as in DiscloseRequest.
+	Stop          *StopRule `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -480,6 +496,13 @@ func (x *DiscloseStreamRequest) GetRetry() *RetryPolicy {
 func (x *DiscloseStreamRequest) GetArray() *TaskArray {
 	if x != nil {
 		return x.Array
+	}
+	return nil
+}
+
+func (x *DiscloseStreamRequest) GetStop() *StopRule {
+	if x != nil {
+		return x.Stop
 	}
 	return nil
 }
@@ -2478,7 +2501,7 @@ var File_batch_v1_taskset_proto protoreflect.FileDescriptor
 
 const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\"\xa2\x02\n" +
+	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\"\xca\x02\n" +
 	"\x0fDiscloseRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2488,7 +2511,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
 	"maxRunning\x12+\n" +
 	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12)\n" +
-	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\"q\n" +
+	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\x12&\n" +
+	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\"q\n" +
 	"\tTaskArray\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x03R\x05first\x12\x12\n" +
 	"\x04last\x18\x02 \x01(\x03R\x04last\x12\x12\n" +
@@ -2499,7 +2523,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
-	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xa8\x02\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xd0\x02\n" +
 	"\x15DiscloseStreamRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2509,7 +2533,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
 	"maxRunning\x12+\n" +
 	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12)\n" +
-	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\"\x99\x01\n" +
+	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\x12&\n" +
+	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\"\x99\x01\n" +
 	"\x16DiscloseStreamResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
@@ -2684,7 +2709,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xda\x03\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xf0\x03\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2701,7 +2726,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x12\x1e\n" +
 	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v\x12\x1a\n" +
 	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12#\n" +
-	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r2\x86\b\n" +
+	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r\x12\x14\n" +
+	"\x10WAIT_REASON_HELD\x10<2\x86\b\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
@@ -2767,78 +2793,81 @@ var file_batch_v1_taskset_proto_goTypes = []any{
 	(*GetTaskResponse)(nil),        // 29: batch.v1.GetTaskResponse
 	(*TaskSpec)(nil),               // 30: batch.v1.TaskSpec
 	(*RetryPolicy)(nil),            // 31: batch.v1.RetryPolicy
-	(*TaskSet)(nil),                // 32: batch.v1.TaskSet
-	(*Task)(nil),                   // 33: batch.v1.Task
-	(TaskState)(0),                 // 34: batch.v1.TaskState
-	(*KeptFile)(nil),               // 35: batch.v1.KeptFile
-	(*FollowOutputRequest)(nil),    // 36: batch.v1.FollowOutputRequest
-	(*FollowOutputResponse)(nil),   // 37: batch.v1.FollowOutputResponse
+	(*StopRule)(nil),               // 32: batch.v1.StopRule
+	(*TaskSet)(nil),                // 33: batch.v1.TaskSet
+	(*Task)(nil),                   // 34: batch.v1.Task
+	(TaskState)(0),                 // 35: batch.v1.TaskState
+	(*KeptFile)(nil),               // 36: batch.v1.KeptFile
+	(*FollowOutputRequest)(nil),    // 37: batch.v1.FollowOutputRequest
+	(*FollowOutputResponse)(nil),   // 38: batch.v1.FollowOutputResponse
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
 	30, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
 	31, // 1: batch.v1.DiscloseRequest.retry:type_name -> batch.v1.RetryPolicy
 	2,  // 2: batch.v1.DiscloseRequest.array:type_name -> batch.v1.TaskArray
-	30, // 3: batch.v1.TaskArray.spec:type_name -> batch.v1.TaskSpec
-	32, // 4: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
-	30, // 5: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
-	31, // 6: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
-	2,  // 7: batch.v1.DiscloseStreamRequest.array:type_name -> batch.v1.TaskArray
-	32, // 8: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
-	32, // 9: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
-	33, // 10: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
-	32, // 11: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
-	34, // 12: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
-	32, // 13: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	33, // 14: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
-	32, // 15: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
-	32, // 16: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	33, // 17: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
-	34, // 18: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
-	35, // 19: batch.v1.GetOutputResponse.files:type_name -> batch.v1.KeptFile
-	35, // 20: batch.v1.GetKeptFileResponse.file:type_name -> batch.v1.KeptFile
-	22, // 21: batch.v1.GetOutputsResponse.outputs:type_name -> batch.v1.TaskOutput
-	34, // 22: batch.v1.TaskOutput.state:type_name -> batch.v1.TaskState
-	35, // 23: batch.v1.TaskOutput.files:type_name -> batch.v1.KeptFile
-	25, // 24: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
-	34, // 25: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
-	0,  // 26: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
-	32, // 27: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
-	33, // 28: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
-	32, // 29: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
-	33, // 30: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
-	1,  // 31: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
-	4,  // 32: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
-	6,  // 33: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
-	8,  // 34: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
-	10, // 35: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
-	12, // 36: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
-	14, // 37: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
-	16, // 38: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
-	23, // 39: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
-	26, // 40: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
-	28, // 41: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
-	18, // 42: batch.v1.TaskSetService.GetKeptFile:input_type -> batch.v1.GetKeptFileRequest
-	20, // 43: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
-	36, // 44: batch.v1.TaskSetService.FollowOutput:input_type -> batch.v1.FollowOutputRequest
-	3,  // 45: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	5,  // 46: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
-	7,  // 47: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	9,  // 48: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	11, // 49: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	13, // 50: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	15, // 51: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	17, // 52: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	24, // 53: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
-	27, // 54: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
-	29, // 55: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
-	19, // 56: batch.v1.TaskSetService.GetKeptFile:output_type -> batch.v1.GetKeptFileResponse
-	21, // 57: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
-	37, // 58: batch.v1.TaskSetService.FollowOutput:output_type -> batch.v1.FollowOutputResponse
-	45, // [45:59] is the sub-list for method output_type
-	31, // [31:45] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	32, // 3: batch.v1.DiscloseRequest.stop:type_name -> batch.v1.StopRule
+	30, // 4: batch.v1.TaskArray.spec:type_name -> batch.v1.TaskSpec
+	33, // 5: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
+	30, // 6: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
+	31, // 7: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
+	2,  // 8: batch.v1.DiscloseStreamRequest.array:type_name -> batch.v1.TaskArray
+	32, // 9: batch.v1.DiscloseStreamRequest.stop:type_name -> batch.v1.StopRule
+	33, // 10: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
+	33, // 11: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
+	34, // 12: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
+	33, // 13: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
+	35, // 14: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
+	33, // 15: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	34, // 16: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
+	33, // 17: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
+	33, // 18: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	34, // 19: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
+	35, // 20: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
+	36, // 21: batch.v1.GetOutputResponse.files:type_name -> batch.v1.KeptFile
+	36, // 22: batch.v1.GetKeptFileResponse.file:type_name -> batch.v1.KeptFile
+	22, // 23: batch.v1.GetOutputsResponse.outputs:type_name -> batch.v1.TaskOutput
+	35, // 24: batch.v1.TaskOutput.state:type_name -> batch.v1.TaskState
+	36, // 25: batch.v1.TaskOutput.files:type_name -> batch.v1.KeptFile
+	25, // 26: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
+	35, // 27: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
+	0,  // 28: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
+	33, // 29: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
+	34, // 30: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
+	33, // 31: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
+	34, // 32: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
+	1,  // 33: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
+	4,  // 34: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
+	6,  // 35: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
+	8,  // 36: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
+	10, // 37: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
+	12, // 38: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
+	14, // 39: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
+	16, // 40: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
+	23, // 41: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
+	26, // 42: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
+	28, // 43: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
+	18, // 44: batch.v1.TaskSetService.GetKeptFile:input_type -> batch.v1.GetKeptFileRequest
+	20, // 45: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
+	37, // 46: batch.v1.TaskSetService.FollowOutput:input_type -> batch.v1.FollowOutputRequest
+	3,  // 47: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	5,  // 48: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	7,  // 49: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	9,  // 50: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	11, // 51: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	13, // 52: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	15, // 53: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	17, // 54: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	24, // 55: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
+	27, // 56: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
+	29, // 57: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
+	19, // 58: batch.v1.TaskSetService.GetKeptFile:output_type -> batch.v1.GetKeptFileResponse
+	21, // 59: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
+	38, // 60: batch.v1.TaskSetService.FollowOutput:output_type -> batch.v1.FollowOutputResponse
+	47, // [47:61] is the sub-list for method output_type
+	33, // [33:47] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_taskset_proto_init() }

@@ -301,8 +301,11 @@ type TaskCounts struct {
 	Finished  int64                  `protobuf:"varint,4,opt,name=finished,proto3" json:"finished,omitempty"`
 	Canceled  int64                  `protobuf:"varint,5,opt,name=canceled,proto3" json:"canceled,omitempty"`
 	// running counts tasks with at least one running copy (any state).
-	Running       int64 `protobuf:"varint,6,opt,name=running,proto3" json:"running,omitempty"`
-	Total         int64 `protobuf:"varint,7,opt,name=total,proto3" json:"total,omitempty"`
+	Running int64 `protobuf:"varint,6,opt,name=running,proto3" json:"running,omitempty"`
+	Total   int64 `protobuf:"varint,7,opt,name=total,proto3" json:"total,omitempty"`
+	// Tasks that still need a run and are held (they start no copy until
+	// released).
+	Held          int64 `protobuf:"varint,60,opt,name=held,proto3" json:"held,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -386,6 +389,13 @@ func (x *TaskCounts) GetTotal() int64 {
 	return 0
 }
 
+func (x *TaskCounts) GetHeld() int64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
 // TaskSet is an ordered list of tasks owned by one user.
 type TaskSet struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -401,9 +411,16 @@ type TaskSet struct {
 	// At most this many copies of the set run at once; 0 = no cap.
 	MaxRunning int32 `protobuf:"varint,20,opt,name=max_running,json=maxRunning,proto3" json:"max_running,omitempty"`
 	// The set's retry policy (retries 0: none).
-	Retry         *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Retry *RetryPolicy `protobuf:"bytes,30,opt,name=retry,proto3" json:"retry,omitempty"`
+	// The set's stop rule (unset or empty: none).
+	Stop *StopRule `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
+	// Which task fired the stop rule, when and why (unset: none fired).
+	Stopped *StopFired `protobuf:"bytes,61,opt,name=stopped,proto3" json:"stopped,omitempty"`
+	// When positive, replaces the tasks' own timeouts for copies started
+	// from now on (set by UpdateTaskSet).
+	TimeoutSeconds float64 `protobuf:"fixed64,62,opt,name=timeout_seconds,json=timeoutSeconds,proto3" json:"timeout_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *TaskSet) Reset() {
@@ -499,6 +516,187 @@ func (x *TaskSet) GetRetry() *RetryPolicy {
 	return nil
 }
 
+func (x *TaskSet) GetStop() *StopRule {
+	if x != nil {
+		return x.Stop
+	}
+	return nil
+}
+
+func (x *TaskSet) GetStopped() *StopFired {
+	if x != nil {
+		return x.Stopped
+	}
+	return nil
+}
+
+func (x *TaskSet) GetTimeoutSeconds() float64 {
+	if x != nil {
+		return x.TimeoutSeconds
+	}
+	return 0
+}
+
+// StopRule ends a set early: the moment one of its tasks ends in a way a
+// part names, the server cancels every task of the set that still needs a
+// run (disclosed or requested; queued, running or suspended), in the
+// transaction that records the result. Canceled work is billed as a cancel
+// bills it: disclosed work never, a requested task with a running copy for
+// what it used. Executed and finished tasks keep their results. A rule
+// fires once. Any part that is set fires it.
+type StopRule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A task that exits 0 without timing out.
+	OnSuccess bool `protobuf:"varint,1,opt,name=on_success,json=onSuccess,proto3" json:"on_success,omitempty"`
+	// A task that exits with one of these codes (0 to 255) without timing out.
+	OnExit []int32 `protobuf:"varint,2,rep,packed,name=on_exit,json=onExit,proto3" json:"on_exit,omitempty"`
+	// A task whose stdout matches this regular expression (Go syntax, at
+	// most 1024 bytes); only the first MiB of stdout is scanned. An
+	// expression that does not compile is INVALID_ARGUMENT.
+	OnOutput string `protobuf:"bytes,3,opt,name=on_output,json=onOutput,proto3" json:"on_output,omitempty"`
+	// The set's after-th successful task (exit 0, in time); 0: off.
+	After         int32 `protobuf:"varint,4,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StopRule) Reset() {
+	*x = StopRule{}
+	mi := &file_batch_v1_types_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StopRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StopRule) ProtoMessage() {}
+
+func (x *StopRule) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StopRule.ProtoReflect.Descriptor instead.
+func (*StopRule) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *StopRule) GetOnSuccess() bool {
+	if x != nil {
+		return x.OnSuccess
+	}
+	return false
+}
+
+func (x *StopRule) GetOnExit() []int32 {
+	if x != nil {
+		return x.OnExit
+	}
+	return nil
+}
+
+func (x *StopRule) GetOnOutput() string {
+	if x != nil {
+		return x.OnOutput
+	}
+	return ""
+}
+
+func (x *StopRule) GetAfter() int32 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+// StopFired says which task fired a set's stop rule.
+type StopFired struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Index   int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Attempt int32                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	At      *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=at,proto3" json:"at,omitempty"`
+	// Why, in words: "exit 0", "exit 3", "output matched", "5 successes".
+	Why string `protobuf:"bytes,4,opt,name=why,proto3" json:"why,omitempty"`
+	// Tasks the rule canceled.
+	Canceled      int64 `protobuf:"varint,5,opt,name=canceled,proto3" json:"canceled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StopFired) Reset() {
+	*x = StopFired{}
+	mi := &file_batch_v1_types_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StopFired) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StopFired) ProtoMessage() {}
+
+func (x *StopFired) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StopFired.ProtoReflect.Descriptor instead.
+func (*StopFired) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StopFired) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *StopFired) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *StopFired) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *StopFired) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+func (x *StopFired) GetCanceled() int64 {
+	if x != nil {
+		return x.Canceled
+	}
+	return 0
+}
+
 // RetryPolicy says when the server retries a task in place (same set, same
 // index, the next attempt) on its own: at most `retries` times per task,
 // when an attempt ends in one of the ways named.
@@ -522,7 +720,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_batch_v1_types_proto_msgTypes[3]
+	mi := &file_batch_v1_types_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +732,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[3]
+	mi := &file_batch_v1_types_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +745,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{3}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RetryPolicy) GetRetries() int32 {
@@ -613,7 +811,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_batch_v1_types_proto_msgTypes[4]
+	mi := &file_batch_v1_types_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +823,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[4]
+	mi := &file_batch_v1_types_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +836,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{4}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Attempt) GetAttempt() int32 {
@@ -766,7 +964,7 @@ type Copy struct {
 
 func (x *Copy) Reset() {
 	*x = Copy{}
-	mi := &file_batch_v1_types_proto_msgTypes[5]
+	mi := &file_batch_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +976,7 @@ func (x *Copy) String() string {
 func (*Copy) ProtoMessage() {}
 
 func (x *Copy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[5]
+	mi := &file_batch_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +989,7 @@ func (x *Copy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Copy.ProtoReflect.Descriptor instead.
 func (*Copy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Copy) GetId() int64 {
@@ -920,14 +1118,16 @@ type Task struct {
 	// above describe it.
 	Attempt int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// Earlier attempts, oldest first (filled by GetTask only).
-	Attempts      []*Attempt `protobuf:"bytes,31,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	Attempts []*Attempt `protobuf:"bytes,31,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	// The task is held: it starts no copy until released (HoldTasks).
+	Held          bool `protobuf:"varint,60,opt,name=held,proto3" json:"held,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_batch_v1_types_proto_msgTypes[6]
+	mi := &file_batch_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1139,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[6]
+	mi := &file_batch_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1152,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Task) GetSetId() int64 {
@@ -1074,6 +1274,13 @@ func (x *Task) GetAttempts() []*Attempt {
 	return nil
 }
 
+func (x *Task) GetHeld() bool {
+	if x != nil {
+		return x.Held
+	}
+	return false
+}
+
 // FreeWork is work that ran and nobody pays for, in slot-seconds, in
 // DESIGN.md's four parts. The bill, the cluster's live metrics, /metrics
 // (batchd_free_slot_seconds_total{part}), batchctl and the page use these
@@ -1098,7 +1305,7 @@ type FreeWork struct {
 
 func (x *FreeWork) Reset() {
 	*x = FreeWork{}
-	mi := &file_batch_v1_types_proto_msgTypes[7]
+	mi := &file_batch_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1317,7 @@ func (x *FreeWork) String() string {
 func (*FreeWork) ProtoMessage() {}
 
 func (x *FreeWork) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[7]
+	mi := &file_batch_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1330,7 @@ func (x *FreeWork) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreeWork.ProtoReflect.Descriptor instead.
 func (*FreeWork) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FreeWork) GetExecutedUnrequestedSlotSeconds() float64 {
@@ -1173,7 +1380,7 @@ type KeptFile struct {
 
 func (x *KeptFile) Reset() {
 	*x = KeptFile{}
-	mi := &file_batch_v1_types_proto_msgTypes[8]
+	mi := &file_batch_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1392,7 @@ func (x *KeptFile) String() string {
 func (*KeptFile) ProtoMessage() {}
 
 func (x *KeptFile) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[8]
+	mi := &file_batch_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1405,7 @@ func (x *KeptFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeptFile.ProtoReflect.Descriptor instead.
 func (*KeptFile) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *KeptFile) GetPath() string {
@@ -1247,7 +1454,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x04keep\x18( \x03(\tR\x04keep\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcc\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xe0\x01\n" +
 	"\n" +
 	"TaskCounts\x12\x1c\n" +
 	"\tdisclosed\x18\x01 \x01(\x03R\tdisclosed\x12\x1a\n" +
@@ -1256,7 +1463,8 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\bfinished\x18\x04 \x01(\x03R\bfinished\x12\x1a\n" +
 	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\x12\x18\n" +
 	"\arunning\x18\x06 \x01(\x03R\arunning\x12\x14\n" +
-	"\x05total\x18\a \x01(\x03R\x05total\"\xed\x02\n" +
+	"\x05total\x18\a \x01(\x03R\x05total\x12\x12\n" +
+	"\x04held\x18< \x01(\x03R\x04held\"\xed\x03\n" +
 	"\aTaskSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -1268,7 +1476,22 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x1dmean_visible_response_seconds\x18\a \x01(\x01R\x1ameanVisibleResponseSeconds\x12\x1f\n" +
 	"\vmax_running\x18\x14 \x01(\x05R\n" +
 	"maxRunning\x12+\n" +
-	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\"\x8e\x01\n" +
+	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12&\n" +
+	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\x12-\n" +
+	"\astopped\x18= \x01(\v2\x13.batch.v1.StopFiredR\astopped\x12'\n" +
+	"\x0ftimeout_seconds\x18> \x01(\x01R\x0etimeoutSeconds\"u\n" +
+	"\bStopRule\x12\x1d\n" +
+	"\n" +
+	"on_success\x18\x01 \x01(\bR\tonSuccess\x12\x17\n" +
+	"\aon_exit\x18\x02 \x03(\x05R\x06onExit\x12\x1b\n" +
+	"\ton_output\x18\x03 \x01(\tR\bonOutput\x12\x14\n" +
+	"\x05after\x18\x04 \x01(\x05R\x05after\"\x95\x01\n" +
+	"\tStopFired\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x05R\aattempt\x12*\n" +
+	"\x02at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x10\n" +
+	"\x03why\x18\x04 \x01(\tR\x03why\x12\x1a\n" +
+	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\"\x8e\x01\n" +
 	"\vRetryPolicy\x12\x18\n" +
 	"\aretries\x18\x01 \x01(\x05R\aretries\x12\x1d\n" +
 	"\n" +
@@ -1315,7 +1538,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\vcpu_seconds\x18\" \x01(\x01R\n" +
 	"cpuSeconds\x12\x1f\n" +
 	"\vrun_seconds\x18# \x01(\x01R\n" +
-	"runSeconds\"\xe5\x05\n" +
+	"runSeconds\"\xf9\x05\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12&\n" +
@@ -1337,7 +1560,8 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x06copies\x18\x0e \x03(\v2\x0e.batch.v1.CopyR\x06copies\x12\x1a\n" +
 	"\bprogress\x18\x0f \x01(\x01R\bprogress\x12\x18\n" +
 	"\aattempt\x18\x1e \x01(\x05R\aattempt\x12-\n" +
-	"\battempts\x18\x1f \x03(\v2\x11.batch.v1.AttemptR\battempts\"\x8e\x02\n" +
+	"\battempts\x18\x1f \x03(\v2\x11.batch.v1.AttemptR\battempts\x12\x12\n" +
+	"\x04held\x18< \x01(\bR\x04held\"\x8e\x02\n" +
 	"\bFreeWork\x12I\n" +
 	"!executed_unrequested_slot_seconds\x18\x01 \x01(\x01R\x1eexecutedUnrequestedSlotSeconds\x12A\n" +
 	"\x1dspeculative_lost_slot_seconds\x18\x02 \x01(\x01R\x1aspeculativeLostSlotSeconds\x122\n" +
@@ -1376,50 +1600,55 @@ func file_batch_v1_types_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_batch_v1_types_proto_goTypes = []any{
 	(TaskState)(0),                // 0: batch.v1.TaskState
 	(CopyState)(0),                // 1: batch.v1.CopyState
 	(*TaskSpec)(nil),              // 2: batch.v1.TaskSpec
 	(*TaskCounts)(nil),            // 3: batch.v1.TaskCounts
 	(*TaskSet)(nil),               // 4: batch.v1.TaskSet
-	(*RetryPolicy)(nil),           // 5: batch.v1.RetryPolicy
-	(*Attempt)(nil),               // 6: batch.v1.Attempt
-	(*Copy)(nil),                  // 7: batch.v1.Copy
-	(*Task)(nil),                  // 8: batch.v1.Task
-	(*FreeWork)(nil),              // 9: batch.v1.FreeWork
-	(*KeptFile)(nil),              // 10: batch.v1.KeptFile
-	nil,                           // 11: batch.v1.TaskSpec.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*StopRule)(nil),              // 5: batch.v1.StopRule
+	(*StopFired)(nil),             // 6: batch.v1.StopFired
+	(*RetryPolicy)(nil),           // 7: batch.v1.RetryPolicy
+	(*Attempt)(nil),               // 8: batch.v1.Attempt
+	(*Copy)(nil),                  // 9: batch.v1.Copy
+	(*Task)(nil),                  // 10: batch.v1.Task
+	(*FreeWork)(nil),              // 11: batch.v1.FreeWork
+	(*KeptFile)(nil),              // 12: batch.v1.KeptFile
+	nil,                           // 13: batch.v1.TaskSpec.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
 }
 var file_batch_v1_types_proto_depIdxs = []int32{
-	11, // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
-	12, // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
+	13, // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
+	14, // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: batch.v1.TaskSet.counts:type_name -> batch.v1.TaskCounts
-	5,  // 3: batch.v1.TaskSet.retry:type_name -> batch.v1.RetryPolicy
-	0,  // 4: batch.v1.Attempt.state:type_name -> batch.v1.TaskState
-	12, // 5: batch.v1.Attempt.requested_at:type_name -> google.protobuf.Timestamp
-	12, // 6: batch.v1.Attempt.executed_at:type_name -> google.protobuf.Timestamp
-	12, // 7: batch.v1.Attempt.finished_at:type_name -> google.protobuf.Timestamp
-	12, // 8: batch.v1.Attempt.canceled_at:type_name -> google.protobuf.Timestamp
-	12, // 9: batch.v1.Attempt.retried_at:type_name -> google.protobuf.Timestamp
-	1,  // 10: batch.v1.Copy.state:type_name -> batch.v1.CopyState
-	12, // 11: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
-	12, // 12: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
-	2,  // 13: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
-	0,  // 14: batch.v1.Task.state:type_name -> batch.v1.TaskState
-	12, // 15: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
-	12, // 16: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
-	12, // 17: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
-	12, // 18: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	12, // 19: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
-	7,  // 20: batch.v1.Task.copies:type_name -> batch.v1.Copy
-	6,  // 21: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
-	22, // [22:22] is the sub-list for method output_type
-	22, // [22:22] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	7,  // 3: batch.v1.TaskSet.retry:type_name -> batch.v1.RetryPolicy
+	5,  // 4: batch.v1.TaskSet.stop:type_name -> batch.v1.StopRule
+	6,  // 5: batch.v1.TaskSet.stopped:type_name -> batch.v1.StopFired
+	14, // 6: batch.v1.StopFired.at:type_name -> google.protobuf.Timestamp
+	0,  // 7: batch.v1.Attempt.state:type_name -> batch.v1.TaskState
+	14, // 8: batch.v1.Attempt.requested_at:type_name -> google.protobuf.Timestamp
+	14, // 9: batch.v1.Attempt.executed_at:type_name -> google.protobuf.Timestamp
+	14, // 10: batch.v1.Attempt.finished_at:type_name -> google.protobuf.Timestamp
+	14, // 11: batch.v1.Attempt.canceled_at:type_name -> google.protobuf.Timestamp
+	14, // 12: batch.v1.Attempt.retried_at:type_name -> google.protobuf.Timestamp
+	1,  // 13: batch.v1.Copy.state:type_name -> batch.v1.CopyState
+	14, // 14: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
+	14, // 15: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
+	2,  // 16: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
+	0,  // 17: batch.v1.Task.state:type_name -> batch.v1.TaskState
+	14, // 18: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
+	14, // 19: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
+	14, // 20: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
+	14, // 21: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	14, // 22: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
+	9,  // 23: batch.v1.Task.copies:type_name -> batch.v1.Copy
+	8,  // 24: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_types_proto_init() }
@@ -1433,7 +1662,7 @@ func file_batch_v1_types_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_types_proto_rawDesc), len(file_batch_v1_types_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

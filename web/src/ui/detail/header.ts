@@ -5,6 +5,7 @@
 
 import { fmtClock, fmtCount, fmtDuration, fmtNumber, plural } from "../../format";
 import { restCount, retryCount, stateSegments } from "../../state";
+import { stopText } from "../../stop";
 import { h, isDisabled, replace, setDisabled } from "../dom";
 import type { SetCtx } from "./context";
 
@@ -32,6 +33,7 @@ export function mountHeader(sc: SetCtx): Header {
   const bar = h("div", { class: "state-bar", id: "state-bar", "aria-hidden": "true" });
   const counts = h("ul", { class: "counts", "aria-label": "Tasks by state" });
   const summary = h("p", { class: "summary" });
+  const stopEl = h("p", { class: "summary muted", id: "stop-rule" });
   const requestAll = h("button", { type: "button", id: "request-all", "aria-disabled": "true" }, "Request all");
   const cancelRest = h("button", { type: "button", id: "cancel-rest", class: "danger", "aria-disabled": "true" }, "Cancel the rest");
   const retryFailed = h(
@@ -129,6 +131,9 @@ export function mountHeader(sc: SetCtx): Header {
       `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
         ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`,
     );
+    const stop = stopText(ts);
+    setText(stopEl, stop);
+    stopEl.hidden = stop === "";
     setText(cancelRest, rest > 0 ? `Cancel the rest (${fmtCount(rest)})` : "Cancel the rest");
     setDisabled(cancelRest, rest === 0 || pendingHead || blocked);
     setDisabled(requestAll, rest === 0 || pendingHead || blocked);
@@ -222,6 +227,7 @@ export function mountHeader(sc: SetCtx): Header {
       bar,
       counts,
       summary,
+      stopEl,
       h("div", { class: "actions" }, requestAll, retryFailed, cancelRest),
     ],
     dialogs: [confirm, confirmRetry],

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/types.proto.
  */
 export const file_batch_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChRiYXRjaC92MS90eXBlcy5wcm90bxIIYmF0Y2gudjEijwIKCFRhc2tTcGVjEgwKBGFyZ3YYASADKAkSKAoDZW52GAIgAygLMhsuYmF0Y2gudjEuVGFza1NwZWMuRW52RW50cnkSCwoDZGlyGAMgASgJEhgKEGVzdGltYXRlX3NlY29uZHMYBCABKAESFgoObm9fc3BlY3VsYXRpb24YBSABKAgSFwoPdGltZW91dF9zZWNvbmRzGAYgASgBEhgKEGRlYWRsaW5lX3NlY29uZHMYByABKAESDAoEY3B1cxgUIAEoBRIRCgltZW1vcnlfbWIYFSABKAMSDAoEa2VlcBgoIAMoCRoqCghFbnZFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIogBCgpUYXNrQ291bnRzEhEKCWRpc2Nsb3NlZBgBIAEoAxIQCghleGVjdXRlZBgCIAEoAxIRCglyZXF1ZXN0ZWQYAyABKAMSEAoIZmluaXNoZWQYBCABKAMSEAoIY2FuY2VsZWQYBSABKAMSDwoHcnVubmluZxgGIAEoAxINCgV0b3RhbBgHIAEoAyKHAgoHVGFza1NldBIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEg0KBW93bmVyGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiQKBmNvdW50cxgFIAEoCzIULmJhdGNoLnYxLlRhc2tDb3VudHMSGwoTYmlsbGVkX3Nsb3Rfc2Vjb25kcxgGIAEoARIlCh1tZWFuX3Zpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgHIAEoARITCgttYXhfcnVubmluZxgUIAEoBRIkCgVyZXRyeRgeIAEoCzIVLmJhdGNoLnYxLlJldHJ5UG9saWN5ImIKC1JldHJ5UG9saWN5Eg8KB3JldHJpZXMYASABKAUSEgoKZXhpdF9jb2RlcxgCIAMoBRIPCgdub256ZXJvGAMgASgIEg8KB3RpbWVvdXQYBCABKAgSDAoEbG9zdBgFIAEoCCK6AwoHQXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEiIKBXN0YXRlGAIgASgOMhMuYmF0Y2gudjEuVGFza1N0YXRlEgwKBGxvc3QYAyABKAgSMAoMcmVxdWVzdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleGVjdXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZmluaXNoZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2NhbmNlbGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglleGl0X2NvZGUYCCABKAUSEQoJdGltZWRfb3V0GAkgASgIEhcKD3NlcnZpY2Vfc2Vjb25kcxgKIAEoARIQCgh3aW5fY29weRgLIAEoAxIuCgpyZXRyaWVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXRyaWVkX2J5GA0gASgJEhIKCmhhc19vdXRwdXQYDiABKAgiygIKBENvcHkSCgoCaWQYASABKAMSDgoGd29ya2VyGAIgASgJEgwKBHNsb3QYAyABKAUSEwoLc3BlY3VsYXRpdmUYBCABKAgSIgoFc3RhdGUYBSABKA4yEy5iYXRjaC52MS5Db3B5U3RhdGUSLgoKc3RhcnRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHByb2dyZXNzGAggASgBEg8KB2F0dGVtcHQYHiABKAUSEQoJZXhpdF9jb2RlGB8gASgFEg4KBnNpZ25hbBggIAEoBRIRCgl0aW1lZF9vdXQYISABKAgSEwoLY3B1X3NlY29uZHMYIiABKAESEwoLcnVuX3NlY29uZHMYIyABKAEiqwQKBFRhc2sSDgoGc2V0X2lkGAEgASgDEg0KBWluZGV4GAIgASgFEiAKBHNwZWMYAyABKAsyEi5iYXRjaC52MS5UYXNrU3BlYxIiCgVzdGF0ZRgEIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRIwCgxkaXNjbG9zZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHJlcXVlc3RlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhlY3V0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjYW5jZWxlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIAoYdmlzaWJsZV9yZXNwb25zZV9zZWNvbmRzGAogASgBEhcKD3NlcnZpY2Vfc2Vjb25kcxgLIAEoARIRCglleGl0X2NvZGUYDCABKAUSEQoJdGltZWRfb3V0GA0gASgIEh4KBmNvcGllcxgOIAMoCzIOLmJhdGNoLnYxLkNvcHkSEAoIcHJvZ3Jlc3MYDyABKAESDwoHYXR0ZW1wdBgeIAEoBRIjCghhdHRlbXB0cxgfIAMoCzIRLmJhdGNoLnYxLkF0dGVtcHQiogEKCEZyZWVXb3JrEikKIWV4ZWN1dGVkX3VucmVxdWVzdGVkX3Nsb3Rfc2Vjb25kcxgBIAEoARIlCh1zcGVjdWxhdGl2ZV9sb3N0X3Nsb3Rfc2Vjb25kcxgCIAEoARIdChVjYW5jZWxlZF9zbG90X3NlY29uZHMYAyABKAESJQodbG9zdF93aXRoX3dvcmtlcl9zbG90X3NlY29uZHMYBCABKAEiRgoIS2VwdEZpbGUSDAoEcGF0aBgBIAEoCRIMCgRzaXplGAIgASgDEgwKBG1vZGUYAyABKA0SEAoIbm90X2tlcHQYBCABKAkqpgEKCVRhc2tTdGF0ZRIaChZUQVNLX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUVEFTS19TVEFURV9ESVNDTE9TRUQQARIXChNUQVNLX1NUQVRFX0VYRUNVVEVEEAISGAoUVEFTS19TVEFURV9SRVFVRVNURUQQAxIXChNUQVNLX1NUQVRFX0ZJTklTSEVEEAQSFwoTVEFTS19TVEFURV9DQU5DRUxFRBAFKpkBCglDb3B5U3RhdGUSGgoWQ09QWV9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkNPUFlfU1RBVEVfUlVOTklORxABEhgKFENPUFlfU1RBVEVfU1VTUEVOREVEEAISEgoOQ09QWV9TVEFURV9XT04QAxIVChFDT1BZX1NUQVRFX0tJTExFRBAEEhMKD0NPUFlfU1RBVEVfTE9TVBAFQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChRiYXRjaC92MS90eXBlcy5wcm90bxIIYmF0Y2gudjEijwIKCFRhc2tTcGVjEgwKBGFyZ3YYASADKAkSKAoDZW52GAIgAygLMhsuYmF0Y2gudjEuVGFza1NwZWMuRW52RW50cnkSCwoDZGlyGAMgASgJEhgKEGVzdGltYXRlX3NlY29uZHMYBCABKAESFgoObm9fc3BlY3VsYXRpb24YBSABKAgSFwoPdGltZW91dF9zZWNvbmRzGAYgASgBEhgKEGRlYWRsaW5lX3NlY29uZHMYByABKAESDAoEY3B1cxgUIAEoBRIRCgltZW1vcnlfbWIYFSABKAMSDAoEa2VlcBgoIAMoCRoqCghFbnZFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpYBCgpUYXNrQ291bnRzEhEKCWRpc2Nsb3NlZBgBIAEoAxIQCghleGVjdXRlZBgCIAEoAxIRCglyZXF1ZXN0ZWQYAyABKAMSEAoIZmluaXNoZWQYBCABKAMSEAoIY2FuY2VsZWQYBSABKAMSDwoHcnVubmluZxgGIAEoAxINCgV0b3RhbBgHIAEoAxIMCgRoZWxkGDwgASgDIugCCgdUYXNrU2V0EgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFb3duZXIYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJAoGY291bnRzGAUgASgLMhQuYmF0Y2gudjEuVGFza0NvdW50cxIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAYgASgBEiUKHW1lYW5fdmlzaWJsZV9yZXNwb25zZV9zZWNvbmRzGAcgASgBEhMKC21heF9ydW5uaW5nGBQgASgFEiQKBXJldHJ5GB4gASgLMhUuYmF0Y2gudjEuUmV0cnlQb2xpY3kSIAoEc3RvcBg8IAEoCzISLmJhdGNoLnYxLlN0b3BSdWxlEiQKB3N0b3BwZWQYPSABKAsyEy5iYXRjaC52MS5TdG9wRmlyZWQSFwoPdGltZW91dF9zZWNvbmRzGD4gASgBIlEKCFN0b3BSdWxlEhIKCm9uX3N1Y2Nlc3MYASABKAgSDwoHb25fZXhpdBgCIAMoBRIRCglvbl9vdXRwdXQYAyABKAkSDQoFYWZ0ZXIYBCABKAUicgoJU3RvcEZpcmVkEg0KBWluZGV4GAEgASgFEg8KB2F0dGVtcHQYAiABKAUSJgoCYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgsKA3doeRgEIAEoCRIQCghjYW5jZWxlZBgFIAEoAyJiCgtSZXRyeVBvbGljeRIPCgdyZXRyaWVzGAEgASgFEhIKCmV4aXRfY29kZXMYAiADKAUSDwoHbm9uemVybxgDIAEoCBIPCgd0aW1lb3V0GAQgASgIEgwKBGxvc3QYBSABKAgiugMKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRIMCgRsb3N0GAMgASgIEjAKDHJlcXVlc3RlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhlY3V0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjYW5jZWxlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZXhpdF9jb2RlGAggASgFEhEKCXRpbWVkX291dBgJIAEoCBIXCg9zZXJ2aWNlX3NlY29uZHMYCiABKAESEAoId2luX2NvcHkYCyABKAMSLgoKcmV0cmllZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmV0cmllZF9ieRgNIAEoCRISCgpoYXNfb3V0cHV0GA4gASgIIsoCCgRDb3B5EgoKAmlkGAEgASgDEg4KBndvcmtlchgCIAEoCRIMCgRzbG90GAMgASgFEhMKC3NwZWN1bGF0aXZlGAQgASgIEiIKBXN0YXRlGAUgASgOMhMuYmF0Y2gudjEuQ29weVN0YXRlEi4KCnN0YXJ0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghwcm9ncmVzcxgIIAEoARIPCgdhdHRlbXB0GB4gASgFEhEKCWV4aXRfY29kZRgfIAEoBRIOCgZzaWduYWwYICABKAUSEQoJdGltZWRfb3V0GCEgASgIEhMKC2NwdV9zZWNvbmRzGCIgASgBEhMKC3J1bl9zZWNvbmRzGCMgASgBIrkECgRUYXNrEg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIgCgRzcGVjGAMgASgLMhIuYmF0Y2gudjEuVGFza1NwZWMSIgoFc3RhdGUYBCABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSMAoMZGlzY2xvc2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZXF1ZXN0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4ZWN1dGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2FuY2VsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGHZpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgKIAEoARIXCg9zZXJ2aWNlX3NlY29uZHMYCyABKAESEQoJZXhpdF9jb2RlGAwgASgFEhEKCXRpbWVkX291dBgNIAEoCBIeCgZjb3BpZXMYDiADKAsyDi5iYXRjaC52MS5Db3B5EhAKCHByb2dyZXNzGA8gASgBEg8KB2F0dGVtcHQYHiABKAUSIwoIYXR0ZW1wdHMYHyADKAsyES5iYXRjaC52MS5BdHRlbXB0EgwKBGhlbGQYPCABKAgiogEKCEZyZWVXb3JrEikKIWV4ZWN1dGVkX3VucmVxdWVzdGVkX3Nsb3Rfc2Vjb25kcxgBIAEoARIlCh1zcGVjdWxhdGl2ZV9sb3N0X3Nsb3Rfc2Vjb25kcxgCIAEoARIdChVjYW5jZWxlZF9zbG90X3NlY29uZHMYAyABKAESJQodbG9zdF93aXRoX3dvcmtlcl9zbG90X3NlY29uZHMYBCABKAEiRgoIS2VwdEZpbGUSDAoEcGF0aBgBIAEoCRIMCgRzaXplGAIgASgDEgwKBG1vZGUYAyABKA0SEAoIbm90X2tlcHQYBCABKAkqpgEKCVRhc2tTdGF0ZRIaChZUQVNLX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUVEFTS19TVEFURV9ESVNDTE9TRUQQARIXChNUQVNLX1NUQVRFX0VYRUNVVEVEEAISGAoUVEFTS19TVEFURV9SRVFVRVNURUQQAxIXChNUQVNLX1NUQVRFX0ZJTklTSEVEEAQSFwoTVEFTS19TVEFURV9DQU5DRUxFRBAFKpkBCglDb3B5U3RhdGUSGgoWQ09QWV9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkNPUFlfU1RBVEVfUlVOTklORxABEhgKFENPUFlfU1RBVEVfU1VTUEVOREVEEAISEgoOQ09QWV9TVEFURV9XT04QAxIVChFDT1BZX1NUQVRFX0tJTExFRBAEEhMKD0NPUFlfU1RBVEVfTE9TVBAFQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * TaskSpec is one command to run once.
@@ -152,6 +152,14 @@ export type TaskCounts = Message<"batch.v1.TaskCounts"> & {
    * @generated from field: int64 total = 7;
    */
   total: bigint;
+
+  /**
+   * Tasks that still need a run and are held (they start no copy until
+   * released).
+   *
+   * @generated from field: int64 held = 60;
+   */
+  held: bigint;
 };
 
 /**
@@ -219,6 +227,28 @@ export type TaskSet = Message<"batch.v1.TaskSet"> & {
    * @generated from field: batch.v1.RetryPolicy retry = 30;
    */
   retry?: RetryPolicy | undefined;
+
+  /**
+   * The set's stop rule (unset or empty: none).
+   *
+   * @generated from field: batch.v1.StopRule stop = 60;
+   */
+  stop?: StopRule | undefined;
+
+  /**
+   * Which task fired the stop rule, when and why (unset: none fired).
+   *
+   * @generated from field: batch.v1.StopFired stopped = 61;
+   */
+  stopped?: StopFired | undefined;
+
+  /**
+   * When positive, replaces the tasks' own timeouts for copies started
+   * from now on (set by UpdateTaskSet).
+   *
+   * @generated from field: double timeout_seconds = 62;
+   */
+  timeoutSeconds: number;
 };
 
 /**
@@ -227,6 +257,99 @@ export type TaskSet = Message<"batch.v1.TaskSet"> & {
  */
 export const TaskSetSchema: GenMessage<TaskSet> = /*@__PURE__*/
   messageDesc(file_batch_v1_types, 2);
+
+/**
+ * StopRule ends a set early: the moment one of its tasks ends in a way a
+ * part names, the server cancels every task of the set that still needs a
+ * run (disclosed or requested; queued, running or suspended), in the
+ * transaction that records the result. Canceled work is billed as a cancel
+ * bills it: disclosed work never, a requested task with a running copy for
+ * what it used. Executed and finished tasks keep their results. A rule
+ * fires once. Any part that is set fires it.
+ *
+ * @generated from message batch.v1.StopRule
+ */
+export type StopRule = Message<"batch.v1.StopRule"> & {
+  /**
+   * A task that exits 0 without timing out.
+   *
+   * @generated from field: bool on_success = 1;
+   */
+  onSuccess: boolean;
+
+  /**
+   * A task that exits with one of these codes (0 to 255) without timing out.
+   *
+   * @generated from field: repeated int32 on_exit = 2;
+   */
+  onExit: number[];
+
+  /**
+   * A task whose stdout matches this regular expression (Go syntax, at
+   * most 1024 bytes); only the first MiB of stdout is scanned. An
+   * expression that does not compile is INVALID_ARGUMENT.
+   *
+   * @generated from field: string on_output = 3;
+   */
+  onOutput: string;
+
+  /**
+   * The set's after-th successful task (exit 0, in time); 0: off.
+   *
+   * @generated from field: int32 after = 4;
+   */
+  after: number;
+};
+
+/**
+ * Describes the message batch.v1.StopRule.
+ * Use `create(StopRuleSchema)` to create a new message.
+ */
+export const StopRuleSchema: GenMessage<StopRule> = /*@__PURE__*/
+  messageDesc(file_batch_v1_types, 3);
+
+/**
+ * StopFired says which task fired a set's stop rule.
+ *
+ * @generated from message batch.v1.StopFired
+ */
+export type StopFired = Message<"batch.v1.StopFired"> & {
+  /**
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * @generated from field: int32 attempt = 2;
+   */
+  attempt: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp at = 3;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * Why, in words: "exit 0", "exit 3", "output matched", "5 successes".
+   *
+   * @generated from field: string why = 4;
+   */
+  why: string;
+
+  /**
+   * Tasks the rule canceled.
+   *
+   * @generated from field: int64 canceled = 5;
+   */
+  canceled: bigint;
+};
+
+/**
+ * Describes the message batch.v1.StopFired.
+ * Use `create(StopFiredSchema)` to create a new message.
+ */
+export const StopFiredSchema: GenMessage<StopFired> = /*@__PURE__*/
+  messageDesc(file_batch_v1_types, 4);
 
 /**
  * RetryPolicy says when the server retries a task in place (same set, same
@@ -279,7 +402,7 @@ export type RetryPolicy = Message<"batch.v1.RetryPolicy"> & {
  * Use `create(RetryPolicySchema)` to create a new message.
  */
 export const RetryPolicySchema: GenMessage<RetryPolicy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 3);
+  messageDesc(file_batch_v1_types, 5);
 
 /**
  * Attempt is how an earlier attempt of a task ended (the task's own fields
@@ -371,7 +494,7 @@ export type Attempt = Message<"batch.v1.Attempt"> & {
  * Use `create(AttemptSchema)` to create a new message.
  */
 export const AttemptSchema: GenMessage<Attempt> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 4);
+  messageDesc(file_batch_v1_types, 6);
 
 /**
  * Copy is one run of a task on one worker slot.
@@ -462,7 +585,7 @@ export type Copy = Message<"batch.v1.Copy"> & {
  * Use `create(CopySchema)` to create a new message.
  */
 export const CopySchema: GenMessage<Copy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 5);
+  messageDesc(file_batch_v1_types, 7);
 
 /**
  * Task is one task of a set with its state and copies.
@@ -571,6 +694,13 @@ export type Task = Message<"batch.v1.Task"> & {
    * @generated from field: repeated batch.v1.Attempt attempts = 31;
    */
   attempts: Attempt[];
+
+  /**
+   * The task is held: it starts no copy until released (HoldTasks).
+   *
+   * @generated from field: bool held = 60;
+   */
+  held: boolean;
 };
 
 /**
@@ -578,7 +708,7 @@ export type Task = Message<"batch.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 6);
+  messageDesc(file_batch_v1_types, 8);
 
 /**
  * FreeWork is work that ran and nobody pays for, in slot-seconds, in
@@ -627,7 +757,7 @@ export type FreeWork = Message<"batch.v1.FreeWork"> & {
  * Use `create(FreeWorkSchema)` to create a new message.
  */
 export const FreeWorkSchema: GenMessage<FreeWork> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 7);
+  messageDesc(file_batch_v1_types, 9);
 
 /**
  * KeptFile is a file a task left that matched its keep patterns: kept with
@@ -671,7 +801,7 @@ export type KeptFile = Message<"batch.v1.KeptFile"> & {
  * Use `create(KeptFileSchema)` to create a new message.
  */
 export const KeptFileSchema: GenMessage<KeptFile> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 8);
+  messageDesc(file_batch_v1_types, 10);
 
 /**
  * TaskState is where a task stands in its life (DESIGN.md, Petrou Fig. 3).
