@@ -349,6 +349,7 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	s.metrics = newMetrics(s)
 	s.metrics.reg.MustRegister(s.dm.collectors(s.db)...)
+	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
 	return s, nil
