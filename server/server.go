@@ -133,6 +133,10 @@ type Config struct {
 	// local slots, worker reports and the scheduler never wait behind
 	// API traffic for a processor.
 	APIConcurrency int
+	// MaxRequestMemory is the budget, in bytes, of memory that request
+	// bodies in flight may hold, each user at most half of it (see
+	// admission; default DefaultMaxRequestMemory).
+	MaxRequestMemory int64
 	// GC steers the process's garbage collector around the server's big,
 	// short-lived allocations (see GCPolicy). nil leaves the collector
 	// alone.
@@ -183,6 +187,8 @@ type Server struct {
 	// apiSlots bounds the API calls (not the worker protocol) running at
 	// once (Config.APIConcurrency).
 	apiSlots chan struct{}
+	// bodies is the memory budget of request bodies in flight.
+	bodies *admission
 	// owners caches the owners of sets admins named (ownerFor).
 	owners ownerCache
 	dm     dispatchMetrics
@@ -271,6 +277,9 @@ func New(cfg Config) (srv *Server, err error) {
 	if cfg.APIConcurrency <= 0 {
 		cfg.APIConcurrency = max(1, runtime.GOMAXPROCS(0)/2)
 	}
+	if cfg.MaxRequestMemory <= 0 {
+		cfg.MaxRequestMemory = DefaultMaxRequestMemory
+	}
 	if cfg.RequestBurst <= 0 {
 		cfg.RequestBurst = DefaultRequestBurst
 	}
@@ -335,7 +344,7 @@ func New(cfg Config) (srv *Server, err error) {
 	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch}, dirs: dirs,
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
-		apiSlots: make(chan struct{}, cfg.APIConcurrency)}
+		apiSlots: make(chan struct{}, cfg.APIConcurrency), bodies: newAdmission(cfg.MaxRequestMemory)}
 	tok, err := store.NewToken()
 	if err != nil {
 		return nil, err
@@ -350,6 +359,7 @@ func New(cfg Config) (srv *Server, err error) {
 	s.metrics = newMetrics(s)
 	s.metrics.reg.MustRegister(s.dm.collectors(s.db)...)
 	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
+	s.metrics.reg.MustRegister(s.bodies.collectors()...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
 	return s, nil
