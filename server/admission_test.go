@@ -71,7 +71,7 @@ func metricValue(t *testing.T, url, name string) float64 {
 // admitted in time), in the caller's protocol.
 func TestRequestMemoryBudget(t *testing.T) {
 	t.Parallel()
-	const budget = 80 << 20
+	const budget = 120 << 20
 	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TickInterval: -1, Logger: logger(),
 		RequestRate: -1, MaxRequestMemory: budget})
 	if err != nil {
