@@ -38,16 +38,16 @@ func TestAdmission(t *testing.T) {
 		go func() {
 			rel, err := a.acquire(bg, "b", 50, false)
 			if err == nil {
-				got <- "b"
 				rel()
+				got <- "b"
 			}
 		}()
 		untilWaiting(t, a, 1)
 		go func() {
 			rel, err := a.acquire(bg, "c", 30, false) // fits, but b came first
 			if err == nil {
-				got <- "c"
 				rel()
+				got <- "c"
 			}
 		}()
 		untilWaiting(t, a, 2)
