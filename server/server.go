@@ -168,6 +168,11 @@ type Server struct {
 	mu sync.Mutex
 	// apiQ is the API lane's queue of writes (apiWrite).
 	apiQ group[*apiOp]
+	// heard holds, per registered worker, when it was last heard
+	// (sched.WorkerID → *atomic.Int64, see heardAt): set without mu.
+	heard sync.Map
+	// apiBatchSeen, when set (tests), sees each API batch with mu held.
+	apiBatchSeen func([]*apiOp)
 	// draining is set by Drain: calls that add work are refused.
 	draining atomic.Bool
 	sched    *sched.Scheduler
@@ -341,7 +346,7 @@ func New(cfg Config) (srv *Server, err error) {
 	if err != nil {
 		return nil, sched.Errorf(sched.EINVALID, "%v", err)
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch}, dirs: dirs,
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		apiSlots: make(chan struct{}, cfg.APIConcurrency), bodies: newAdmission(cfg.MaxRequestMemory)}
