@@ -87,3 +87,44 @@ func TestAPIBatchBoundedByWork(t *testing.T) {
 	}
 	t.Logf("%d batches", len(batches))
 }
+
+// Writes past the work bound go alone, and the small writes queued
+// behind several of them wait for one, not for all: with the lane busy,
+// three big writes and two small ones queue; the small ones go right
+// after the first big one, together, then the other big ones in turn.
+func TestGroupSmallWritesPassBigOnes(t *testing.T) {
+	t.Parallel()
+	g := group[int]{max: 128, maxWork: 10, work: func(w int) int { return w }}
+	var (
+		mu      sync.Mutex
+		batches [][]int
+	)
+	busy, release := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
+	drain := func(b []int) {
+		mu.Lock()
+		batches = append(batches, b)
+		n := len(batches)
+		mu.Unlock()
+		if n == 1 {
+			close(busy)
+			<-release
+		}
+		if b[len(b)-1] == 30 {
+			close(done)
+		}
+	}
+	g.add(1, drain) // the write the lane is busy with
+	<-busy
+	for _, w := range []int{100, 200, 2, 3, 30} {
+		g.add(w, drain)
+	}
+	close(release)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	got := fmt.Sprint(batches)
+	if want := "[[1] [100] [2 3] [200] [30]]"; got != want {
+		t.Errorf("batches %s, want %s", got, want)
+	}
+}
