@@ -271,7 +271,27 @@ func (s *Server) admit(ctx context.Context, body io.ReadCloser, declared int64, 
 		restore := s.cfg.GC.Tighten()
 		return func() { release(); restore() }, body, nil
 	}
+	if lim.body <= SmallRequestBytes+envelopeSlack {
+		// A small request is done with once read: a watch or an
+		// assignment stream must not hold its share while it lasts.
+		return release, &releaseAtEOF{ReadCloser: body, release: release}, nil
+	}
 	return release, body, nil
+}
+
+// releaseAtEOF gives a body's share of the budget back once the body is
+// read to its end (or fails).
+type releaseAtEOF struct {
+	io.ReadCloser
+	release func() // once only (admission.releaser)
+}
+
+func (b *releaseAtEOF) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.release()
+	}
+	return n, err
 }
 
 // tightBodyBytes is the body past which the collector runs more often

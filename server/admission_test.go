@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -13,7 +14,9 @@ import (
 
 	"connectrpc.com/connect"
 
+	"batchd/client"
 	"batchd/proto/batch/v1/batchv1connect"
+	"batchd/sched"
 	"batchd/server"
 	"batchd/store"
 )
@@ -161,5 +164,59 @@ func TestRequestMemoryBudget(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%g bytes still held after every call ended", in)
 		}
+	}
+}
+
+// A small request's share of the budget comes back once its body is
+// read, not when its call ends: open watch streams, many more than the
+// budget would hold for their whole life, neither wait nor are refused.
+func TestWatchesHoldNoBudget(t *testing.T) {
+	t.Parallel()
+	const budget = 8 << 20 // one small request's share is about 3 MiB
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: t.TempDir(), TickInterval: -1, Logger: logger(),
+		RequestRate: -1, MaxRequestMemory: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	_, tok, err := srv.DB().AddUser(ctx(t), store.AddUserInput{Name: "carol", Role: store.RoleUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := client.New(client.Config{Server: srv.URL(), HTTPClient: client.WithToken(&http.Client{}, tok)})
+	res, err := cl.Disclose(ctx(t), client.DiscloseInput{Name: "w", Tasks: []sched.TaskSpec{{Argv: []string{"true"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Connect streams whose request declares no length (as a client
+	// of another language may send it): each is charged its
+	// procedure's read limit, about 3 MiB, until its body is read.
+	msg := fmt.Sprintf(`{"setId":"%d"}`, res.Set.ID)
+	env := append([]byte{0, 0, 0, 0, byte(len(msg))}, msg...)
+	hc := &http.Client{Transport: &http.Transport{}}
+	for range 10 {
+		req, err := http.NewRequestWithContext(ctx(t), http.MethodPost, srv.URL()+batchv1connect.TaskSetServiceWatchTaskSetProcedure,
+			struct{ io.Reader }{bytes.NewReader(env)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/connect+json")
+		req.Header.Set("Connect-Protocol-Version", "1")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		r, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		var prefix [5]byte
+		if _, err := io.ReadFull(r.Body, prefix[:]); err != nil || prefix[0] != 0 {
+			t.Fatalf("watch %d: first message prefix %v, %v", r.StatusCode, prefix, err)
+		}
+	}
+	if w := metricValue(t, srv.URL(), "batchd_request_memory_waits_total"); w != 0 {
+		t.Fatalf("%g calls waited for the budget", w)
 	}
 }
