@@ -96,8 +96,16 @@ func (s *Server) authenticate(next http.Handler, limits map[string]readLimit) ht
 			_ = ew.Write(w, r, err)
 			return
 		}
+		body := http.MaxBytesReader(w, r.Body, lim.body)
+		release, body, err := s.admit(ctx, body, r.ContentLength, lim)
+		if err != nil {
+			interceptor{s}.logCall(ctx, proc, start, err)
+			_ = ew.Write(w, r, err)
+			return
+		}
+		defer release()
 		r = r.WithContext(ctx)
-		r.Body = http.MaxBytesReader(w, r.Body, lim.body)
+		r.Body = body
 		next.ServeHTTP(w, r)
 	})
 }

@@ -42,13 +42,23 @@ func newWorkerConn(id sched.WorkerID, hostname string, slots int32, canSuspend b
 // The worker lane (registrations, heartbeats, reports, assignments, the
 // dispatch tick) takes mu directly, a batch of reports at a time (see
 // finish). The API lane (disclose, request, cancel) queues its writes and
-// a single goroutine carries out every write queued, up to maxAPIBatch,
-// under one hold of mu (apiWrite): however many clients write at once,
+// a single goroutine carries out every write queued, up to maxAPIBatch
+// writes and maxAPIBatchWork tasks, under one hold of mu (apiWrite):
+// however many clients write at once,
 // dispatch waits for at most one such batch, and a write waits for the
 // batches ahead of it, not for one hold of mu per write ahead of it.
 
 // maxAPIBatch bounds the API writes carried out under one hold of mu.
 const maxAPIBatch = 128
+
+// maxAPIBatchWork bounds the work of the API writes carried out under one
+// hold of mu, in tasks they name or store: a batch takes writes until
+// their work would pass it (a single bigger write goes alone). By count
+// alone, 128 discloses of a few thousand tasks each held mu, and every
+// heartbeat and report behind it, for seconds. A disclose stores a task
+// in about 7 µs (BenchmarkBigSet), so a batch of this much holds mu for
+// well under 100 ms.
+const maxAPIBatchWork = 10_000
 
 // lockWorker takes mu for the worker lane; release with s.mu.Unlock().
 func (s *Server) lockWorker() { s.mu.Lock() }
@@ -56,6 +66,7 @@ func (s *Server) lockWorker() { s.mu.Lock() }
 // apiOp is one API write waiting for its turn.
 type apiOp struct {
 	run      func()
+	work     int // tasks it names or stores, at least 1 (maxAPIBatchWork)
 	done     chan struct{}
 	panicked any // what run panicked with, raised again in the caller
 }
@@ -66,8 +77,11 @@ type apiOp struct {
 // raised again here, in the handler's goroutine, where connect's recover
 // turns it into Internal; the batch and mu are unharmed, and the scheduler
 // is rebuilt from the store (apiBatch).
-func (s *Server) apiWrite(fn func()) {
-	op := &apiOp{run: fn, done: make(chan struct{})}
+func (s *Server) apiWrite(fn func()) { s.apiWriteWork(1, fn) }
+
+// apiWriteWork is apiWrite for a write that names or stores work tasks.
+func (s *Server) apiWriteWork(work int, fn func()) {
+	op := &apiOp{run: fn, work: max(work, 1), done: make(chan struct{})}
 	s.apiQ.add(op, s.apiBatch)
 	<-op.done
 	if op.panicked != nil {
@@ -81,6 +95,9 @@ func (s *Server) apiWrite(fn func()) {
 // the store, as when finishBatch's commit fails, before it decides.
 func (s *Server) apiBatch(batch []*apiOp) {
 	s.mu.Lock()
+	if s.apiBatchSeen != nil {
+		s.apiBatchSeen(batch)
+	}
 	var panicked any
 	for _, op := range batch {
 		func() {
@@ -210,10 +227,11 @@ func (s *Server) DispatchOnce() {
 	now := s.now()
 	for _, id := range sortedWorkerIDs(s.workers) {
 		w := s.workers[id]
-		if now.Sub(w.lastSeen) <= s.cfg.Lease+s.cfg.LeaseMargin {
+		last := s.lastHeard(w)
+		if now.Sub(last) <= s.cfg.Lease+s.cfg.LeaseMargin {
 			continue
 		}
-		s.log.Warn("worker lease lapsed", "worker", id, "silent_for", now.Sub(w.lastSeen).String())
+		s.log.Warn("worker lease lapsed", "worker", id, "silent_for", now.Sub(last).String())
 		s.dm.leaseLapses.Add(1)
 		s.dropWorker(now, w, "lease-lapsed")
 	}
@@ -232,6 +250,7 @@ func (s *Server) dropWorker(now time.Time, w *workerConn, state string) {
 	s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: seconds(now), Worker: w.id})
 	close(w.stop)
 	delete(s.workers, w.id)
+	s.heard.Delete(w.id)
 	for _, c := range lost {
 		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 		s.watch.publish(c.Task.Set, []int32{c.Task.Index})

@@ -16,6 +16,9 @@ type dispatchMetrics struct {
 	copiesEnded atomic.Int64 // reports of a copy's end taken (not replays)
 	leaseLapses atomic.Int64
 	lateResults atomic.Int64 // results of lost copies kept (their re-runs killed)
+	// heartbeatsUnlocked counts heartbeats answered without the lock
+	// (heartbeatWait).
+	heartbeatsUnlocked atomic.Int64
 }
 
 // selfCPUSeconds is the user and system CPU time of this process, its
@@ -54,6 +57,9 @@ func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_late_results_total",
 			Help: "Results of copies lost with their worker's lease that came back while their task still wanted one: kept, and the re-runs killed."},
 			func() float64 { return float64(d.lateResults.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_heartbeats_unlocked_total",
+			Help: "Heartbeats that waited 50 ms for the server's lock without getting it: heard and their lease renewed, the rest left to the next."},
+			func() float64 { return float64(d.heartbeatsUnlocked.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_server_cpu_seconds_per_copy",
 			Help: "CPU seconds of the server process (getrusage RUSAGE_SELF: its threads, including the embedded worker slots, not the copies it forks) per copy ended since it started."},
 			func() float64 {

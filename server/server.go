@@ -133,6 +133,10 @@ type Config struct {
 	// local slots, worker reports and the scheduler never wait behind
 	// API traffic for a processor.
 	APIConcurrency int
+	// MaxRequestMemory is the budget, in bytes, of memory that request
+	// bodies in flight may hold, each user at most half of it (see
+	// admission; default DefaultMaxRequestMemory).
+	MaxRequestMemory int64
 	// GC steers the process's garbage collector around the server's big,
 	// short-lived allocations (see GCPolicy). nil leaves the collector
 	// alone.
@@ -164,6 +168,11 @@ type Server struct {
 	mu sync.Mutex
 	// apiQ is the API lane's queue of writes (apiWrite).
 	apiQ group[*apiOp]
+	// heard holds, per registered worker, when it was last heard
+	// (sched.WorkerID → *atomic.Int64, see heardAt): set without mu.
+	heard sync.Map
+	// apiBatchSeen, when set (tests), sees each API batch with mu held.
+	apiBatchSeen func([]*apiOp)
 	// draining is set by Drain: calls that add work are refused.
 	draining atomic.Bool
 	sched    *sched.Scheduler
@@ -183,6 +192,8 @@ type Server struct {
 	// apiSlots bounds the API calls (not the worker protocol) running at
 	// once (Config.APIConcurrency).
 	apiSlots chan struct{}
+	// bodies is the memory budget of request bodies in flight.
+	bodies *admission
 	// owners caches the owners of sets admins named (ownerFor).
 	owners ownerCache
 	dm     dispatchMetrics
@@ -271,6 +282,9 @@ func New(cfg Config) (srv *Server, err error) {
 	if cfg.APIConcurrency <= 0 {
 		cfg.APIConcurrency = max(1, runtime.GOMAXPROCS(0)/2)
 	}
+	if cfg.MaxRequestMemory <= 0 {
+		cfg.MaxRequestMemory = DefaultMaxRequestMemory
+	}
 	if cfg.RequestBurst <= 0 {
 		cfg.RequestBurst = DefaultRequestBurst
 	}
@@ -332,10 +346,10 @@ func New(cfg Config) (srv *Server, err error) {
 	if err != nil {
 		return nil, sched.Errorf(sched.EINVALID, "%v", err)
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch}, dirs: dirs,
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
-		apiSlots: make(chan struct{}, cfg.APIConcurrency)}
+		apiSlots: make(chan struct{}, cfg.APIConcurrency), bodies: newAdmission(cfg.MaxRequestMemory)}
 	tok, err := store.NewToken()
 	if err != nil {
 		return nil, err
@@ -349,6 +363,8 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	s.metrics = newMetrics(s)
 	s.metrics.reg.MustRegister(s.dm.collectors(s.db)...)
+	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
+	s.metrics.reg.MustRegister(s.bodies.collectors()...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
 	return s, nil

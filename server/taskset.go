@@ -227,7 +227,11 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		return store.DiscloseResult{}, err
 	}
 	var res store.DiscloseResult
-	s.apiWrite(func() {
+	work := len(specs)
+	if arr != nil {
+		work = int(arr.Count)
+	}
+	s.apiWriteWork(work, func() {
 		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
 			Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry,
 			Stop: hd.stop}
@@ -337,7 +341,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		return nil, err
 	}
 	var res store.RequestResult
-	s.apiWrite(func() {
+	s.apiWriteWork(indexesWork(req.Indexes, req.All), func() {
 		res, err = s.db.Request(ctx, store.RequestInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
 		if err != nil {
 			return
@@ -395,7 +399,7 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		return nil, err
 	}
 	var res store.CancelResult
-	s.apiWrite(func() {
+	s.apiWriteWork(indexesWork(req.Indexes, req.All), func() {
 		res, err = s.db.Cancel(ctx, store.CancelInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
 		if err != nil {
 			return
@@ -633,7 +637,7 @@ func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*
 		return nil, err
 	}
 	var res store.RetryResult
-	s.apiWrite(func() {
+	s.apiWriteWork(indexesWork(req.Indexes, req.All), func() {
 		res, err = s.db.Retry(ctx, store.RetryInput{Owner: owner, SetID: sched.SetID(req.SetId), Indexes: req.Indexes, All: req.All})
 		if err != nil || len(res.Retried) == 0 {
 			return
@@ -672,4 +676,14 @@ func (h taskSetHandler) GetTask(ctx context.Context, req *batchv1.GetTaskRequest
 		return nil, err
 	}
 	return &batchv1.GetTaskResponse{TaskSet: setToProto(set), Task: taskToProto(t)}, nil
+}
+
+// indexesWork is the API lane's measure (apiWriteWork) of a call naming
+// indexes of a set, or all of it: a whole set may be big, so it takes a
+// batch of its own.
+func indexesWork(indexes []int32, all bool) int {
+	if all {
+		return maxAPIBatchWork
+	}
+	return len(indexes)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"connectrpc.com/connect"
@@ -76,6 +77,9 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		BoundUser: req.BoundUser})
 	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, req.BoundUser, now)
 	s.workers[id] = w
+	heard := new(atomic.Int64)
+	heard.Store(now.UnixNano())
+	s.heard.Store(id, heard)
 	kill := append([]sched.CopyID{}, res.Kill...)
 	for _, c := range res.Attached {
 		if _, err := s.sched.Apply(sched.Event{Kind: sched.EventCopyAttached, Time: at, Copy: c.ID, Task: c.Task, Slot: c.Slot,
@@ -261,7 +265,15 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 		}
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
-	s.lockWorker()
+	// Heard at once; the rest waits for the lock at most heartbeatWait.
+	if cell, ok := s.heardAt(id); ok {
+		cell.Store(s.now().UnixNano())
+		if !s.lockWithin(heartbeatWait) {
+			return s.heartbeatUnlocked(), nil
+		}
+	} else {
+		s.lockWorker()
+	}
 	defer s.mu.Unlock()
 	w := s.workers[id]
 	if w == nil {

@@ -62,6 +62,11 @@ type DB struct {
 	checkpoints, ckErrors atomic.Int64
 	ckLastErr             atomic.Value // string: the last checkpoint's error
 	walPages              atomic.Int64 // pages in the WAL at the last checkpoint
+	truncates, truncBusy  atomic.Int64 // TRUNCATE checkpoints done, and given up on readers
+
+	// WALLimit is the WAL file's size limit in bytes (see
+	// DefaultWALLimit); set it before Open.
+	WALLimit int64
 
 	auth authCache // tokens found valid lately (see Authenticate)
 	// arrays keeps task arrays read lately (they never change).
@@ -131,9 +136,9 @@ func init() {
 const checkpointEvery = 100 * time.Millisecond
 
 // checkpointer copies committed pages from the WAL into the database
-// (PASSIVE: it never waits for the writer or readers, and does what it
-// can) after commits, at most every checkpointEvery, until stop closes.
-func (db *DB) checkpointer(ck *sql.DB, stop <-chan struct{}, done chan<- struct{}) {
+// (see checkpointOnce) after commits, at most every checkpointEvery,
+// until stop closes.
+func (db *DB) checkpointer(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	for {
 		select {
@@ -141,12 +146,9 @@ func (db *DB) checkpointer(ck *sql.DB, stop <-chan struct{}, done chan<- struct{
 			return
 		case <-db.committed:
 		}
-		var busy, logPages, moved int
-		if err := ck.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &moved); err != nil {
+		if err := db.checkpointOnce(); err != nil {
 			db.ckErrors.Add(1)
 			db.ckLastErr.Store(err.Error())
-		} else {
-			db.walPages.Store(int64(logPages))
 		}
 		db.checkpoints.Add(1)
 		select {
@@ -159,7 +161,7 @@ func (db *DB) checkpointer(ck *sql.DB, stop <-chan struct{}, done chan<- struct{
 
 // NewDB returns a DB for the file at path; call Open before use.
 func NewDB(path string) *DB {
-	return &DB{Path: path, Now: time.Now, OutputCap: DefaultOutputCap, arrays: &arrayCache{}}
+	return &DB{Path: path, Now: time.Now, OutputCap: DefaultOutputCap, WALLimit: DefaultWALLimit, arrays: &arrayCache{}}
 }
 
 // Open opens the database file, creating it, and runs pending migrations.
@@ -206,8 +208,9 @@ func (db *DB) Open() error {
 	}
 	keepConns(rdb, 8)
 	db.ro = rdb
-	// The checkpointer's own connection (see writerDriverName).
-	ck, err := sql.Open(driverName, "file:"+db.Path+"?_busy_timeout=10000")
+	// The checkpointer's own connection (see writerDriverName); its busy
+	// handler is a TRUNCATE checkpoint's bounded wait.
+	ck, err := sql.Open(driverName, fmt.Sprintf("file:%s?_busy_timeout=%d", db.Path, truncateWait.Milliseconds()))
 	if err != nil {
 		rdb.Close()
 		sdb.Close()
@@ -217,7 +220,7 @@ func (db *DB) Open() error {
 	db.ck = ck
 	db.committed = make(chan struct{}, 1)
 	db.ckStop, db.ckDone = make(chan struct{}), make(chan struct{})
-	go db.checkpointer(ck, db.ckStop, db.ckDone)
+	go db.checkpointer(db.ckStop, db.ckDone)
 	return nil
 }
 
@@ -456,6 +459,10 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if db.wconn == nil {
 		if db.wconn, err = db.db.Conn(ctx); err != nil {
 			db.wconn = nil
+			return translate(err)
+		}
+		if err := db.walLimitPragma(ctx); err != nil {
+			db.dropWriteConn()
 			return translate(err)
 		}
 	}

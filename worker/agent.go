@@ -259,6 +259,10 @@ type agent struct {
 
 	goodbyeTried chan struct{} // closed once a goodbye Register was answered or failed
 	goodbyeOnce  sync.Once
+
+	// forgotten are the copies that ended and were forgotten lately
+	// (guarded by mu): a start naming one is stale.
+	forgotten endedCopies
 }
 
 func newAgent(cfg Config) (*agent, error) {

@@ -22,6 +22,10 @@ func (a *agent) start(s *batchv1.StartCopy) {
 		a.log.Info("start ignored: copy already held", "copy", s.GetCopyId())
 		return
 	}
+	if a.forgotten.has(s.GetCopyId()) {
+		a.log.Info("start ignored: copy ended already (a restatement that crossed its report)", "copy", s.GetCopyId())
+		return
+	}
 	// A suspended copy keeps its slot number but not the slot: the server
 	// suspended it to give the slot to this one (preemption).
 	for _, c := range a.copies {

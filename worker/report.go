@@ -142,6 +142,7 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	a.deliver(c)
 	a.mu.Lock()
 	delete(a.copies, c.id)
+	a.forgotten.add(c.id)
 	a.lastBusy = a.now()
 	a.mu.Unlock()
 	select {

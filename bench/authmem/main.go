@@ -9,7 +9,11 @@
 //  2. an authenticated disclose of -tasks tasks of about -task-bytes bytes
 //     each through client.Disclose (a DiscloseStream), the way batchctl
 //     sends it: the bytes on the wire and the server's peak RSS growth
-//     (target: at most twice the wire size).
+//     (target: at most twice the wire size);
+//  3. -concurrent authenticated JSON Disclose bodies of -concurrent-mb MB
+//     at once, none declaring its length: the server's peak RSS growth
+//     against its request memory budget (-budget, passed as
+//     --max-request-memory; target: at most the budget + 64 MB).
 //
 // Each run starts a fresh server on a loopback port with a temporary data
 // directory and no worker slots:
@@ -49,14 +53,17 @@ func main() {
 	tasks := flag.Int("tasks", 200_000, "tasks of the authenticated disclose")
 	taskBytes := flag.Int("task-bytes", 500, "bytes of each task's argument")
 	skipAuth := flag.Bool("skip-auth", false, "measure only the unauthenticated call")
+	conc := flag.Int("concurrent", 40, "authenticated chunked bodies sent at once (0: none)")
+	concMB := flag.Int("concurrent-mb", 25, "size of each of them, MB")
+	budget := flag.String("budget", "512MiB", "the server's --max-request-memory (\"\": the flag not passed, for a server without it)")
 	flag.Parse()
-	if err := run(*runs, *bin, *unauthMB, *tasks, *taskBytes, *skipAuth); err != nil {
+	if err := run(*runs, *bin, *unauthMB, *tasks, *taskBytes, *skipAuth, *conc, *concMB, *budget); err != nil {
 		fmt.Fprintln(os.Stderr, "authmem:", err)
 		os.Exit(1)
 	}
 }
 
-func run(runs int, bin string, unauthMB, tasks, taskBytes int, skipAuth bool) error {
+func run(runs int, bin string, unauthMB, tasks, taskBytes int, skipAuth bool, conc, concMB int, budget string) error {
 	tmp, err := os.MkdirTemp("", "authmem-")
 	if err != nil {
 		return err
@@ -74,9 +81,13 @@ func run(runs int, bin string, unauthMB, tasks, taskBytes int, skipAuth bool) er
 	for i := range specs {
 		specs[i] = sched.TaskSpec{Argv: []string{"echo", arg}}
 	}
-	var unauthMS, unauthMB2, authRatio, peakRatio []float64
+	var unauthMS, unauthMB2, authRatio, peakRatio, concGrow, concPeak []float64
 	for r := 1; r <= runs; r++ {
-		srv, err := start(bin, filepath.Join(tmp, fmt.Sprint("data", r)))
+		var args []string
+		if budget != "" {
+			args = []string{"--max-request-memory", budget}
+		}
+		srv, err := start(bin, filepath.Join(tmp, fmt.Sprint("data", r)), args...)
 		if err != nil {
 			return err
 		}
@@ -98,6 +109,16 @@ func run(runs int, bin string, unauthMB, tasks, taskBytes int, skipAuth bool) er
 			authRatio = append(authRatio, grow*1e6/float64(wire))
 			peakRatio = append(peakRatio, peak*1e6/float64(wire))
 		}
+		if conc > 0 {
+			base, grow, peak, statuses, err := srv.concurrent(conc, concMB)
+			if err != nil {
+				srv.stop()
+				return err
+			}
+			fmt.Printf("run %d: %d concurrent chunked %d MB Disclose bodies: RSS %.1f MB before, peak +%.1f MB; budget in use at most %.1f MB of %s; answers %v\n",
+				r, conc, concMB, base, grow, peak, budget, statuses)
+			concGrow, concPeak = append(concGrow, grow), append(concPeak, peak)
+		}
 		srv.stop()
 	}
 	summary := func(name string, v []float64) {
@@ -111,6 +132,8 @@ func run(runs int, bin string, unauthMB, tasks, taskBytes int, skipAuth bool) er
 	summary("unauthenticated peak RSS growth, MB", unauthMB2)
 	summary("authenticated peak RSS growth / wire bytes", authRatio)
 	summary("authenticated peak RSS / wire bytes", peakRatio)
+	summary("concurrent bodies: peak RSS growth, MB", concGrow)
+	summary("concurrent bodies: budget in use at most, MB", concPeak)
 	return nil
 }
 
@@ -139,14 +162,14 @@ type server struct {
 	token string
 }
 
-func start(bin, dir string) (*server, error) {
+func start(bin, dir string, args ...string) (*server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--data", dir, "--slots", "0", "--log-level", "error")
+	cmd := exec.Command(bin, append([]string{"serve", "--listen", addr, "--data", dir, "--slots", "0", "--log-level", "error"}, args...)...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err

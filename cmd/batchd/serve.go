@@ -68,6 +68,8 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "burst", Value: server.DefaultRequestBurst, EnvVars: []string{"BATCHD_BURST"}, Usage: "per-user calls at once (token bucket size)"},
 			&cli.IntFlag{Name: "api-concurrency", EnvVars: []string{"BATCHD_API_CONCURRENCY"},
 				Usage: "unary API calls that run at once; more wait their turn, so that API traffic cannot take the CPU that dispatch needs (default: half the CPUs, at least 1)"},
+			&cli.StringFlag{Name: "max-request-memory", Value: "512MiB", EnvVars: []string{"BATCHD_MAX_REQUEST_MEMORY"},
+				Usage: "memory request bodies in flight may hold, each user at most half (e.g. 512MiB, 2GiB); more wait up to 5 s, then are refused with a hint to retry"},
 			&cli.IntFlag{Name: "procs", EnvVars: []string{"BATCHD_PROCS"}, DefaultText: "4 per CPU, at least 8; GOMAXPROCS in the environment wins",
 				Usage: "Go processors (GOMAXPROCS) of the server: more than the CPUs, so that API calls and the dispatch path run while others wait inside SQLite or a fork"},
 			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share (--fair-share=false is the requested class's switch)"},
@@ -105,6 +107,10 @@ func runServe(c *cli.Context) error {
 	pre, err := sched.ParsePreemption(c.String("preemption"))
 	if err != nil {
 		return err
+	}
+	reqMem, err := parseSize(c.String("max-request-memory"))
+	if err != nil || reqMem <= 0 {
+		return fmt.Errorf("--max-request-memory: want a size such as 512MiB (got %q)", c.String("max-request-memory"))
 	}
 	outCap, err := parseSize(c.String("output-cap"))
 	if err != nil {
@@ -195,7 +201,7 @@ func runServe(c *cli.Context) error {
 		Logger: log, Version: version,
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},
 		MaxOpenSets: c.Int("max-open-sets"), MaxQueuedTasks: c.Int("max-queued-tasks"),
-		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: apiConc,
+		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: apiConc, MaxRequestMemory: reqMem,
 		// The server is the whole process: it may tune the process's
 		// garbage collector around its big allocations.
 		GC:              &processGC{},

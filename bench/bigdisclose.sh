@@ -1,0 +1,70 @@
+#!/bin/sh
+# bench/bigdisclose.sh: big discloses beside a worker's lease. One server
+# with no local slots and a short lease (LEASE, default 3s), one remote
+# worker of 4 slots bound to the admin, who requests SHORT `sleep 0.05`
+# tasks (default 200) while another user discloses DISCLOSES sets of TASKS
+# `true` tasks at once (default 8 of 200,000), which queue (the worker
+# does not run that user's tasks). It prints how long the short tasks
+# took, the lease lapses and the heartbeats answered without the server's
+# lock, from /metrics, and the load before and after.
+#
+#   bench/bigdisclose.sh
+#   DISCLOSES=4 TASKS=50000 bench/bigdisclose.sh
+#   BATCHD=/path/to/old/batchd bench/bigdisclose.sh   # another build's server and worker
+set -eu
+cd "$(dirname "$0")/.."
+n=${DISCLOSES:-8}
+tasks=${TASKS:-200000}
+lease=${LEASE:-3s}
+short=${SHORT:-200}
+tmp=$(mktemp -d)
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+if [ -n "${BATCHD:-}" ]; then cp "$BATCHD" "$tmp/batchd"; else go build -o "$tmp/batchd" ./cmd/batchd; fi
+CGO_ENABLED=0 go build -o "$tmp/batchctl" ./cmd/batchctl
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+url=http://127.0.0.1:$port
+export BATCH_SERVER=$url BATCHD_DATA=$tmp/data
+"$tmp/batchd" serve --listen 127.0.0.1:"$port" --data "$tmp/data" --slots 0 --lease "$lease" \
+	--rate -1 --max-open-sets -1 --max-queued-tasks -1 --log-level warn 2>"$tmp/serve.log" &
+pids="$!"
+i=0
+until "$tmp/batchctl" status >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || { echo "server did not start"; cat "$tmp/serve.log"; exit 1; }
+	sleep 0.1
+done
+wtoken=$("$tmp/batchd" user add --data "$tmp/data" --worker w)
+btoken=$("$tmp/batchctl" users add bulk 2>/dev/null)
+[ -n "$btoken" ] || { echo "no token for user bulk"; exit 1; }
+BATCH_WORKER_TOKEN=$wtoken "$tmp/batchd" worker --server "$url" --name w1 --slots 4 --isolation none --user admin \
+	--state-dir "$tmp/w1" 2>"$tmp/worker.log" &
+pids="$pids $!"
+until "$tmp/batchctl" cluster 2>/dev/null | grep -q w1; do sleep 0.1; done
+seq "$tasks" | sed 's/.*/true/' >"$tmp/big.txt"
+seq "$short" | sed 's/.*/sleep 0.05/' >"$tmp/short.txt"
+metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'; }
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+k=0
+while [ $k -lt "$n" ]; do
+	"$tmp/batchctl" --token "$btoken" disclose -q --file "$tmp/big.txt" >/dev/null &
+	k=$((k + 1))
+done
+t0=$(date +%s.%N)
+set_id=$("$tmp/batchctl" disclose --request -q --file "$tmp/short.txt")
+"$tmp/batchctl" request -q "$set_id" >/dev/null || true
+t1=$(date +%s.%N)
+wait_bulk() { # the discloses, not the server or worker
+	for j in $(jobs -p); do case " $pids " in *" $j "*) ;; *) wait "$j" || true ;; esac; done
+}
+wait_bulk
+t2=$(date +%s.%N)
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$short short tasks on 4 slots: $(echo "$t1 - $t0" | bc) s; $n discloses of $tasks tasks done after $(echo "$t2 - $t0" | bc) s"
+echo "lease lapses: $(metric batchd_lease_lapses_total); heartbeats answered without the lock: $(metric batchd_heartbeats_unlocked_total)"
+grep -c "lease lapsed" "$tmp/serve.log" | sed 's/^/"worker lease lapsed" lines in the server log: /'

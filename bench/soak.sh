@@ -1,0 +1,98 @@
+#!/bin/sh
+# bench/soak.sh: one server under sustained load for DURATION, sampled
+# every INTERVAL into a CSV: the server's RSS, threads and open
+# descriptors, the WAL file and the database file, against the tasks
+# finished so far. Writers run back-to-back requested sets of TASKS `true`
+# tasks on SLOTS local slots (WRITERS at once); a reader lists the sets and
+# reads the bill every 0.2 s, so that read snapshots overlap checkpoints.
+#
+#   bench/soak.sh                          # 30 minutes
+#   DURATION=5m CSV=/tmp/soak.csv bench/soak.sh   # default CSV: $TMPDIR/batchd-soak.csv
+#
+# At the end it prints the WAL file's maximum and the mean RSS, threads and
+# descriptors of the first and last third of the run (flat: within 10%).
+set -eu
+cd "$(dirname "$0")/.."
+dur=${DURATION:-30m}
+interval=${INTERVAL:-5}
+slots=${SLOTS:-4}
+tasks=${TASKS:-200}
+writers=${WRITERS:-2}
+tmp=$(mktemp -d)
+csv=${CSV:-${TMPDIR:-/tmp}/batchd-soak.csv}
+case $dur in
+*h) secs=$((${dur%h} * 3600)) ;;
+*m) secs=$((${dur%m} * 60)) ;;
+*s) secs=${dur%s} ;;
+*) secs=$dur ;;
+esac
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+go build -o "$tmp/batchd" ./cmd/batchd
+CGO_ENABLED=0 go build -o "$tmp/batchctl" ./cmd/batchctl
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export BATCH_SERVER=http://127.0.0.1:$port BATCHD_DATA=$tmp/data
+"$tmp/batchd" serve --listen 127.0.0.1:"$port" --data "$tmp/data" --slots "$slots" \
+	--rate -1 --max-open-sets -1 --max-queued-tasks -1 --log-level warn 2>"$tmp/serve.log" &
+srv=$!
+pids="$srv"
+i=0
+until "$tmp/batchctl" status >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || { echo "server did not start"; cat "$tmp/serve.log"; exit 1; }
+	sleep 0.1
+done
+seq "$tasks" | sed 's/.*/true/' >"$tmp/tasks.txt"
+w=0
+while [ $w -lt "$writers" ]; do
+	(while :; do
+		set_id=$("$tmp/batchctl" disclose --request -q --file "$tmp/tasks.txt") || { sleep 1; continue; }
+		"$tmp/batchctl" request -q "$set_id" >/dev/null 2>&1 || true
+	done) &
+	pids="$pids $!"
+	w=$((w + 1))
+done
+(while :; do
+	"$tmp/batchctl" status >/dev/null 2>&1 || true
+	"$tmp/batchctl" bill >/dev/null 2>&1 || true
+	sleep 0.2
+done) &
+pids="$pids $!"
+
+metric() { # name: its value in /metrics (0 when absent)
+	curl -s "$BATCH_SERVER/metrics" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'
+}
+echo "seconds,tasks,rss_kb,threads,fds,wal_file_bytes,db_file_bytes,wal_pages,load1" >"$csv"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+start=$(date +%s)
+while :; do
+	now=$(date +%s)
+	el=$((now - start))
+	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$srv/status)
+	thr=$(awk '/^Threads:/ { print $2 }' /proc/$srv/status)
+	fds=$(ls /proc/$srv/fd | wc -l)
+	wal=$(stat -c %s "$tmp/data/batchd.db-wal" 2>/dev/null || echo 0)
+	dbb=$(stat -c %s "$tmp/data/batchd.db")
+	done_=$(metric batchd_copies_ended_total)
+	pages=$(metric batchd_store_wal_pages)
+	echo "$el,$done_,$rss,$thr,$fds,$wal,$dbb,$pages,$(cut -d' ' -f1 /proc/loadavg)" >>"$csv"
+	[ "$el" -lt "$secs" ] || break
+	sleep "$interval"
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+awk -F, 'NR > 1 { n++; t[n] = $1; k[n] = $2; r[n] = $3; th[n] = $4; f[n] = $5; w[n] = $6; d[n] = $7 }
+END {
+	maxw = 0; for (i = 1; i <= n; i++) if (w[i] > maxw) maxw = w[i]
+	a = int(n / 3); if (a < 1) a = 1
+	for (i = 1; i <= a; i++) { r1 += r[i]; t1 += th[i]; f1 += f[i] }
+	for (i = n - a + 1; i <= n; i++) { r2 += r[i]; t2 += th[i]; f2 += f[i] }
+	printf "%d s, %d tasks (%.0f/s), database %.1f MB at the end (%.0f bytes per task)\n", t[n], k[n], k[n] / (t[n] > 0 ? t[n] : 1), d[n] / 1e6, d[n] / (k[n] > 0 ? k[n] : 1)
+	printf "WAL file: max %.1f MB, last %.1f MB\n", maxw / 1e6, w[n] / 1e6
+	printf "first / last third: RSS %.0f / %.0f MB (%.2f), threads %.1f / %.1f, fds %.1f / %.1f\n", r1 / a / 1024, r2 / a / 1024, r2 / r1, t1 / a, t2 / a, f1 / a, f2 / a
+}' "$csv"
+echo "CSV: $csv"

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+)
+
+// A worker's heartbeat is heard and its lease renewed while the server's
+// lock is held by a long API write (here by the test itself, for as long
+// as it likes: no clock involved): it neither waits for the write to end
+// nor lets the lease lapse, and the lapse check once the lock is free
+// counts the heartbeat.
+func TestHeartbeatBesideLongWrite(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &now
+	s, err := New(Config{DataDir: t.TempDir(), TickInterval: -1, Lease: 3 * time.Second, LeaseMargin: time.Second,
+		Now: func() time.Time { return *clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lt := s.LocalTransport()
+	ctx := t.Context()
+	if _, err := lt.Register(ctx, &batchv1.RegisterRequest{Name: "w", Slots: 1, Isolation: "namespaces"}); err != nil {
+		t.Fatal(err)
+	}
+
+	s.mu.Lock() // the long write
+	now = now.Add(3 * time.Second)
+	answered := make(chan error, 1)
+	go func() {
+		res, err := lt.Heartbeat(ctx, &batchv1.HeartbeatRequest{WorkerId: "w"})
+		if err == nil && res.GetLeaseSeconds() != 3 {
+			t.Errorf("lease %g s, want 3", res.GetLeaseSeconds())
+		}
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // a hang guard only
+		s.mu.Unlock()
+		t.Fatal("the heartbeat waited for the lock")
+	}
+	now = now.Add(3 * time.Second) // 6 s after the registration, 3 s after the heartbeat
+	s.mu.Unlock()
+
+	s.DispatchOnce()
+	s.mu.Lock()
+	_, alive := s.workers["w"]
+	s.mu.Unlock()
+	if !alive {
+		t.Fatal("the worker's lease lapsed although its heartbeat was heard")
+	}
+	if n := s.dm.heartbeatsUnlocked.Load(); n != 1 {
+		t.Errorf("%d heartbeats answered without the lock, want 1", n)
+	}
+}
