@@ -38,8 +38,8 @@ func TestCompletionBash(t *testing.T) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	if got := complete("batchctl", "re"); got != "request retry" {
-		t.Errorf("batchctl re<TAB>: %q, want request retry", got)
+	if got := complete("batchctl", "re"); got != "request retry release" {
+		t.Errorf("batchctl re<TAB>: %q, want request retry release", got)
 	}
 	if got := complete("batchctl", "req"); got != "request" {
 		t.Errorf("batchctl req<TAB>: %q, want request", got)
