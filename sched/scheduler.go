@@ -200,6 +200,7 @@ type Scheduler struct {
 	dirtyKeys []*set // jobs whose task key may have changed (flushKeys)
 	epsilon   float64
 	sets      map[SetID]*set
+	waiting   map[SetID]*waitingSet // sets waiting for dependencies (depend.go)
 	workers   map[WorkerID]*worker
 	nbound    int // workers bound to one owner (isolation.go)
 	wheap     workerHeap
