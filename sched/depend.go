@@ -172,6 +172,7 @@ func CancelReason(d Dependency, o Outcome) string {
 // disclosed (with their states as requests and cancels move them), in
 // neither queue.
 type waitingSet struct {
+	deps   []Dependency
 	owner  string
 	at     Time
 	maxRun int32
@@ -197,7 +198,7 @@ func (s *Scheduler) applyWaiting(ev Event, w *waitingSet) (ApplyResult, error) {
 	case EventDisclosed:
 		return ApplyResult{}, s.discloseWaiting(ev, w)
 	case EventWaitEnded:
-		delete(s.waiting, ev.Set)
+		s.dropWaiting(ev.Set, w)
 		open := make([]TaskInfo, 0, len(w.tasks))
 		for _, t := range w.tasks {
 			if !t.State.Final() {
@@ -279,7 +280,10 @@ func (s *Scheduler) discloseWaiting(ev Event, w *waitingSet) error {
 		if s.sets[ev.Set] != nil {
 			return Errorf(EFAILEDPRECONDITION, "set %d: already eligible, it cannot wait", ev.Set)
 		}
-		w = &waitingSet{owner: ev.Owner, at: ev.Time}
+		if err := CheckDependencies(ev.After); err != nil {
+			return err
+		}
+		w = &waitingSet{owner: ev.Owner, at: ev.Time, deps: slices.Clone(ev.After)}
 	}
 	tasks := slices.Clone(w.tasks)
 	for _, ti := range ev.Tasks {
@@ -302,10 +306,40 @@ func (s *Scheduler) discloseWaiting(ev Event, w *waitingSet) error {
 		w.maxRun = ev.MaxRunning
 	}
 	if s.waiting == nil {
-		s.waiting = make(map[SetID]*waitingSet)
+		s.waiting, s.waitOn = make(map[SetID]*waitingSet), make(map[SetID]int)
+	}
+	if s.waiting[ev.Set] == nil {
+		for _, d := range w.deps {
+			s.waitOn[d.Set]++
+		}
 	}
 	s.waiting[ev.Set] = w
 	return nil
+}
+
+// dropWaiting forgets waiting set w (id): released, or every task ended.
+func (s *Scheduler) dropWaiting(id SetID, w *waitingSet) {
+	delete(s.waiting, id)
+	for _, d := range w.deps {
+		if s.waitOn[d.Set]--; s.waitOn[d.Set] <= 0 {
+			delete(s.waitOn, d.Set)
+		}
+	}
+}
+
+// HasDependents reports whether a waiting set waits on set id (or a task
+// of it): the driver resolves dependencies only after such a set's tasks
+// change, so that sets nobody waits on cost nothing.
+func (s *Scheduler) HasDependents(id SetID) bool { return s.waitOn[id] > 0 }
+
+// WaitingSets returns the sets that wait for dependencies, by id.
+func (s *Scheduler) WaitingSets() []SetID {
+	ids := make([]SetID, 0, len(s.waiting))
+	for id := range s.waiting {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // whyWaiting answers Why for a task of a waiting set.
@@ -337,7 +371,7 @@ func (s *Scheduler) routeWaiting(ev Event) (res ApplyResult, err error, ok bool)
 	w := s.waiting[ev.Set]
 	switch {
 	case w != nil:
-	case ev.Kind == EventDisclosed && ev.Waiting:
+	case ev.Kind == EventDisclosed && len(ev.After) > 0:
 		if len(ev.Tasks) == 0 {
 			return ApplyResult{}, Errorf(EINVALID, "set %d: a waiting set needs tasks", ev.Set), true
 		}
@@ -348,7 +382,7 @@ func (s *Scheduler) routeWaiting(ev Event) (res ApplyResult, err error, ok bool)
 	}
 	res, err = s.applyWaiting(ev, w)
 	if w := s.waiting[ev.Set]; w != nil && w.closed() {
-		delete(s.waiting, ev.Set) // every task canceled: nothing will run
+		s.dropWaiting(ev.Set, w) // every task canceled: nothing will run
 	}
 	return res, err, true
 }

@@ -9,9 +9,12 @@ func TestWaitingSetRunsAfterRelease(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{Speculation: SpecNone})
 	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 2})
-	b.apply(Event{Kind: EventDisclosed, Time: 0, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0}, {Index: 1}}, Waiting: true})
+	b.apply(Event{Kind: EventDisclosed, Time: 0, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0}, {Index: 1}}, After: []Dependency{{Set: 9, Index: WholeSet}}})
 	b.apply(Event{Kind: EventRequested, Time: 1, Set: 1, Indexes: []int32{1}})
 	b.apply(Event{Kind: EventDisclosed, Time: 2, Set: 2, Owner: "u", Tasks: []TaskInfo{{Index: 0}}})
+	if !b.s.HasDependents(9) || b.s.HasDependents(1) {
+		t.Fatal("HasDependents(9), HasDependents(1) are not true, false")
+	}
 	if !b.s.Waiting(1) || b.s.Waiting(2) {
 		t.Fatalf("Waiting(1), Waiting(2) = %v, %v, want true, false", b.s.Waiting(1), b.s.Waiting(2))
 	}
@@ -23,7 +26,7 @@ func TestWaitingSetRunsAfterRelease(t *testing.T) {
 		t.Fatalf("Why(1/1) = %+v, %v, want %s, requested", a, err, WhyDependency)
 	}
 	b.apply(Event{Kind: EventWaitEnded, Time: 4, Set: 1})
-	if b.s.Waiting(1) {
+	if b.s.Waiting(1) || b.s.HasDependents(9) {
 		t.Fatal("set 1 still waits after EventWaitEnded")
 	}
 	b.decide(5, want{DecisionStart, TaskRef{1, 1}, "requested", ""})
@@ -39,7 +42,7 @@ func TestWaitingSetAppendCancelRestore(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Config{Speculation: SpecNone})
 	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 4})
-	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0}}, Waiting: true})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0}}, After: []Dependency{{Set: 9, Index: WholeSet}}})
 	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 1}}}) // appended: waits too
 	b.decide(1)
 	if _, err := b.s.Apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 1}}}); ErrorCode(err) != ECONFLICT {
@@ -52,7 +55,7 @@ func TestWaitingSetAppendCancelRestore(t *testing.T) {
 	b.decide(2)
 
 	// Restore: set 3 waits with a requested and a canceled task.
-	b.apply(Event{Kind: EventDisclosed, Set: 3, Owner: "u", Waiting: true,
+	b.apply(Event{Kind: EventDisclosed, Set: 3, Owner: "u", After: []Dependency{{Set: 9, Index: WholeSet}},
 		Tasks: []TaskInfo{{Index: 0, State: TaskRequested, RequestedAt: 1}, {Index: 1, State: TaskCanceled}, {Index: 2}}})
 	if _, err := b.s.Apply(Event{Kind: EventRequested, Set: 3, Indexes: []int32{1}}); ErrorCode(err) != EFAILEDPRECONDITION {
 		t.Fatalf("requesting a canceled waiting task: %v, want %s", err, EFAILEDPRECONDITION)
@@ -61,7 +64,7 @@ func TestWaitingSetAppendCancelRestore(t *testing.T) {
 	b.apply(Event{Kind: EventWaitEnded, Time: 4, Set: 3})
 	b.decide(5, want{DecisionStart, TaskRef{3, 0}, "requested", ""}, want{DecisionStart, TaskRef{3, 2}, "disclosed", ""})
 	// A set the scheduler already runs cannot start waiting.
-	if _, err := b.s.Apply(Event{Kind: EventDisclosed, Set: 3, Owner: "u", Tasks: []TaskInfo{{Index: 5}}, Waiting: true}); ErrorCode(err) != EFAILEDPRECONDITION {
+	if _, err := b.s.Apply(Event{Kind: EventDisclosed, Set: 3, Owner: "u", Tasks: []TaskInfo{{Index: 5}}, After: []Dependency{{Set: 9, Index: WholeSet}}}); ErrorCode(err) != EFAILEDPRECONDITION {
 		t.Fatalf("waiting after running: %v, want %s", err, EFAILEDPRECONDITION)
 	}
 }

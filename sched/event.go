@@ -156,11 +156,11 @@ type Event struct {
 	// included (EventDisclosed; 0 = leave the cap as it is; NoMaxRunning,
 	// in an event without tasks, removes the cap).
 	MaxRunning int32
-	// Waiting discloses Set's tasks into neither class: the set waits for
-	// its dependencies (depend.go) until EventReleased, or until cancels
-	// end every task (EventDisclosed; later tasks of a waiting set wait
-	// with it, Waiting or not).
-	Waiting bool
+	// After, on the EventDisclosed of a new set, is what it waits for
+	// (depend.go): its tasks are in neither class until EventReleased, or
+	// until cancels end every task. Later tasks of a waiting set wait with
+	// it (After is then ignored).
+	After []Dependency
 
 	Duration float64 // EventDurationObserved, EventCopyFinished
 	// Censored marks an EventDurationObserved of a copy that lost a race:

@@ -201,6 +201,7 @@ type Scheduler struct {
 	epsilon   float64
 	sets      map[SetID]*set
 	waiting   map[SetID]*waitingSet // sets waiting for dependencies (depend.go)
+	waitOn    map[SetID]int         // waiting sets per set they wait on
 	workers   map[WorkerID]*worker
 	nbound    int // workers bound to one owner (isolation.go)
 	wheap     workerHeap
