@@ -50,6 +50,11 @@ func (db *DB) ListTasks(ctx context.Context, owner string, id sched.SetID, p Tas
 		if set, err = getSet(ctx, tx, owner, id); err != nil {
 			return err
 		}
+		one := []sched.TaskSet{set}
+		if err := pageExtras(ctx, tx, one); err != nil {
+			return err
+		}
+		set = one[0]
 		// +?: a parameter the planner cannot look at (see "No joins per
 		// task" in store.go).
 		q := `SELECT ` + taskCols + ` FROM tasks WHERE set_id = +? AND idx > +?`

@@ -1,0 +1,140 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	batchv1 "batchd/proto/batch/v1"
+)
+
+func after(id int64) []*batchv1.Dependency { return []*batchv1.Dependency{{SetId: id}} }
+
+// TestDependencyReleases: a requested set disclosed after another runs
+// nothing while it waits, says why, and starts when the other ends.
+func TestDependencyReleases(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w1", 2)
+	a := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	dep := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(2), Request: true, After: after(a.Id)})).TaskSet
+	if dep.State != batchv1.SetState_SET_STATE_WAITING {
+		t.Fatalf("dependent state %v, want WAITING", dep.State)
+	}
+	st := w.start()
+	if st.SetId != a.Id {
+		t.Fatalf("started %d/%d, want set %d's task: the dependent set waits", st.SetId, st.Index, a.Id)
+	}
+	why := must[*batchv1.WhyResponse](t)(b.tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: dep.Id, Indexes: []int32{0}}))
+	if r := why.Tasks[0]; r.Reason != batchv1.WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY || !strings.Contains(r.ReasonText, "waiting for set 1: 1 of 1 left") {
+		t.Fatalf("why: %v %q", r.Reason, r.ReasonText)
+	}
+	w.won(st.CopyId, "a")
+	s1, s2 := w.start(), w.start()
+	if s1.SetId != dep.Id || s2.SetId != dep.Id {
+		t.Fatalf("started %v and %v, want the dependent set's tasks", s1, s2)
+	}
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: dep.Id})).TaskSet
+	if got.State != batchv1.SetState_SET_STATE_RUNNING {
+		t.Fatalf("released set: %v, want RUNNING", got.State)
+	}
+}
+
+// TestDependencyFailedCancels: a failed dependency cancels the dependent
+// set with that reason; one that asked for any outcome starts.
+func TestDependencyFailedCancels(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w1", 1)
+	a := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	okOnly := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true, After: after(a.Id)})).TaskSet
+	anyOut := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true,
+		After: []*batchv1.Dependency{{SetId: a.Id, AnyOutcome: true}}})).TaskSet
+	st := w.start()
+	if _, err := w.finish(st.CopyId, "", 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if s := w.start(); s.SetId != anyOut.Id {
+		t.Fatalf("started %v, want set %d (any outcome)", s, anyOut.Id)
+	}
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: okOnly.Id})).TaskSet
+	if got.State != batchv1.SetState_SET_STATE_CANCELED || got.CanceledReason != "dependency set 1 failed" {
+		t.Fatalf("dependent: %v %q", got.State, got.CanceledReason)
+	}
+	bill := must[*batchv1.GetBillResponse](t)(b.billing.GetBill(ctx(t), &batchv1.GetBillRequest{IncludeLines: true}))
+	for _, l := range bill.Lines {
+		if l.SetId == okOnly.Id {
+			t.Fatalf("a canceled waiting set was billed: %v", l)
+		}
+	}
+}
+
+func TestDependencyErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	a := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})).TaskSet
+	idx := int32(5)
+	for _, tc := range []struct {
+		name string
+		req  *batchv1.DiscloseRequest
+		want connect.Code
+	}{
+		{"ErrNoSuchSet", &batchv1.DiscloseRequest{Tasks: echo(1), After: after(999)}, connect.CodeNotFound},
+		{"ErrNoSuchTask", &batchv1.DiscloseRequest{Tasks: echo(1), After: []*batchv1.Dependency{{SetId: a.Id, Index: &idx}}}, connect.CodeNotFound},
+		{"ErrOnAppend", &batchv1.DiscloseRequest{SetId: a.Id, Tasks: echo(1), After: after(a.Id)}, connect.CodeInvalidArgument},
+		{"ErrTwice", &batchv1.DiscloseRequest{Tasks: echo(1), After: []*batchv1.Dependency{{SetId: a.Id}, {SetId: a.Id, AnyOutcome: true}}}, connect.CodeInvalidArgument},
+		{"ErrBadLabel", &batchv1.DiscloseRequest{Tasks: echo(1), Labels: []*batchv1.Label{{Key: "a b", Value: "c"}}}, connect.CodeInvalidArgument},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := b.tasks.Disclose(ctx(t), tc.req)
+			wantCode(t, err, tc.want)
+		})
+	}
+	// Another user cannot wait on the admin's set: it is not found.
+	tok := b.addUser(t, "bob", "user")
+	_, err := b.as(tok).tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), After: after(a.Id)})
+	wantCode(t, err, connect.CodeNotFound)
+}
+
+// TestListTaskSetsFilters: ls's filters through the API, and only admins
+// list other users' sets.
+func TestListTaskSetsFilters(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	lab := []*batchv1.Label{{Key: "proj", Value: "x"}}
+	x := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "render-1", Tasks: echo(1), Labels: lab})).TaskSet
+	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "search-1", Tasks: echo(1)}))
+	c := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "render-2", Tasks: echo(1)})).TaskSet
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: c.Id, All: true}))
+	list := func(req *batchv1.ListTaskSetsRequest) []int64 {
+		t.Helper()
+		res := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), req))
+		var ids []int64
+		for _, s := range res.TaskSets {
+			ids = append(ids, s.Id)
+		}
+		return ids
+	}
+	if got := list(&batchv1.ListTaskSetsRequest{NameGlob: "render-*", States: []batchv1.SetState{batchv1.SetState_SET_STATE_QUEUED}}); len(got) != 1 || got[0] != x.Id {
+		t.Fatalf("render-* queued: %v, want [%d]", got, x.Id)
+	}
+	if got := list(&batchv1.ListTaskSetsRequest{States: []batchv1.SetState{batchv1.SetState_SET_STATE_CANCELED}}); len(got) != 1 || got[0] != c.Id {
+		t.Fatalf("canceled: %v, want [%d]", got, c.Id)
+	}
+	res := must[*batchv1.ListTaskSetsResponse](t)(b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{Labels: lab}))
+	if len(res.TaskSets) != 1 || res.TaskSets[0].Id != x.Id || len(res.TaskSets[0].Labels) != 1 || res.TaskSets[0].Labels[0].Value != "x" {
+		t.Fatalf("label: %v", res.TaskSets)
+	}
+	tok := b.addUser(t, "bob", "user")
+	if res := must[*batchv1.ListTaskSetsResponse](t)(b.as(tok).tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{})); len(res.TaskSets) != 0 {
+		t.Fatalf("bob sees %d sets", len(res.TaskSets))
+	}
+	_, err := b.as(tok).tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{Owner: "admin"})
+	wantCode(t, err, connect.CodePermissionDenied)
+	if got := list(&batchv1.ListTaskSetsRequest{Owner: "bob"}); len(got) != 0 {
+		t.Fatalf("admin listing bob's: %v", got)
+	}
+	_, err = b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{States: []batchv1.SetState{99}})
+	wantCode(t, err, connect.CodeInvalidArgument)
+}
