@@ -500,7 +500,7 @@ func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskS
 	if err := checkPageSize(req.PageSize); err != nil {
 		return nil, err
 	}
-	f := store.SetFilter{Owner: callerFrom(ctx), NameGlob: req.NameGlob, PageSize: req.PageSize, PageToken: req.PageToken}
+	f := store.SetFilter{Owner: callerFrom(ctx), NameGlob: req.NameGlob, PageSize: req.PageSize, PageToken: req.PageToken, IncludeOpen: req.IncludeOpen}
 	switch {
 	case req.AllOwners && req.Owner != "":
 		return nil, sched.Errorf(sched.EINVALID, "give all_owners or owner, not both")

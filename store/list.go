@@ -31,6 +31,9 @@ type SetFilter struct {
 	// Since and Until keep the sets created at or after Since and before
 	// Until (zero: no bound).
 	Since, Until time.Time
+	// IncludeOpen keeps, beside the sets created at or after Since, the
+	// open sets (waiting, queued, running) created before it.
+	IncludeOpen bool
 	// Labels keeps the sets that carry every one of these labels.
 	Labels []Label
 	// PageSize is the most sets a page holds (0: DefaultSetPage; at most
@@ -99,7 +102,7 @@ func (db *DB) ListSets(ctx context.Context, f SetFilter) ([]sched.TaskSet, strin
 	)
 	err := db.read(ctx, func(tx *Tx) error {
 		lo, hi, err := createdRange(ctx, tx, f.Since, f.Until)
-		if err != nil || lo >= hi {
+		if err != nil || (lo >= hi && !f.IncludeOpen) {
 			return err
 		}
 		hi = min(hi, before)
@@ -111,6 +114,20 @@ func (db *DB) ListSets(ctx context.Context, f SetFilter) ([]sched.TaskSet, strin
 				return err
 			}
 			found = append(found, keys...)
+		}
+		if f.IncludeOpen && lo > 0 {
+			// The open sets created before Since, by their states' indexes.
+			for _, st := range []sched.SetState{sched.SetWaiting, sched.SetQueued, sched.SetRunning} {
+				if states[0] != "" && !slices.Contains(states, st) {
+					continue
+				}
+				q, args := listQuery(f, st, 0, min(lo, hi), size+1)
+				keys, err := scanKeys(ctx, tx, q, args...)
+				if err != nil {
+					return err
+				}
+				found = append(found, keys...)
+			}
 		}
 		slices.SortFunc(found, func(a, b setKey) int { return cmp.Compare(b.id, a.id) })
 		found = slices.CompactFunc(found, func(a, b setKey) bool { return a.id == b.id })

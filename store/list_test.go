@@ -70,6 +70,8 @@ func TestListSets(t *testing.T) {
 		{"label", store.SetFilter{Labels: []store.Label{{Key: "proj", Value: "x"}}}, []sched.SetID{canceled, done}},
 		{"labels", store.SetFilter{Labels: []store.Label{{Key: "proj", Value: "x"}, {Key: "team", Value: "z"}}}, []sched.SetID{canceled}},
 		{"since-until", store.SetFilter{Since: t0.Add(time.Minute), Until: t0.Add(3 * time.Minute)}, []sched.SetID{canceled, failed}},
+		{"since-include-open", store.SetFilter{Since: t0.Add(4 * time.Minute), IncludeOpen: true}, []sched.SetID{w, running, queued}},
+		{"since-include-open-ended", store.SetFilter{Since: t0.Add(4 * time.Minute), IncludeOpen: true, States: []sched.SetState{sched.SetQueued, sched.SetDone}}, []sched.SetID{queued}},
 		{"page", store.SetFilter{PageSize: 2}, []sched.SetID{w, running}},
 		{"page-2", store.SetFilter{PageSize: 2, PageToken: "5"}, []sched.SetID{queued, canceled}},
 	} {

@@ -1055,7 +1055,11 @@ type ListTaskSetsRequest struct {
 	Since *timestamppb.Timestamp `protobuf:"bytes,73,opt,name=since,proto3" json:"since,omitempty"`
 	Until *timestamppb.Timestamp `protobuf:"bytes,74,opt,name=until,proto3" json:"until,omitempty"`
 	// Sets that carry every one of these labels.
-	Labels        []*Label `protobuf:"bytes,75,rep,name=labels,proto3" json:"labels,omitempty"`
+	Labels []*Label `protobuf:"bytes,75,rep,name=labels,proto3" json:"labels,omitempty"`
+	// With since: also the sets created before since that are still open
+	// (waiting, queued, running), as sacct lists the jobs that ran in its
+	// window.
+	IncludeOpen   bool `protobuf:"varint,76,opt,name=include_open,json=includeOpen,proto3" json:"include_open,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1151,6 +1155,13 @@ func (x *ListTaskSetsRequest) GetLabels() []*Label {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *ListTaskSetsRequest) GetIncludeOpen() bool {
+	if x != nil {
+		return x.IncludeOpen
+	}
+	return false
 }
 
 type ListTaskSetsResponse struct {
@@ -2671,7 +2682,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x12GetTaskSetResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12$\n" +
 	"\x05tasks\x18\x02 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\xdc\x02\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\xff\x02\n" +
 	"\x13ListTaskSetsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -2683,7 +2694,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x06states\x18H \x03(\x0e2\x12.batch.v1.SetStateR\x06states\x120\n" +
 	"\x05since\x18I \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
 	"\x05until\x18J \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12'\n" +
-	"\x06labels\x18K \x03(\v2\x0f.batch.v1.LabelR\x06labels\"n\n" +
+	"\x06labels\x18K \x03(\v2\x0f.batch.v1.LabelR\x06labels\x12!\n" +
+	"\finclude_open\x18L \x01(\bR\vincludeOpen\"n\n" +
 	"\x14ListTaskSetsResponse\x12.\n" +
 	"\ttask_sets\x18\x01 \x03(\v2\x11.batch.v1.TaskSetR\btaskSets\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\",\n" +
