@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
 
 	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+	"batchd/store"
 )
 
 func after(id int64) []*batchv1.Dependency { return []*batchv1.Dependency{{SetId: id}} }
@@ -137,4 +140,51 @@ func TestListTaskSetsFilters(t *testing.T) {
 	}
 	_, err = b.tasks.ListTaskSets(ctx(t), &batchv1.ListTaskSetsRequest{States: []batchv1.SetState{99}})
 	wantCode(t, err, connect.CodeInvalidArgument)
+}
+
+// TestDependencyAcrossRestart: a waiting set stays waiting across a
+// restart, and one whose dependency ended in the store while no pass had
+// released it (the server died between the two commits) is released at
+// the start.
+func TestDependencyAcrossRestart(t *testing.T) {
+	t.Parallel()
+	dir, clk := t.TempDir(), newClock()
+	b := setup(t, options{dir: dir, clock: clk})
+	a := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true})).TaskSet
+	gate := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})).TaskSet
+	onA := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true, After: after(a.Id)})).TaskSet
+	onGate := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true, After: after(gate.Id)})).TaskSet
+	b.close()
+
+	// Set a's task runs and finishes in the store alone: no pass runs.
+	db := store.NewDB(filepath.Join(dir, "batchd.db"))
+	db.Now = clk.Now
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ApplyDecisions(ctx(t), []sched.Decision{{Kind: sched.DecisionStart, Copy: 1, Task: sched.TaskRef{Set: sched.SetID(a.Id)},
+		Slot: sched.SlotRef{Worker: "gone"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FinishCopy(ctx(t), store.FinishInput{Worker: "gone", Copy: 1, RunSeconds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if set, err := db.GetTaskSet(ctx(t), "admin", sched.SetID(onA.Id)); err != nil || set.State != sched.SetWaiting {
+		t.Fatalf("before the restart: %+v %v, want set %d waiting", set.State, err, onA.Id)
+	}
+	db.Close()
+
+	b = setup(t, options{dir: dir, clock: clk})
+	w, _ := b.worker(t, "w1", 1)
+	if st := w.start(); st.SetId != onA.Id {
+		t.Fatalf("started %d/%d, want set %d, released at the start", st.SetId, st.Index, onA.Id)
+	}
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: onGate.Id})).TaskSet
+	if got.State != batchv1.SetState_SET_STATE_WAITING {
+		t.Fatalf("set %d after the restart: %v, want WAITING", onGate.Id, got.State)
+	}
+	why := must[*batchv1.WhyResponse](t)(b.tasks.Why(ctx(t), &batchv1.WhyRequest{SetId: onGate.Id, Indexes: []int32{0}}))
+	if why.Tasks[0].Reason != batchv1.WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY {
+		t.Fatalf("why after the restart: %v", why.Tasks[0])
+	}
 }
