@@ -238,3 +238,17 @@ func labelMap(ls []sched.Label) map[string]string {
 	}
 	return m
 }
+
+// setStateLine is status's line on a set's state, dependencies and labels
+// ("" when there is nothing to say beyond the counts).
+func setStateLine(s sched.TaskSet) string {
+	extra := afterAndLabels(s)
+	if s.State == "" || (extra == "" && s.CanceledReason == "" && s.State != sched.SetWaiting) {
+		return ""
+	}
+	line := "state: " + setStateText(s)
+	if extra != "" {
+		line += "; " + extra
+	}
+	return line
+}

@@ -17,6 +17,9 @@ func TestAfterAndLs(t *testing.T) {
 	if !strings.Contains(why, "waiting for set "+first) {
 		t.Errorf("why printed %q, want it to name set %s", why, first)
 	}
+	if st := e.ok("status", second); !strings.Contains(st, "state: waiting; after "+first) {
+		t.Errorf("status of the waiting set: %q", st)
+	}
 	var sets struct {
 		Sets []setView `json:"sets"`
 	}

@@ -157,6 +157,9 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	if line := stopLine(set); line != "" {
 		fmt.Fprintln(c.App.Writer, line)
 	}
+	if line := setStateLine(set); line != "" {
+		fmt.Fprintln(c.App.Writer, line)
+	}
 	whys := whyColumn(c, cl, id, tasks)
 	t := newTable(c, "task", "state", "why", "command", "copies", "progress", "exit", "service", "visible response")
 	for _, x := range tasks {
