@@ -23,10 +23,17 @@ import (
 // left: the sets go on waiting until the next change of what they wait
 // on, or the next start. Call with mu held.
 func (s *Server) resolveDeps(ctx context.Context, now time.Time, changed []sched.SetID) bool {
+	return s.resolveDepsOf(ctx, now, changed, 0)
+}
+
+// resolveDepsOf is resolveDeps, with set self in the pass (when not 0)
+// whether or not a set waits on it: a waiting set whose tasks a cancel
+// ended waits no more.
+func (s *Server) resolveDepsOf(ctx context.Context, now time.Time, changed []sched.SetID, self sched.SetID) bool {
 	if changed != nil {
 		n := 0
 		for _, id := range changed {
-			if s.sched.HasDependents(id) {
+			if s.sched.HasDependents(id) || id == self {
 				changed[n] = id
 				n++
 			}

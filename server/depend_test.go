@@ -188,3 +188,26 @@ func TestDependencyAcrossRestart(t *testing.T) {
 		t.Fatalf("why after the restart: %v", why.Tasks[0])
 	}
 }
+
+// TestDependencyCanceledWhileWaiting: a waiting set whose tasks are all
+// canceled waits no more, so a retry of one runs it at once.
+func TestDependencyCanceledWhileWaiting(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	gate := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1)})).TaskSet
+	dep := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true, After: after(gate.Id)})).TaskSet
+	must[*batchv1.CancelResponse](t)(b.tasks.Cancel(ctx(t), &batchv1.CancelRequest{SetId: dep.Id, All: true}))
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: dep.Id})).TaskSet
+	if got.State != batchv1.SetState_SET_STATE_CANCELED {
+		t.Fatalf("after cancel: %v", got.State)
+	}
+	must[*batchv1.RetryResponse](t)(b.tasks.Retry(ctx(t), &batchv1.RetryRequest{SetId: dep.Id, Indexes: []int32{0}}))
+	got = must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: dep.Id})).TaskSet
+	if got.State != batchv1.SetState_SET_STATE_QUEUED {
+		t.Fatalf("after retry: %v, want QUEUED (no longer waiting)", got.State)
+	}
+	w, _ := b.worker(t, "w1", 1)
+	if st := w.start(); st.SetId != dep.Id {
+		t.Fatalf("started %d/%d, want the retried task of set %d", st.SetId, st.Index, dep.Id)
+	}
+}

@@ -450,7 +450,11 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		} else if len(res.Indexes) > 0 {
 			s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId), Indexes: res.Indexes})
 		}
-		s.resolveDeps(ctx, now, []sched.SetID{sched.SetID(req.SetId)})
+		var self sched.SetID
+		if n := res.Set.Counts; res.Set.Waiting && n.Disclosed+n.Requested == 0 {
+			self = sched.SetID(req.SetId) // nothing of it is left to wait
+		}
+		s.resolveDepsOf(ctx, now, []sched.SetID{sched.SetID(req.SetId)}, self)
 		for _, b := range res.Bills {
 			s.metrics.addBilled(b.SlotSeconds)
 		}

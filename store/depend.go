@@ -160,7 +160,8 @@ func (db *DB) GetDependencies(ctx context.Context, owner string, id sched.SetID)
 }
 
 // ResolveDependencies is the dependency pass: each waiting set that waits
-// on one of the sets in changed (nil: every waiting set) is released when
+// on one of the sets in changed, or is one of them, (nil: every waiting
+// set) is released when
 // what it waits for ended as it asked, or canceled (its unfinished tasks,
 // none of which ever ran, with no ledger line; the set closed to appends,
 // its reason kept) when a dependency it needs to succeed did not. A
@@ -204,8 +205,8 @@ func (db *DB) ResolveDependencies(ctx context.Context, changed []sched.SetID) ([
 	return out, err
 }
 
-// waitingOn returns the waiting sets that wait on a set of on (every
-// waiting set with all), by id.
+// waitingOn returns the waiting sets that wait on a set of on or are one
+// of them (every waiting set with all), by id.
 func waitingOn(ctx context.Context, tx *Tx, on []sched.SetID, all bool) ([]sched.SetID, error) {
 	var ids []sched.SetID
 	scan := func(q string, args ...any) error {
@@ -228,6 +229,9 @@ func waitingOn(ctx context.Context, tx *Tx, on []sched.SetID, all bool) ([]sched
 	}
 	for _, s := range on {
 		if err := scan(`SELECT d.set_id FROM set_deps d WHERE d.on_set = ? AND (SELECT waiting FROM task_sets WHERE id = d.set_id) = 1`, s); err != nil {
+			return nil, err
+		}
+		if err := scan(`SELECT id FROM task_sets WHERE id = ? AND waiting = 1`, s); err != nil {
 			return nil, err
 		}
 	}
