@@ -139,6 +139,9 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 			if err := addLabels(ctx, tx, setID, in.Labels); err != nil {
 				return err
 			}
+			if err := addNameGrams(ctx, tx, setID); err != nil {
+				return err
+			}
 		} else {
 			var canceledAt int64
 			var canceled int64

@@ -201,8 +201,8 @@ func createdRange(ctx context.Context, tx *Tx, since, until time.Time) (lo, hi i
 // listQuery is the query of ListSets for f in state st ("": any): the
 // ids and owners of the sets with ids in [lo, hi), newest first, at most
 // limit. It is driven by f's first label when it has one (labels are
-// usually rare), else by the state's index, else by the owner's sets
-// with their names.
+// usually rare), else by a three-character piece of its name pattern,
+// else by the state's index, else by the owner's sets with their names.
 func listQuery(f SetFilter, st sched.SetState, lo, hi int64, limit int) (string, []any) {
 	var (
 		from  = `task_sets`
@@ -211,12 +211,17 @@ func listQuery(f SetFilter, st sched.SetState, lo, hi int64, limit int) (string,
 		order = `id`
 	)
 	labels := f.Labels
+	gram := nameGram(f.NameGlob)
 	if len(labels) > 0 {
 		// CROSS JOIN: the label's sets outside, newest first, so that the
 		// walk stops at the page's end.
 		from, order = `set_labels l CROSS JOIN task_sets ON task_sets.id = l.set_id`, `l.set_id`
 		where, args = append(where, `l.key = ? AND l.value = ? AND l.set_id >= +? AND l.set_id < +?`), append(args, labels[0].Key, labels[0].Value, lo, hi)
 		labels = labels[1:]
+	} else if gram != "" {
+		// The sets whose name holds a piece of the pattern, newest first.
+		from, order = `set_name_grams g CROSS JOIN task_sets ON task_sets.id = g.set_id`, `g.set_id`
+		where, args = append(where, `g.gram = ? AND g.set_id >= +? AND g.set_id < +?`), append(args, gram, lo, hi)
 	} else if f.NameGlob != "" && st == "" && f.Owner != AllOwners {
 		// The owner's names newest first, matched in the index.
 		from = `task_sets INDEXED BY task_sets_owner_id_name`
@@ -284,4 +289,53 @@ func pageExtras(ctx context.Context, tx *Tx, sets []sched.TaskSet) error {
 		sets[at[id]].After = append(sets[at[id]].After, d)
 	}
 	return rows.Err()
+}
+
+// nameGram picks the piece of three characters that drives a name
+// pattern's walk: the last of the longest run of characters that are no
+// wildcard (*, ?, [...]); "" when no run is three long.
+func nameGram(glob string) string {
+	var best, run []rune
+	keep := func() {
+		if len(run) > len(best) {
+			best = append(best[:0], run...)
+		}
+		run = run[:0]
+	}
+	rs := []rune(glob)
+	for i := 0; i < len(rs); i++ {
+		switch rs[i] {
+		case '*', '?':
+			keep()
+		case '[':
+			keep()
+			// A class ends at the next ] after its first character.
+			j := i + 2
+			for j < len(rs) && rs[j] != ']' {
+				j++
+			}
+			i = j
+		default:
+			run = append(run, rs[i])
+		}
+	}
+	keep()
+	if len(best) < 3 {
+		return ""
+	}
+	return string(best[len(best)-3:])
+}
+
+// addNameGrams records the three-character pieces of new set id's name
+// (set_name_grams), counted as SQLite's substr counts.
+func addNameGrams(ctx context.Context, tx *Tx, id sched.SetID) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO set_name_grams (gram, set_id)
+		WITH RECURSIVE g(id, name, i) AS (
+			SELECT id, name, 1 FROM task_sets WHERE id = ? AND length(name) >= 3
+			UNION ALL SELECT id, name, i + 1 FROM g WHERE i + 3 <= length(name))
+		SELECT substr(name, i, 3), id FROM g`, id)
+	if err != nil {
+		return fmt.Errorf("index the name: %w", err)
+	}
+	return nil
 }

@@ -48,6 +48,9 @@ func benchListDB(b *testing.B) *DB {
 				i, owner, fmt.Sprintf("%s-%d", names[i%3], i), nanos(t0.Add(time.Duration(i)*time.Second)), disc, req, fin, canc, failed, waiting); err != nil {
 				return err
 			}
+			if err := addNameGrams(context.Background(), tx, sched.SetID(i)); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(context.Background(), `INSERT INTO set_labels (set_id, key, value) VALUES (?, 'proj', ?)`, i, fmt.Sprintf("p%d", i%10)); err != nil {
 				return err
 			}
@@ -90,6 +93,8 @@ func BenchmarkListSets(b *testing.B) {
 		{"state=waiting,queued,running", SetFilter{States: []sched.SetState{sched.SetWaiting, sched.SetQueued, sched.SetRunning}}},
 		{"name=render-*", SetFilter{NameGlob: "render-*"}},
 		{"name=*-4242", SetFilter{NameGlob: "*-4242"}},
+		{"name=*e*", SetFilter{NameGlob: "*e*"}},
+		{"name=sweep-9999?", SetFilter{NameGlob: "sweep-9999?"}},
 		{"label=proj=p3", SetFilter{Labels: []Label{{Key: "proj", Value: "p3"}}}},
 		{"label=rare=1", SetFilter{Labels: []Label{{Key: "rare", Value: "1"}}}},
 		{"since-until=1h", SetFilter{Since: t0.Add(50_000 * time.Second), Until: t0.Add(53_600 * time.Second)}},
@@ -109,5 +114,16 @@ func BenchmarkListSets(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestNameGram(t *testing.T) {
+	t.Parallel()
+	for glob, want := range map[string]string{
+		"render-*": "er-", "*-4242": "242", "*nder-[ab]": "er-", "a*b": "", "*": "", "ab[c]d": "", "x?yz*long": "ong", "été-1*": "é-1",
+	} {
+		if got := nameGram(glob); got != want {
+			t.Errorf("nameGram(%q) = %q, want %q", glob, got, want)
+		}
 	}
 }

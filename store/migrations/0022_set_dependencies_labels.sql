@@ -78,3 +78,18 @@ CREATE INDEX task_sets_created ON task_sets (created_at);
 -- index, so that the pattern is matched without reading the table and the
 -- walk stops at the page's end.
 CREATE INDEX task_sets_owner_id_name ON task_sets (owner, id, name);
+-- `ls --name GLOB` with three characters in a row that are no wildcard:
+-- every three-character piece of every name (as SQLite's substr counts
+-- characters), so that the sets whose name holds one of the pattern's are
+-- walked newest first, instead of every name of the owner. Disclose adds
+-- a new set's.
+CREATE TABLE set_name_grams (
+	gram   TEXT    NOT NULL,
+	set_id INTEGER NOT NULL REFERENCES task_sets (id),
+	PRIMARY KEY (gram, set_id)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO set_name_grams (gram, set_id)
+	WITH RECURSIVE g(id, name, i) AS (
+		SELECT id, name, 1 FROM task_sets WHERE length(name) >= 3
+		UNION ALL SELECT id, name, i + 1 FROM g WHERE i + 3 <= length(name))
+	SELECT substr(name, i, 3), id FROM g;
