@@ -94,6 +94,7 @@ func BenchmarkListSets(b *testing.B) {
 		{"name=render-*", SetFilter{NameGlob: "render-*"}},
 		{"name=*-4242", SetFilter{NameGlob: "*-4242"}},
 		{"name=*e*", SetFilter{NameGlob: "*e*"}},
+		{"name=*zq*", SetFilter{NameGlob: "*zq*"}},
 		{"name=sweep-9999?", SetFilter{NameGlob: "sweep-9999?"}},
 		{"label=proj=p3", SetFilter{Labels: []Label{{Key: "proj", Value: "p3"}}}},
 		{"label=rare=1", SetFilter{Labels: []Label{{Key: "rare", Value: "1"}}}},
