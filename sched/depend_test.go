@@ -131,3 +131,18 @@ func TestResolve(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+// TestWaitingSetHeld: a hold on a waiting set waits with it: once the
+// wait ends the task is held, and starts only when released.
+func TestWaitingSetHeld(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Speculation: SpecNone})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 2})
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: []TaskInfo{{Index: 0}, {Index: 1}}, After: []Dependency{{Set: 9, Index: WholeSet}}})
+	b.apply(Event{Kind: EventRequested, Time: 1, Set: 1})
+	b.apply(Event{Kind: EventHeld, Time: 2, Set: 1, Indexes: []int32{0}})
+	b.apply(Event{Kind: EventWaitEnded, Time: 3, Set: 1})
+	b.decide(4, want{DecisionStart, TaskRef{1, 1}, "requested", ""})
+	b.apply(Event{Kind: EventReleased, Time: 5, Set: 1, Indexes: []int32{0}})
+	b.decide(6, want{DecisionStart, TaskRef{1, 0}, "requested", ""})
+}

@@ -157,7 +157,7 @@ type Event struct {
 	// in an event without tasks, removes the cap).
 	MaxRunning int32
 	// After, on the EventDisclosed of a new set, is what it waits for
-	// (depend.go): its tasks are in neither class until EventReleased, or
+	// (depend.go): its tasks are in neither class until EventWaitEnded, or
 	// until cancels end every task. Later tasks of a waiting set wait with
 	// it (After is then ignored).
 	After []Dependency

@@ -154,7 +154,7 @@ type Params struct {
 	FloodWork float64
 	// ChainProb (cluster) is the probability that a job arrives after the
 	// job before it (disclose --after): requested at once, its tasks wait
-	// in neither class until that job has ended (sched.EventReleased),
+	// in neither class until that job has ended (sched.EventWaitEnded),
 	// and its response time counts the wait. JobResult.After names it.
 	ChainProb     float64
 	OrdinaryUsers int

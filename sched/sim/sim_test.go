@@ -502,7 +502,7 @@ func TestFullShare(t *testing.T) {
 }
 
 // TestChainedJobs: with ChainProb, jobs wait for the job before them
-// (sched's waiting sets, released by EventReleased): a chained job
+// (sched's waiting sets, released by EventWaitEnded): a chained job
 // finishes no earlier than the job it waited for, every job finishes, and
 // waiting makes responses longer than the same arrivals without chains.
 func TestChainedJobs(t *testing.T) {

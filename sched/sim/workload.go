@@ -161,7 +161,7 @@ func (m *sim) releaseWaiters(si int32) error {
 		return nil
 	}
 	for _, w := range st.waiters {
-		if err := m.apply(sched.Event{Kind: sched.EventReleased, Time: m.now, Set: sched.SetID(w + 1)}); err != nil {
+		if err := m.apply(sched.Event{Kind: sched.EventWaitEnded, Time: m.now, Set: sched.SetID(w + 1)}); err != nil {
 			return err
 		}
 	}
