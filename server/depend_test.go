@@ -211,3 +211,27 @@ func TestDependencyCanceledWhileWaiting(t *testing.T) {
 		t.Fatalf("started %d/%d, want the retried task of set %d", st.SetId, st.Index, dep.Id)
 	}
 }
+
+// TestDependencyAfterStopRule: the loop's end: a stop rule fires on the
+// first success and cancels the rest of its set, which has then ended
+// well, so the set waiting for it starts.
+func TestDependencyAfterStopRule(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w1", 1)
+	a := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(5), Request: true,
+		Stop: &batchv1.StopRule{OnSuccess: true}})).TaskSet
+	dep := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Tasks: echo(1), Request: true, After: after(a.Id)})).TaskSet
+	st := w.start()
+	if st.SetId != a.Id {
+		t.Fatalf("started %d/%d, want set %d's", st.SetId, st.Index, a.Id)
+	}
+	w.won(st.CopyId, "found")
+	if s := w.start(); s.SetId != dep.Id {
+		t.Fatalf("started %d/%d, want set %d, waiting for the stopped set", s.SetId, s.Index, dep.Id)
+	}
+	got := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: a.Id})).TaskSet
+	if got.State != batchv1.SetState_SET_STATE_DONE || got.Counts.Canceled != 4 {
+		t.Fatalf("stopped set: %v, %d canceled; want DONE, 4", got.State, got.Counts.Canceled)
+	}
+}
