@@ -159,6 +159,11 @@ type DiscloseInput struct {
 	Stop sched.StopRule
 	// Array discloses a task array instead of Tasks (nil: none).
 	Array *Array
+	// After makes a new set wait for these sets or tasks to end (its
+	// tasks run once they ended as asked; see sched.Dependency).
+	After []sched.Dependency
+	// Labels are a new set's labels.
+	Labels []sched.Label
 }
 
 // Array is a task array: one task per value First, First+Step, ... up to
@@ -209,6 +214,8 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 		MaxRunning:     in.MaxRunning,
 		Retry:          retryToPB(in.Retry),
 		Stop:           stopToPB(in.Stop),
+		After:          depsToPB(in.After),
+		Labels:         labelsToPB(in.Labels),
 	}
 	for _, t := range in.Tasks {
 		req.Tasks = append(req.Tasks, specToPB(t))
@@ -266,7 +273,7 @@ func (c *Client) discloseStream(ctx context.Context, in DiscloseInput, key strin
 		return nil, err
 	}
 	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request, MaxRunning: in.MaxRunning, Retry: retryToPB(in.Retry),
-		Stop: stopToPB(in.Stop)}
+		Stop: stopToPB(in.Stop), After: depsToPB(in.After), Labels: labelsToPB(in.Labels)}
 	size := 0
 	for i, t := range in.Tasks {
 		msg.Tasks = append(msg.Tasks, specToPB(t))

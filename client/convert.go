@@ -134,6 +134,12 @@ func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
 		},
 		BilledSlotSeconds:          s.GetBilledSlotSeconds(),
 		MeanVisibleResponseSeconds: s.GetMeanVisibleResponseSeconds(),
+		State:                      setStateFromPB(s.GetState()),
+		Failed:                     s.GetFailed(),
+		Waiting:                    s.GetState() == batchv1.SetState_SET_STATE_WAITING,
+		After:                      depsFromPB(s.GetAfter()),
+		CanceledReason:             s.GetCanceledReason(),
+		Labels:                     labelsFromPB(s.GetLabels()),
 	}
 }
 

@@ -25,6 +25,7 @@ var whyReasons = map[batchv1.WaitReason]sched.WhyReason{
 	batchv1.WaitReason_WAIT_REASON_FAIR_SHARE:                     sched.WhyFairShare,
 	batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER:            sched.WhyNoWorkerForOwner,
 	batchv1.WaitReason_WAIT_REASON_HELD:                           sched.WhyHeld,
+	batchv1.WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY:         sched.WhyDependency,
 }
 
 // Why asks the scheduler why the named tasks of set wait, in calls of at

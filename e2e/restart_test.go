@@ -14,7 +14,8 @@ import (
 // request, cancel and bill line is still there, every requested task
 // finishes and is billed exactly once, a disclose sent while the server was
 // down lands exactly once, and a waiting `batchctl request` rides it out.
-// A stop rule that fired stays fired, and held tasks stay held.
+// A stop rule that fired stays fired, and held tasks stay held; a set
+// waiting for its dependencies still waits and then runs once.
 func TestServerKillRestart(t *testing.T) {
 	args := []string{"--slots", "4", "--lease", "10s"} // the killed server's copies are lost a lease after the restart
 	c := startServer(t, args...)
@@ -45,6 +46,15 @@ func TestServerKillRestart(t *testing.T) {
 	var held jsonDisclose
 	c.ctlJSON(&held, "disclose", "--name", "held", "--array", "0-2", "--", "sleep 60")
 	c.mustCtl("hold", fmt.Sprint(held.Set.ID))
+
+	// Dependencies across the kill: "waits" waits for gate, a disclosed
+	// sleep that only a cancel ends, and must still wait after the
+	// restart; "after-a" waits for a's last task, which ends around the
+	// kill, and runs once, released before or after it.
+	var gate, waits, afterA jsonDisclose
+	c.ctlJSON(&gate, "disclose", "--name", "gate", "--max-running", "1", "--", "sleep", "300")
+	c.ctlJSON(&waits, "disclose", "--name", "waits", "--request", "--after", fmt.Sprintf("%d:any", gate.Set.ID), "--", "echo", "waits")
+	c.ctlJSON(&afterA, "disclose", "--name", "after-a", "--request", "--after-task", fmt.Sprintf("%d/11", a.Set.ID), "--", "echo", "after-a")
 
 	// A waiting request for all of set a, started before the kill.
 	waiter := exec.Command(c.batchctl, "--server", c.url(), "--token", c.adminToken(), "--retry", patience.String(), "--json", "request", fmt.Sprint(a.Set.ID))
@@ -92,6 +102,26 @@ func TestServerKillRestart(t *testing.T) {
 		t.Errorf("waiting request printed %q (%v), want 12 finished tasks", waitOut.String(), err)
 	}
 
+	// The set waiting for gate still waits, and says for what; canceling
+	// gate (any outcome will do) releases it.
+	var waiting struct {
+		Sets []jsonSet `json:"sets"`
+	}
+	c.ctlJSON(&waiting, "ls", "--state", "waiting")
+	if len(waiting.Sets) != 1 || waiting.Sets[0].ID != waits.Set.ID {
+		t.Errorf("waiting sets after the restart = %+v, want set %d alone", waiting.Sets, waits.Set.ID)
+	}
+	if why := c.mustCtl("why", fmt.Sprintf("%d/0", waits.Set.ID)).stdout; !strings.Contains(why, fmt.Sprintf("waiting for set %d", gate.Set.ID)) {
+		t.Errorf("why after the restart: %q, want it waiting for set %d", why, gate.Set.ID)
+	}
+	c.mustCtl("cancel", fmt.Sprint(gate.Set.ID))
+	if got := c.mustCtl("request", fmt.Sprintf("%d/0", waits.Set.ID)).stdout; got != "waits\n" {
+		t.Errorf("released set printed %q, want %q", got, "waits\n")
+	}
+	if got := c.mustCtl("request", fmt.Sprintf("%d/0", afterA.Set.ID)).stdout; got != "after-a\n" {
+		t.Errorf("set after a/11 printed %q, want %q", got, "after-a\n")
+	}
+
 	// Everything requested finishes: wait for b/0-2 and the late task too.
 	c.mustCtl("request", fmt.Sprintf("%d/0-2", b.Set.ID))
 	if got, want := c.mustCtl("request", fmt.Sprintf("%d/0", l.Set.ID)).stdout, "late\n"; got != want {
@@ -112,8 +142,9 @@ func TestServerKillRestart(t *testing.T) {
 	for _, s := range sets.Sets {
 		names[s.Name]++
 	}
-	if names["a"] != 1 || names["b"] != 1 || names["late"] != 1 || names["stop"] != 1 || names["held"] != 1 || len(sets.Sets) != 5 {
-		t.Errorf("sets after restart = %+v, want a, b, late, stop and held once each", sets.Sets)
+	if names["a"] != 1 || names["b"] != 1 || names["late"] != 1 || names["stop"] != 1 || names["held"] != 1 ||
+		names["gate"] != 1 || names["waits"] != 1 || names["after-a"] != 1 || len(sets.Sets) != 8 {
+		t.Errorf("sets after restart = %+v, want a, b, late, stop, held, gate, waits and after-a once each", sets.Sets)
 	}
 	// The fired rule and the holds survived.
 	if s := c.stopStatus(stop.Set.ID).Set; s.Stopped == nil || s.Stopped.Index != 0 || s.Stopped.Canceled != 5 || s.Counts.Canceled != 5 {
@@ -161,6 +192,8 @@ func TestServerKillRestart(t *testing.T) {
 		want[ref{b.Set.ID, i}] = 1
 	}
 	want[ref{l.Set.ID, 0}] = 1
+	want[ref{waits.Set.ID, 0}] = 1
+	want[ref{afterA.Set.ID, 0}] = 1
 	got := billByTask(after)
 	if len(got) != len(want) {
 		t.Errorf("billed tasks = %v, want %v", got, want)

@@ -15,6 +15,9 @@ func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
 	if math.IsNaN(ev.Time) || math.IsInf(ev.Time, 0) {
 		return ApplyResult{}, Errorf(EINVALID, "event time %v is not a number", ev.Time)
 	}
+	if res, err, ok := s.routeWaiting(ev); ok {
+		return res, err
+	}
 	switch ev.Kind {
 	case EventWorkerUp:
 		return ApplyResult{}, s.workerUp(ev)

@@ -150,6 +150,19 @@ type TaskSet struct {
 	// TimeoutSeconds, when positive, replaces the tasks' own timeouts for
 	// copies started from now on (set by an update of the set).
 	TimeoutSeconds float64
+	// State is where the set stands as a whole (setstate.go); Failed
+	// counts its requested tasks that failed.
+	State  SetState
+	Failed int64
+	// Waiting: the set waits for After to end (depend.go). After is read
+	// where a set is shown in detail or listed.
+	Waiting bool
+	After   []Dependency
+	// CanceledReason says why the server canceled the set ("": it did
+	// not; a user's cancel leaves it empty).
+	CanceledReason string
+	// Labels are the set's labels, by key (read where sets are listed).
+	Labels []Label
 }
 
 // Task is one task of a set.

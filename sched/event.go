@@ -98,6 +98,11 @@ const (
 	// suspended copies resume as any suspended copy does. Fields: Set,
 	// Indexes (nil = every held task).
 	EventReleased
+	// EventWaitEnded: the dependencies of a set disclosed with After
+	// ended as it asked (Resolve): its tasks join their queues, in the
+	// state requests and cancels left them. A set not waiting is left as
+	// it is. Fields: Set.
+	EventWaitEnded
 )
 
 // TaskInfo is what the scheduler knows of one task.
@@ -151,6 +156,11 @@ type Event struct {
 	// included (EventDisclosed; 0 = leave the cap as it is; NoMaxRunning,
 	// in an event without tasks, removes the cap).
 	MaxRunning int32
+	// After, on the EventDisclosed of a new set, is what it waits for
+	// (depend.go): its tasks are in neither class until EventWaitEnded, or
+	// until cancels end every task. Later tasks of a waiting set wait with
+	// it (After is then ignored).
+	After []Dependency
 
 	Duration float64 // EventDurationObserved, EventCopyFinished
 	// Censored marks an EventDurationObserved of a copy that lost a race:

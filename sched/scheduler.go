@@ -200,6 +200,8 @@ type Scheduler struct {
 	dirtyKeys []*set // jobs whose task key may have changed (flushKeys)
 	epsilon   float64
 	sets      map[SetID]*set
+	waiting   map[SetID]*waitingSet // sets waiting for dependencies (depend.go)
+	waitOn    map[SetID]int         // waiting sets per set they wait on
 	workers   map[WorkerID]*worker
 	nbound    int // workers bound to one owner (isolation.go)
 	wheap     workerHeap

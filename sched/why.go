@@ -51,6 +51,10 @@ const (
 	// WhyHeld: the task is held (batchctl hold): it starts no copy until
 	// released; a running copy goes on.
 	WhyHeld WhyReason = "held"
+	// WhyDependency: its set waits for the sets or tasks it was disclosed
+	// after (--after) to end; the server's Detail names them and what is
+	// left of them.
+	WhyDependency WhyReason = "waiting-for-dependency"
 )
 
 // Short is the reason in a word or two, for a table's column.
@@ -84,6 +88,8 @@ func (r WhyReason) Short() string {
 		return "no worker for owner"
 	case WhyHeld:
 		return "held"
+	case WhyDependency:
+		return "dependency"
 	}
 	return string(r)
 }
@@ -119,6 +125,8 @@ func (r WhyReason) Text() string {
 		return "no worker may run its owner's tasks"
 	case WhyHeld:
 		return "held: it starts when released (batchctl release)"
+	case WhyDependency:
+		return "waiting for the sets or tasks it depends on to end"
 	}
 	return string(r)
 }
@@ -174,6 +182,9 @@ type WhyAnswer struct {
 // nothing. Errors: ENOTFOUND for a task the scheduler does not hold (a
 // set whose tasks all ended is dropped from its state only by a restart).
 func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
+	if w := s.waiting[ref.Set]; w != nil {
+		return w.why(ref)
+	}
 	st := s.sets[ref.Set]
 	if st == nil || st.task(ref.Index) == nil {
 		return WhyAnswer{}, Errorf(ENOTFOUND, "why: task %d/%d not known to the scheduler", ref.Set, ref.Index)

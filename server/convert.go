@@ -116,7 +116,8 @@ func setToProto(s sched.TaskSet) *batchv1.TaskSet {
 		Counts: &batchv1.TaskCounts{Disclosed: c.Disclosed, Executed: c.Executed, Requested: c.Requested,
 			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total, Held: c.Held},
 		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds, MaxRunning: s.MaxRunning,
-		Retry: retryToProto(s.Retry), Stop: stopToProto(s.Stop), Stopped: stopFiredToProto(s.Stopped), TimeoutSeconds: s.TimeoutSeconds}
+		Retry: retryToProto(s.Retry), Stop: stopToProto(s.Stop), Stopped: stopFiredToProto(s.Stopped), TimeoutSeconds: s.TimeoutSeconds,
+		State: setStateToProto[s.State], After: depsToProto(s.After), CanceledReason: s.CanceledReason, Labels: labelsToProto(s.Labels), Failed: s.Failed}
 }
 
 func retryToProto(p sched.RetryPolicy) *batchv1.RetryPolicy {

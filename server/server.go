@@ -437,7 +437,8 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 		}
 	}
 	for _, st := range snap.Sets {
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks, MaxRunning: st.MaxRunning})
+		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks, MaxRunning: st.MaxRunning,
+			After: st.After})
 	}
 	for _, d := range snap.Durations {
 		s.apply(sched.Event{Kind: sched.EventDurationObserved, Time: seconds(now), Set: d.Set, Owner: d.Owner, Duration: d.Seconds, Censored: d.Censored})
@@ -450,6 +451,9 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 			s.log.Warn("copy not re-attached at start", "copy", c.ID, "err", err.Error())
 		}
 	}
+	// Dependencies that ended while the server was down release (or
+	// cancel) their waiting sets now.
+	s.resolveDeps(ctx, now, nil)
 	s.refreshStats()
 	s.refreshShares()
 	s.log.Info("state loaded", "workers", len(snap.Workers), "open_sets", len(snap.Sets), "live_copies", len(snap.Copies), "durations", len(snap.Durations), "first_copy_id", cfg.FirstCopyID)

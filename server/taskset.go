@@ -30,6 +30,9 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	}
 	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning, retry: retryFromProto(req.Retry),
 		stop: stopFromProto(req.Stop)}
+	if err := hd.setDeps(req.After, req.Labels); err != nil {
+		return nil, err
+	}
 	if err := hd.check(); err != nil {
 		return nil, err
 	}
@@ -71,6 +74,9 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 		if first {
 			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry),
 				stop: stopFromProto(m.Stop)}
+			if err := hd.setDeps(m.After, m.Labels); err != nil {
+				return nil, err
+			}
 			if err := hd.check(); err != nil {
 				return nil, err
 			}
@@ -78,8 +84,8 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 			if arr, err = arrayFromProto(m.Array, len(m.Tasks)); err != nil {
 				return nil, err
 			}
-		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request || m.Array != nil {
-			return nil, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key, request and array")
+		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request || m.Array != nil || len(m.After) > 0 || len(m.Labels) > 0 {
+			return nil, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key, request, array, after and labels")
 		} else if arr != nil && len(m.Tasks) > 0 {
 			return nil, sched.Errorf(sched.EINVALID, "give tasks or an array, not both")
 		}
@@ -122,6 +128,24 @@ type discloseHeader struct {
 	retry sched.RetryPolicy
 	// stop is the set's stop rule (zero: none, or unchanged).
 	stop sched.StopRule
+	// after and labels are a new set's dependencies and labels.
+	after  []sched.Dependency
+	labels []store.Label
+}
+
+// setDeps converts and checks a disclose's dependencies and labels
+// (EINVALID), which only a new set takes.
+func (hd *discloseHeader) setDeps(after []*batchv1.Dependency, labels []*batchv1.Label) (err error) {
+	if hd.after, err = depsFromProto(after); err != nil {
+		return err
+	}
+	if hd.labels, err = labelsFromProto(labels); err != nil {
+		return err
+	}
+	if hd.setID != 0 && (len(hd.after) > 0 || len(hd.labels) > 0) {
+		return sched.Errorf(sched.EINVALID, "after and labels are given when a set is created, not on an append")
+	}
+	return nil
 }
 
 // check bounds the name and the key and refuses a negative set id
@@ -234,7 +258,7 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	s.apiWriteWork(work, func() {
 		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
 			Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry,
-			Stop: hd.stop}
+			Stop: hd.stop, After: hd.after, Labels: hd.labels}
 		n := len(specs)
 		if arr != nil {
 			n = int(arr.Count)
@@ -289,9 +313,17 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		at := seconds(res.DisclosedAt)
 		// The set's cap as stored, not only this call's: an append to a set
 		// the scheduler forgot (every task had ended) makes it anew.
-		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning})
+		ev := sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning}
+		if res.Created {
+			ev.After = hd.after
+		}
+		s.apply(ev)
 		if hd.request {
 			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
+		}
+		if len(ev.After) > 0 {
+			// What it waits for may have ended already.
+			s.resolveDeps(ctx, res.DisclosedAt, []sched.SetID{res.Set.ID})
 		}
 		s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
 	})
@@ -363,6 +395,9 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		for _, t := range res.FinishedAtOnce {
 			s.metrics.observeFinished(t)
 		}
+		if len(res.FinishedAtOnce) > 0 {
+			s.resolveDeps(ctx, res.RequestedAt, []sched.SetID{sched.SetID(req.SetId)})
+		}
 		for _, b := range res.Bills {
 			// Request bills only tasks that had executed while disclosed.
 			s.metrics.addBilledExecuted(b.SlotSeconds)
@@ -415,6 +450,11 @@ func (h taskSetHandler) Cancel(ctx context.Context, req *batchv1.CancelRequest) 
 		} else if len(res.Indexes) > 0 {
 			s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: sched.SetID(req.SetId), Indexes: res.Indexes})
 		}
+		var self sched.SetID
+		if n := res.Set.Counts; res.Set.Waiting && n.Disclosed+n.Requested == 0 {
+			self = sched.SetID(req.SetId) // nothing of it is left to wait
+		}
+		s.resolveDepsOf(ctx, now, []sched.SetID{sched.SetID(req.SetId)}, self)
 		for _, b := range res.Bills {
 			s.metrics.addBilled(b.SlotSeconds)
 		}
@@ -457,20 +497,40 @@ func (h taskSetHandler) GetTaskSet(ctx context.Context, req *batchv1.GetTaskSetR
 	return &batchv1.GetTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks), NextPageToken: next}, nil
 }
 
-// ListTaskSets returns a page of the caller's sets, newest first.
+// ListTaskSets returns a page of the caller's sets (an admin's: any
+// user's, or everyone's), newest first, filtered as asked.
 func (h taskSetHandler) ListTaskSets(ctx context.Context, req *batchv1.ListTaskSetsRequest) (*batchv1.ListTaskSetsResponse, error) {
 	s := h.s
 	if err := checkPageSize(req.PageSize); err != nil {
 		return nil, err
 	}
-	owner := callerFrom(ctx)
-	if req.AllOwners {
+	f := store.SetFilter{Owner: callerFrom(ctx), NameGlob: req.NameGlob, PageSize: req.PageSize, PageToken: req.PageToken, IncludeOpen: req.IncludeOpen}
+	switch {
+	case req.AllOwners && req.Owner != "":
+		return nil, sched.Errorf(sched.EINVALID, "give all_owners or owner, not both")
+	case req.AllOwners || (req.Owner != "" && req.Owner != f.Owner):
 		if !isAdmin(ctx) {
-			return nil, sched.Errorf(sched.EPERMISSION, "listing every user's sets needs an admin token")
+			return nil, sched.Errorf(sched.EPERMISSION, "listing other users' sets needs an admin token")
 		}
-		owner = store.AllOwners
+		f.Owner = req.Owner
+		if req.AllOwners {
+			f.Owner = store.AllOwners
+		}
 	}
-	sets, next, err := s.db.ListTaskSets(ctx, owner, req.PageSize, req.PageToken)
+	var err error
+	if f.States, err = setStatesFromProto(req.States); err != nil {
+		return nil, err
+	}
+	if f.Labels, err = labelsFromProto(req.Labels); err != nil {
+		return nil, err
+	}
+	if req.Since != nil {
+		f.Since = req.Since.AsTime()
+	}
+	if req.Until != nil {
+		f.Until = req.Until.AsTime()
+	}
+	sets, next, err := s.db.ListSets(ctx, f)
 	if err != nil {
 		return nil, err
 	}

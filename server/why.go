@@ -27,6 +27,7 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 	sched.WhyFairShare:        batchv1.WaitReason_WAIT_REASON_FAIR_SHARE,
 	sched.WhyNoWorkerForOwner: batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER,
 	sched.WhyHeld:             batchv1.WaitReason_WAIT_REASON_HELD,
+	sched.WhyDependency:       batchv1.WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The
@@ -63,6 +64,16 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 			return nil, sched.Errorf(sched.ENOTFOUND, "task %d of set %d not found (the set has %d tasks)", i, id, set.Counts.Total)
 		}
 	}
+	depDetail := ""
+	if set.Waiting {
+		deps, waiting, err := s.db.GetDependencies(ctx, owner, id)
+		if err != nil {
+			return nil, err
+		}
+		if waiting {
+			depDetail = dependencyDetail(deps)
+		}
+	}
 	out := &batchv1.WhyResponse{Tasks: make([]*batchv1.TaskWhy, len(req.Indexes))}
 	s.apiWrite(func() {
 		now := seconds(s.now())
@@ -78,6 +89,9 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 			if a.Reason == sched.WhyNeverFits && s.poolCapacity().Holds(t.Spec.Cpus, t.Spec.MemoryMB) {
 				// No worker up fits it, but a pool can start a pilot that does.
 				a.Reason = sched.WhyResources
+			}
+			if a.Reason == sched.WhyDependency && depDetail != "" {
+				a.Detail = depDetail
 			}
 			a.State = t.State
 			out.Tasks[k] = whyToProto(a)

@@ -475,11 +475,15 @@ func (s *Server) finishBatch(batch []*finishCall) {
 		}
 		return
 	}
+	var ended []sched.SetID // sets whose tasks ended: their dependents may go
 	for i, c := range batch {
 		res := outs[i].Result
 		c.res, c.err = res, outs[i].Err
 		if c.err != nil || res.Replayed {
 			continue
+		}
+		if res.Won {
+			ended = endedSets(ended, res.Task.Set)
 		}
 		s.dm.copiesEnded.Add(1)
 		s.live.ended(c.in.Copy)
@@ -517,6 +521,9 @@ func (s *Server) finishBatch(batch []*finishCall) {
 	}
 	if heard {
 		s.carryOut(now, ds, started, decErr)
+	}
+	if s.resolveDeps(context.Background(), now, ended) {
+		s.decide(now)
 	}
 }
 

@@ -33,6 +33,11 @@ type DiscloseInput struct {
 	// Stop is the set's stop rule (zero: none; on an append, a zero rule
 	// leaves the rule as it is, another replaces it).
 	Stop sched.StopRule
+	// After makes a new set wait for these sets or tasks (depend.go); a
+	// new set only.
+	After []sched.Dependency
+	// Labels are a new set's labels (labels.go); a new set only.
+	Labels []Label
 	// RequestHash is the content hash recorded with IdempotencyKey ("":
 	// Hash computes it from the fields above; a streamed disclose passes
 	// the hash of the whole stream, see DiscloseHasher).
@@ -86,9 +91,15 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 	if err := errors.Join(in.Retry.Validate(), in.Stop.Validate()); err != nil {
 		return res, err
 	}
+	if in.SetID != 0 && (len(in.After) > 0 || len(in.Labels) > 0) {
+		return res, sched.Errorf(sched.EINVALID, "dependencies and labels are given when a set is created, not on an append")
+	}
+	if err := CheckLabels(in.Labels); err != nil {
+		return res, err
+	}
 	hash := ""
 	if in.IdempotencyKey != "" {
-		hash = in.Hash() // outside the write lock: 200,000 specs take a while
+		hash = extendHash(in.Hash(), in.After, in.Labels) // outside the write lock: 200,000 specs take a while
 	}
 	err := db.write(ctx, func(tx *Tx) error {
 		if in.IdempotencyKey != "" {
@@ -105,7 +116,11 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 		setID := in.SetID
 		var ntasks int64
 		if setID == 0 {
-			r, err := tx.ExecContext(ctx, `INSERT INTO task_sets (owner, name, created_at, max_running, retries, retry_on) VALUES (?, ?, ?, ?, ?, ?)`,
+			// Never before the newest set's creation (a clock that stepped
+			// back): ids then follow creation times, which ListSets's time
+			// range relies on.
+			r, err := tx.ExecContext(ctx, `INSERT INTO task_sets (owner, name, created_at, max_running, retries, retry_on)
+				VALUES (?, ?, MAX(?, COALESCE((SELECT created_at FROM task_sets ORDER BY id DESC LIMIT 1), 0)), ?, ?, ?)`,
 				in.Owner, in.Name, nanos(tx.now), in.MaxRunning, in.Retry.Retries, in.Retry.RetryOn())
 			if err != nil {
 				return fmt.Errorf("create set: %w", err)
@@ -117,6 +132,15 @@ func (db *DB) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult, e
 				if err := setStopRule(ctx, tx, setID, in.Stop); err != nil {
 					return err
 				}
+			}
+			if err := addDependencies(ctx, tx, in.Owner, setID, in.After); err != nil {
+				return err
+			}
+			if err := addLabels(ctx, tx, setID, in.Labels); err != nil {
+				return err
+			}
+			if err := addNameGrams(ctx, tx, setID); err != nil {
+				return err
 			}
 		} else {
 			var canceledAt int64

@@ -19,6 +19,9 @@ type SetSnapshot struct {
 	DisclosedAt time.Time
 	MaxRunning  int32
 	Tasks       []sched.TaskInfo
+	// Waiting: the set waits for After (its dependencies) to end.
+	Waiting bool
+	After   []sched.Dependency
 }
 
 // Duration is the run time of one winning copy, or (Censored) how long a
@@ -49,7 +52,7 @@ type Snapshot struct {
 // are read from the driver directly (database/sql's Scan converted every
 // column of every row through reflection).
 func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
-	sets, err := tx.QueryContext(ctx, `SELECT id, owner, created_at, max_running, n_disclosed + n_executed + n_requested FROM task_sets
+	sets, err := tx.QueryContext(ctx, `SELECT id, owner, created_at, max_running, n_disclosed + n_executed + n_requested, waiting FROM task_sets
 		WHERE n_disclosed + n_executed + n_requested > 0 ORDER BY id`)
 	if err != nil {
 		return fmt.Errorf("read open sets: %w", err)
@@ -61,7 +64,7 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 			created int64
 			open    int
 		)
-		if err := sets.Scan(&st.Set, &st.Owner, &created, &st.MaxRunning, &open); err != nil {
+		if err := sets.Scan(&st.Set, &st.Owner, &created, &st.MaxRunning, &open, &st.Waiting); err != nil {
 			sets.Close()
 			return err
 		}
@@ -138,6 +141,9 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 			return fmt.Errorf("read workers: %w", err)
 		}
 		if err := loadOpenTasks(ctx, tx, &snap); err != nil {
+			return err
+		}
+		if err := loadWaiting(ctx, tx, &snap); err != nil {
 			return err
 		}
 		// The winners, and after each winner the copies of its task that

@@ -50,6 +50,11 @@ func (db *DB) ListTasks(ctx context.Context, owner string, id sched.SetID, p Tas
 		if set, err = getSet(ctx, tx, owner, id); err != nil {
 			return err
 		}
+		one := []sched.TaskSet{set}
+		if err := pageExtras(ctx, tx, one); err != nil {
+			return err
+		}
+		set = one[0]
 		// +?: a parameter the planner cannot look at (see "No joins per
 		// task" in store.go).
 		q := `SELECT ` + taskCols + ` FROM tasks WHERE set_id = +? AND idx > +?`
@@ -116,65 +121,10 @@ func getTasks(ctx context.Context, tx *Tx, id sched.SetID, indexes []int32) ([]s
 const AllOwners = "*"
 
 // ListTaskSets returns a page of the owner's sets (every owner's with
-// AllOwners), newest first, and the next page's token. Errors: EINVALID
-// (bad page token).
+// AllOwners), newest first, and the next page's token: ListSets without
+// filters. Errors: EINVALID (bad page token).
 func (db *DB) ListTaskSets(ctx context.Context, owner string, pageSize int32, token string) ([]sched.TaskSet, string, error) {
-	size := clampPage(pageSize, DefaultSetPage, MaxSetPage)
-	before := int64(1<<63 - 1)
-	if token != "" {
-		n, err := strconv.ParseInt(token, 10, 64)
-		if err != nil || n <= 0 {
-			return nil, "", sched.Errorf(sched.EINVALID, "bad page token %q", token)
-		}
-		before = n
-	}
-	var (
-		sets []sched.TaskSet
-		next string
-	)
-	err := db.read(ctx, func(tx *Tx) error {
-		// +?: see "No joins per task" in store.go.
-		q, args := `SELECT id, owner FROM task_sets WHERE owner = +? AND id < +? ORDER BY id DESC LIMIT +?`, []any{owner, before, size + 1}
-		if owner == AllOwners {
-			q, args = `SELECT id, owner FROM task_sets WHERE id < +? ORDER BY id DESC LIMIT +?`, []any{before, size + 1}
-		}
-		rows, err := tx.QueryContext(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("list sets: %w", err)
-		}
-		var (
-			ids    []sched.SetID
-			owners []string
-		)
-		for rows.Next() {
-			var (
-				id sched.SetID
-				o  string
-			)
-			if err := rows.Scan(&id, &o); err != nil {
-				rows.Close()
-				return err
-			}
-			ids, owners = append(ids, id), append(owners, o)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(ids) > size {
-			ids = ids[:size]
-			next = strconv.FormatInt(int64(ids[size-1]), 10)
-		}
-		for i, id := range ids {
-			set, err := getSet(ctx, tx, owners[i], id)
-			if err != nil {
-				return err
-			}
-			sets = append(sets, set)
-		}
-		return nil
-	})
-	return sets, next, err
+	return db.ListSets(ctx, SetFilter{Owner: owner, PageSize: pageSize, PageToken: token})
 }
 
 func clampPage(n int32, def, most int) int {
@@ -201,12 +151,12 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 	// The counts, the billed sum and the response sum are kept on the set's
 	// row by triggers (migration 0006): one row read, whatever the set's size.
 	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
-		billed_slot_seconds, sum_visible_response, max_running, retries, retry_on, `+stopCols+`, timeout_seconds
+		billed_slot_seconds, sum_visible_response, max_running, retries, retry_on, `+stopCols+`, timeout_seconds, waiting, canceled_reason, n_failed
 		FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
 		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
 			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning, &retries, &retryOn,
 			&stop.onSuccess, &stop.onExit, &stop.onOutput, &stop.after, &stop.stoppedAt, &stop.stoppedIdx, &stop.stoppedAttempt, &stop.why, &stop.canceled,
-			&set.TimeoutSeconds)
+			&set.TimeoutSeconds, &set.Waiting, &set.CanceledReason, &set.Failed)
 	if err == sql.ErrNoRows {
 		return set, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
 	} else if err != nil {
@@ -231,6 +181,7 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 	if set.Counts.Finished > 0 {
 		set.MeanVisibleResponseSeconds = sumResponse / float64(set.Counts.Finished)
 	}
+	set.State = sched.SetStateOf(set.Counts, set.Failed, set.Waiting)
 	return set, nil
 }
 

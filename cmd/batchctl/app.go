@@ -272,6 +272,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			releaseCommand(),
 			updateCommand(),
 			statusCommand(),
+			lsCommand(),
 			whyCommand(),
 			outputCommand(),
 			watchCommand(),

@@ -108,7 +108,8 @@ range, and a command or argv with the other task fields:
               "estimate_seconds": 60}}
 
 Prints the set id and the new tasks' references (SET/FIRST..LAST); -q prints
-the set id only.`,
+the set id only.
+` + afterHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "name", Aliases: []string{"n"}, Usage: "name of a new task set"},
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read one shell command per line from `FILE` (- for stdin)"},
@@ -132,7 +133,7 @@ the set id only.`,
 			&cli.StringFlag{Name: "retry-on", Usage: "what --retries retries: `LIST` of exit codes, nonzero, timeout, lost (default " + sched.DefaultRetryOn + ")"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the set id"},
 			jsonFlag(),
-		}, stopFlags()...),
+		}, append(stopFlags(), afterFlags()...)...),
 		Action: disclose,
 	}
 }
@@ -344,7 +345,17 @@ func disclose(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	after, err := parseAfter(c)
+	if err != nil {
+		return err
+	}
+	labels, err := parseLabels(c.StringSlice("label"))
+	if err != nil {
+		return err
+	}
 	res, err := newClient(c).Disclose(c.Context, client.DiscloseInput{
+		After:      after,
+		Labels:     labels,
 		Set:        sched.SetID(c.Int64("set")),
 		Name:       name,
 		Tasks:      specs,

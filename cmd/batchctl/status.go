@@ -14,11 +14,11 @@ import (
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Aliases:   []string{"ls"},
 		Usage:     "list your task sets, the tasks of one, or one task in detail",
 		ArgsUsage: "[SET[/INDEX]]",
 		Description: `Without an argument, lists your task sets, newest first, a page at a time
-(--limit, then --page TOKEN as printed). With SET, shows the set and its tasks
+(--limit, then --page TOKEN as printed; batchctl ls finds sets by name,
+state, time and label). With SET, shows the set and its tasks
 (--state to pick states; the first 1000 tasks unless --limit says
 otherwise, then --page TOKEN as printed). With SET/INDEX, shows one task in
 detail: each attempt (batchctl retry) and every copy of each, with its worker,
@@ -26,7 +26,7 @@ start, end, exit code, signal, timed-out flag and progress.
 
 Examples:
 
-   batchctl ls
+   batchctl status
    batchctl status 3
    batchctl status --state requested,finished 3
    batchctl status --state failed,running 3
@@ -102,7 +102,7 @@ func listSets(c *cli.Context, cl *client.Client) error {
 		return err
 	}
 	if token != "" {
-		fmt.Fprintf(c.App.ErrWriter, "more: batchctl ls --page %s\n", token)
+		fmt.Fprintf(c.App.ErrWriter, "more: batchctl status --page %s\n", token)
 	}
 	return nil
 }
@@ -155,6 +155,9 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running%s; billed %s\n",
 		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, capText, secs(set.BilledSlotSeconds))
 	if line := stopLine(set); line != "" {
+		fmt.Fprintln(c.App.Writer, line)
+	}
+	if line := setStateLine(set); line != "" {
 		fmt.Fprintln(c.App.Writer, line)
 	}
 	whys := whyColumn(c, cl, id, tasks)

@@ -40,6 +40,17 @@ type setView struct {
 	Stopped *stoppedView `json:"stopped,omitempty"`
 	// TimeoutSeconds replaces the tasks' own timeouts (0: theirs).
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// State is where the set stands as a whole (waiting, queued, running,
+	// done, failed, canceled); Failed counts its requested tasks that
+	// failed.
+	State  string `json:"state,omitempty"`
+	Failed int64  `json:"failed"`
+	// After lists what the set waits (or waited) for, as disclose --after
+	// takes it (12, 12:any, 12/3).
+	After []string `json:"after,omitempty"`
+	// CanceledReason says why the server canceled the set.
+	CanceledReason string            `json:"canceled_reason,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
 }
 
 type stopView struct {
@@ -357,6 +368,11 @@ func viewSet(s sched.TaskSet) setView {
 		Stop:                       viewStop(s.Stop),
 		Stopped:                    viewStopped(s.Stopped),
 		TimeoutSeconds:             s.TimeoutSeconds,
+		State:                      string(s.State),
+		Failed:                     s.Failed,
+		After:                      afterStrings(s.After),
+		CanceledReason:             s.CanceledReason,
+		Labels:                     labelMap(s.Labels),
 	}
 }
 

@@ -61,6 +61,10 @@ type setRec struct {
 	next   int32 // next group to request (closed loop)
 	arrive float64
 	flood  bool // a job of the flooding user (Params.FloodWork)
+	// after is the set this one waits for, +1 (0: none); waiters are the
+	// sets that wait for this one (Params.ChainProb).
+	after   int32
+	waiters []int32
 }
 
 // userRec is one closed-loop user.
@@ -135,6 +139,9 @@ type sim struct {
 	wnames []sched.WorkerID
 
 	acc accum
+	// err is an error of a step that cannot return one (releaseWaiters,
+	// from groupDone); the run stops at it.
+	err error
 }
 
 // accum collects the measurements.
@@ -236,6 +243,9 @@ func (m *sim) run() error {
 			m.acc.events++
 			if err := m.handle(e); err != nil {
 				return err
+			}
+			if m.err != nil {
+				return m.err
 			}
 		}
 		if err := m.maybeDecide(); err != nil {

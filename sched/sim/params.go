@@ -151,7 +151,12 @@ type Params struct {
 	// users (default 4), drawn uniformly. The arrival rate keeps the
 	// offered load at Utilization. It measures fair share between users
 	// (sched.Config.FairShare); JobResult.Flood tells the two apart.
-	FloodWork     float64
+	FloodWork float64
+	// ChainProb (cluster) is the probability that a job arrives after the
+	// job before it (disclose --after): requested at once, its tasks wait
+	// in neither class until that job has ended (sched.EventWaitEnded),
+	// and its response time counts the wait. JobResult.After names it.
+	ChainProb     float64
 	OrdinaryUsers int
 	// PlacementSeed, when not 0, renames the workers the scheduler sees by
 	// a permutation drawn from it, so that its ties between equally free
@@ -231,6 +236,9 @@ func (p Params) withDefaults() Params {
 
 // validate checks p after defaults.
 func (p Params) validate() error {
+	if !(p.ChainProb >= 0 && p.ChainProb <= 1) || (p.ChainProb > 0 && p.Workload != WorkloadCluster) {
+		return sched.Errorf(sched.EINVALID, "chain probability %v: want 0 to 1, on the cluster workload", p.ChainProb)
+	}
 	switch p.Workload {
 	case WorkloadPetrou, WorkloadCluster, WorkloadMixed:
 	default:

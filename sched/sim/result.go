@@ -17,6 +17,8 @@ type JobResult struct {
 	Response float64
 	// Flood marks a job of the flooding user (Params.FloodWork).
 	Flood bool
+	// After is the set the job waited for (Params.ChainProb; 0: none).
+	After int32
 }
 
 // Result is what one run measured over its window (after the warm-up).

@@ -500,3 +500,41 @@ func TestFullShare(t *testing.T) {
 		t.Errorf("40 tasks on 80 slots: every slot busy %.4f of the time, want 0", f80)
 	}
 }
+
+// TestChainedJobs: with ChainProb, jobs wait for the job before them
+// (sched's waiting sets, released by EventWaitEnded): a chained job
+// finishes no earlier than the job it waited for, every job finishes, and
+// waiting makes responses longer than the same arrivals without chains.
+func TestChainedJobs(t *testing.T) {
+	t.Parallel()
+	p := Defaults(WorkloadCluster)
+	p.Seed, p.KeepJobs, p.Duration, p.ChainProb = 5, true, 3000, 0.5
+	r := run(t, p)
+	done := map[int32]float64{}
+	for _, j := range r.Jobs {
+		done[j.Set] = j.RequestedAt + j.Response
+	}
+	chained := 0
+	for _, j := range r.Jobs {
+		if j.After == 0 {
+			continue
+		}
+		chained++
+		if end, ok := done[j.After]; ok && j.RequestedAt+j.Response < end {
+			t.Fatalf("job %d ended at %g, before job %d it waited for (%g)", j.Set, j.RequestedAt+j.Response, j.After, end)
+		}
+	}
+	if chained == 0 {
+		t.Fatal("no job was chained")
+	}
+	free := p
+	free.ChainProb = 0
+	if rf := run(t, free); !(r.MeanVisibleResponse > rf.MeanVisibleResponse) {
+		t.Errorf("mean response %g with chains, %g without: waiting cost nothing", r.MeanVisibleResponse, rf.MeanVisibleResponse)
+	}
+	bad := p
+	bad.Workload, bad.ChainProb = WorkloadPetrou, 0.5
+	if _, err := Run(context.Background(), bad.withDefaults()); sched.ErrorCode(err) != sched.EINVALID {
+		t.Errorf("chains on petrou: %v, want %s", err, sched.EINVALID)
+	}
+}

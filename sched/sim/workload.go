@@ -90,8 +90,11 @@ func (m *sim) groupDone(si, gi int32) {
 			m.acc.sumSlow += v / g.maxRun
 		}
 		if m.p.KeepJobs {
-			m.acc.jobs = append(m.acc.jobs, JobResult{Set: si + 1, Group: gi, Tasks: g.end - g.first, RequestedAt: g.reqAt, Response: v, Flood: st.flood})
+			m.acc.jobs = append(m.acc.jobs, JobResult{Set: si + 1, Group: gi, Tasks: g.end - g.first, RequestedAt: g.reqAt, Response: v, Flood: st.flood, After: st.after})
 		}
+	}
+	if err := m.releaseWaiters(si); err != nil {
+		m.err = err
 	}
 	if st.user >= 0 {
 		u := &m.users[st.user]
@@ -118,7 +121,8 @@ func (m *sim) newSet(user int32, sizes []int32) int32 {
 	return int32(len(m.sets) - 1)
 }
 
-// disclose tells the scheduler about set si.
+// disclose tells the scheduler about set si (waiting for set st.after,
+// when it names one).
 func (m *sim) disclose(si int32, owner string) error {
 	st := &m.sets[si]
 	infos := make([]sched.TaskInfo, len(st.tasks))
@@ -132,7 +136,37 @@ func (m *sim) disclose(si int32, owner string) error {
 			}
 		}
 	}
-	return m.apply(sched.Event{Kind: sched.EventDisclosed, Time: m.now, Set: sched.SetID(si + 1), Owner: owner, Tasks: infos})
+	ev := sched.Event{Kind: sched.EventDisclosed, Time: m.now, Set: sched.SetID(si + 1), Owner: owner, Tasks: infos}
+	if st.after > 0 {
+		ev.After = []sched.Dependency{{Set: sched.SetID(st.after), Index: sched.WholeSet}}
+	}
+	return m.apply(ev)
+}
+
+// ended reports whether every request of set si was delivered: the set
+// ended, as sched.SetOutcome sees it (a simulated task always succeeds).
+func (m *sim) ended(si int32) bool {
+	for _, g := range m.sets[si].groups {
+		if !g.done {
+			return false
+		}
+	}
+	return true
+}
+
+// releaseWaiters releases the sets that wait for set si once it ended.
+func (m *sim) releaseWaiters(si int32) error {
+	st := &m.sets[si]
+	if len(st.waiters) == 0 || !m.ended(si) {
+		return nil
+	}
+	for _, w := range st.waiters {
+		if err := m.apply(sched.Event{Kind: sched.EventWaitEnded, Time: m.now, Set: sched.SetID(w + 1)}); err != nil {
+			return err
+		}
+	}
+	st.waiters = nil
+	return nil
 }
 
 // request requests group gi of set si; tasks that executed while disclosed
@@ -228,6 +262,12 @@ func (m *sim) jobArrives() error {
 	}
 	si := m.newSet(-1, []int32{int32(size)})
 	m.sets[si].flood = flood
+	// A draw keyed by the set, off the arrival stream: the same jobs
+	// arrive with and without chains (common random numbers).
+	if r := newRNG(m.durRNGSeed, 8, uint64(si)); m.p.ChainProb > 0 && r.float() < m.p.ChainProb && si > 0 && !m.ended(si-1) {
+		m.sets[si].after = si // set si-1, numbered from 1
+		m.sets[si-1].waiters = append(m.sets[si-1].waiters, si)
+	}
 	if m.now >= m.warm && m.now <= m.end {
 		m.measuredLeft++
 	}

@@ -9,6 +9,7 @@ package batchv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -59,6 +60,9 @@ const (
 	WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER WaitReason = 13
 	// The task is held (HoldTasks): it starts no copy until released.
 	WaitReason_WAIT_REASON_HELD WaitReason = 60
+	// Its set waits for the sets or tasks it depends on to end (reason_text
+	// names them and what is left of them).
+	WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY WaitReason = 70
 )
 
 // Enum value maps for WaitReason.
@@ -79,6 +83,7 @@ var (
 		12: "WAIT_REASON_FAIR_SHARE",
 		13: "WAIT_REASON_NO_WORKER_FOR_OWNER",
 		60: "WAIT_REASON_HELD",
+		70: "WAIT_REASON_WAITING_FOR_DEPENDENCY",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -96,6 +101,7 @@ var (
 		"WAIT_REASON_FAIR_SHARE":                     12,
 		"WAIT_REASON_NO_WORKER_FOR_OWNER":            13,
 		"WAIT_REASON_HELD":                           60,
+		"WAIT_REASON_WAITING_FOR_DEPENDENCY":         70,
 	}
 )
 
@@ -148,7 +154,14 @@ type DiscloseRequest struct {
 	Array *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
 	// The set's stop rule (on an append, an empty rule leaves the rule as it
 	// is; another replaces it).
-	Stop          *StopRule `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
+	Stop *StopRule `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
+	// A new set waits for these sets or tasks (the caller's, NotFound
+	// otherwise) to end before its tasks may run, disclosed or requested as
+	// given; a dependency that fails or is canceled cancels it, unless it
+	// asks for any outcome. A new set only.
+	After []*Dependency `protobuf:"bytes,70,rep,name=after,proto3" json:"after,omitempty"`
+	// A new set's labels (keys of letters, digits and ._-/; at most 32).
+	Labels        []*Label `protobuf:"bytes,71,rep,name=labels,proto3" json:"labels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -242,6 +255,20 @@ func (x *DiscloseRequest) GetArray() *TaskArray {
 func (x *DiscloseRequest) GetStop() *StopRule {
 	if x != nil {
 		return x.Stop
+	}
+	return nil
+}
+
+func (x *DiscloseRequest) GetAfter() []*Dependency {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *DiscloseRequest) GetLabels() []*Label {
+	if x != nil {
+		return x.Labels
 	}
 	return nil
 }
@@ -409,7 +436,9 @@ type DiscloseStreamRequest struct {
 	// Only in the first message, as in DiscloseRequest.
 	Array *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
 	// Only in the first message, as in DiscloseRequest.
-	Stop          *StopRule `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
+	Stop          *StopRule     `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
+	After         []*Dependency `protobuf:"bytes,70,rep,name=after,proto3" json:"after,omitempty"`
+	Labels        []*Label      `protobuf:"bytes,71,rep,name=labels,proto3" json:"labels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -503,6 +532,20 @@ func (x *DiscloseStreamRequest) GetArray() *TaskArray {
 func (x *DiscloseStreamRequest) GetStop() *StopRule {
 	if x != nil {
 		return x.Stop
+	}
+	return nil
+}
+
+func (x *DiscloseStreamRequest) GetAfter() []*Dependency {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *DiscloseStreamRequest) GetLabels() []*Label {
+	if x != nil {
+		return x.Labels
 	}
 	return nil
 }
@@ -1000,7 +1043,23 @@ type ListTaskSetsRequest struct {
 	PageSize  int32  `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Every user's sets (admins only; PermissionDenied for others).
-	AllOwners     bool `protobuf:"varint,3,opt,name=all_owners,json=allOwners,proto3" json:"all_owners,omitempty"`
+	AllOwners bool `protobuf:"varint,3,opt,name=all_owners,json=allOwners,proto3" json:"all_owners,omitempty"`
+	// One user's sets (admins only, for another user; PermissionDenied for
+	// others).
+	Owner string `protobuf:"bytes,70,opt,name=owner,proto3" json:"owner,omitempty"`
+	// Sets whose name matches this glob (*, ?, [...]; case-sensitive).
+	NameGlob string `protobuf:"bytes,71,opt,name=name_glob,json=nameGlob,proto3" json:"name_glob,omitempty"`
+	// Sets in one of these states; empty: every state.
+	States []SetState `protobuf:"varint,72,rep,packed,name=states,proto3,enum=batch.v1.SetState" json:"states,omitempty"`
+	// Sets created at or after since and before until (unset: no bound).
+	Since *timestamppb.Timestamp `protobuf:"bytes,73,opt,name=since,proto3" json:"since,omitempty"`
+	Until *timestamppb.Timestamp `protobuf:"bytes,74,opt,name=until,proto3" json:"until,omitempty"`
+	// Sets that carry every one of these labels.
+	Labels []*Label `protobuf:"bytes,75,rep,name=labels,proto3" json:"labels,omitempty"`
+	// With since: also the sets created before since that are still open
+	// (waiting, queued, running), as sacct lists the jobs that ran in its
+	// window.
+	IncludeOpen   bool `protobuf:"varint,76,opt,name=include_open,json=includeOpen,proto3" json:"include_open,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1052,6 +1111,55 @@ func (x *ListTaskSetsRequest) GetPageToken() string {
 func (x *ListTaskSetsRequest) GetAllOwners() bool {
 	if x != nil {
 		return x.AllOwners
+	}
+	return false
+}
+
+func (x *ListTaskSetsRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *ListTaskSetsRequest) GetNameGlob() string {
+	if x != nil {
+		return x.NameGlob
+	}
+	return ""
+}
+
+func (x *ListTaskSetsRequest) GetStates() []SetState {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *ListTaskSetsRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListTaskSetsRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *ListTaskSetsRequest) GetLabels() []*Label {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *ListTaskSetsRequest) GetIncludeOpen() bool {
+	if x != nil {
+		return x.IncludeOpen
 	}
 	return false
 }
@@ -2501,7 +2609,7 @@ var File_batch_v1_taskset_proto protoreflect.FileDescriptor
 
 const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\"\xca\x02\n" +
+	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9f\x03\n" +
 	"\x0fDiscloseRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2512,7 +2620,9 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"maxRunning\x12+\n" +
 	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12)\n" +
 	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\x12&\n" +
-	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\"q\n" +
+	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\x12*\n" +
+	"\x05after\x18F \x03(\v2\x14.batch.v1.DependencyR\x05after\x12'\n" +
+	"\x06labels\x18G \x03(\v2\x0f.batch.v1.LabelR\x06labels\"q\n" +
 	"\tTaskArray\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x03R\x05first\x12\x12\n" +
 	"\x04last\x18\x02 \x01(\x03R\x04last\x12\x12\n" +
@@ -2523,7 +2633,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
-	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xd0\x02\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xa5\x03\n" +
 	"\x15DiscloseStreamRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2534,7 +2644,9 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"maxRunning\x12+\n" +
 	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12)\n" +
 	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\x12&\n" +
-	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\"\x99\x01\n" +
+	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\x12*\n" +
+	"\x05after\x18F \x03(\v2\x14.batch.v1.DependencyR\x05after\x12'\n" +
+	"\x06labels\x18G \x03(\v2\x0f.batch.v1.LabelR\x06labels\"\x99\x01\n" +
 	"\x16DiscloseStreamResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
@@ -2570,13 +2682,20 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x12GetTaskSetResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12$\n" +
 	"\x05tasks\x18\x02 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"p\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\xff\x02\n" +
 	"\x13ListTaskSetsRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\x12\x1d\n" +
 	"\n" +
-	"all_owners\x18\x03 \x01(\bR\tallOwners\"n\n" +
+	"all_owners\x18\x03 \x01(\bR\tallOwners\x12\x14\n" +
+	"\x05owner\x18F \x01(\tR\x05owner\x12\x1b\n" +
+	"\tname_glob\x18G \x01(\tR\bnameGlob\x12*\n" +
+	"\x06states\x18H \x03(\x0e2\x12.batch.v1.SetStateR\x06states\x120\n" +
+	"\x05since\x18I \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18J \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12'\n" +
+	"\x06labels\x18K \x03(\v2\x0f.batch.v1.LabelR\x06labels\x12!\n" +
+	"\finclude_open\x18L \x01(\bR\vincludeOpen\"n\n" +
 	"\x14ListTaskSetsResponse\x12.\n" +
 	"\ttask_sets\x18\x01 \x03(\v2\x11.batch.v1.TaskSetR\btaskSets\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\",\n" +
@@ -2709,7 +2828,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xf0\x03\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\x98\x04\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2727,7 +2846,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x1aWAIT_REASON_NO_WORKER_FITS\x10\v\x12\x1a\n" +
 	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12#\n" +
 	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r\x12\x14\n" +
-	"\x10WAIT_REASON_HELD\x10<2\x86\b\n" +
+	"\x10WAIT_REASON_HELD\x10<\x12&\n" +
+	"\"WAIT_REASON_WAITING_FOR_DEPENDENCY\x10F2\x86\b\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +
@@ -2794,80 +2914,92 @@ var file_batch_v1_taskset_proto_goTypes = []any{
 	(*TaskSpec)(nil),               // 30: batch.v1.TaskSpec
 	(*RetryPolicy)(nil),            // 31: batch.v1.RetryPolicy
 	(*StopRule)(nil),               // 32: batch.v1.StopRule
-	(*TaskSet)(nil),                // 33: batch.v1.TaskSet
-	(*Task)(nil),                   // 34: batch.v1.Task
-	(TaskState)(0),                 // 35: batch.v1.TaskState
-	(*KeptFile)(nil),               // 36: batch.v1.KeptFile
-	(*FollowOutputRequest)(nil),    // 37: batch.v1.FollowOutputRequest
-	(*FollowOutputResponse)(nil),   // 38: batch.v1.FollowOutputResponse
+	(*Dependency)(nil),             // 33: batch.v1.Dependency
+	(*Label)(nil),                  // 34: batch.v1.Label
+	(*TaskSet)(nil),                // 35: batch.v1.TaskSet
+	(*Task)(nil),                   // 36: batch.v1.Task
+	(TaskState)(0),                 // 37: batch.v1.TaskState
+	(SetState)(0),                  // 38: batch.v1.SetState
+	(*timestamppb.Timestamp)(nil),  // 39: google.protobuf.Timestamp
+	(*KeptFile)(nil),               // 40: batch.v1.KeptFile
+	(*FollowOutputRequest)(nil),    // 41: batch.v1.FollowOutputRequest
+	(*FollowOutputResponse)(nil),   // 42: batch.v1.FollowOutputResponse
 }
 var file_batch_v1_taskset_proto_depIdxs = []int32{
 	30, // 0: batch.v1.DiscloseRequest.tasks:type_name -> batch.v1.TaskSpec
 	31, // 1: batch.v1.DiscloseRequest.retry:type_name -> batch.v1.RetryPolicy
 	2,  // 2: batch.v1.DiscloseRequest.array:type_name -> batch.v1.TaskArray
 	32, // 3: batch.v1.DiscloseRequest.stop:type_name -> batch.v1.StopRule
-	30, // 4: batch.v1.TaskArray.spec:type_name -> batch.v1.TaskSpec
-	33, // 5: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
-	30, // 6: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
-	31, // 7: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
-	2,  // 8: batch.v1.DiscloseStreamRequest.array:type_name -> batch.v1.TaskArray
-	32, // 9: batch.v1.DiscloseStreamRequest.stop:type_name -> batch.v1.StopRule
-	33, // 10: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
-	33, // 11: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
-	34, // 12: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
-	33, // 13: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
-	35, // 14: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
-	33, // 15: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	34, // 16: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
-	33, // 17: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
-	33, // 18: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
-	34, // 19: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
-	35, // 20: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
-	36, // 21: batch.v1.GetOutputResponse.files:type_name -> batch.v1.KeptFile
-	36, // 22: batch.v1.GetKeptFileResponse.file:type_name -> batch.v1.KeptFile
-	22, // 23: batch.v1.GetOutputsResponse.outputs:type_name -> batch.v1.TaskOutput
-	35, // 24: batch.v1.TaskOutput.state:type_name -> batch.v1.TaskState
-	36, // 25: batch.v1.TaskOutput.files:type_name -> batch.v1.KeptFile
-	25, // 26: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
-	35, // 27: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
-	0,  // 28: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
-	33, // 29: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
-	34, // 30: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
-	33, // 31: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
-	34, // 32: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
-	1,  // 33: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
-	4,  // 34: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
-	6,  // 35: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
-	8,  // 36: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
-	10, // 37: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
-	12, // 38: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
-	14, // 39: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
-	16, // 40: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
-	23, // 41: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
-	26, // 42: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
-	28, // 43: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
-	18, // 44: batch.v1.TaskSetService.GetKeptFile:input_type -> batch.v1.GetKeptFileRequest
-	20, // 45: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
-	37, // 46: batch.v1.TaskSetService.FollowOutput:input_type -> batch.v1.FollowOutputRequest
-	3,  // 47: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
-	5,  // 48: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
-	7,  // 49: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
-	9,  // 50: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
-	11, // 51: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
-	13, // 52: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
-	15, // 53: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
-	17, // 54: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
-	24, // 55: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
-	27, // 56: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
-	29, // 57: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
-	19, // 58: batch.v1.TaskSetService.GetKeptFile:output_type -> batch.v1.GetKeptFileResponse
-	21, // 59: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
-	38, // 60: batch.v1.TaskSetService.FollowOutput:output_type -> batch.v1.FollowOutputResponse
-	47, // [47:61] is the sub-list for method output_type
-	33, // [33:47] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	33, // 4: batch.v1.DiscloseRequest.after:type_name -> batch.v1.Dependency
+	34, // 5: batch.v1.DiscloseRequest.labels:type_name -> batch.v1.Label
+	30, // 6: batch.v1.TaskArray.spec:type_name -> batch.v1.TaskSpec
+	35, // 7: batch.v1.DiscloseResponse.task_set:type_name -> batch.v1.TaskSet
+	30, // 8: batch.v1.DiscloseStreamRequest.tasks:type_name -> batch.v1.TaskSpec
+	31, // 9: batch.v1.DiscloseStreamRequest.retry:type_name -> batch.v1.RetryPolicy
+	2,  // 10: batch.v1.DiscloseStreamRequest.array:type_name -> batch.v1.TaskArray
+	32, // 11: batch.v1.DiscloseStreamRequest.stop:type_name -> batch.v1.StopRule
+	33, // 12: batch.v1.DiscloseStreamRequest.after:type_name -> batch.v1.Dependency
+	34, // 13: batch.v1.DiscloseStreamRequest.labels:type_name -> batch.v1.Label
+	35, // 14: batch.v1.DiscloseStreamResponse.task_set:type_name -> batch.v1.TaskSet
+	35, // 15: batch.v1.RequestResponse.task_set:type_name -> batch.v1.TaskSet
+	36, // 16: batch.v1.RequestResponse.tasks:type_name -> batch.v1.Task
+	35, // 17: batch.v1.CancelResponse.task_set:type_name -> batch.v1.TaskSet
+	37, // 18: batch.v1.GetTaskSetRequest.states:type_name -> batch.v1.TaskState
+	35, // 19: batch.v1.GetTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	36, // 20: batch.v1.GetTaskSetResponse.tasks:type_name -> batch.v1.Task
+	38, // 21: batch.v1.ListTaskSetsRequest.states:type_name -> batch.v1.SetState
+	39, // 22: batch.v1.ListTaskSetsRequest.since:type_name -> google.protobuf.Timestamp
+	39, // 23: batch.v1.ListTaskSetsRequest.until:type_name -> google.protobuf.Timestamp
+	34, // 24: batch.v1.ListTaskSetsRequest.labels:type_name -> batch.v1.Label
+	35, // 25: batch.v1.ListTaskSetsResponse.task_sets:type_name -> batch.v1.TaskSet
+	35, // 26: batch.v1.WatchTaskSetResponse.task_set:type_name -> batch.v1.TaskSet
+	36, // 27: batch.v1.WatchTaskSetResponse.tasks:type_name -> batch.v1.Task
+	37, // 28: batch.v1.GetOutputResponse.state:type_name -> batch.v1.TaskState
+	40, // 29: batch.v1.GetOutputResponse.files:type_name -> batch.v1.KeptFile
+	40, // 30: batch.v1.GetKeptFileResponse.file:type_name -> batch.v1.KeptFile
+	22, // 31: batch.v1.GetOutputsResponse.outputs:type_name -> batch.v1.TaskOutput
+	37, // 32: batch.v1.TaskOutput.state:type_name -> batch.v1.TaskState
+	40, // 33: batch.v1.TaskOutput.files:type_name -> batch.v1.KeptFile
+	25, // 34: batch.v1.WhyResponse.tasks:type_name -> batch.v1.TaskWhy
+	37, // 35: batch.v1.TaskWhy.state:type_name -> batch.v1.TaskState
+	0,  // 36: batch.v1.TaskWhy.reason:type_name -> batch.v1.WaitReason
+	35, // 37: batch.v1.RetryResponse.task_set:type_name -> batch.v1.TaskSet
+	36, // 38: batch.v1.RetryResponse.tasks:type_name -> batch.v1.Task
+	35, // 39: batch.v1.GetTaskResponse.task_set:type_name -> batch.v1.TaskSet
+	36, // 40: batch.v1.GetTaskResponse.task:type_name -> batch.v1.Task
+	1,  // 41: batch.v1.TaskSetService.Disclose:input_type -> batch.v1.DiscloseRequest
+	4,  // 42: batch.v1.TaskSetService.DiscloseStream:input_type -> batch.v1.DiscloseStreamRequest
+	6,  // 43: batch.v1.TaskSetService.Request:input_type -> batch.v1.RequestRequest
+	8,  // 44: batch.v1.TaskSetService.Cancel:input_type -> batch.v1.CancelRequest
+	10, // 45: batch.v1.TaskSetService.GetTaskSet:input_type -> batch.v1.GetTaskSetRequest
+	12, // 46: batch.v1.TaskSetService.ListTaskSets:input_type -> batch.v1.ListTaskSetsRequest
+	14, // 47: batch.v1.TaskSetService.WatchTaskSet:input_type -> batch.v1.WatchTaskSetRequest
+	16, // 48: batch.v1.TaskSetService.GetOutput:input_type -> batch.v1.GetOutputRequest
+	23, // 49: batch.v1.TaskSetService.Why:input_type -> batch.v1.WhyRequest
+	26, // 50: batch.v1.TaskSetService.Retry:input_type -> batch.v1.RetryRequest
+	28, // 51: batch.v1.TaskSetService.GetTask:input_type -> batch.v1.GetTaskRequest
+	18, // 52: batch.v1.TaskSetService.GetKeptFile:input_type -> batch.v1.GetKeptFileRequest
+	20, // 53: batch.v1.TaskSetService.GetOutputs:input_type -> batch.v1.GetOutputsRequest
+	41, // 54: batch.v1.TaskSetService.FollowOutput:input_type -> batch.v1.FollowOutputRequest
+	3,  // 55: batch.v1.TaskSetService.Disclose:output_type -> batch.v1.DiscloseResponse
+	5,  // 56: batch.v1.TaskSetService.DiscloseStream:output_type -> batch.v1.DiscloseStreamResponse
+	7,  // 57: batch.v1.TaskSetService.Request:output_type -> batch.v1.RequestResponse
+	9,  // 58: batch.v1.TaskSetService.Cancel:output_type -> batch.v1.CancelResponse
+	11, // 59: batch.v1.TaskSetService.GetTaskSet:output_type -> batch.v1.GetTaskSetResponse
+	13, // 60: batch.v1.TaskSetService.ListTaskSets:output_type -> batch.v1.ListTaskSetsResponse
+	15, // 61: batch.v1.TaskSetService.WatchTaskSet:output_type -> batch.v1.WatchTaskSetResponse
+	17, // 62: batch.v1.TaskSetService.GetOutput:output_type -> batch.v1.GetOutputResponse
+	24, // 63: batch.v1.TaskSetService.Why:output_type -> batch.v1.WhyResponse
+	27, // 64: batch.v1.TaskSetService.Retry:output_type -> batch.v1.RetryResponse
+	29, // 65: batch.v1.TaskSetService.GetTask:output_type -> batch.v1.GetTaskResponse
+	19, // 66: batch.v1.TaskSetService.GetKeptFile:output_type -> batch.v1.GetKeptFileResponse
+	21, // 67: batch.v1.TaskSetService.GetOutputs:output_type -> batch.v1.GetOutputsResponse
+	42, // 68: batch.v1.TaskSetService.FollowOutput:output_type -> batch.v1.FollowOutputResponse
+	55, // [55:69] is the sub-list for method output_type
+	41, // [41:55] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_taskset_proto_init() }

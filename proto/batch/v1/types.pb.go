@@ -153,6 +153,75 @@ func (CopyState) EnumDescriptor() ([]byte, []int) {
 	return file_batch_v1_types_proto_rawDescGZIP(), []int{1}
 }
 
+// SetState is where a task set stands as a whole, in Slurm's terms.
+type SetState int32
+
+const (
+	SetState_SET_STATE_UNSPECIFIED SetState = 0
+	// It waits for the sets or tasks it depends on (PENDING, Dependency).
+	SetState_SET_STATE_WAITING SetState = 1
+	// Tasks are left to run and none runs now (PENDING).
+	SetState_SET_STATE_QUEUED SetState = 2
+	// A copy of one of its tasks runs (RUNNING).
+	SetState_SET_STATE_RUNNING SetState = 3
+	// Ended: every task finished, executed or canceled, no requested task
+	// failed, and at least one ran to a result (COMPLETED).
+	SetState_SET_STATE_DONE SetState = 4
+	// Ended, and a requested task failed (FAILED).
+	SetState_SET_STATE_FAILED SetState = 5
+	// Ended with nothing run to a result (CANCELLED).
+	SetState_SET_STATE_CANCELED SetState = 6
+)
+
+// Enum value maps for SetState.
+var (
+	SetState_name = map[int32]string{
+		0: "SET_STATE_UNSPECIFIED",
+		1: "SET_STATE_WAITING",
+		2: "SET_STATE_QUEUED",
+		3: "SET_STATE_RUNNING",
+		4: "SET_STATE_DONE",
+		5: "SET_STATE_FAILED",
+		6: "SET_STATE_CANCELED",
+	}
+	SetState_value = map[string]int32{
+		"SET_STATE_UNSPECIFIED": 0,
+		"SET_STATE_WAITING":     1,
+		"SET_STATE_QUEUED":      2,
+		"SET_STATE_RUNNING":     3,
+		"SET_STATE_DONE":        4,
+		"SET_STATE_FAILED":      5,
+		"SET_STATE_CANCELED":    6,
+	}
+)
+
+func (x SetState) Enum() *SetState {
+	p := new(SetState)
+	*p = x
+	return p
+}
+
+func (x SetState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SetState) Descriptor() protoreflect.EnumDescriptor {
+	return file_batch_v1_types_proto_enumTypes[2].Descriptor()
+}
+
+func (SetState) Type() protoreflect.EnumType {
+	return &file_batch_v1_types_proto_enumTypes[2]
+}
+
+func (x SetState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SetState.Descriptor instead.
+func (SetState) EnumDescriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{2}
+}
+
 // TaskSpec is one command to run once.
 type TaskSpec struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -419,8 +488,21 @@ type TaskSet struct {
 	// When positive, replaces the tasks' own timeouts for copies started
 	// from now on (set by UpdateTaskSet).
 	TimeoutSeconds float64 `protobuf:"fixed64,62,opt,name=timeout_seconds,json=timeoutSeconds,proto3" json:"timeout_seconds,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Where the set stands as a whole.
+	State SetState `protobuf:"varint,70,opt,name=state,proto3,enum=batch.v1.SetState" json:"state,omitempty"`
+	// What the set waits for (or waited for) before its tasks may run
+	// (read where sets are listed or shown in detail).
+	After []*Dependency `protobuf:"bytes,71,rep,name=after,proto3" json:"after,omitempty"`
+	// Why the server canceled the set (a dependency that failed); empty
+	// when it did not.
+	CanceledReason string `protobuf:"bytes,72,opt,name=canceled_reason,json=canceledReason,proto3" json:"canceled_reason,omitempty"`
+	// The set's labels, by key (read where sets are listed).
+	Labels []*Label `protobuf:"bytes,73,rep,name=labels,proto3" json:"labels,omitempty"`
+	// Requested tasks whose current attempt failed (non-zero exit or
+	// timeout).
+	Failed        int64 `protobuf:"varint,74,opt,name=failed,proto3" json:"failed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskSet) Reset() {
@@ -533,6 +615,41 @@ func (x *TaskSet) GetStopped() *StopFired {
 func (x *TaskSet) GetTimeoutSeconds() float64 {
 	if x != nil {
 		return x.TimeoutSeconds
+	}
+	return 0
+}
+
+func (x *TaskSet) GetState() SetState {
+	if x != nil {
+		return x.State
+	}
+	return SetState_SET_STATE_UNSPECIFIED
+}
+
+func (x *TaskSet) GetAfter() []*Dependency {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
+func (x *TaskSet) GetCanceledReason() string {
+	if x != nil {
+		return x.CanceledReason
+	}
+	return ""
+}
+
+func (x *TaskSet) GetLabels() []*Label {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *TaskSet) GetFailed() int64 {
+	if x != nil {
+		return x.Failed
 	}
 	return 0
 }
@@ -697,6 +814,124 @@ func (x *StopFired) GetCanceled() int64 {
 	return 0
 }
 
+// Dependency is one thing a set waits for: a whole set, or one task of it
+// (index set).
+type Dependency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	// The task waited for; unset: the whole set.
+	Index *int32 `protobuf:"varint,2,opt,name=index,proto3,oneof" json:"index,omitempty"`
+	// Any outcome releases the waiting set; otherwise only success does,
+	// and a failed or canceled dependency cancels it.
+	AnyOutcome    bool `protobuf:"varint,3,opt,name=any_outcome,json=anyOutcome,proto3" json:"any_outcome,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Dependency) Reset() {
+	*x = Dependency{}
+	mi := &file_batch_v1_types_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Dependency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Dependency) ProtoMessage() {}
+
+func (x *Dependency) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Dependency.ProtoReflect.Descriptor instead.
+func (*Dependency) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Dependency) GetSetId() int64 {
+	if x != nil {
+		return x.SetId
+	}
+	return 0
+}
+
+func (x *Dependency) GetIndex() int32 {
+	if x != nil && x.Index != nil {
+		return *x.Index
+	}
+	return 0
+}
+
+func (x *Dependency) GetAnyOutcome() bool {
+	if x != nil {
+		return x.AnyOutcome
+	}
+	return false
+}
+
+// Label is one key=value label of a set.
+type Label struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Label) Reset() {
+	*x = Label{}
+	mi := &file_batch_v1_types_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Label) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Label) ProtoMessage() {}
+
+func (x *Label) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_types_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Label.ProtoReflect.Descriptor instead.
+func (*Label) Descriptor() ([]byte, []int) {
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Label) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Label) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // RetryPolicy says when the server retries a task in place (same set, same
 // index, the next attempt) on its own: at most `retries` times per task,
 // when an attempt ends in one of the ways named.
@@ -720,7 +955,7 @@ type RetryPolicy struct {
 
 func (x *RetryPolicy) Reset() {
 	*x = RetryPolicy{}
-	mi := &file_batch_v1_types_proto_msgTypes[5]
+	mi := &file_batch_v1_types_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -732,7 +967,7 @@ func (x *RetryPolicy) String() string {
 func (*RetryPolicy) ProtoMessage() {}
 
 func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[5]
+	mi := &file_batch_v1_types_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -745,7 +980,7 @@ func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
 func (*RetryPolicy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RetryPolicy) GetRetries() int32 {
@@ -811,7 +1046,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_batch_v1_types_proto_msgTypes[6]
+	mi := &file_batch_v1_types_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +1058,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[6]
+	mi := &file_batch_v1_types_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +1071,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{6}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Attempt) GetAttempt() int32 {
@@ -964,7 +1199,7 @@ type Copy struct {
 
 func (x *Copy) Reset() {
 	*x = Copy{}
-	mi := &file_batch_v1_types_proto_msgTypes[7]
+	mi := &file_batch_v1_types_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1211,7 @@ func (x *Copy) String() string {
 func (*Copy) ProtoMessage() {}
 
 func (x *Copy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[7]
+	mi := &file_batch_v1_types_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1224,7 @@ func (x *Copy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Copy.ProtoReflect.Descriptor instead.
 func (*Copy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{7}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Copy) GetId() int64 {
@@ -1127,7 +1362,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_batch_v1_types_proto_msgTypes[8]
+	mi := &file_batch_v1_types_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1374,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[8]
+	mi := &file_batch_v1_types_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1387,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{8}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Task) GetSetId() int64 {
@@ -1305,7 +1540,7 @@ type FreeWork struct {
 
 func (x *FreeWork) Reset() {
 	*x = FreeWork{}
-	mi := &file_batch_v1_types_proto_msgTypes[9]
+	mi := &file_batch_v1_types_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1317,7 +1552,7 @@ func (x *FreeWork) String() string {
 func (*FreeWork) ProtoMessage() {}
 
 func (x *FreeWork) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[9]
+	mi := &file_batch_v1_types_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1330,7 +1565,7 @@ func (x *FreeWork) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreeWork.ProtoReflect.Descriptor instead.
 func (*FreeWork) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{9}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FreeWork) GetExecutedUnrequestedSlotSeconds() float64 {
@@ -1380,7 +1615,7 @@ type KeptFile struct {
 
 func (x *KeptFile) Reset() {
 	*x = KeptFile{}
-	mi := &file_batch_v1_types_proto_msgTypes[10]
+	mi := &file_batch_v1_types_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1627,7 @@ func (x *KeptFile) String() string {
 func (*KeptFile) ProtoMessage() {}
 
 func (x *KeptFile) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_types_proto_msgTypes[10]
+	mi := &file_batch_v1_types_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1640,7 @@ func (x *KeptFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeptFile.ProtoReflect.Descriptor instead.
 func (*KeptFile) Descriptor() ([]byte, []int) {
-	return file_batch_v1_types_proto_rawDescGZIP(), []int{10}
+	return file_batch_v1_types_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *KeptFile) GetPath() string {
@@ -1464,7 +1699,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\x12\x18\n" +
 	"\arunning\x18\x06 \x01(\x03R\arunning\x12\x14\n" +
 	"\x05total\x18\a \x01(\x03R\x05total\x12\x12\n" +
-	"\x04held\x18< \x01(\x03R\x04held\"\xed\x03\n" +
+	"\x04held\x18< \x01(\x03R\x04held\"\xad\x05\n" +
 	"\aTaskSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -1479,7 +1714,12 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x05retry\x18\x1e \x01(\v2\x15.batch.v1.RetryPolicyR\x05retry\x12&\n" +
 	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\x12-\n" +
 	"\astopped\x18= \x01(\v2\x13.batch.v1.StopFiredR\astopped\x12'\n" +
-	"\x0ftimeout_seconds\x18> \x01(\x01R\x0etimeoutSeconds\"u\n" +
+	"\x0ftimeout_seconds\x18> \x01(\x01R\x0etimeoutSeconds\x12(\n" +
+	"\x05state\x18F \x01(\x0e2\x12.batch.v1.SetStateR\x05state\x12*\n" +
+	"\x05after\x18G \x03(\v2\x14.batch.v1.DependencyR\x05after\x12'\n" +
+	"\x0fcanceled_reason\x18H \x01(\tR\x0ecanceledReason\x12'\n" +
+	"\x06labels\x18I \x03(\v2\x0f.batch.v1.LabelR\x06labels\x12\x16\n" +
+	"\x06failed\x18J \x01(\x03R\x06failed\"u\n" +
 	"\bStopRule\x12\x1d\n" +
 	"\n" +
 	"on_success\x18\x01 \x01(\bR\tonSuccess\x12\x17\n" +
@@ -1491,7 +1731,17 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\aattempt\x18\x02 \x01(\x05R\aattempt\x12*\n" +
 	"\x02at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x10\n" +
 	"\x03why\x18\x04 \x01(\tR\x03why\x12\x1a\n" +
-	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\"\x8e\x01\n" +
+	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\"i\n" +
+	"\n" +
+	"Dependency\x12\x15\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x19\n" +
+	"\x05index\x18\x02 \x01(\x05H\x00R\x05index\x88\x01\x01\x12\x1f\n" +
+	"\vany_outcome\x18\x03 \x01(\bR\n" +
+	"anyOutcomeB\b\n" +
+	"\x06_index\"/\n" +
+	"\x05Label\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\x8e\x01\n" +
 	"\vRetryPolicy\x12\x18\n" +
 	"\aretries\x18\x01 \x01(\x05R\aretries\x12\x1d\n" +
 	"\n" +
@@ -1585,7 +1835,15 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x14COPY_STATE_SUSPENDED\x10\x02\x12\x12\n" +
 	"\x0eCOPY_STATE_WON\x10\x03\x12\x15\n" +
 	"\x11COPY_STATE_KILLED\x10\x04\x12\x13\n" +
-	"\x0fCOPY_STATE_LOST\x10\x05B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"\x0fCOPY_STATE_LOST\x10\x05*\xab\x01\n" +
+	"\bSetState\x12\x19\n" +
+	"\x15SET_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11SET_STATE_WAITING\x10\x01\x12\x14\n" +
+	"\x10SET_STATE_QUEUED\x10\x02\x12\x15\n" +
+	"\x11SET_STATE_RUNNING\x10\x03\x12\x12\n" +
+	"\x0eSET_STATE_DONE\x10\x04\x12\x14\n" +
+	"\x10SET_STATE_FAILED\x10\x05\x12\x16\n" +
+	"\x12SET_STATE_CANCELED\x10\x06B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_types_proto_rawDescOnce sync.Once
@@ -1599,56 +1857,62 @@ func file_batch_v1_types_proto_rawDescGZIP() []byte {
 	return file_batch_v1_types_proto_rawDescData
 }
 
-var file_batch_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_batch_v1_types_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_batch_v1_types_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_batch_v1_types_proto_goTypes = []any{
 	(TaskState)(0),                // 0: batch.v1.TaskState
 	(CopyState)(0),                // 1: batch.v1.CopyState
-	(*TaskSpec)(nil),              // 2: batch.v1.TaskSpec
-	(*TaskCounts)(nil),            // 3: batch.v1.TaskCounts
-	(*TaskSet)(nil),               // 4: batch.v1.TaskSet
-	(*StopRule)(nil),              // 5: batch.v1.StopRule
-	(*StopFired)(nil),             // 6: batch.v1.StopFired
-	(*RetryPolicy)(nil),           // 7: batch.v1.RetryPolicy
-	(*Attempt)(nil),               // 8: batch.v1.Attempt
-	(*Copy)(nil),                  // 9: batch.v1.Copy
-	(*Task)(nil),                  // 10: batch.v1.Task
-	(*FreeWork)(nil),              // 11: batch.v1.FreeWork
-	(*KeptFile)(nil),              // 12: batch.v1.KeptFile
-	nil,                           // 13: batch.v1.TaskSpec.EnvEntry
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
+	(SetState)(0),                 // 2: batch.v1.SetState
+	(*TaskSpec)(nil),              // 3: batch.v1.TaskSpec
+	(*TaskCounts)(nil),            // 4: batch.v1.TaskCounts
+	(*TaskSet)(nil),               // 5: batch.v1.TaskSet
+	(*StopRule)(nil),              // 6: batch.v1.StopRule
+	(*StopFired)(nil),             // 7: batch.v1.StopFired
+	(*Dependency)(nil),            // 8: batch.v1.Dependency
+	(*Label)(nil),                 // 9: batch.v1.Label
+	(*RetryPolicy)(nil),           // 10: batch.v1.RetryPolicy
+	(*Attempt)(nil),               // 11: batch.v1.Attempt
+	(*Copy)(nil),                  // 12: batch.v1.Copy
+	(*Task)(nil),                  // 13: batch.v1.Task
+	(*FreeWork)(nil),              // 14: batch.v1.FreeWork
+	(*KeptFile)(nil),              // 15: batch.v1.KeptFile
+	nil,                           // 16: batch.v1.TaskSpec.EnvEntry
+	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
 }
 var file_batch_v1_types_proto_depIdxs = []int32{
-	13, // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
-	14, // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
-	3,  // 2: batch.v1.TaskSet.counts:type_name -> batch.v1.TaskCounts
-	7,  // 3: batch.v1.TaskSet.retry:type_name -> batch.v1.RetryPolicy
-	5,  // 4: batch.v1.TaskSet.stop:type_name -> batch.v1.StopRule
-	6,  // 5: batch.v1.TaskSet.stopped:type_name -> batch.v1.StopFired
-	14, // 6: batch.v1.StopFired.at:type_name -> google.protobuf.Timestamp
-	0,  // 7: batch.v1.Attempt.state:type_name -> batch.v1.TaskState
-	14, // 8: batch.v1.Attempt.requested_at:type_name -> google.protobuf.Timestamp
-	14, // 9: batch.v1.Attempt.executed_at:type_name -> google.protobuf.Timestamp
-	14, // 10: batch.v1.Attempt.finished_at:type_name -> google.protobuf.Timestamp
-	14, // 11: batch.v1.Attempt.canceled_at:type_name -> google.protobuf.Timestamp
-	14, // 12: batch.v1.Attempt.retried_at:type_name -> google.protobuf.Timestamp
-	1,  // 13: batch.v1.Copy.state:type_name -> batch.v1.CopyState
-	14, // 14: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
-	14, // 15: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
-	2,  // 16: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
-	0,  // 17: batch.v1.Task.state:type_name -> batch.v1.TaskState
-	14, // 18: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
-	14, // 19: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
-	14, // 20: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
-	14, // 21: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	14, // 22: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
-	9,  // 23: batch.v1.Task.copies:type_name -> batch.v1.Copy
-	8,  // 24: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	16, // 0: batch.v1.TaskSpec.env:type_name -> batch.v1.TaskSpec.EnvEntry
+	17, // 1: batch.v1.TaskSet.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 2: batch.v1.TaskSet.counts:type_name -> batch.v1.TaskCounts
+	10, // 3: batch.v1.TaskSet.retry:type_name -> batch.v1.RetryPolicy
+	6,  // 4: batch.v1.TaskSet.stop:type_name -> batch.v1.StopRule
+	7,  // 5: batch.v1.TaskSet.stopped:type_name -> batch.v1.StopFired
+	2,  // 6: batch.v1.TaskSet.state:type_name -> batch.v1.SetState
+	8,  // 7: batch.v1.TaskSet.after:type_name -> batch.v1.Dependency
+	9,  // 8: batch.v1.TaskSet.labels:type_name -> batch.v1.Label
+	17, // 9: batch.v1.StopFired.at:type_name -> google.protobuf.Timestamp
+	0,  // 10: batch.v1.Attempt.state:type_name -> batch.v1.TaskState
+	17, // 11: batch.v1.Attempt.requested_at:type_name -> google.protobuf.Timestamp
+	17, // 12: batch.v1.Attempt.executed_at:type_name -> google.protobuf.Timestamp
+	17, // 13: batch.v1.Attempt.finished_at:type_name -> google.protobuf.Timestamp
+	17, // 14: batch.v1.Attempt.canceled_at:type_name -> google.protobuf.Timestamp
+	17, // 15: batch.v1.Attempt.retried_at:type_name -> google.protobuf.Timestamp
+	1,  // 16: batch.v1.Copy.state:type_name -> batch.v1.CopyState
+	17, // 17: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
+	17, // 18: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
+	3,  // 19: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
+	0,  // 20: batch.v1.Task.state:type_name -> batch.v1.TaskState
+	17, // 21: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
+	17, // 22: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
+	17, // 23: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
+	17, // 24: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	17, // 25: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
+	12, // 26: batch.v1.Task.copies:type_name -> batch.v1.Copy
+	11, // 27: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_types_proto_init() }
@@ -1656,13 +1920,14 @@ func file_batch_v1_types_proto_init() {
 	if File_batch_v1_types_proto != nil {
 		return
 	}
+	file_batch_v1_types_proto_msgTypes[5].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_types_proto_rawDesc), len(file_batch_v1_types_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   12,
+			NumEnums:      3,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/types.proto.
  */
 export const file_batch_v1_types: GenFile = /*@__PURE__*/
-  fileDesc("ChRiYXRjaC92MS90eXBlcy5wcm90bxIIYmF0Y2gudjEijwIKCFRhc2tTcGVjEgwKBGFyZ3YYASADKAkSKAoDZW52GAIgAygLMhsuYmF0Y2gudjEuVGFza1NwZWMuRW52RW50cnkSCwoDZGlyGAMgASgJEhgKEGVzdGltYXRlX3NlY29uZHMYBCABKAESFgoObm9fc3BlY3VsYXRpb24YBSABKAgSFwoPdGltZW91dF9zZWNvbmRzGAYgASgBEhgKEGRlYWRsaW5lX3NlY29uZHMYByABKAESDAoEY3B1cxgUIAEoBRIRCgltZW1vcnlfbWIYFSABKAMSDAoEa2VlcBgoIAMoCRoqCghFbnZFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpYBCgpUYXNrQ291bnRzEhEKCWRpc2Nsb3NlZBgBIAEoAxIQCghleGVjdXRlZBgCIAEoAxIRCglyZXF1ZXN0ZWQYAyABKAMSEAoIZmluaXNoZWQYBCABKAMSEAoIY2FuY2VsZWQYBSABKAMSDwoHcnVubmluZxgGIAEoAxINCgV0b3RhbBgHIAEoAxIMCgRoZWxkGDwgASgDIugCCgdUYXNrU2V0EgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFb3duZXIYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJAoGY291bnRzGAUgASgLMhQuYmF0Y2gudjEuVGFza0NvdW50cxIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAYgASgBEiUKHW1lYW5fdmlzaWJsZV9yZXNwb25zZV9zZWNvbmRzGAcgASgBEhMKC21heF9ydW5uaW5nGBQgASgFEiQKBXJldHJ5GB4gASgLMhUuYmF0Y2gudjEuUmV0cnlQb2xpY3kSIAoEc3RvcBg8IAEoCzISLmJhdGNoLnYxLlN0b3BSdWxlEiQKB3N0b3BwZWQYPSABKAsyEy5iYXRjaC52MS5TdG9wRmlyZWQSFwoPdGltZW91dF9zZWNvbmRzGD4gASgBIlEKCFN0b3BSdWxlEhIKCm9uX3N1Y2Nlc3MYASABKAgSDwoHb25fZXhpdBgCIAMoBRIRCglvbl9vdXRwdXQYAyABKAkSDQoFYWZ0ZXIYBCABKAUicgoJU3RvcEZpcmVkEg0KBWluZGV4GAEgASgFEg8KB2F0dGVtcHQYAiABKAUSJgoCYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgsKA3doeRgEIAEoCRIQCghjYW5jZWxlZBgFIAEoAyJiCgtSZXRyeVBvbGljeRIPCgdyZXRyaWVzGAEgASgFEhIKCmV4aXRfY29kZXMYAiADKAUSDwoHbm9uemVybxgDIAEoCBIPCgd0aW1lb3V0GAQgASgIEgwKBGxvc3QYBSABKAgiugMKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRIMCgRsb3N0GAMgASgIEjAKDHJlcXVlc3RlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhlY3V0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjYW5jZWxlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZXhpdF9jb2RlGAggASgFEhEKCXRpbWVkX291dBgJIAEoCBIXCg9zZXJ2aWNlX3NlY29uZHMYCiABKAESEAoId2luX2NvcHkYCyABKAMSLgoKcmV0cmllZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmV0cmllZF9ieRgNIAEoCRISCgpoYXNfb3V0cHV0GA4gASgIIsoCCgRDb3B5EgoKAmlkGAEgASgDEg4KBndvcmtlchgCIAEoCRIMCgRzbG90GAMgASgFEhMKC3NwZWN1bGF0aXZlGAQgASgIEiIKBXN0YXRlGAUgASgOMhMuYmF0Y2gudjEuQ29weVN0YXRlEi4KCnN0YXJ0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghwcm9ncmVzcxgIIAEoARIPCgdhdHRlbXB0GB4gASgFEhEKCWV4aXRfY29kZRgfIAEoBRIOCgZzaWduYWwYICABKAUSEQoJdGltZWRfb3V0GCEgASgIEhMKC2NwdV9zZWNvbmRzGCIgASgBEhMKC3J1bl9zZWNvbmRzGCMgASgBIrkECgRUYXNrEg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIgCgRzcGVjGAMgASgLMhIuYmF0Y2gudjEuVGFza1NwZWMSIgoFc3RhdGUYBCABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSMAoMZGlzY2xvc2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZXF1ZXN0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4ZWN1dGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2FuY2VsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGHZpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgKIAEoARIXCg9zZXJ2aWNlX3NlY29uZHMYCyABKAESEQoJZXhpdF9jb2RlGAwgASgFEhEKCXRpbWVkX291dBgNIAEoCBIeCgZjb3BpZXMYDiADKAsyDi5iYXRjaC52MS5Db3B5EhAKCHByb2dyZXNzGA8gASgBEg8KB2F0dGVtcHQYHiABKAUSIwoIYXR0ZW1wdHMYHyADKAsyES5iYXRjaC52MS5BdHRlbXB0EgwKBGhlbGQYPCABKAgiogEKCEZyZWVXb3JrEikKIWV4ZWN1dGVkX3VucmVxdWVzdGVkX3Nsb3Rfc2Vjb25kcxgBIAEoARIlCh1zcGVjdWxhdGl2ZV9sb3N0X3Nsb3Rfc2Vjb25kcxgCIAEoARIdChVjYW5jZWxlZF9zbG90X3NlY29uZHMYAyABKAESJQodbG9zdF93aXRoX3dvcmtlcl9zbG90X3NlY29uZHMYBCABKAEiRgoIS2VwdEZpbGUSDAoEcGF0aBgBIAEoCRIMCgRzaXplGAIgASgDEgwKBG1vZGUYAyABKA0SEAoIbm90X2tlcHQYBCABKAkqpgEKCVRhc2tTdGF0ZRIaChZUQVNLX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUVEFTS19TVEFURV9ESVNDTE9TRUQQARIXChNUQVNLX1NUQVRFX0VYRUNVVEVEEAISGAoUVEFTS19TVEFURV9SRVFVRVNURUQQAxIXChNUQVNLX1NUQVRFX0ZJTklTSEVEEAQSFwoTVEFTS19TVEFURV9DQU5DRUxFRBAFKpkBCglDb3B5U3RhdGUSGgoWQ09QWV9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkNPUFlfU1RBVEVfUlVOTklORxABEhgKFENPUFlfU1RBVEVfU1VTUEVOREVEEAISEgoOQ09QWV9TVEFURV9XT04QAxIVChFDT1BZX1NUQVRFX0tJTExFRBAEEhMKD0NPUFlfU1RBVEVfTE9TVBAFQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("ChRiYXRjaC92MS90eXBlcy5wcm90bxIIYmF0Y2gudjEijwIKCFRhc2tTcGVjEgwKBGFyZ3YYASADKAkSKAoDZW52GAIgAygLMhsuYmF0Y2gudjEuVGFza1NwZWMuRW52RW50cnkSCwoDZGlyGAMgASgJEhgKEGVzdGltYXRlX3NlY29uZHMYBCABKAESFgoObm9fc3BlY3VsYXRpb24YBSABKAgSFwoPdGltZW91dF9zZWNvbmRzGAYgASgBEhgKEGRlYWRsaW5lX3NlY29uZHMYByABKAESDAoEY3B1cxgUIAEoBRIRCgltZW1vcnlfbWIYFSABKAMSDAoEa2VlcBgoIAMoCRoqCghFbnZFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpYBCgpUYXNrQ291bnRzEhEKCWRpc2Nsb3NlZBgBIAEoAxIQCghleGVjdXRlZBgCIAEoAxIRCglyZXF1ZXN0ZWQYAyABKAMSEAoIZmluaXNoZWQYBCABKAMSEAoIY2FuY2VsZWQYBSABKAMSDwoHcnVubmluZxgGIAEoAxINCgV0b3RhbBgHIAEoAxIMCgRoZWxkGDwgASgDIvoDCgdUYXNrU2V0EgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFb3duZXIYAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJAoGY291bnRzGAUgASgLMhQuYmF0Y2gudjEuVGFza0NvdW50cxIbChNiaWxsZWRfc2xvdF9zZWNvbmRzGAYgASgBEiUKHW1lYW5fdmlzaWJsZV9yZXNwb25zZV9zZWNvbmRzGAcgASgBEhMKC21heF9ydW5uaW5nGBQgASgFEiQKBXJldHJ5GB4gASgLMhUuYmF0Y2gudjEuUmV0cnlQb2xpY3kSIAoEc3RvcBg8IAEoCzISLmJhdGNoLnYxLlN0b3BSdWxlEiQKB3N0b3BwZWQYPSABKAsyEy5iYXRjaC52MS5TdG9wRmlyZWQSFwoPdGltZW91dF9zZWNvbmRzGD4gASgBEiEKBXN0YXRlGEYgASgOMhIuYmF0Y2gudjEuU2V0U3RhdGUSIwoFYWZ0ZXIYRyADKAsyFC5iYXRjaC52MS5EZXBlbmRlbmN5EhcKD2NhbmNlbGVkX3JlYXNvbhhIIAEoCRIfCgZsYWJlbHMYSSADKAsyDy5iYXRjaC52MS5MYWJlbBIOCgZmYWlsZWQYSiABKAMiUQoIU3RvcFJ1bGUSEgoKb25fc3VjY2VzcxgBIAEoCBIPCgdvbl9leGl0GAIgAygFEhEKCW9uX291dHB1dBgDIAEoCRINCgVhZnRlchgEIAEoBSJyCglTdG9wRmlyZWQSDQoFaW5kZXgYASABKAUSDwoHYXR0ZW1wdBgCIAEoBRImCgJhdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASCwoDd2h5GAQgASgJEhAKCGNhbmNlbGVkGAUgASgDIk8KCkRlcGVuZGVuY3kSDgoGc2V0X2lkGAEgASgDEhIKBWluZGV4GAIgASgFSACIAQESEwoLYW55X291dGNvbWUYAyABKAhCCAoGX2luZGV4IiMKBUxhYmVsEgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCSJiCgtSZXRyeVBvbGljeRIPCgdyZXRyaWVzGAEgASgFEhIKCmV4aXRfY29kZXMYAiADKAUSDwoHbm9uemVybxgDIAEoCBIPCgd0aW1lb3V0GAQgASgIEgwKBGxvc3QYBSABKAgiugMKB0F0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRIiCgVzdGF0ZRgCIAEoDjITLmJhdGNoLnYxLlRhc2tTdGF0ZRIMCgRsb3N0GAMgASgIEjAKDHJlcXVlc3RlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLZXhlY3V0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2ZpbmlzaGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtjYW5jZWxlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZXhpdF9jb2RlGAggASgFEhEKCXRpbWVkX291dBgJIAEoCBIXCg9zZXJ2aWNlX3NlY29uZHMYCiABKAESEAoId2luX2NvcHkYCyABKAMSLgoKcmV0cmllZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKcmV0cmllZF9ieRgNIAEoCRISCgpoYXNfb3V0cHV0GA4gASgIIsoCCgRDb3B5EgoKAmlkGAEgASgDEg4KBndvcmtlchgCIAEoCRIMCgRzbG90GAMgASgFEhMKC3NwZWN1bGF0aXZlGAQgASgIEiIKBXN0YXRlGAUgASgOMhMuYmF0Y2gudjEuQ29weVN0YXRlEi4KCnN0YXJ0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghwcm9ncmVzcxgIIAEoARIPCgdhdHRlbXB0GB4gASgFEhEKCWV4aXRfY29kZRgfIAEoBRIOCgZzaWduYWwYICABKAUSEQoJdGltZWRfb3V0GCEgASgIEhMKC2NwdV9zZWNvbmRzGCIgASgBEhMKC3J1bl9zZWNvbmRzGCMgASgBIrkECgRUYXNrEg4KBnNldF9pZBgBIAEoAxINCgVpbmRleBgCIAEoBRIgCgRzcGVjGAMgASgLMhIuYmF0Y2gudjEuVGFza1NwZWMSIgoFc3RhdGUYBCABKA4yEy5iYXRjaC52MS5UYXNrU3RhdGUSMAoMZGlzY2xvc2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZXF1ZXN0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4ZWN1dGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLY2FuY2VsZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiAKGHZpc2libGVfcmVzcG9uc2Vfc2Vjb25kcxgKIAEoARIXCg9zZXJ2aWNlX3NlY29uZHMYCyABKAESEQoJZXhpdF9jb2RlGAwgASgFEhEKCXRpbWVkX291dBgNIAEoCBIeCgZjb3BpZXMYDiADKAsyDi5iYXRjaC52MS5Db3B5EhAKCHByb2dyZXNzGA8gASgBEg8KB2F0dGVtcHQYHiABKAUSIwoIYXR0ZW1wdHMYHyADKAsyES5iYXRjaC52MS5BdHRlbXB0EgwKBGhlbGQYPCABKAgiogEKCEZyZWVXb3JrEikKIWV4ZWN1dGVkX3VucmVxdWVzdGVkX3Nsb3Rfc2Vjb25kcxgBIAEoARIlCh1zcGVjdWxhdGl2ZV9sb3N0X3Nsb3Rfc2Vjb25kcxgCIAEoARIdChVjYW5jZWxlZF9zbG90X3NlY29uZHMYAyABKAESJQodbG9zdF93aXRoX3dvcmtlcl9zbG90X3NlY29uZHMYBCABKAEiRgoIS2VwdEZpbGUSDAoEcGF0aBgBIAEoCRIMCgRzaXplGAIgASgDEgwKBG1vZGUYAyABKA0SEAoIbm90X2tlcHQYBCABKAkqpgEKCVRhc2tTdGF0ZRIaChZUQVNLX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUVEFTS19TVEFURV9ESVNDTE9TRUQQARIXChNUQVNLX1NUQVRFX0VYRUNVVEVEEAISGAoUVEFTS19TVEFURV9SRVFVRVNURUQQAxIXChNUQVNLX1NUQVRFX0ZJTklTSEVEEAQSFwoTVEFTS19TVEFURV9DQU5DRUxFRBAFKpkBCglDb3B5U3RhdGUSGgoWQ09QWV9TVEFURV9VTlNQRUNJRklFRBAAEhYKEkNPUFlfU1RBVEVfUlVOTklORxABEhgKFENPUFlfU1RBVEVfU1VTUEVOREVEEAISEgoOQ09QWV9TVEFURV9XT04QAxIVChFDT1BZX1NUQVRFX0tJTExFRBAEEhMKD0NPUFlfU1RBVEVfTE9TVBAFKqsBCghTZXRTdGF0ZRIZChVTRVRfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFTRVRfU1RBVEVfV0FJVElORxABEhQKEFNFVF9TVEFURV9RVUVVRUQQAhIVChFTRVRfU1RBVEVfUlVOTklORxADEhIKDlNFVF9TVEFURV9ET05FEAQSFAoQU0VUX1NUQVRFX0ZBSUxFRBAFEhYKElNFVF9TVEFURV9DQU5DRUxFRBAGQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * TaskSpec is one command to run once.
@@ -249,6 +249,44 @@ export type TaskSet = Message<"batch.v1.TaskSet"> & {
    * @generated from field: double timeout_seconds = 62;
    */
   timeoutSeconds: number;
+
+  /**
+   * Where the set stands as a whole.
+   *
+   * @generated from field: batch.v1.SetState state = 70;
+   */
+  state: SetState;
+
+  /**
+   * What the set waits for (or waited for) before its tasks may run
+   * (read where sets are listed or shown in detail).
+   *
+   * @generated from field: repeated batch.v1.Dependency after = 71;
+   */
+  after: Dependency[];
+
+  /**
+   * Why the server canceled the set (a dependency that failed); empty
+   * when it did not.
+   *
+   * @generated from field: string canceled_reason = 72;
+   */
+  canceledReason: string;
+
+  /**
+   * The set's labels, by key (read where sets are listed).
+   *
+   * @generated from field: repeated batch.v1.Label labels = 73;
+   */
+  labels: Label[];
+
+  /**
+   * Requested tasks whose current attempt failed (non-zero exit or
+   * timeout).
+   *
+   * @generated from field: int64 failed = 74;
+   */
+  failed: bigint;
 };
 
 /**
@@ -352,6 +390,65 @@ export const StopFiredSchema: GenMessage<StopFired> = /*@__PURE__*/
   messageDesc(file_batch_v1_types, 4);
 
 /**
+ * Dependency is one thing a set waits for: a whole set, or one task of it
+ * (index set).
+ *
+ * @generated from message batch.v1.Dependency
+ */
+export type Dependency = Message<"batch.v1.Dependency"> & {
+  /**
+   * @generated from field: int64 set_id = 1;
+   */
+  setId: bigint;
+
+  /**
+   * The task waited for; unset: the whole set.
+   *
+   * @generated from field: optional int32 index = 2;
+   */
+  index?: number | undefined;
+
+  /**
+   * Any outcome releases the waiting set; otherwise only success does,
+   * and a failed or canceled dependency cancels it.
+   *
+   * @generated from field: bool any_outcome = 3;
+   */
+  anyOutcome: boolean;
+};
+
+/**
+ * Describes the message batch.v1.Dependency.
+ * Use `create(DependencySchema)` to create a new message.
+ */
+export const DependencySchema: GenMessage<Dependency> = /*@__PURE__*/
+  messageDesc(file_batch_v1_types, 5);
+
+/**
+ * Label is one key=value label of a set.
+ *
+ * @generated from message batch.v1.Label
+ */
+export type Label = Message<"batch.v1.Label"> & {
+  /**
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message batch.v1.Label.
+ * Use `create(LabelSchema)` to create a new message.
+ */
+export const LabelSchema: GenMessage<Label> = /*@__PURE__*/
+  messageDesc(file_batch_v1_types, 6);
+
+/**
  * RetryPolicy says when the server retries a task in place (same set, same
  * index, the next attempt) on its own: at most `retries` times per task,
  * when an attempt ends in one of the ways named.
@@ -402,7 +499,7 @@ export type RetryPolicy = Message<"batch.v1.RetryPolicy"> & {
  * Use `create(RetryPolicySchema)` to create a new message.
  */
 export const RetryPolicySchema: GenMessage<RetryPolicy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 5);
+  messageDesc(file_batch_v1_types, 7);
 
 /**
  * Attempt is how an earlier attempt of a task ended (the task's own fields
@@ -494,7 +591,7 @@ export type Attempt = Message<"batch.v1.Attempt"> & {
  * Use `create(AttemptSchema)` to create a new message.
  */
 export const AttemptSchema: GenMessage<Attempt> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 6);
+  messageDesc(file_batch_v1_types, 8);
 
 /**
  * Copy is one run of a task on one worker slot.
@@ -585,7 +682,7 @@ export type Copy = Message<"batch.v1.Copy"> & {
  * Use `create(CopySchema)` to create a new message.
  */
 export const CopySchema: GenMessage<Copy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 7);
+  messageDesc(file_batch_v1_types, 9);
 
 /**
  * Task is one task of a set with its state and copies.
@@ -708,7 +805,7 @@ export type Task = Message<"batch.v1.Task"> & {
  * Use `create(TaskSchema)` to create a new message.
  */
 export const TaskSchema: GenMessage<Task> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 8);
+  messageDesc(file_batch_v1_types, 10);
 
 /**
  * FreeWork is work that ran and nobody pays for, in slot-seconds, in
@@ -757,7 +854,7 @@ export type FreeWork = Message<"batch.v1.FreeWork"> & {
  * Use `create(FreeWorkSchema)` to create a new message.
  */
 export const FreeWorkSchema: GenMessage<FreeWork> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 9);
+  messageDesc(file_batch_v1_types, 11);
 
 /**
  * KeptFile is a file a task left that matched its keep patterns: kept with
@@ -801,7 +898,7 @@ export type KeptFile = Message<"batch.v1.KeptFile"> & {
  * Use `create(KeptFileSchema)` to create a new message.
  */
 export const KeptFileSchema: GenMessage<KeptFile> = /*@__PURE__*/
-  messageDesc(file_batch_v1_types, 10);
+  messageDesc(file_batch_v1_types, 12);
 
 /**
  * TaskState is where a task stands in its life (DESIGN.md, Petrou Fig. 3).
@@ -909,4 +1006,65 @@ export enum CopyState {
  */
 export const CopyStateSchema: GenEnum<CopyState> = /*@__PURE__*/
   enumDesc(file_batch_v1_types, 1);
+
+/**
+ * SetState is where a task set stands as a whole, in Slurm's terms.
+ *
+ * @generated from enum batch.v1.SetState
+ */
+export enum SetState {
+  /**
+   * @generated from enum value: SET_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * It waits for the sets or tasks it depends on (PENDING, Dependency).
+   *
+   * @generated from enum value: SET_STATE_WAITING = 1;
+   */
+  WAITING = 1,
+
+  /**
+   * Tasks are left to run and none runs now (PENDING).
+   *
+   * @generated from enum value: SET_STATE_QUEUED = 2;
+   */
+  QUEUED = 2,
+
+  /**
+   * A copy of one of its tasks runs (RUNNING).
+   *
+   * @generated from enum value: SET_STATE_RUNNING = 3;
+   */
+  RUNNING = 3,
+
+  /**
+   * Ended: every task finished, executed or canceled, no requested task
+   * failed, and at least one ran to a result (COMPLETED).
+   *
+   * @generated from enum value: SET_STATE_DONE = 4;
+   */
+  DONE = 4,
+
+  /**
+   * Ended, and a requested task failed (FAILED).
+   *
+   * @generated from enum value: SET_STATE_FAILED = 5;
+   */
+  FAILED = 5,
+
+  /**
+   * Ended with nothing run to a result (CANCELLED).
+   *
+   * @generated from enum value: SET_STATE_CANCELED = 6;
+   */
+  CANCELED = 6,
+}
+
+/**
+ * Describes the enum batch.v1.SetState.
+ */
+export const SetStateSchema: GenEnum<SetState> = /*@__PURE__*/
+  enumDesc(file_batch_v1_types, 2);
 
