@@ -17,6 +17,9 @@ func TestAfterAndLs(t *testing.T) {
 	if !strings.Contains(why, "waiting for set "+first) {
 		t.Errorf("why printed %q, want it to name set %s", why, first)
 	}
+	if strings.Contains(why, "class:") || strings.Contains(why, "queue;") {
+		t.Errorf("why printed a class and a place in line for a task in neither queue: %q", why)
+	}
 	if st := e.ok("status", second); !strings.Contains(st, "state: waiting; after "+first) {
 		t.Errorf("status of the waiting set: %q", st)
 	}

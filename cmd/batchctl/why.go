@@ -115,6 +115,12 @@ func printWhy(c *cli.Context, a sched.WhyAnswer) error {
 		reason += fmt.Sprintf(" (the set runs %d of at most %d copies)", a.Running, a.MaxRunning)
 	}
 	fmt.Fprintf(w, "  why:         %s\n", reason)
+	if a.Class == "" {
+		// In neither queue (held, or waiting for another set): no place
+		// in line and no estimate until that ends.
+		_, err := fmt.Fprintf(w, "  starts in:   %s\n", boundEta(a.StartInSeconds, a.StartLowerBound))
+		return err
+	}
 	fmt.Fprintf(w, "  class:       %s\n", a.Class)
 	fmt.Fprintf(w, "  in line:     position %s in set %d's %s queue; %s ahead, %s ahead in all\n",
 		count(a.Position, a.PositionExact), a.Task.Set, a.Class, countWord(a.JobsAhead, a.AheadExact, "job"), countWord(a.TasksAhead, a.AheadExact, "task"))
