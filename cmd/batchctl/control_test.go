@@ -101,3 +101,35 @@ func TestHoldReleaseUpdate(t *testing.T) {
 	}
 	e.ok("cancel", set)
 }
+
+// A --spec file carries a stop rule as the flags do; a bad one is refused
+// naming the file's field.
+func TestSpecStopRule(t *testing.T) {
+	e := newEnv(t, 1)
+	bad := `{"stop_on_exit": "x", "tasks": [{"argv": ["true"]}]}`
+	if _, errOut, code := e.run("disclose", "--spec", writeTemp(t, bad)); code != exitInvalid || !strings.Contains(errOut, "stop_on_exit") {
+		t.Fatalf("a bad stop_on_exit: exit %d, %q", code, errOut)
+	}
+	spec := `{"name": "s", "stop_on_exit": "7", "tasks": [{"command": "exit 7"}, {"command": "sleep 60"}, {"command": "sleep 60"}]}`
+	set := strings.TrimSpace(e.ok("disclose", "-q", "--spec", writeTemp(t, spec)))
+	if out := e.ok("status", set); !strings.Contains(out, "stop rule: on exit 7") {
+		t.Fatalf("status of a set from a spec with a stop rule:\n%s", out)
+	}
+	var st struct {
+		Set struct {
+			Stopped *struct {
+				Index int32 `json:"index"`
+			} `json:"stopped"`
+		} `json:"set"`
+	}
+	for deadline := time.Now().Add(time.Minute); st.Set.Stopped == nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the spec's rule did not fire: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+		e.json(&st, "status", set)
+	}
+	if st.Set.Stopped.Index != 0 {
+		t.Fatalf("fired by task %d, want 0", st.Set.Stopped.Index)
+	}
+}

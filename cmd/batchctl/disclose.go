@@ -92,12 +92,14 @@ nonzero,timeout. Each requested attempt is billed once; see batchctl retry.
 With --set and no tasks, --max-running, --retries or a stop flag change the
 set in place; batchctl update changes any part of it (a cap of 0 too).
 
-A --spec file is a list of tasks, or an object with a name, a retry policy
-and tasks; a task gives argv, or a shell line as "command" (run by the set's
+A --spec file is a list of tasks, or an object with a name, a retry policy,
+a stop rule (stop_on_success, stop_on_exit, stop_on_output, stop_after; the
+--stop-* flags win) and tasks; a task gives argv, or a shell line as "command" (run by the set's
 "shell", default sh). Instead of tasks the object may hold an array: a
 range, and a command or argv with the other task fields:
 
-   {"name": "sweep", "retries": 2, "retry_on": "nonzero,timeout", "tasks": [
+   {"name": "sweep", "retries": 2, "retry_on": "nonzero,timeout",
+    "stop_on_output": "converged", "tasks": [
      {"argv": ["./sim", "--p", "0.1"], "env": {"SEED": "1"}, "dir": "/tmp",
       "estimate_seconds": 60, "no_speculation": true, "timeout_seconds": 600,
       "cpus": 2, "memory_mb": 4096, "keep": ["out/*.csv"]},
@@ -141,12 +143,35 @@ the set id only.
 // specFile is the --spec format: a list of tasks or an object with them
 // (or with an array).
 type specFile struct {
-	Name    string     `json:"name"`
-	Shell   string     `json:"shell"`
-	Retries int32      `json:"retries"`
-	RetryOn string     `json:"retry_on"`
-	Tasks   []specTask `json:"tasks"`
-	Array   *specArray `json:"array"`
+	Name    string `json:"name"`
+	Shell   string `json:"shell"`
+	Retries int32  `json:"retries"`
+	RetryOn string `json:"retry_on"`
+	// The set's stop rule, as the --stop-* flags (which win when given).
+	StopOnSuccess bool       `json:"stop_on_success"`
+	StopOnExit    string     `json:"stop_on_exit"`
+	StopOnOutput  string     `json:"stop_on_output"`
+	StopAfter     int32      `json:"stop_after"`
+	Tasks         []specTask `json:"tasks"`
+	Array         *specArray `json:"array"`
+}
+
+// stopRule is the file's stop rule (the zero rule when it names none).
+func (sf specFile) stopRule(f string) (sched.StopRule, error) {
+	r := sched.StopRule{OnSuccess: sf.StopOnSuccess, OnOutput: sf.StopOnOutput, After: sf.StopAfter}
+	if sf.StopOnExit != "" {
+		var err error
+		if r.OnExit, err = sched.ParseStopOnExit(sf.StopOnExit); err != nil {
+			return r, usageErr("%s: stop_on_exit: %s", f, sched.ErrorMessage(err))
+		}
+	}
+	if r.After < 0 || r.After > sched.MaxStopAfter {
+		return r, usageErr("%s: stop_after %d: want a count of successes, 1 or more", f, r.After)
+	}
+	if err := r.Validate(); err != nil {
+		return r, usageErr("%s: %s", f, sched.ErrorMessage(err))
+	}
+	return r, nil
 }
 
 // specTask is a task of a --spec file: argv, or a shell line as command.
@@ -265,6 +290,7 @@ func disclose(c *cli.Context) error {
 			return usageErr("read %s: %v", f, err)
 		}
 	}
+	var specRule sched.StopRule
 	if f := c.String("spec"); f != "" {
 		sources++
 		data, err := readInput(c, f)
@@ -290,6 +316,9 @@ func disclose(c *cli.Context) error {
 		}
 		if retries == 0 && retryOn == "" {
 			retries, retryOn = sf.Retries, sf.RetryOn
+		}
+		if specRule, err = sf.stopRule(f); err != nil {
+			return err
 		}
 		fileShell := shell
 		if sf.Shell != "" && !c.IsSet("shell") {
@@ -320,6 +349,9 @@ func disclose(c *cli.Context) error {
 	rule, hasRule, err := stopRule(c)
 	if err != nil {
 		return err
+	}
+	if !hasRule && !specRule.IsZero() {
+		rule, hasRule = specRule, true
 	}
 	changesSet := c.IsSet("set") && (c.Int("max-running") > 0 || retries > 0 || hasRule)
 	if sources == 0 && changesSet {
