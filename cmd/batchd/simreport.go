@@ -482,8 +482,8 @@ task.
   baseline that work); SRPT in the requested class is preemptive, in
   batch-srpt-task too; and Table 2's 3,168 points are our factorisation,
   not the paper's list. The grouped rows show where the improvement lives:
-  almost all of it at the points where requested work alone does not fill
-  the server.
+  most of it at the points where requested work alone does not fill the
+  server.
 - *The ablations, one choice reversed at a time.* Batch users who cannot
   cancel (per-user sizes otherwise): {{puTask}} over batch-srpt-task (more
   than 10% worse at {{puTaskWorse}} of the points); abandoned sets run and
