@@ -16,7 +16,7 @@
 #   every event): 10,000 slots at 80% utilisation; virtual-s/s is
 #   the speed-up over real time (target: at least 100).
 # The sweep: every 13th of the 3,168 points (244; every value of every
-#   parameter appears) × 21 configurations × 5 seeds per point, 16 days
+#   parameter appears) × 25 configurations × 5 seeds per point, 16 days
 #   each: the sweep docs/results.md reports (it should stay under ten
 #   minutes on 2 cores). The whole grid is --sweep-stride 1 (13× the time).
 set -eu

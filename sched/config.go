@@ -143,6 +143,14 @@ type Config struct {
 	// MaxEarlyCopies bounds the copies of one task before a job's last wave
 	// (GRASS Guidelines 1–2); default 2.
 	MaxEarlyCopies int
+	// GrassPerTask estimates a further copy of a task that already runs a
+	// speculative copy from the task's own copies (at least what its best
+	// copy takes in all) instead of from its job alone; see grasstask.go.
+	// Off by default.
+	GrassPerTask bool
+	// LastWaveCopies bounds the live copies of one task in its job's last
+	// wave, where GRASS lifts MaxEarlyCopies; 0 (default) or less: no bound.
+	LastWaveCopies int
 	// Grass selects GRASS's rule inside a job's Hopper share (or, with
 	// SpecGRASS, inside whatever the job gets): "switch"
 	// (default: RAS while more than two waves of the job are queued, GS in

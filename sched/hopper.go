@@ -283,7 +283,7 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 	ras := s.cfg.Grass.useRAS(st.rq.len(), target)
 	maxCopies := s.cfg.MaxEarlyCopies
 	if st.rq.len() == 0 {
-		maxCopies = math.MaxInt32
+		maxCopies = s.lastWaveCopies()
 	}
 	var cands []specCand
 	if len(st.running) > 0 {

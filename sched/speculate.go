@@ -22,7 +22,7 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 		// a task whose copies all hang does not get the whole cluster.
 		maxCopies := s.cfg.MaxEarlyCopies
 		if st.rq.len() == 0 {
-			maxCopies = math.MaxInt32
+			maxCopies = s.lastWaveCopies()
 		}
 		s.specCands = s.candidates(st, true, false, maxCopies, now, s.specCands)
 		for _, cd := range s.specCands {
@@ -136,10 +136,12 @@ func (s *Scheduler) candidates(st *set, req bool, ras bool, maxCopies int, now T
 		if ras {
 			need = float64(nrun+1) / float64(nrun)
 		}
-		if oldest >= s.stragglerAfter() && trem > need*(tn+s.lag.value) { // a new copy pays the driver's latency too (lag.go)
+		// t_new of a further copy: tn, or this task's own (grasstask.go).
+		tnT := s.taskTNew(t, tn, beta, now)
+		if oldest >= s.stragglerAfter() && trem > need*(tnT+s.lag.value) { // a new copy pays the driver's latency too (lag.go)
 			score := trem
 			if ras {
-				score = float64(nrun)*trem - float64(nrun+1)*tn
+				score = float64(nrun)*trem - float64(nrun+1)*tnT
 			}
 			buf = append(buf, specCand{t: t, score: score, trem: trem})
 			continue

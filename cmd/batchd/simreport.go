@@ -5,6 +5,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -141,13 +142,13 @@ func writeResults(w io.Writer, reps []sim.Report, cmd string) error {
 // Every number of a result in the notes comes from here; the notes
 // themselves hold only the papers' numbers and the models' parameters.
 var notesRefs = map[string]string{
-	"hopper60":               "Hopper §7.4|reduction in mean JCT vs SRPT + best-effort LATE at 60%",
-	"hopper30":               "Hopper §7.2|reduction in mean JCT vs SRPT + LATE at 30%",
-	"hopper80":               "Hopper §7.2|reduction in mean JCT vs SRPT + LATE at 80%",
-	"hopper90":               "Hopper §7.2|reduction in mean JCT vs SRPT + LATE at 90%",
+	"hopper60":               "hopper-60%",
+	"hopper30":               "hopper-30%",
+	"hopper80":               "hopper-80%",
+	"hopper90":               "hopper-90%",
 	"grass60":                "GRASS §6.2.2|exact jobs faster with GRASS",
-	"hopperVsGrass60":        "Hopper §7.2, Fig. 9|reduction in mean JCT of hopper+grass vs SRPT with GRASS",
-	"noisy60":                "Hopper §7.2 (noisy progress)|reduction in mean JCT vs SRPT + LATE at 60%",
+	"hopperVsGrass60":        "hopper-vs-grass-60%",
+	"noisy60":                "hopper-noisy-60%",
 	"switchRAS60":            "GRASS §6.3|reduction in mean JCT of RAS→GS switching over RAS alone (srpt + GRASS) at 60%",
 	"switchRAS80":            "GRASS §6.3|reduction in mean JCT of RAS→GS switching over RAS alone (srpt + GRASS) at 80%",
 	"switchGS60":             "GRASS §6.3|reduction in mean JCT of RAS→GS switching over GS alone (srpt + GRASS) at 60%",
@@ -219,7 +220,22 @@ var notesRefs = map[string]string{
 	"preGainWorse":           "v-preempt-gain-worse",
 	"preGainPU":              "v-preempt-gain-pu-mean",
 	"cancelsFig4":            "v-cancels-batch-srpt-task-mean",
-	"cancelsFig6":            "v-cancels-fig6-mean",
+	"oldFig6":                "v-old-fig6-mean",
+	"nodeNoSkewOld":          "node-skew-0-old",
+	"nodeNoSkewPer":          "node-skew-0-per",
+	"nodeNoSkewGrass":        "node-skew-0-grass",
+	"nodeSkewOld":            "node-skew-skew-old",
+	"nodeSkewPer":            "node-skew-skew-per",
+	"nodeSkewGrass":          "node-skew-skew-grass",
+	"oldDefault":             "v-batch-srpt-task-mean",
+	"oldDefaultInter":        "v-interactive-srpt-mean",
+	"paperWorse":             "v-paper-batch-srpt-task-worse",
+	"fig4batchTwice":         "fig4-batch-atleast",
+	"fig4interTwice":         "fig4-interactive-atleast",
+	"fig4batchFree":          "fig4-batch-free-mean",
+	"fig4batchFull":          "fig4-batch-full-mean",
+	"fig4interFree":          "fig4-interactive-free-mean",
+	"fig4interFull":          "fig4-interactive-full-mean",
 	"usersResp":              "Petrou Figs. 7–9|user counts (of 13) where batchactive is strictly best on means in visible-response",
 	"usersSlow":              "Petrou Figs. 7–9|user counts (of 13) where batchactive is strictly best on means in visible-slowdown",
 	"usersThr":               "Petrou Figs. 7–9|user counts (of 13) where batchactive is strictly best on means in throughput",
@@ -245,7 +261,8 @@ func findClaim(cs []sim.Claim, ref string) (sim.Claim, bool) {
 func readingNotes(cs []sim.Claim) string {
 	// Verdicts: {{atleast NAME T}} and {{atmost NAME T}} say whether the
 	// claim NAME meets the target T on its mean, only within its interval,
-	// or not.
+	// or not; {{within NAME X}} whether the paper's number X lies within
+	// the claim's interval.
 	tpl := verdictRE.ReplaceAllStringFunc(notesTemplate, func(m string) string {
 		sub := verdictRE.FindStringSubmatch(m)
 		c, ok := findClaim(cs, notesRefs[sub[2]])
@@ -254,6 +271,15 @@ func readingNotes(cs []sim.Claim) string {
 		}
 		t, _ := strconv.ParseFloat(sub[3], 64)
 		mean, hw := c.Ours.Mean, c.Ours.HalfWidth
+		if sub[1] == "within" {
+			switch {
+			case math.Abs(mean-t) <= hw:
+				return "lies within our interval"
+			case mean > t:
+				return "lies below our interval"
+			}
+			return "lies above our interval"
+		}
 		if sub[1] == "atmost" {
 			mean, t = -mean, -t
 		}
@@ -286,7 +312,7 @@ func readingNotes(cs []sim.Claim) string {
 // (β = 1.259, x_m = 10 s), not from runs.
 var notesDerived = map[string]bool{"twoOverBeta": true, "emin1": true, "emin2": true, "emin3": true, "emin4": true}
 
-var verdictRE = regexp.MustCompile(`\{\{(atleast|atmost) ([A-Za-z0-9]+) (-?[0-9.]+)\}\}`)
+var verdictRE = regexp.MustCompile(`\{\{(atleast|atmost|within) ([A-Za-z0-9]+) (-?[0-9.]+)\}\}`)
 
 // notesTemplate records where the papers are ambiguous and which reading
 // the simulator takes, and what it models differently.
@@ -308,18 +334,17 @@ Every result quoted in this section is one of the claim rows above (mean ±
   think time, the user may request the next task or cancel"; we cancel after
   the think time, so a set's disclosed tasks may still run while its user
   thinks.
-- *Ambiguity, and the default: tasks per set.* §2 says "The
-  number of *tasks per task set* is another simulation parameter and is also
-  drawn from a uniform random variable for each user. Here, the lower bound
-  is always 1, meaning no disclosure." For the change probability it is
-  explicit that "each user is assigned a change probability from this
-  distribution for all the user's tasks"; for set sizes it says no such
-  thing, the parameter is named per *task set*, and Fig. 12 plots "the
-  tasks per task set" as the uniform variable. We therefore draw a new size,
-  uniformly from 1 to the upper bound, for every set a user discloses (the
-  default; Params.SetSizePerSet, "batchd sim run --set-size-per set"). The
-  other reading, one size per user kept for good, is
-  the sweep's "per-user sizes" configurations ("--set-size-per user").
+- *Tasks per set: the paper's reading leads.* §2 says "The number of
+  *tasks per task set* is another simulation parameter and is also drawn
+  from a uniform random variable for each user. Here, the lower bound is
+  always 1, meaning no disclosure." We read "for each user" as it stands:
+  each user draws one set size, uniformly from 1 to the upper bound, and
+  keeps it (the configurations labelled "per-user sizes"; "batchd sim run
+  --set-size-per user"). The Fig. 4–6 rows use this reading. The
+  simulator's default draws a new size for every set (Params.SetSizePerSet,
+  "--set-size-per set"); it stays as an ablation, and what it changes is
+  that no user is stuck with one-task sets for good, so more users disclose
+  ahead and batch baselines run more abandoned work.
 - Service and think times are exponential with the given means, drawn per
   task and per think. Every copy of a task takes the task's service time (one
   server has no stragglers); speculation is off in the Petrou experiments.
@@ -336,15 +361,18 @@ Every result quoted in this section is one of the claim rows above (mean ±
   the same users under the batch policies, which treat disclosed work as
   requested; their users pay for everything that ran (busy time), the others
   only for the winning copies of requested tasks (DESIGN.md's billing rule).
-- *Ambiguity:* can a batch user cancel? Petrou's cancel withdraws "all
-  unrequested tasks", and a batch user submitted every task as requested, so
-  we take it that nothing is withdrawn: an abandoned set still runs to its
-  end (ahead of the user's next set under batch-fcfs) and is billed. With
-  cancels allowed (the sweep's "(cancels)" configurations, "batchd sim run
-  --batch-cancels") srpt×fcfs improves on batch-srpt-task by {{cancelsFig4}} in
-  visible response and on batch-fcfs by {{cancelsFig6}} in scaled billed
-  resources. Scaled billed resources = billed ÷ the service time of the
-  requested tasks delivered.
+- *Batch users cancel: the paper's reading leads.* Petrou's batch users
+  are the same users as the batchactive ones, who change their minds and
+  cancel; only the batch *scheduler* ignores the difference between
+  requested and disclosed work. So in the Fig. 4–6 rows a batch user's
+  cancel withdraws the set's tasks not yet run ("cancels" in the
+  configuration's label; "batchd sim run --batch-cancels"). The simulator's
+  default, batch users who cannot cancel, stays as an ablation: an
+  abandoned set then runs to its end and is billed, which slows the batch
+  baseline and raises the improvement over it (srpt×fcfs over
+  batch-srpt-task with per-user sizes: {{puTask}}, against {{fig4batch}}
+  when batch users cancel). Scaled billed resources = billed ÷ the service
+  time of the requested tasks delivered.
 - *SRPT and the batch baseline: the defaults.* §3.3: "SRPT
   (shortest-remaining-processing-time), which optimally minimizes response
   time in non-speculative contexts [10, ch. 8], is used for requested tasks
@@ -363,10 +391,31 @@ Every result quoted in this section is one of the claim rows above (mean ±
   compares against is batch-srpt-task, the smallest task of any set first,
   under the same preemptive SRPT. batch-srpt, which orders whole sets by
   their total work, stays as an ablation row.
-- Measurements: the section above gives the warm-up dropped and the time
-  measured; a task counts when its result is delivered inside the measured
-  window (visible response time max(0, t_executed − t_requested), slowdown =
-  that ÷ service time).
+- *Which tasks count, one definition everywhere* (Petrou, mixed): every
+  task requested inside the measured window, delivered or not. A task
+  delivered by the window's end counts with its visible response time
+  max(0, t_executed − t_requested); one still waiting counts with
+  t_end − t_requested, a lower bound (slowdown = response ÷ service time).
+  A task requested in the warm-up does not count, even if delivered in the
+  window. Counting only the tasks *delivered* in the window, as an earlier
+  version did, drops exactly the long waits of an overloaded server and
+  makes the means depend on the policy's order. Throughput still counts
+  what was delivered in the window.
+- *Two groups.* Where requested work alone fills the one server
+  (N·service/(service+think) ≥ 1 for N users), every policy queues
+  requested work behind requested work and disclosed work seldom runs;
+  where it does not, the server has room for disclosed work, which is
+  batchactive's premise. The sweep's section reports each comparison in
+  both groups. In the paper's reading srpt×fcfs improves on
+  batch-srpt-task by {{fig4batchFree}} where requested work does not fill
+  the server and {{fig4batchFull}} where it does, and on interactive-srpt
+  by {{fig4interFree}} and {{fig4interFull}}.
+- *Per-seed or pooled ratios.* Every claim row of the sweep averages
+  per-seed ratios: the improvement at each point and seed, the mean over
+  points for each seed, then Student's t over the seeds. The cumulative
+  figures, and the columns marked "pooled", take per point the ratio of
+  the metrics' means over seeds; the rows' notes give the pooled mean
+  beside the per-seed one.
 - *Figures 7–13* use Table 3's point and the SRPT variants under the
   defaults (batch-srpt-task, interactive-srpt, srpt×fcfs; preemptive SRPT,
   sizes drawn per set). Fig. 12 varies the set-size upper bound over
@@ -416,34 +465,46 @@ task.
   the grid is PetrouGrid's reconstruction from the text). Only overload,
   where requested work waits behind abandoned work, pushes single points
   higher. We did not tune toward the paper's number.
-- *Petrou Fig. 4 against batch SRPT (the headline).* Under the defaults
-  srpt×fcfs improves on batch-srpt-task by {{fig4batch}} (the paper: 1.537;
-  our target of at least 1.5: {{atleast fig4batch 1.5}}) and is more
-  than 10% worse than it at {{fig4worse}} of the points (target at most
-  10%: {{atmost fig4worse 10}}); on interactive-srpt it improves by
-  {{fig4inter}} (target at least 1.5: {{atleast fig4inter 1.5}}). The
-  improvement over batch SRPT runs above the paper's in part because our
-  batch users cannot withdraw abandoned sets; if they could (the
-  "(cancels)" row) it would be {{cancelsFig4}}. Against
-  batch-fcfs, fcfs×fcfs improves by {{fig5batch}} (Fig. 5; the paper:
-  1.595).
-- *Why these defaults: the ablation rows.* Each of the three choices,
-  reversed alone: with non-preemptive SRPT on both sides the
-  improvement over batch-srpt-task is {{npTask}} (more than 10% worse at
-  {{npTaskWorse}} of the points); with sizes drawn once per user it is
-  {{puTask}} (more than 10% worse at {{puTaskWorse}}); ordering the batch
-  baseline by whole sets (batch-srpt, under the defaults otherwise) gives
-  {{bySetMean}} (more than 10% worse at {{bySetWorse}}; non-preemptive
-  {{npBySet}}, with per-user sizes {{puBySet}}). The other readings
-  all together (non-preemptive, per-user sizes, batch-srpt by set) give
-  {{oldBySet}} with {{oldBySetWorse}} of the points more than 10% worse,
-  {{oldTask}} over batch-srpt-task and {{oldInter}}
-  over interactive-srpt.
-  Our batch-srpt by set is a stronger baseline than the paper's: it sees the
-  true service times of disclosed tasks too and runs the short sets of
-  abandoned work first and a set's tasks together, which §3.3's per-task
-  SRPT does not. Against interactive-srpt the improvement is {{npInter}}
-  non-preemptive and {{puInter}} with per-user sizes.
+- *Petrou Fig. 4 (the headline, the paper's reading).* With per-user
+  sizes and cancelling batch users, srpt×fcfs improves mean visible
+  response on batch-srpt-task by {{fig4batch}} (the paper: 1.537; the
+  paper's number {{within fig4batch 1.537}}) with {{fig4batchTwice}} of the
+  points improved at least 2× (the paper: about 20%), and on
+  interactive-srpt by {{fig4inter}} (the paper: 1.525; {{within fig4inter 1.525}})
+  with {{fig4interTwice}} at least 2× (about 20%). It is more than 10% worse
+  than batch-srpt-task at {{paperWorse}} of the points (target at most
+  10%: {{atmost paperWorse 10}}). Against batch-fcfs, fcfs×fcfs improves by
+  {{fig5batch}} (Fig. 5; the paper: 1.595). Where a paper's number lies
+  outside our interval, these are the assumptions of ours that may differ
+  from the paper's, none of them tested on this page: a user cancels after
+  the think time, so a batch user's abandoned tasks keep running while the
+  user thinks (cancelling as the result arrives would spare the batch
+  baseline that work); SRPT in the requested class is preemptive, in
+  batch-srpt-task too; and Table 2's 3,168 points are our factorisation,
+  not the paper's list. The grouped rows show where the improvement lives:
+  most of it at the points where requested work alone does not fill the
+  server.
+- *The ablations, one choice reversed at a time.* Batch users who cannot
+  cancel (per-user sizes otherwise): {{puTask}} over batch-srpt-task (more
+  than 10% worse at {{puTaskWorse}} of the points); abandoned sets run and
+  delay everyone's next request. Sizes drawn per set (batch users cancel):
+  {{cancelsFig4}}; more users disclose ahead, so batch runs more abandoned
+  work. Both reversed, the simulator's defaults: {{oldDefault}} (more than
+  10% worse at {{fig4worse}}) over batch-srpt-task, {{oldDefaultInter}} over
+  interactive-srpt, and {{oldFig6}} in scaled billed resources over
+  batch-fcfs. Non-preemptive SRPT on both sides (per-set sizes, no
+  cancels): {{npTask}} (more than 10% worse at {{npTaskWorse}}). Ordering
+  the batch baseline by whole sets (batch-srpt): {{bySetMean}} (more than
+  10% worse at {{bySetWorse}}; non-preemptive {{npBySet}}, with per-user
+  sizes {{puBySet}}). Non-preemptive SRPT with per-user sizes and batch-srpt
+  by set give {{oldBySet}} with {{oldBySetWorse}} of the points more than
+  10% worse, {{oldTask}} over batch-srpt-task and {{oldInter}} over
+  interactive-srpt. Our batch-srpt by set is a stronger baseline than the
+  paper's: it sees the true service times of disclosed tasks too and runs
+  the short sets of abandoned work first and a set's tasks together, which
+  §3.3's per-task SRPT does not. Against interactive-srpt the improvement
+  is {{npInter}} non-preemptive and {{puInter}} with per-user sizes and
+  no other change.
 - *Preemptive SRPT as the default, on both workloads.* Within batchactive
   (srpt×fcfs) preemptive SRPT improves mean visible response over
   non-preemptive SRPT by {{preGain}} across the sweep (more than 10% worse
@@ -473,10 +534,15 @@ task.
   suspending a longer job's copy buys little there, which is why the
   default, chosen on Petrou's one-server workload and the mixed one, costs
   the cluster nothing.
-- *Hopper and GRASS against SRPT + best-effort LATE.* hopper+grass cuts
-  mean JCT against the baseline by {{hopper60}} at 60% utilisation (the
-  paper: about 50%), {{hopper80}} at 80% and {{hopper90}} at 90% (the
-  paper: under 20%), and GRASS alone (srpt + GRASS, the same SRPT job
+- *Hopper and GRASS against SRPT + best-effort LATE.* Hopper's
+  centralised claim (§7.4: about 50% against centralised SRPT + LATE) is
+  the one the simulator models: hopper+grass cuts mean JCT against the
+  baseline by {{hopper60}} at 60% utilisation. Hopper §7.2 and its Figs. 6,
+  7 and 9 measure *decentralised* Hopper (on Sparrow) against
+  Sparrow-SRPT with LATE; the simulator has no decentralised scheduler, so
+  the rows labelled "decentralised (not modelled)" set our centralised
+  measurement beside those claims without reproducing them: {{hopper80}}
+  at 80% and {{hopper90}} at 90% (§7.2: under 20%), and GRASS alone (srpt + GRASS, the same SRPT job
   order as the baseline) by {{grass60}} at 60% (the paper: 34% for exact
   jobs). The cluster section's tables give the gains by job size. The
   gains rest on two things: β is fitted on race losers too, as
@@ -484,7 +550,7 @@ task.
   alone make the tail look light), and when the slots exceed ΣV every slot
   is shared in proportion to V (Pseudocode 1, line 7), not ⌈V⌉ per job
   with the rest left to copies. Two gaps remain. (1) At 30% our gain is
-  {{hopper30}}, against the paper's "no more than 14%". LATE as modelled
+  {{hopper30}}, against §7.2's decentralised "no more than 14%". LATE as modelled
   keeps at most one copy per task besides the original (LATE speculates
   only tasks "not currently being speculated"), so at low load it leaves
   slots idle that GRASS spends on more copies of a job's last stragglers;
@@ -492,8 +558,8 @@ task.
   paying. In the papers' clusters a straggler's copies share its input and
   often its cause, which we do not model (the node-level model below does).
   (2) Hopper's allocation against SRPT + GRASS: {{hopperVsGrass60}} at 60%
-  (the cluster section has the other loads; Hopper Fig. 9 says its gains
-  hold whatever the mitigation). The Fig. 3 section shows why in this
+  (the cluster section has the other loads; Hopper Fig. 9, decentralised,
+  says its gains hold whatever the mitigation). The Fig. 3 section shows why in this
   model: at one slot per task a job already has {{knee}} of the gain that
   0.25 to 3 slots per task give, not the knee at 2/β slots per task that
   Hopper's allocation assumes, because the job's early finishers free
@@ -586,43 +652,72 @@ task.
   wide V {{nodeWideLate60}} ({{atleast nodeWideLate60 45}}); SRPT + GRASS
   alone gains {{nodeGrassLate60}}: most of the gain over capped LATE is
   GRASS's, as in the independent model.
-- *ε-fairness (target ≤ 5% of jobs more than 5% slower at ε = 0.1 than at
-  ε = 0).* With the wide V {{nodeEpsWide}} ({{atmost nodeEpsWide 5}}),
-  with the paper's V {{nodeEpsPaper}} ({{atmost nodeEpsPaper 5}}); jobs
-  matched by arrival with common random numbers (each copy's draw keyed by
-  job, task and copy number, progress noise by copy and report, slow
-  workers by worker and epoch). The other side is as large:
-  {{nodeEpsWideFaster}} (wide V) and {{nodeEpsPaperFaster}} (paper's V) of
-  jobs are more than 5% faster with ε = 0.1. A fairness cost would slow
-  jobs without speeding as many; what we measure is schedule noise that
-  common random numbers cannot remove: once two schedules differ by one
-  decision, a job's k-th copy starts at another moment on another worker
-  (slow or not), and a job of a few short tasks moves by more than 5% with
-  one such change. The target is not met on this metric, which here does
-  not separate unfairness from that noise. Net of it (the share more than
-  5% slower minus the share more than 5% faster, per seed) ε = 0.1 slows
-  {{nodeEpsWideNet}} of jobs with the wide V ({{atmost nodeEpsWideNet 5}})
-  and {{nodeEpsPaperNet}} with the paper's ({{atmost nodeEpsPaperNet 5}}).
-  The noise has a floor we can measure: the same run at ε = 0 with only the
-  workers renamed (sim.Params.PlacementSeed: the scheduler's ties between
-  equally free workers fall elsewhere; workload, draws and slow workers
-  unchanged) already makes {{nodeEpsWideFloor}} of jobs more than 5% slower
-  with the wide V and {{nodeEpsPaperFloor}} with the paper's. Less that
-  floor, per seed, ε = 0.1 slows {{nodeEpsWideExcess}} (wide V,
-  {{atmost nodeEpsWideExcess 5}}) and {{nodeEpsPaperExcess}} (paper's V,
-  {{atmost nodeEpsPaperExcess 5}}) of jobs by more than 5%.
-- *Task skew.* With skewed tasks (a share of tasks whose copies all take
-  the task's long duration; --task-skew) SRPT + GRASS copies a skewed
-  straggler without end in its job's last wave, where GS's copy bound is
-  lifted, and saturates the cluster ("batchd sim run -w cluster
-  --node-model --task-skew 0.05 --calibrate -p srpt-x-fcfs -s
-  grass,hopper+grass"); Hopper's ⌈V⌉ bounds that waste. The node model's
-  default has no skew, so that this failure of GRASS does not stand in for
-  a Hopper gain.
+- *ε-fairness: the raw share and the noise-floor share, side by side*
+  (the table "ε-fairness at 60%, side by side"; target ≤ 5% of jobs more
+  than 5% slower at ε = 0.1 than at ε = 0). The *raw share* is what Hopper
+  Fig. 10b measures (the paper: 4%): every job ε = 0.1 makes more than 5%
+  slower, matched by arrival with common random numbers (each copy's draw
+  keyed by job, task and copy number, progress noise by copy and report,
+  slow workers by worker and epoch). It is {{nodeEpsWide}} with the wide V
+  and {{nodeEpsPaper}} with the paper's: on the raw share the target is
+  {{atmost nodeEpsWide 5}} (wide V) and {{atmost nodeEpsPaper 5}} (paper's
+  V). The *noise floor* is the same share for a change that favours no
+  job: ε = 0 against ε = 0 with only the workers renamed
+  (sim.Params.PlacementSeed: the scheduler's ties between equally free
+  workers fall elsewhere; workload, draws and slow workers unchanged). It
+  is {{nodeEpsWideFloor}} (wide V) and {{nodeEpsPaperFloor}} (paper's V):
+  once two schedules differ by one decision, a job's k-th copy starts at
+  another moment on another worker (slow or not), and a job of a few short
+  tasks moves by more than 5% with one such change. The raw share less
+  the floor, per seed, is what ε = 0.1 adds beyond that noise:
+  {{nodeEpsWideExcess}} (wide V, {{atmost nodeEpsWideExcess 5}}) and
+  {{nodeEpsPaperExcess}} (paper's V, {{atmost nodeEpsPaperExcess 5}}). The
+  two shares answer different questions: the raw share is the paper's
+  measure and on it the target is judged as stated; the net share is a
+  measure we defined to separate unfairness from noise, and a reader
+  should weigh it as ours, not the paper's. The other side is as large as
+  the raw share: {{nodeEpsWideFaster}} (wide V) and {{nodeEpsPaperFaster}}
+  (paper's V) of jobs are more than 5% faster with ε = 0.1, and the net
+  share (slower minus faster) is {{nodeEpsWideNet}} and
+  {{nodeEpsPaperNet}} ({{atmost nodeEpsWideNet 5}}, {{atmost nodeEpsPaperNet 5}}).
+  The paper's 4% is measurable only on a workload whose noise floor lies
+  well below it; this one's does not, and we have not built one.
+- *GRASS per task, and task skew.* GRASS as GRASS §5 writes it estimates
+  a new copy of any task from its job (t_new) and lifts its bound on a
+  task's copies in the job's last wave; with skewed tasks (a share of tasks
+  whose copies all take the task's long duration; --task-skew) it copies a
+  skewed straggler again and again, each copy as slow as the last, and
+  can saturate the cluster. The labelled "GRASS per task, capped"
+  (sched.Config.GrassPerTask and LastWaveCopies; "batchd sim run
+  --grass-per-task --last-wave-copies N") estimates a further copy of a
+  task that already runs a speculative copy from the task's own copies (at
+  least what its best copy takes in all, ω + E[τ − ω | τ > ω], GRASS §4's
+  remaining time), and bounds a task's live copies in the last wave; GRASS
+  as written stays as the ablation. The section's table "GRASS as written
+  and GRASS per task, capped" reports, at 60%: without skew, hopper+grass
+  against SRPT + GRASS {{nodeNoSkewOld}} with GRASS as written and
+  {{nodeNoSkewPer}} with both per task and capped, and the per-task GRASS
+  changes SRPT + GRASS by {{nodeNoSkewGrass}}; with skewed tasks the same
+  three read {{nodeSkewOld}}, {{nodeSkewPer}} and {{nodeSkewGrass}} (a
+  negative reduction is a slowdown). Where Hopper's gain shrinks once
+  GRASS estimates per task and caps its copies, that gain was GRASS's
+  weakness under skew, not Hopper's allocation. Where the per-task GRASS
+  slows SRPT + GRASS without skew, it is because its estimate denies a
+  straggler a further copy once two run: in this model a copy that is not
+  skewed is a fresh draw, and a third or fourth fresh draw keeps paying
+  (the two switches are measured together here, not apart). The node
+  model's default has no skew. The server's default GRASS stays as written
+  (both switches off): the per-task GRASS removes the skewed case's loss
+  but costs far more where nothing is skewed, and the experiment that
+  would decide between them (skew levels, each switch alone, V, 60% and
+  80%, 10 paired seeds) is not on this page.
 
 **What is not reproduced, and why.**
 
-- Hopper's decentralised variant (probes, late binding) and the GRASS
+- Hopper's decentralised variant (§5: probes, late binding, workers with
+  their own queues) and its baseline Sparrow-SRPT are not modelled, so §7.2
+  and Figs. 6, 7 and 9 are labelled as decentralised claims beside our
+  centralised measurements; the GRASS
   approximation jobs (deadline- and error-bound) are outside batchd's
   scheduler; only exact jobs are simulated.
 - GRASS's learned switching point (§4.2: job and cluster samples, the

@@ -148,6 +148,7 @@ type sim struct {
 type accum struct {
 	events, decisions, applied int64
 	requests                   int
+	censored                   int
 	tasks                      int
 	sumV, sumSlow              float64
 	busy                       float64
@@ -262,6 +263,9 @@ func (m *sim) run() error {
 		if c.state == cpRunning {
 			m.acc.busy += m.inWindow(c.runStart, end)
 		}
+	}
+	if m.p.Workload != WorkloadCluster {
+		m.censorOpen()
 	}
 	if m.p.Workload == WorkloadCluster {
 		for si := range m.sets {

@@ -19,16 +19,23 @@ type JobResult struct {
 	Flood bool
 	// After is the set the job waited for (Params.ChainProb; 0: none).
 	After int32
+	// Censored marks a closed-loop request made in the window but not
+	// delivered by its end: Response is its response so far.
+	Censored bool
 }
 
 // Result is what one run measured over its window (after the warm-up).
 type Result struct {
 	Params Params
 
-	// Requests is the number of measured requests that completed (tasks in
-	// petrou, jobs in cluster and mixed); Tasks the requested tasks
-	// delivered in the window.
+	// Requests is the number of measured requests (tasks in petrou, jobs
+	// in cluster and mixed): in petrou and mixed those requested in the
+	// window, delivered or not; in cluster the jobs that arrived in it and
+	// completed. Tasks is the requested tasks delivered in the window.
 	Requests, Tasks int
+	// Censored counts the closed-loop requests made in the window and not
+	// delivered by its end; each counts with its response so far.
+	Censored int
 	// MeanVisibleResponse is the mean visible response time of the
 	// measured requests (job completion time for cluster jobs), seconds.
 	MeanVisibleResponse float64
@@ -77,7 +84,7 @@ type Result struct {
 
 func (m *sim) result() Result {
 	a := &m.acc
-	r := Result{Params: m.p, Requests: a.requests, Tasks: a.tasks, Unfinished: a.unfinished, UnfinishedFlood: a.unfinishedFlood,
+	r := Result{Params: m.p, Requests: a.requests, Censored: a.censored, Tasks: a.tasks, Unfinished: a.unfinished, UnfinishedFlood: a.unfinishedFlood,
 		Events: a.events, Applied: a.applied, Decisions: a.decisions, Jobs: a.jobs, LostCopies: a.lost}
 	if a.requests > 0 {
 		r.MeanVisibleResponse = a.sumV / float64(a.requests)

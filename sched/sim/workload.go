@@ -76,7 +76,10 @@ func (m *sim) groupDone(si, gi int32) {
 	g := &st.groups[gi]
 	g.done = true
 	v := math.Max(0, g.maxExec-g.reqAt)
-	measured := m.now >= m.warm && m.now <= m.end
+	// A closed-loop request counts when it was requested in the window
+	// (delivered or not: censorOpen counts the rest), an open-loop job when
+	// it arrived in it (it is followed to its end).
+	measured := g.reqAt >= m.warm && g.reqAt <= m.end
 	if st.user < 0 {
 		measured = st.arrive >= m.warm && st.arrive <= m.end
 		if measured {
@@ -84,14 +87,7 @@ func (m *sim) groupDone(si, gi int32) {
 		}
 	}
 	if measured {
-		m.acc.requests++
-		m.acc.sumV += v
-		if g.maxRun > 0 {
-			m.acc.sumSlow += v / g.maxRun
-		}
-		if m.p.KeepJobs {
-			m.acc.jobs = append(m.acc.jobs, JobResult{Set: si + 1, Group: gi, Tasks: g.end - g.first, RequestedAt: g.reqAt, Response: v, Flood: st.flood, After: st.after})
-		}
+		m.count(si, gi, v, g.maxRun, false)
 	}
 	if err := m.releaseWaiters(si); err != nil {
 		m.err = err
@@ -99,6 +95,53 @@ func (m *sim) groupDone(si, gi int32) {
 	if st.user >= 0 {
 		u := &m.users[st.user]
 		m.q.push(simEvent{t: m.now + u.r.exp(m.p.ThinkMean), kind: evUser, id: int64(st.user)})
+	}
+}
+
+// count records measured request gi of set si with visible response v and
+// service time svc (the longest winning copy; 0: no slowdown).
+func (m *sim) count(si, gi int32, v, svc float64, censored bool) {
+	g := &m.sets[si].groups[gi]
+	m.acc.requests++
+	m.acc.sumV += v
+	if svc > 0 {
+		m.acc.sumSlow += v / svc
+	}
+	if censored {
+		m.acc.censored++
+	}
+	if m.p.KeepJobs {
+		m.acc.jobs = append(m.acc.jobs, JobResult{Set: si + 1, Group: gi, Tasks: g.end - g.first, RequestedAt: g.reqAt, Response: v, Flood: m.sets[si].flood, After: m.sets[si].after, Censored: censored})
+	}
+}
+
+// censorOpen counts, at the end of a closed-loop run, the requests made in
+// the window that were not delivered by its end, each with its response so
+// far (end − request, a lower bound), so that every run counts the same
+// tasks whatever its policy delivers: those requested in the window. A
+// request's slowdown divides by its tasks' longest service time (petrou)
+// or the mean copy duration (mixed, whose copies' durations are drawn when
+// they start).
+func (m *sim) censorOpen() {
+	for si := range m.sets {
+		st := &m.sets[si]
+		if st.user < 0 {
+			continue
+		}
+		for gi := range st.groups {
+			g := &st.groups[gi]
+			if !g.requested || g.done || g.reqAt < m.warm || g.reqAt > m.end {
+				continue
+			}
+			svc := m.p.meanCopy()
+			if m.p.Workload == WorkloadPetrou {
+				svc = 0
+				for ti := g.first; ti < g.end; ti++ {
+					svc = math.Max(svc, st.tasks[ti].size)
+				}
+			}
+			m.count(int32(si), int32(gi), m.end-g.reqAt, svc, true)
+		}
 	}
 }
 
