@@ -147,17 +147,19 @@ type Config struct {
 	// whole job (the copies too) and SIGKILL after a grace: when ctx is
 	// done the running copies are killed at once and handed back (reported
 	// killed: the server loses them, queues their tasks again and bills
-	// nothing for them), and a copy that the batch system's signal ended
-	// first (a signal or a non-zero exit the worker did not cause, close
-	// to the stop) is handed back too instead of reported as the task's
-	// failed result. Results of copies that ended before are delivered as
-	// usual. Grace is ignored.
+	// nothing for them); a copy that ends once the worker stops, whatever
+	// its exit status, is handed back too, and so is one that failed (a
+	// signal or a non-zero exit the worker did not cause) up to
+	// handBackWait before the stop: the batch system's signal may reach it
+	// first. Results of copies that ended before are delivered as usual.
+	// Grace is ignored.
 	HandBack bool
 }
 
-// handBackWait is how long a copy that died of SIGTERM or SIGKILL that the
-// worker did not send waits, in HandBack mode, for the worker's own stop: the batch
-// system signals the copies and the worker at about the same moment.
+// handBackWait is how long a copy that failed (a non-zero exit or a
+// signal) waits, in HandBack mode, for the worker's own stop before its
+// end counts as the task's result: the batch system signals the copies and
+// the worker at about the same moment.
 const handBackWait = 2 * time.Second
 
 // Run runs the agent until ctx is done, registering, re-registering and
