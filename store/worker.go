@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"batchd/sched"
 )
@@ -50,6 +51,10 @@ type RegisterInput struct {
 	// ("none" when empty), the one user it serves ("" = anyone) and what
 	// it enforces per copy (see sched.Worker).
 	Isolation, BoundUser, Limits string
+	// EndsAt is when the worker stops taking copies (zero: never), and
+	// HandBack says it is a pilot that hands its copies back (pilot.go).
+	EndsAt   time.Time
+	HandBack bool
 }
 
 // RegisterResult is what a Register did.
@@ -81,6 +86,9 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			limits = excluded.limits`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version, in.MemoryMB,
 			sched.NormalIsolation(in.Isolation), in.BoundUser, in.Limits); err != nil {
 			return fmt.Errorf("register worker: %w", err)
+		}
+		if err := setWorkerPilot(ctx, tx, in); err != nil {
+			return err
 		}
 		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB, in.BoundUser); err != nil {
 			return err
@@ -143,13 +151,19 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 
 func loseCopy(ctx context.Context, tx *Tx, id sched.CopyID) error {
 	now := nanos(tx.now)
-	var ref sched.TaskRef
+	var (
+		ref sched.TaskRef
+		w   sched.WorkerID
+	)
 	err := tx.QueryRowContext(ctx, `UPDATE copies SET state = 'lost', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
-		WHERE id = ? AND state IN ('running', 'suspended') RETURNING set_id, idx`, now, now, id).Scan(&ref.Set, &ref.Index)
+		WHERE id = ? AND state IN ('running', 'suspended') RETURNING set_id, idx, worker`, now, now, id).Scan(&ref.Set, &ref.Index, &w)
 	if err == sql.ErrNoRows {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("lose copy %d: %w", id, err)
+	}
+	if _, err := tx.pilotLost(ctx, w, ref); err != nil {
+		return err
 	}
 	return lostAttempt(ctx, tx, ref)
 }
