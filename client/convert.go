@@ -161,6 +161,7 @@ func taskFromPB(t *batchv1.Task) sched.Task {
 		Progress:               t.GetProgress(),
 		Attempt:                max(1, t.GetAttempt()),
 		Held:                   t.GetHeld(),
+		FailReason:             t.GetFailReason(),
 	}
 	for _, c := range t.GetCopies() {
 		task.Copies = append(task.Copies, sched.Copy{

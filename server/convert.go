@@ -168,7 +168,7 @@ func taskToProto(t sched.Task) *batchv1.Task {
 	p := &batchv1.Task{SetId: int64(t.Set), Index: t.Index, Spec: specToProto(t.Spec), State: taskStateToProto[t.State],
 		DisclosedAt: ts(t.DisclosedAt), RequestedAt: ts(t.RequestedAt), ExecutedAt: ts(t.ExecutedAt),
 		FinishedAt: ts(t.FinishedAt), CanceledAt: ts(t.CanceledAt), VisibleResponseSeconds: t.VisibleResponseSeconds,
-		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress, Attempt: t.Attempt, Held: t.Held}
+		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress, Attempt: t.Attempt, Held: t.Held, FailReason: t.FailReason}
 	if t.State == sched.TaskFinished {
 		p.ExitCode, p.TimedOut = t.ExitCode, t.TimedOut
 	}

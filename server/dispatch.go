@@ -255,6 +255,7 @@ func (s *Server) dropWorker(now time.Time, w *workerConn, state string) {
 		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
 	}
+	s.hearPilotFailures(now, lost)
 }
 
 func sortedWorkerIDs(m map[sched.WorkerID]*workerConn) []sched.WorkerID {

@@ -86,6 +86,11 @@ type Config struct {
 	// DefaultKeepMaxUser; negative: no cap). Files over either are listed
 	// as not kept, with the reason.
 	KeepMaxTask, KeepMaxUser int64
+	// PilotLosses is how many copies of a task pilots may lose at their
+	// ends (hand-back or lapse) before the task fails with that reason
+	// instead of running again (default store.DefaultPilotLosses; negative:
+	// never).
+	PilotLosses int
 	// Sched configures the scheduler (FirstCopyID is set by the server, and
 	// DisclosedFairShare unless NoDisclosedFairShare).
 	Sched sched.Config
@@ -338,6 +343,7 @@ func New(cfg Config) (srv *Server, err error) {
 	db = store.NewDB(dbPath)
 	db.Now, db.OutputCap, db.Prices = cfg.Now, cfg.OutputCap, cfg.Prices
 	db.KeepUserCap = max(cfg.KeepMaxUser, 0)
+	db.SetPilotLossLimit(cfg.PilotLosses)
 	if err := db.Open(); err != nil {
 		db = nil
 		return nil, err
@@ -431,7 +437,7 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 			slots = 0
 		}
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
-			BoundUser: w.BoundUser})
+			BoundUser: w.BoundUser, EndsAt: endSeconds(w.EndsAt)})
 		if s.workers[w.ID] == nil || fresh {
 			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, w.BoundUser, now)
 		}
