@@ -239,7 +239,8 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 func (db *DB) LoseWorker(ctx context.Context, w sched.WorkerID, state string) ([]sched.Copy, error) {
 	var lost []sched.Copy
 	err := db.write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ? WHERE id = ?`, state, w); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ?, left_at = CASE WHEN ? = 'gone' THEN ? ELSE 0 END WHERE id = ?`,
+			state, state, nanos(tx.now), w); err != nil {
 			return fmt.Errorf("mark worker: %w", err)
 		}
 		if err := recordWorkerEvent(ctx, tx, w, false, 0, false, 0, ""); err != nil {
@@ -346,35 +347,4 @@ func (db *DB) LoseCopies(ctx context.Context, w sched.WorkerID, ids []sched.Copy
 		return nil
 	})
 	return lost, err
-}
-
-// ListWorkers returns every worker the store knows, by id, with its busy
-// slots (live copies).
-func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
-	var out []sched.Worker
-	err := db.read(ctx, func(tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT w.id, w.hostname, w.slots, w.can_suspend, w.state, w.last_heartbeat, w.registered_at,
-			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running'), w.memory_mb, w.isolation, w.bound_user, w.limits
-			FROM workers w ORDER BY w.id`)
-		if err != nil {
-			return fmt.Errorf("list workers: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				w        sched.Worker
-				canSusp  int
-				hb, regd int64
-			)
-			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots, &w.MemoryMB,
-				&w.Isolation, &w.BoundUser, &w.Limits); err != nil {
-				return err
-			}
-			w.Name, w.CanSuspend = string(w.ID), canSusp != 0
-			w.LastHeartbeat, w.RegisteredAt = fromNanos(hb), fromNanos(regd)
-			out = append(out, w)
-		}
-		return rows.Err()
-	})
-	return out, err
 }
