@@ -278,6 +278,8 @@ func workerFromPB(w *batchv1.Worker) sched.Worker {
 		State:         w.GetState(),
 		LastHeartbeat: timeFromPB(w.GetLastHeartbeat()),
 		RegisteredAt:  timeFromPB(w.GetRegisteredAt()),
+		EndsAt:        timeFromPB(w.GetEndsAt()),
+		LeftAt:        timeFromPB(w.GetLeftAt()),
 		MemoryMB:      w.GetMemoryMb(),
 		Isolation:     w.GetIsolation(),
 		BoundUser:     w.GetBoundUser(),

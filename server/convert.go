@@ -217,7 +217,7 @@ func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {
 func workerToProto(w sched.Worker) *batchv1.Worker {
 	return &batchv1.Worker{Id: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt), MemoryMb: w.MemoryMB,
-		Isolation: w.Isolation, BoundUser: w.BoundUser, Limits: w.Limits}
+		Isolation: w.Isolation, BoundUser: w.BoundUser, Limits: w.Limits, EndsAt: ts(w.EndsAt), LeftAt: ts(w.LeftAt)}
 }
 
 // seconds converts a time to the scheduler's clock (Unix seconds).

@@ -15,6 +15,10 @@ import (
 // pilot ends Config.PilotLosses times fails (store/pilot.go), and the
 // scheduler hears it as a cancel.
 
+// retireEvery is how often the dispatch loop marks gone the workers
+// lapsed longer than Config.WorkerRetention.
+const retireEvery = time.Minute
+
 // maxPilotEndAhead bounds how far ahead a worker's end may lie.
 const maxPilotEndAhead = 10 * 365 * 24 * time.Hour
 
@@ -69,4 +73,20 @@ func (s *Server) pilotFailed(now time.Time, ref sched.TaskRef) {
 	s.log.Warn("task lost too often to pilot ends: failed", "set", ref.Set, "index", ref.Index)
 	s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: ref.Set, Indexes: []int32{ref.Index}})
 	s.watch.publish(ref.Set, []int32{ref.Index})
+}
+
+// retireWorkers marks gone, at most once every retireEvery, the workers
+// whose lease lapsed longer than Config.WorkerRetention ago. Call with mu
+// held.
+func (s *Server) retireWorkers(now time.Time) {
+	if now.Sub(s.lastRetire) < retireEvery {
+		return
+	}
+	s.lastRetire = now
+	n, err := s.db.RetireWorkers(context.Background(), now.Add(-s.cfg.WorkerRetention))
+	if err != nil {
+		s.log.Error("retire lapsed workers", "err", err.Error())
+	} else if n > 0 {
+		s.log.Info("workers lapsed past the retention marked gone", "workers", n, "retention", s.cfg.WorkerRetention)
+	}
 }

@@ -86,6 +86,10 @@ type Config struct {
 	// DefaultKeepMaxUser; negative: no cap). Files over either are listed
 	// as not kept, with the reason.
 	KeepMaxTask, KeepMaxUser int64
+	// WorkerRetention is how long a worker whose lease lapsed stays listed
+	// as lease-lapsed before it is marked gone (default 1 h): a pilot its
+	// batch system killed never says goodbye.
+	WorkerRetention time.Duration
 	// PilotLosses is how many copies of a task pilots may lose at their
 	// ends (hand-back or lapse) before the task fails with that reason
 	// instead of running again (default store.DefaultPilotLosses; negative:
@@ -164,6 +168,8 @@ type Server struct {
 	db  *store.DB
 	log *slog.Logger
 	now func() time.Time
+	// lastRetire is when retireWorkers last ran (guarded by mu).
+	lastRetire time.Time
 	// dirs decides which working directories a task may ask for.
 	dirs taskDirs
 
@@ -242,6 +248,9 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 15 * time.Second
+	}
+	if cfg.WorkerRetention <= 0 {
+		cfg.WorkerRetention = time.Hour
 	}
 	if cfg.LeaseMargin <= 0 {
 		cfg.LeaseMargin = max(cfg.Lease/4, time.Second)
