@@ -223,7 +223,9 @@ type Pool struct {
 	// silenced holds the pilots cancelled for a silent worker (dead.go),
 	// forgotten with judged.
 	silenced map[string]bool
-	now        func() time.Time
+	// looked: the first round has run (restart.go).
+	looked bool
+	now    func() time.Time
 }
 
 // DefaultTokenTTL is how long a pilot's token lives when Config.TokenTTL
@@ -346,6 +348,8 @@ func (p *Pool) Round(ctx context.Context) error {
 		return fmt.Errorf("report pilots to the server: %w", err)
 	}
 	up, silent := liveWorkers(resp.GetWorkers())
+	p.learnRegistered(pilots, resp.GetRegistered())
+	p.firstLook(pilots)
 	stuck := p.judge(pilots, up)
 	dead := p.silentPilots(pilots, silent, time.Duration(resp.GetLeaseSeconds()*float64(time.Second)))
 	p.dropTokens(pilots)

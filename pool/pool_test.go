@@ -60,6 +60,7 @@ type server struct {
 	up                   []string
 	workers              []*batchv1.PoolWorker // listed after up
 	lease                float64
+	registered           []string
 	reports              []*batchv1.ReportPilotsRequest
 	minted               []*batchv1.MintWorkerTokenRequest
 }
@@ -77,6 +78,7 @@ func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsReques
 	}
 	out.Workers = append(out.Workers, s.workers...)
 	out.LeaseSeconds = s.lease
+	out.Registered = s.registered
 	return out, nil
 }
 

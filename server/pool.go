@@ -123,6 +123,19 @@ func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilo
 	st := s.statsSnapshot()
 	out := &batchv1.ReportPilotsResponse{QueuedRequested: int64(st.QueuedRequested), QueuedDisclosed: int64(st.QueuedDisclosed),
 		LeaseSeconds: s.cfg.Lease.Seconds()}
+	names := make([]sched.WorkerID, 0, len(req.Pilots))
+	for _, p := range req.Pilots {
+		if p.Worker != "" {
+			names = append(names, sched.WorkerID(p.Worker))
+		}
+	}
+	known, err := s.db.RegisteredWorkers(ctx, callerFrom(ctx), names)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range known {
+		out.Registered = append(out.Registered, string(n))
+	}
 	now := s.now()
 	for _, w := range ws {
 		if w.State == "up" || w.State == "lease-lapsed" {

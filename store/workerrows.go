@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -80,4 +81,30 @@ func (db *DB) RetireWorkers(ctx context.Context, before time.Time) (int, error) 
 		return nil
 	})
 	return int(n), err
+}
+
+// RegisteredWorkers returns those of names that have ever registered
+// under worker user owner, live or gone, in the order given (each once).
+func (db *DB) RegisteredWorkers(ctx context.Context, owner string, names []sched.WorkerID) ([]sched.WorkerID, error) {
+	var out []sched.WorkerID
+	err := db.read(ctx, func(tx *Tx) error {
+		seen := make(map[sched.WorkerID]bool, len(names))
+		for _, n := range names {
+			if seen[n] {
+				continue
+			}
+			seen[n] = true
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM workers WHERE id = ? AND (SELECT owner FROM worker_owners WHERE worker = ?) = ?`,
+				n, n, owner).Scan(&one)
+			if err == sql.ErrNoRows {
+				continue
+			} else if err != nil {
+				return fmt.Errorf("read worker %s: %w", n, err)
+			}
+			out = append(out, n)
+		}
+		return nil
+	})
+	return out, err
 }

@@ -405,7 +405,10 @@ type ReportPilotsResponse struct {
 	// lease_seconds and a margin: its worker died or hangs.
 	Workers []*PoolWorker `protobuf:"bytes,3,rep,name=workers,proto3" json:"workers,omitempty"`
 	// The server's worker lease.
-	LeaseSeconds  float64 `protobuf:"fixed64,80,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
+	LeaseSeconds float64 `protobuf:"fixed64,80,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
+	// The workers of the reported pilots that have ever registered, live
+	// or gone: a pool that restarts learns which of its pilots served.
+	Registered    []string `protobuf:"bytes,81,rep,name=registered,proto3" json:"registered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -466,6 +469,13 @@ func (x *ReportPilotsResponse) GetLeaseSeconds() float64 {
 		return x.LeaseSeconds
 	}
 	return 0
+}
+
+func (x *ReportPilotsResponse) GetRegistered() []string {
+	if x != nil {
+		return x.Registered
+	}
+	return nil
 }
 
 type PoolWorker struct {
@@ -1649,12 +1659,15 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
 	"\x06pilots\x18\x03 \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\x04 \x01(\tR\tlastError\"\xc1\x01\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\xe1\x01\n" +
 	"\x14ReportPilotsResponse\x12)\n" +
 	"\x10queued_requested\x18\x01 \x01(\x03R\x0fqueuedRequested\x12)\n" +
 	"\x10queued_disclosed\x18\x02 \x01(\x03R\x0fqueuedDisclosed\x12.\n" +
 	"\aworkers\x18\x03 \x03(\v2\x14.batch.v1.PoolWorkerR\aworkers\x12#\n" +
-	"\rlease_seconds\x18P \x01(\x01R\fleaseSeconds\"\x92\x01\n" +
+	"\rlease_seconds\x18P \x01(\x01R\fleaseSeconds\x12\x1e\n" +
+	"\n" +
+	"registered\x18Q \x03(\tR\n" +
+	"registered\"\x92\x01\n" +
 	"\n" +
 	"PoolWorker\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
