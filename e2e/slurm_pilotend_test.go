@@ -112,3 +112,44 @@ func TestSlurmPilotEndsNotBilled(t *testing.T) {
 		finish(t, d.Set.ID, gate, before)
 	})
 }
+
+// TestSlurmPilotLossesFail: a task longer than the pilots' time limit is
+// handed back at each pilot's end, runs again on the next pilot, and after
+// the server's limit of such losses fails with that reason, which status
+// and why show, instead of looping; nothing is billed.
+func TestSlurmPilotLossesFail(t *testing.T) {
+	startSlurm(t)
+	c := startServer(t, "--slots", "0", "--speculation", "none", "--pilot-losses", "2")
+	pool := startPool(t, c, "long", "--max-pilots", "1", "--idle", "10s", "--time", "1")
+	defer pool.stop()
+	log := filepath.Join(t.TempDir(), "runs")
+	var d jsonDisclose
+	c.ctlJSON(&d, "disclose", "--request", "--name", "long", "--",
+		"sh", "-c", `echo "$BATCH_COPY_ID" >> `+log+`; exec sleep 1000`)
+	waitFor(t, 2*patience, "the task to fail after 2 pilot ends", func() bool {
+		var st jsonStatus
+		c.ctlJSON(&st, "status", fmt.Sprint(d.Set.ID))
+		return st.Set.Counts.Canceled == 1
+	})
+	var st struct {
+		Tasks []struct {
+			State      string `json:"state"`
+			FailReason string `json:"fail_reason"`
+		} `json:"tasks"`
+	}
+	c.ctlJSON(&st, "status", fmt.Sprint(d.Set.ID))
+	if len(st.Tasks) != 1 || !strings.Contains(st.Tasks[0].FailReason, "lost 2 times to pilot ends") {
+		t.Errorf("status: %+v, want the task canceled with its reason", st.Tasks)
+	}
+	if out := c.mustCtl("why", fmt.Sprintf("%d/0", d.Set.ID)).stdout; !strings.Contains(out, "lost 2 times to pilot ends") {
+		t.Errorf("why says:\n%s\nwant the reason", out)
+	}
+	if n := runs(t, log); n != 2 {
+		t.Errorf("the task ran %d times, want 2 (one per pilot end, then no more)", n)
+	}
+	var bill jsonBill
+	c.ctlJSON(&bill, "bill", "--lines", "--set", fmt.Sprint(d.Set.ID))
+	if len(bill.Lines) != 0 {
+		t.Errorf("%d bill lines for a task lost to pilot ends, want none", len(bill.Lines))
+	}
+}
