@@ -308,10 +308,10 @@ func TestSlurmParse(t *testing.T) {
 
 func TestSlurmSbatch(t *testing.T) {
 	s := &Slurm{Pool: "p", Partition: "high", DisclosedPartition: "low", DisclosedQOS: "scavenger", Account: "lab",
-		Time: "1:00:00", Args: []string{"--mem=1G"}}
+		Time: "1:00:00", Mem: "2G", Args: []string{"--exclusive"}}
 	req := s.SbatchArgs(PilotSpec{Class: Requested, Slots: 4})
 	for _, want := range []string{"--parsable", "--job-name=batchd-p-requested", "--cpus-per-task=4", "--partition=high",
-		"--account=lab", "--time=1:00:00", "--mem=1G", "--export=ALL"} {
+		"--account=lab", "--time=1:00:00", "--mem=2G", "--exclusive", "--export=ALL"} {
 		if !slices.Contains(req, want) {
 			t.Errorf("requested pilot: %v lacks %s", req, want)
 		}
@@ -324,7 +324,7 @@ func TestSlurmSbatch(t *testing.T) {
 	}
 	script := s.Script([]string{"/opt/batch d/batchd", "worker", "--server", "http://h:1/x?a=b&c", "--idle-exit", "30s"})
 	for _, want := range []string{
-		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm &`,
+		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm &`,
 		`'/opt/batch d/batchd' worker --kill-leftovers --name "slurm-$SLURM_JOB_ID"`,
 	} {
 		if !strings.Contains(script, want+"\n") {

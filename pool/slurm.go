@@ -29,6 +29,10 @@ type Slurm struct {
 	// Time is the pilots' time limit in Slurm's format ("" = the
 	// partition's default).
 	Time string
+	// Mem is each pilot's memory in sbatch's format (--mem, e.g. 16G; ""
+	// = the partition's default). The pilot's worker offers its job's
+	// allocation to tasks that ask for memory (--memory slurm).
+	Mem string
 	// Output is the pilots' log file (sbatch --output; default
 	// batchd-pilot-%j.out in Dir).
 	Output string
@@ -85,7 +89,8 @@ func (s *Slurm) run(ctx context.Context, env []string, stdin string, name string
 // Script is the pilot's batch script. It runs the worker with argv
 // (each argument quoted for the shell), named after the job and told the
 // job's end (--ends-at slurm: it takes no copy that would run past the
-// time limit), and waits for it, passing SIGTERM on. Once the worker has
+// time limit) and offering the job's memory (--memory slurm: Slurm's
+// SLURM_MEM_PER_NODE, else the machine's), and waits for it, passing SIGTERM on. Once the worker has
 // ended, however it ended (a SIGKILL, the out-of-memory killer), the
 // script kills what the worker's copies left running (--kill-leftovers):
 // their leaders die with the worker, but what they forked would run on
@@ -112,7 +117,7 @@ func (s *Slurm) Script(argv []string) string {
 		}
 	}
 	return "#!/bin/sh\n# a batchd pilot: one worker for the job's allocation\n" +
-		worker + " --ends-at slurm &\n" +
+		worker + " --ends-at slurm --memory slurm &\n" +
 		"w=$!\n" +
 		"trap 'kill -TERM $w 2>/dev/null' TERM INT\n" +
 		"while :; do wait $w; rc=$?; kill -0 $w 2>/dev/null || break; done\n" +
@@ -145,6 +150,9 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 	}
 	if s.Time != "" {
 		args = append(args, "--time="+s.Time)
+	}
+	if s.Mem != "" {
+		args = append(args, "--mem="+s.Mem)
 	}
 	out := s.Output
 	if out == "" {

@@ -71,3 +71,18 @@ func parseSlurmEnd(line string, now time.Time) (time.Time, error) {
 	}
 	return now.Add(d), nil
 }
+
+// slurmMemoryMB is the memory, MiB, of the Slurm job the process runs in:
+// SLURM_MEM_PER_NODE, else SLURM_MEM_PER_CPU times the job's CPUs on the
+// node (SLURM_CPUS_ON_NODE). ok is false when Slurm gives neither.
+func slurmMemoryMB(getenv func(string) string) (mb int64, ok bool) {
+	if n, err := strconv.ParseInt(getenv("SLURM_MEM_PER_NODE"), 10, 64); err == nil && n > 0 {
+		return n, true
+	}
+	per, err := strconv.ParseInt(getenv("SLURM_MEM_PER_CPU"), 10, 64)
+	cpus, err2 := strconv.ParseInt(getenv("SLURM_CPUS_ON_NODE"), 10, 64)
+	if err == nil && err2 == nil && per > 0 && cpus > 0 {
+		return per * cpus, true
+	}
+	return 0, false
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
 
@@ -62,7 +63,7 @@ func workerCommand() *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
 			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
-			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G (default: the machine's; 0: none)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G, or slurm: the Slurm job's allocation (default: the machine's; 0: none)"},
 			&cli.DurationFlag{Name: "idle-exit", Usage: "leave (exit 0) after holding no copy for this long, e.g. 30s (default: never)"},
 			&cli.StringFlag{Name: "ends-at", Usage: "when the worker's allocation ends: slurm (its Slurm job's time limit), Unix seconds or an RFC 3339 time; it takes no copy that would run past it (default: never ends)"},
 			&cli.DurationFlag{Name: "end-margin", Usage: "stop taking copies this long before --ends-at (default 30s, at most a quarter of the time left)"},
@@ -86,12 +87,17 @@ func workerCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			mem, err := cliarg.ParseMiB(c.String("memory"))
-			if err != nil {
-				return fmt.Errorf("--memory: %w", err)
-			}
-			if c.IsSet("memory") && mem == 0 {
-				mem = -1 // offer none
+			var mem int64
+			if c.String("memory") == "slurm" {
+				// The job's allocation; without one, the machine's.
+				mem, _ = slurmMemoryMB(os.Getenv)
+			} else {
+				if mem, err = cliarg.ParseMiB(c.String("memory")); err != nil {
+					return fmt.Errorf("--memory: %w", err)
+				}
+				if c.IsSet("memory") && mem == 0 {
+					mem = -1 // offer none
+				}
 			}
 			cfg := worker.Config{
 				MemoryMB:      mem,
