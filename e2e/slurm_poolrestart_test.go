@@ -7,7 +7,7 @@ import (
 )
 
 // TestSlurmPoolRestart stops the pool while its pilot serves; the pilot
-// reaches its time limit meanwhile. The restarted pool finds it ended and
+// reaches its time limit meanwhile and its worker's lease lapses. The restarted pool finds it ended and
 // takes that end for what it is (a pilot that served), not for a failure
 // to back off from; work that comes later runs, each task billed once.
 func TestSlurmPoolRestart(t *testing.T) {
@@ -46,6 +46,20 @@ func TestSlurmPoolRestart(t *testing.T) {
 		for _, j := range s.pilots("rs") {
 			if j.id == pilot {
 				return j.state == "TIMEOUT" || j.state == "COMPLETED" || j.state == "CANCELLED"
+			}
+		}
+		return true
+	})
+	// ... and its worker's lease lapses after its goodbye: the server no
+	// longer lists it up.
+	waitFor(t, patience, "the pilot's worker to be down", func() bool {
+		var cl struct {
+			Workers []struct{ ID, State string } `json:"workers"`
+		}
+		c.ctlJSON(&cl, "cluster")
+		for _, w := range cl.Workers {
+			if w.ID == "slurm-"+pilot && w.State == "up" {
+				return false
 			}
 		}
 		return true
