@@ -5,6 +5,7 @@
 # under DIR. Installs Debian's slurm-wlm and munge with apt when missing.
 #
 #   e2e/slurm/start.sh DIR [CPUS]     # default DIR ./slurm-test, CPUS 4
+#   SLURM_PROFILE=throughput e2e/slurm/start.sh DIR   # a Slurm tuned for throughput (throughput.conf)
 #   export SLURM_CONF=DIR/slurm.conf  # then sbatch, squeue, scancel, batchd pool slurm
 #   e2e/slurm/stop.sh DIR             # stops exactly the PIDs recorded in DIR/pids
 #
@@ -95,6 +96,17 @@ ctld_port="${SLURMCTLD_PORT:-$(free_port)}"
 picked="$ctld_port"
 slurmd_port="${SLURMD_PORT:-$(free_port)}"
 node="$(hostname -s)"
+# The scheduler's settings: the test cluster's slow cycle, or with
+# SLURM_PROFILE=throughput those of e2e/slurm/throughput.conf (a Slurm
+# tuned to start many short jobs fast, each setting explained there).
+case "${SLURM_PROFILE:-test}" in
+  test) sched_params="SchedulerParameters=sched_interval=2,bf_interval=2" ;;
+  throughput) sched_params="$(grep '^SchedulerParameters=' "$here/throughput.conf")" ;;
+  *)
+    echo "start.sh: SLURM_PROFILE must be test or throughput, not '$SLURM_PROFILE'" >&2
+    exit 1
+    ;;
+esac
 
 if [ ! -s "$dir/munge/munge.key" ]; then
   head -c 1024 /dev/urandom >"$dir/munge/munge.key"
@@ -135,7 +147,7 @@ MinJobAge=300
 KillWait=10
 InactiveLimit=0
 SlurmdTimeout=300
-SchedulerParameters=sched_interval=2,bf_interval=2
+$sched_params
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
