@@ -134,7 +134,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				return err
 			}
 			w.Name, w.CanSuspend, w.State, w.LastHeartbeat = string(w.ID), cs != 0, "up", fromNanos(hb)
-			w.EndsAt, w.HandBack = pilotEnd(ends), hbk != 0
+			w.EndsAt, w.HandBack = optTime(ends), hbk != 0
 			snap.Workers = append(snap.Workers, w)
 		}
 		ws.Close()

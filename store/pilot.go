@@ -125,10 +125,10 @@ func (db *DB) FailedForPilots(ctx context.Context, refs []sched.TaskRef) ([]sche
 	return out, err
 }
 
-// pilotEnd reads a worker's stored end (zero: none).
-func pilotEnd(ends int64) time.Time {
-	if ends == 0 {
+// optTime reads a stored time that may be unset (0: the zero time).
+func optTime(v int64) time.Time {
+	if v == 0 {
 		return time.Time{}
 	}
-	return fromNanos(ends)
+	return fromNanos(v)
 }

@@ -58,7 +58,7 @@ func (db *DB) listWorkers(ctx context.Context, q string) ([]sched.Worker, error)
 			}
 			w.Name, w.CanSuspend, w.HandBack = string(w.ID), canSusp != 0, handBack != 0
 			w.LastHeartbeat, w.RegisteredAt = fromNanos(hb), fromNanos(regd)
-			w.EndsAt, w.LeftAt = pilotEnd(ends), pilotEnd(leftT)
+			w.EndsAt, w.LeftAt = optTime(ends), optTime(leftT)
 			out = append(out, w)
 		}
 		return rows.Err()
