@@ -139,8 +139,16 @@ func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilo
 	now := s.now()
 	for _, w := range ws {
 		if w.State == "up" || w.State == "lease-lapsed" {
+			// A heartbeat that did not get the lock is heard (heardAt)
+			// without reaching the store: the later of the two counts.
+			last := w.LastHeartbeat
+			if cell, ok := s.heardAt(w.ID); ok {
+				if at := time.Unix(0, cell.Load()); at.After(last) {
+					last = at
+				}
+			}
 			out.Workers = append(out.Workers, &batchv1.PoolWorker{Name: w.Name, Slots: w.Slots, BusySlots: w.BusySlots, State: w.State,
-				SilentSeconds: max(0, now.Sub(w.LastHeartbeat).Seconds())})
+				SilentSeconds: max(0, now.Sub(last).Seconds())})
 		}
 	}
 	return out, nil
