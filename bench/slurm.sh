@@ -8,6 +8,8 @@
 # load average. Needs root (slurmd) and Slurm (start.sh installs it).
 #
 #   bench/slurm.sh [TASKS] [CPUS]     # default 1000 tasks, 4 virtual CPUs
+#   SLURM_PROFILE=throughput bench/slurm.sh   # against a Slurm tuned for
+#                                     # throughput (e2e/slurm/throughput.conf)
 #
 # The pool runs one pilot holding all CPUS slots; the array's elements each
 # take one CPU, so both have the same CPUs. batchd serve runs with no local
@@ -28,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "slurm profile: ${SLURM_PROFILE:-test}; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 go build -o "$work/bin/" ./cmd/batchd ./cmd/batchctl
 e2e/slurm/start.sh "$work/slurm" "$cpus" >/dev/null
 export SLURM_CONF="$work/slurm/slurm.conf"

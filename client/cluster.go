@@ -69,10 +69,21 @@ type Pool struct {
 	LastError    string
 }
 
-// GetCluster returns workers, slots, queues and live metrics.
+// GetCluster returns the live workers (up or lease-lapsed), slots,
+// queues and live metrics.
 func (c *Client) GetCluster(ctx context.Context) (Cluster, error) {
+	return c.getCluster(ctx, &batchv1.GetClusterRequest{})
+}
+
+// GetClusterAllWorkers is GetCluster listing every worker ever
+// registered, those that left (gone) too.
+func (c *Client) GetClusterAllWorkers(ctx context.Context) (Cluster, error) {
+	return c.getCluster(ctx, &batchv1.GetClusterRequest{AllWorkers: true})
+}
+
+func (c *Client) getCluster(ctx context.Context, req *batchv1.GetClusterRequest) (Cluster, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetClusterResponse, error) {
-		return c.cluster.GetCluster(ctx, &batchv1.GetClusterRequest{})
+		return c.cluster.GetCluster(ctx, req)
 	})
 	if err != nil {
 		return Cluster{}, err

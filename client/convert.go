@@ -161,6 +161,7 @@ func taskFromPB(t *batchv1.Task) sched.Task {
 		Progress:               t.GetProgress(),
 		Attempt:                max(1, t.GetAttempt()),
 		Held:                   t.GetHeld(),
+		FailReason:             t.GetFailReason(),
 	}
 	for _, c := range t.GetCopies() {
 		task.Copies = append(task.Copies, sched.Copy{
@@ -277,6 +278,8 @@ func workerFromPB(w *batchv1.Worker) sched.Worker {
 		State:         w.GetState(),
 		LastHeartbeat: timeFromPB(w.GetLastHeartbeat()),
 		RegisteredAt:  timeFromPB(w.GetRegisteredAt()),
+		EndsAt:        timeFromPB(w.GetEndsAt()),
+		LeftAt:        timeFromPB(w.GetLeftAt()),
 		MemoryMB:      w.GetMemoryMb(),
 		Isolation:     w.GetIsolation(),
 		BoundUser:     w.GetBoundUser(),

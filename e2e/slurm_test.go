@@ -30,23 +30,7 @@ type slurmCluster struct {
 // .ci/setup installs Slurm and the test runs as root: there it fails.
 func startSlurm(t *testing.T) *slurmCluster {
 	t.Helper()
-	ci := os.Getenv("CI") == "true"
-	if _, err := exec.LookPath("slurmctld"); err != nil {
-		if _, serr := os.Stat("/usr/sbin/slurmctld"); serr != nil {
-			if ci {
-				t.Fatal("CI=true but slurmctld is missing: .ci/setup installs slurm-wlm and munge")
-			}
-			t.Skip("slurmctld is missing (apt-get install slurm-wlm munge, or run e2e/slurm/start.sh as root)")
-		}
-	}
-	if os.Geteuid() != 0 {
-		if ci {
-			t.Fatal("CI=true but not root: the Slurm test starts slurmd, which needs root")
-		}
-		t.Skip("the Slurm test starts slurmd and needs root")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	scripts := filepath.Join(filepath.Dir(file), "slurm")
+	scripts := slurmScripts(t)
 	dir := filepath.Join(t.TempDir(), "slurm")
 	out, err := exec.Command(filepath.Join(scripts, "start.sh"), dir, "4").CombinedOutput()
 	t.Cleanup(func() {
@@ -66,6 +50,30 @@ func startSlurm(t *testing.T) *slurmCluster {
 	}
 	t.Setenv("SLURM_CONF", filepath.Join(dir, "slurm.conf"))
 	return &slurmCluster{t: t, dir: dir}
+}
+
+// slurmScripts returns the directory of start.sh and stop.sh. It skips
+// without slurmctld or root, except under CI=true, where .ci/setup
+// installs Slurm and the test runs as root: there it fails.
+func slurmScripts(t *testing.T) string {
+	t.Helper()
+	ci := os.Getenv("CI") == "true"
+	if _, err := exec.LookPath("slurmctld"); err != nil {
+		if _, serr := os.Stat("/usr/sbin/slurmctld"); serr != nil {
+			if ci {
+				t.Fatal("CI=true but slurmctld is missing: .ci/setup installs slurm-wlm and munge")
+			}
+			t.Skip("slurmctld is missing (apt-get install slurm-wlm munge, or run e2e/slurm/start.sh as root)")
+		}
+	}
+	if os.Geteuid() != 0 {
+		if ci {
+			t.Fatal("CI=true but not root: the Slurm test starts slurmd, which needs root")
+		}
+		t.Skip("the Slurm test starts slurmd and needs root")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "slurm")
 }
 
 // slurmJob is one line of squeue.

@@ -193,6 +193,10 @@ type Config struct {
 	// before the pool cancels it as a failure (wrong server URL, a node
 	// that cannot reach the server; default 2 min).
 	RegisterWait time.Duration
+	// SilentMargin is how much longer than the server's lease a running
+	// pilot's registered worker may be silent before the pool cancels the
+	// pilot (dead.go; default DefaultSilentMargin).
+	SilentMargin time.Duration
 }
 
 // Pool is an elastic pool; Run drives it.
@@ -216,7 +220,12 @@ type Pool struct {
 	// tokenFiles are the token files of pilots that may not have read
 	// theirs yet, by pilot id.
 	tokenFiles map[string]string
-	now        func() time.Time
+	// silenced holds the pilots cancelled for a silent worker (dead.go),
+	// forgotten with judged.
+	silenced map[string]bool
+	// looked: the first round has run (restart.go).
+	looked bool
+	now    func() time.Time
 }
 
 // DefaultTokenTTL is how long a pilot's token lives when Config.TokenTTL
@@ -264,11 +273,14 @@ func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = DefaultTokenTTL
 	}
+	if cfg.SilentMargin <= 0 {
+		cfg.SilentMargin = DefaultSilentMargin
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	p := &Pool{cfg: cfg, eng: eng, srv: srv, log: cfg.Logger.With("pool", cfg.Name),
-		registered: map[string]bool{}, judged: map[string]bool{}, tokenFiles: map[string]string{}, now: time.Now}
+		registered: map[string]bool{}, judged: map[string]bool{}, tokenFiles: map[string]string{}, silenced: map[string]bool{}, now: time.Now}
 	p.backoff.Min, p.backoff.Max = cfg.BackoffMin, cfg.BackoffMax
 	return p, nil
 }
@@ -335,16 +347,17 @@ func (p *Pool) Round(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("report pilots to the server: %w", err)
 	}
-	up := map[string]bool{}
-	for _, w := range resp.GetWorkers() {
-		up[w.GetName()] = true
-	}
+	up, silent := liveWorkers(resp.GetWorkers())
+	p.learnRegistered(pilots, resp.GetRegistered())
+	p.firstLook(pilots)
 	stuck := p.judge(pilots, up)
+	dead := p.silentPilots(pilots, silent, time.Duration(resp.GetLeaseSeconds()*float64(time.Second)))
 	p.dropTokens(pilots)
 	plan := p.plan(pilots, up, resp.GetQueuedRequested(), resp.GetQueuedDisclosed())
 	plan.Cancel = append(plan.Cancel, stuck...)
+	plan.Cancel = append(plan.Cancel, dead...)
 	if len(plan.Cancel) > 0 {
-		p.log.Info("cancelling pending pilots no longer needed", "pilots", plan.Cancel)
+		p.log.Info("cancelling pilots: pending ones no longer needed, stuck or silent ones", "pilots", plan.Cancel)
 		cctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 		err := p.eng.Cancel(cctx, plan.Cancel)
 		cancel()
@@ -496,6 +509,11 @@ func (p *Pool) judge(pilots []Pilot, up map[string]bool) (stuck []string) {
 	for id := range p.judged {
 		if !listed[id] {
 			delete(p.judged, id)
+		}
+	}
+	for id := range p.silenced {
+		if !listed[id] {
+			delete(p.silenced, id)
 		}
 	}
 	return stuck

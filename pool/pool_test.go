@@ -58,6 +58,9 @@ func (e *engine) Cancel(_ context.Context, ids []string) error {
 type server struct {
 	requested, disclosed int64
 	up                   []string
+	workers              []*batchv1.PoolWorker // listed after up
+	lease                float64
+	registered           []string
 	reports              []*batchv1.ReportPilotsRequest
 	minted               []*batchv1.MintWorkerTokenRequest
 }
@@ -73,6 +76,9 @@ func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsReques
 	for _, n := range s.up {
 		out.Workers = append(out.Workers, &batchv1.PoolWorker{Name: n, Slots: 2})
 	}
+	out.Workers = append(out.Workers, s.workers...)
+	out.LeaseSeconds = s.lease
+	out.Registered = s.registered
 	return out, nil
 }
 
@@ -302,10 +308,10 @@ func TestSlurmParse(t *testing.T) {
 
 func TestSlurmSbatch(t *testing.T) {
 	s := &Slurm{Pool: "p", Partition: "high", DisclosedPartition: "low", DisclosedQOS: "scavenger", Account: "lab",
-		Time: "1:00:00", Args: []string{"--mem=1G"}}
+		Time: "1:00:00", Mem: "2G", Args: []string{"--exclusive"}}
 	req := s.SbatchArgs(PilotSpec{Class: Requested, Slots: 4})
 	for _, want := range []string{"--parsable", "--job-name=batchd-p-requested", "--cpus-per-task=4", "--partition=high",
-		"--account=lab", "--time=1:00:00", "--mem=1G", "--export=ALL"} {
+		"--account=lab", "--time=1:00:00", "--mem=2G", "--exclusive", "--export=ALL"} {
 		if !slices.Contains(req, want) {
 			t.Errorf("requested pilot: %v lacks %s", req, want)
 		}
@@ -317,9 +323,17 @@ func TestSlurmSbatch(t *testing.T) {
 		}
 	}
 	script := s.Script([]string{"/opt/batch d/batchd", "worker", "--server", "http://h:1/x?a=b&c", "--idle-exit", "30s"})
-	want := `exec '/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID"`
-	if !strings.Contains(script, want) {
-		t.Fatalf("script:\n%s\nwant the line\n%s", script, want)
+	for _, want := range []string{
+		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm &`,
+		`'/opt/batch d/batchd' worker --kill-leftovers --name "slurm-$SLURM_JOB_ID"`,
+	} {
+		if !strings.Contains(script, want+"\n") {
+			t.Errorf("script:\n%s\nwant the line\n%s", script, want)
+		}
+	}
+	script = s.Script([]string{"batchd", "worker", "--state-dir", "/scratch/w"})
+	if want := `batchd worker --kill-leftovers --state-dir /scratch/w` + "\n"; !strings.Contains(script, want) {
+		t.Errorf("script:\n%s\nwant the line\n%s", script, want)
 	}
 }
 

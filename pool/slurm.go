@@ -29,6 +29,10 @@ type Slurm struct {
 	// Time is the pilots' time limit in Slurm's format ("" = the
 	// partition's default).
 	Time string
+	// Mem is each pilot's memory in sbatch's format (--mem, e.g. 16G; ""
+	// = the partition's default). The pilot's worker offers its job's
+	// allocation to tasks that ask for memory (--memory slurm).
+	Mem string
 	// Output is the pilots' log file (sbatch --output; default
 	// batchd-pilot-%j.out in Dir).
 	Output string
@@ -82,15 +86,43 @@ func (s *Slurm) run(ctx context.Context, env []string, stdin string, name string
 	return out.String(), nil
 }
 
-// Script is the pilot's batch script: it execs the worker, named after the
-// job, with argv (each argument quoted for the shell).
+// Script is the pilot's batch script. It runs the worker with argv
+// (each argument quoted for the shell), named after the job and told the
+// job's end (--ends-at slurm: it takes no copy that would run past the
+// time limit) and offering the job's memory (--memory slurm: Slurm's
+// SLURM_MEM_PER_NODE, else the machine's), and waits for it, passing SIGTERM on. Once the worker has
+// ended, however it ended (a SIGKILL, the out-of-memory killer), the
+// script kills what the worker's copies left running (--kill-leftovers):
+// their leaders die with the worker, but what they forked would run on
+// reparented to init, where Slurm's proctrack/linuxproc no longer finds
+// it. The job then ends with the worker's status, and the pilot's
+// allocation goes back.
 func (s *Slurm) Script(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		q[i] = quoteArg(a)
 	}
+	worker := strings.Join(q, " ") + ` --name "slurm-$SLURM_JOB_ID"`
+	bin := "batchd"
+	if len(q) > 0 {
+		bin = q[0]
+	}
+	// The worker's state directory, where its copies' scratch lies.
+	leftovers := ` --name "slurm-$SLURM_JOB_ID"`
+	for i, a := range argv {
+		if a == "--state-dir" && i+1 < len(argv) {
+			leftovers = " --state-dir " + quoteArg(argv[i+1])
+		} else if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
+			leftovers = " --state-dir " + quoteArg(v)
+		}
+	}
 	return "#!/bin/sh\n# a batchd pilot: one worker for the job's allocation\n" +
-		"exec " + strings.Join(q, " ") + ` --name "slurm-$SLURM_JOB_ID"` + "\n"
+		worker + " --ends-at slurm --memory slurm &\n" +
+		"w=$!\n" +
+		"trap 'kill -TERM $w 2>/dev/null' TERM INT\n" +
+		"while :; do wait $w; rc=$?; kill -0 $w 2>/dev/null || break; done\n" +
+		bin + " worker --kill-leftovers" + leftovers + "\n" +
+		"exit $rc\n"
 }
 
 // SbatchArgs are the arguments sbatch gets for a pilot of spec (the
@@ -118,6 +150,9 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 	}
 	if s.Time != "" {
 		args = append(args, "--time="+s.Time)
+	}
+	if s.Mem != "" {
+		args = append(args, "--mem="+s.Mem)
 	}
 	out := s.Output
 	if out == "" {

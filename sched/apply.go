@@ -15,6 +15,7 @@ func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
 	if math.IsNaN(ev.Time) || math.IsInf(ev.Time, 0) {
 		return ApplyResult{}, Errorf(EINVALID, "event time %v is not a number", ev.Time)
 	}
+	s.tickTo(ev.Time)
 	if res, err, ok := s.routeWaiting(ev); ok {
 		return res, err
 	}
@@ -84,6 +85,9 @@ func (s *Scheduler) workerUp(ev Event) error {
 	if ev.Slots < 0 || ev.Slots > 1<<20 {
 		return Errorf(EINVALID, "worker %s: %d slots", ev.Worker, ev.Slots)
 	}
+	if err := checkWorkerEnd(ev.Worker, ev.EndsAt); err != nil {
+		return err
+	}
 	w := s.workers[ev.Worker]
 	if w == nil {
 		w = &worker{id: ev.Worker, hpos: -1}
@@ -92,6 +96,7 @@ func (s *Scheduler) workerUp(ev Event) error {
 	}
 	w.canSuspend = ev.CanSuspend
 	s.bind(w, ev.BoundUser)
+	s.setWorkerEnd(w, ev.EndsAt)
 	if ev.MemoryMB < 0 {
 		return Errorf(EINVALID, "worker %s: %d MiB of memory", ev.Worker, ev.MemoryMB)
 	}
@@ -134,6 +139,7 @@ func (s *Scheduler) workerDown(ev Event) error {
 	s.slots -= int(w.slots)
 	s.freeN -= w.free()
 	s.bind(w, "")
+	s.setWorkerEnd(w, 0)
 	s.wheap.remove(w)
 	delete(s.workers, w.id)
 	return nil
@@ -359,7 +365,7 @@ func (s *Scheduler) attached(ev Event) error {
 		return Errorf(ENOTFOUND, "attach copy %d: task %d/%d not found", ev.Copy, ev.Task.Set, ev.Task.Index)
 	}
 	t := st.task(ev.Task.Index)
-	if !w.allows(t) {
+	if !w.serves(t) {
 		return Errorf(EPERMISSION, "attach copy %d: worker %s runs only %s's tasks, not %s's", ev.Copy, w.id, w.bound, st.owner)
 	}
 	if c := s.copies[ev.Copy]; c != nil {

@@ -16,6 +16,7 @@ package sched
 // disclosed work. When no slot is free and nothing can be preempted,
 // Decide returns at once.
 func (s *Scheduler) Decide(now Time) []Decision {
+	s.tickTo(now)
 	out := s.pending
 	s.pending = nil
 	s.flushKeys()

@@ -186,6 +186,9 @@ type Task struct {
 	// Attempt numbers the task's runs in place: 1 until it is first
 	// retried. The fields above describe the current attempt.
 	Attempt int32
+	// FailReason says why the server ended the task itself, such as
+	// losing it too often to pilot ends ("" when it did not).
+	FailReason string
 	// Copies are the task's copies, of every attempt (Copy.Attempt says
 	// which), by id.
 	Copies []Copy
@@ -262,6 +265,11 @@ type Worker struct {
 	State         string // "up", "lease-lapsed", "gone"
 	LastHeartbeat time.Time
 	RegisteredAt  time.Time
+	// EndsAt is when the worker stops taking copies (zero: never);
+	// HandBack says it is a pilot that hands its copies back; LeftAt is
+	// when it left (state "gone"; zero while known).
+	EndsAt, LeftAt time.Time
+	HandBack       bool
 }
 
 // Output is what a finished task printed and how it ended.

@@ -27,7 +27,7 @@ type EventKind int
 
 const (
 	// EventWorkerUp: a worker with Slots slots joined (or rejoined). Fields:
-	// Worker, Slots, CanSuspend, MemoryMB, BoundUser.
+	// Worker, Slots, CanSuspend, MemoryMB, BoundUser, EndsAt.
 	EventWorkerUp EventKind = iota + 1
 	// EventWorkerDown: a worker left or its lease lapsed; its live copies
 	// are lost and their tasks queue again. Fields: Worker.
@@ -138,6 +138,9 @@ type Event struct {
 	// MemoryMB is the memory a worker advertises (EventWorkerUp), MiB;
 	// 0: none, so that tasks asking for memory never run there.
 	MemoryMB int64
+	// EndsAt is when a worker stops taking copies (EventWorkerUp; 0:
+	// never): a pilot's allocation end less its margin. See workerend.go.
+	EndsAt Time
 
 	Set     SetID
 	Owner   string

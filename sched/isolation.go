@@ -60,8 +60,13 @@ func Isolated(mech string) bool {
 	return false
 }
 
-// allows reports whether w may run t: w is bound to no owner, or to t's.
-func (w *worker) allows(t *task) bool { return w.bound == "" || w.bound == t.set.owner }
+// serves reports whether w may run t's owner's tasks: w is bound to no
+// owner, or to t's.
+func (w *worker) serves(t *task) bool { return w.bound == "" || w.bound == t.set.owner }
+
+// allows reports whether w may start a copy of t now: it serves t's owner
+// and a copy would end before w stops taking copies (workerend.go).
+func (w *worker) allows(t *task) bool { return w.serves(t) && w.timeFits(t) }
 
 // bind binds w to owner ("": to none), counting bound workers.
 func (s *Scheduler) bind(w *worker, owner string) {
@@ -79,7 +84,7 @@ func (s *Scheduler) bind(w *worker, owner string) {
 // Finding no slot for such a task means no slot is free for anyone; with
 // bound workers it may mean only that the free slots are other owners',
 // and the tasks of other sets still try.
-func (s *Scheduler) plainFor(t *task) bool { return t.plain() && s.nbound == 0 }
+func (s *Scheduler) plainFor(t *task) bool { return t.plain() && s.selective() == 0 }
 
 // bestFor is workerHeap.best for a task that asks for one slot and no
 // memory: the worker with the most free slots, not in avoid, that may run
@@ -88,7 +93,7 @@ func (s *Scheduler) plainFor(t *task) bool { return t.plain() && s.nbound == 0 }
 // binding that excludes no worker changes no decision
 // (TestBindingThatExcludesNothingDecidesAlike).
 func (s *Scheduler) bestFor(t *task, avoid []*worker) *worker {
-	if s.nbound == 0 {
+	if s.selective() == 0 {
 		return s.wheap.best(avoid)
 	}
 	return s.wheap.fit(avoid, t)
@@ -99,7 +104,7 @@ func (s *Scheduler) bestFor(t *task, avoid []*worker) *worker {
 // worker that may run t; nil when there is none.
 func (s *Scheduler) preemptibleFor(t *task) *liveCopy {
 	c := s.preempt.peek()
-	if s.nbound == 0 || c.worker.allows(t) {
+	if s.selective() == 0 || c.worker.allows(t) {
 		return c
 	}
 	c = nil

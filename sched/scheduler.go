@@ -180,6 +180,11 @@ type worker struct {
 	memMB      int64  // memory it advertises, MiB (0 = none: memory requests never match)
 	memUsed    int64  // memory its running copies asked for
 	bound      string // the one owner whose tasks it runs ("": anyone's; isolation.go)
+	// endsAt is when it stops taking copies (0: never), and clock the
+	// scheduler whose now and estimates timeFits reads (set with endsAt;
+	// workerend.go).
+	endsAt Time
+	clock  *Scheduler
 }
 
 func (w *worker) free() int { return len(w.freeSlots) }
@@ -204,6 +209,10 @@ type Scheduler struct {
 	waitOn    map[SetID]int         // waiting sets per set they wait on
 	workers   map[WorkerID]*worker
 	nbound    int // workers bound to one owner (isolation.go)
+	nends     int // workers with an end time (workerend.go)
+	// now is the latest time Decide, Why or an event was given: what a
+	// worker's end is checked against.
+	now       Time
 	wheap     workerHeap
 	copies    map[CopyID]*liveCopy
 	nextCopy  CopyID

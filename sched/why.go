@@ -55,6 +55,9 @@ const (
 	// after (--after) to end; the server's Detail names them and what is
 	// left of them.
 	WhyDependency WhyReason = "waiting-for-dependency"
+	// WhyNoTimeLeft: every worker up that may run it ends (a pilot's time
+	// limit) before a copy of it would; Detail gives the times.
+	WhyNoTimeLeft WhyReason = "no-worker-time-left"
 )
 
 // Short is the reason in a word or two, for a table's column.
@@ -90,6 +93,8 @@ func (r WhyReason) Short() string {
 		return "held"
 	case WhyDependency:
 		return "dependency"
+	case WhyNoTimeLeft:
+		return "no time left"
 	}
 	return string(r)
 }
@@ -127,6 +132,8 @@ func (r WhyReason) Text() string {
 		return "held: it starts when released (batchctl release)"
 	case WhyDependency:
 		return "waiting for the sets or tasks it depends on to end"
+	case WhyNoTimeLeft:
+		return "every worker up ends before it would: it starts when a worker with time enough registers"
 	}
 	return string(r)
 }
@@ -182,6 +189,7 @@ type WhyAnswer struct {
 // nothing. Errors: ENOTFOUND for a task the scheduler does not hold (a
 // set whose tasks all ended is dropped from its state only by a restart).
 func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
+	s.tickTo(now)
 	if w := s.waiting[ref.Set]; w != nil {
 		return w.why(ref)
 	}
@@ -279,7 +287,7 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	if req && s.cfg.Preemption != PreemptOff {
 		avail += len(s.preempt.items)
 	}
-	if s.nbound > 0 {
+	if s.selective() > 0 {
 		avail = s.roomFor(t, req && s.cfg.Preemption != PreemptOff)
 	}
 	switch {
@@ -292,6 +300,8 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		a.Reason = WhyNoWorker
 	case s.nbound > 0 && s.shutOut(t):
 		a.Reason, a.Detail = WhyNoWorkerForOwner, s.boundDetail(st.owner)
+	case s.nends > 0 && s.timeShutOut(t):
+		a.Reason, a.Detail = WhyNoTimeLeft, s.timeDetail(t)
 	case !s.couldEverFit(t):
 		a.Reason = WhyNeverFits
 	case !t.plain() && s.wheap.fit(nil, t) == nil:

@@ -82,10 +82,15 @@ func (h billingHandler) GetBill(ctx context.Context, req *batchv1.GetBillRequest
 // clusterHandler implements ClusterService.
 type clusterHandler struct{ s *Server }
 
-// GetCluster returns workers, slots, queue lengths and the live metrics.
-func (h clusterHandler) GetCluster(ctx context.Context, _ *batchv1.GetClusterRequest) (*batchv1.GetClusterResponse, error) {
+// GetCluster returns the live workers (every one with all_workers),
+// slots, queue lengths and the live metrics.
+func (h clusterHandler) GetCluster(ctx context.Context, req *batchv1.GetClusterRequest) (*batchv1.GetClusterResponse, error) {
 	s := h.s
-	ws, err := s.db.ListWorkers(ctx)
+	list := s.db.ListWorkers
+	if req.AllWorkers {
+		list = s.db.ListAllWorkers
+	}
+	ws, err := list(ctx)
 	if err != nil {
 		return nil, err
 	}

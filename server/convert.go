@@ -168,7 +168,7 @@ func taskToProto(t sched.Task) *batchv1.Task {
 	p := &batchv1.Task{SetId: int64(t.Set), Index: t.Index, Spec: specToProto(t.Spec), State: taskStateToProto[t.State],
 		DisclosedAt: ts(t.DisclosedAt), RequestedAt: ts(t.RequestedAt), ExecutedAt: ts(t.ExecutedAt),
 		FinishedAt: ts(t.FinishedAt), CanceledAt: ts(t.CanceledAt), VisibleResponseSeconds: t.VisibleResponseSeconds,
-		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress, Attempt: t.Attempt, Held: t.Held}
+		ServiceSeconds: t.ServiceSeconds, Progress: t.Progress, Attempt: t.Attempt, Held: t.Held, FailReason: t.FailReason}
 	if t.State == sched.TaskFinished {
 		p.ExitCode, p.TimedOut = t.ExitCode, t.TimedOut
 	}
@@ -217,7 +217,7 @@ func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {
 func workerToProto(w sched.Worker) *batchv1.Worker {
 	return &batchv1.Worker{Id: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt), MemoryMb: w.MemoryMB,
-		Isolation: w.Isolation, BoundUser: w.BoundUser, Limits: w.Limits}
+		Isolation: w.Isolation, BoundUser: w.BoundUser, Limits: w.Limits, EndsAt: ts(w.EndsAt), LeftAt: ts(w.LeftAt)}
 }
 
 // seconds converts a time to the scheduler's clock (Unix seconds).

@@ -231,10 +231,17 @@ func (s *Server) DispatchOnce() {
 		if now.Sub(last) <= s.cfg.Lease+s.cfg.LeaseMargin {
 			continue
 		}
+		if w.slots == 0 {
+			// Its last word was its goodbye (zero slots): it left.
+			s.log.Info("worker left", "worker", id)
+			s.dropWorker(now, w, "gone")
+			continue
+		}
 		s.log.Warn("worker lease lapsed", "worker", id, "silent_for", now.Sub(last).String())
 		s.dm.leaseLapses.Add(1)
 		s.dropWorker(now, w, "lease-lapsed")
 	}
+	s.retireWorkers(now)
 	s.decide(now)
 	s.refreshShares()
 }
@@ -255,6 +262,7 @@ func (s *Server) dropWorker(now time.Time, w *workerConn, state string) {
 		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
 	}
+	s.hearPilotFailures(now, lost)
 }
 
 func sortedWorkerIDs(m map[sched.WorkerID]*workerConn) []sched.WorkerID {

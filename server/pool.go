@@ -95,7 +95,8 @@ func (b *pilotBook) snapshot(now time.Time) ([]*batchv1.Pool, []*batchv1.Pilot) 
 }
 
 // ReportPilots records a pool's pilots and answers the queue lengths and
-// the workers up, from which the pool sizes itself. The tokens of pilots
+// the live workers (up or lease-lapsed, with how long each has been
+// silent), from which the pool sizes itself and finds dead pilots. The tokens of pilots
 // that ended, or that the pool no longer lists, are revoked.
 func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilotsRequest) (*batchv1.ReportPilotsResponse, error) {
 	s := h.s
@@ -120,10 +121,34 @@ func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilo
 		return nil, err
 	}
 	st := s.statsSnapshot()
-	out := &batchv1.ReportPilotsResponse{QueuedRequested: int64(st.QueuedRequested), QueuedDisclosed: int64(st.QueuedDisclosed)}
+	out := &batchv1.ReportPilotsResponse{QueuedRequested: int64(st.QueuedRequested), QueuedDisclosed: int64(st.QueuedDisclosed),
+		LeaseSeconds: s.cfg.Lease.Seconds()}
+	names := make([]sched.WorkerID, 0, len(req.Pilots))
+	for _, p := range req.Pilots {
+		if p.Worker != "" {
+			names = append(names, sched.WorkerID(p.Worker))
+		}
+	}
+	known, err := s.db.RegisteredWorkers(ctx, callerFrom(ctx), names)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range known {
+		out.Registered = append(out.Registered, string(n))
+	}
+	now := s.now()
 	for _, w := range ws {
-		if w.State == "up" {
-			out.Workers = append(out.Workers, &batchv1.PoolWorker{Name: w.Name, Slots: w.Slots, BusySlots: w.BusySlots})
+		if w.State == "up" || w.State == "lease-lapsed" {
+			// A heartbeat that did not get the lock is heard (heardAt)
+			// without reaching the store: the later of the two counts.
+			last := w.LastHeartbeat
+			if cell, ok := s.heardAt(w.ID); ok {
+				if at := time.Unix(0, cell.Load()); at.After(last) {
+					last = at
+				}
+			}
+			out.Workers = append(out.Workers, &batchv1.PoolWorker{Name: w.Name, Slots: w.Slots, BusySlots: w.BusySlots, State: w.State,
+				SilentSeconds: max(0, now.Sub(last).Seconds())})
 		}
 	}
 	return out, nil

@@ -86,6 +86,15 @@ type Config struct {
 	// DefaultKeepMaxUser; negative: no cap). Files over either are listed
 	// as not kept, with the reason.
 	KeepMaxTask, KeepMaxUser int64
+	// WorkerRetention is how long a worker whose lease lapsed stays listed
+	// as lease-lapsed before it is marked gone (default 1 h): a pilot its
+	// batch system killed never says goodbye.
+	WorkerRetention time.Duration
+	// PilotLosses is how many copies of a task pilots may lose at their
+	// ends (hand-back or lapse) before the task fails with that reason
+	// instead of running again (default store.DefaultPilotLosses; negative:
+	// never).
+	PilotLosses int
 	// Sched configures the scheduler (FirstCopyID is set by the server, and
 	// DisclosedFairShare unless NoDisclosedFairShare).
 	Sched sched.Config
@@ -159,6 +168,8 @@ type Server struct {
 	db  *store.DB
 	log *slog.Logger
 	now func() time.Time
+	// lastRetire is when retireWorkers last ran (guarded by mu).
+	lastRetire time.Time
 	// dirs decides which working directories a task may ask for.
 	dirs taskDirs
 
@@ -237,6 +248,9 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 15 * time.Second
+	}
+	if cfg.WorkerRetention <= 0 {
+		cfg.WorkerRetention = time.Hour
 	}
 	if cfg.LeaseMargin <= 0 {
 		cfg.LeaseMargin = max(cfg.Lease/4, time.Second)
@@ -338,6 +352,7 @@ func New(cfg Config) (srv *Server, err error) {
 	db = store.NewDB(dbPath)
 	db.Now, db.OutputCap, db.Prices = cfg.Now, cfg.OutputCap, cfg.Prices
 	db.KeepUserCap = max(cfg.KeepMaxUser, 0)
+	db.SetPilotLossLimit(cfg.PilotLosses)
 	if err := db.Open(); err != nil {
 		db = nil
 		return nil, err
@@ -431,7 +446,7 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 			slots = 0
 		}
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
-			BoundUser: w.BoundUser})
+			BoundUser: w.BoundUser, EndsAt: endSeconds(w.EndsAt)})
 		if s.workers[w.ID] == nil || fresh {
 			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, w.BoundUser, now)
 		}

@@ -28,6 +28,7 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 	sched.WhyNoWorkerForOwner: batchv1.WaitReason_WAIT_REASON_NO_WORKER_FOR_OWNER,
 	sched.WhyHeld:             batchv1.WaitReason_WAIT_REASON_HELD,
 	sched.WhyDependency:       batchv1.WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY,
+	sched.WhyNoTimeLeft:       batchv1.WaitReason_WAIT_REASON_NO_WORKER_TIME_LEFT,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The
@@ -94,6 +95,9 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 				a.Detail = depDetail
 			}
 			a.State = t.State
+			if t.FailReason != "" && t.State == sched.TaskCanceled {
+				a.Detail = "failed: " + t.FailReason
+			}
 			out.Tasks[k] = whyToProto(a)
 		}
 	})

@@ -40,6 +40,10 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	if req.MemoryMb < 0 || req.MemoryMb > maxWorkerMemoryMB {
 		return nil, sched.Errorf(sched.EINVALID, "memory_mb must be between 0 and %d", int64(maxWorkerMemoryMB))
 	}
+	endsAt, err := workerEnd(req.EndsAt, s.now())
+	if err != nil {
+		return nil, err
+	}
 	id := sched.WorkerID(req.Name)
 	if err := s.claimWorker(ctx, id); err != nil {
 		return nil, err
@@ -48,7 +52,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		return nil, err
 	}
 	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb,
-		Isolation: sched.NormalIsolation(req.Isolation), BoundUser: req.BoundUser, Limits: req.Limits}
+		Isolation: sched.NormalIsolation(req.Isolation), BoundUser: req.BoundUser, Limits: req.Limits, EndsAt: endsAt, HandBack: req.HandBack}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
 			return nil, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds))
@@ -74,7 +78,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
 	}
 	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend, MemoryMB: req.MemoryMb,
-		BoundUser: req.BoundUser})
+		BoundUser: req.BoundUser, EndsAt: endSeconds(endsAt)})
 	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, req.BoundUser, now)
 	s.workers[id] = w
 	heard := new(atomic.Int64)
@@ -98,6 +102,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
 	}
+	s.hearPilotFailures(now, res.Lost)
 	s.log.Info("worker registered", "worker", id, "slots", req.Slots, "isolation", in.Isolation, "bound_user", req.BoundUser,
 		"attached", len(res.Attached), "lost", len(res.Lost), "kill", len(kill))
 	s.decide(now)
@@ -315,6 +320,7 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 			s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 			s.watch.publish(c.Task.Set, []int32{c.Task.Index})
 		}
+		s.hearPilotFailures(now, lost)
 		s.decide(now)
 	}
 	out := &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}
@@ -558,6 +564,9 @@ func (s *Server) hearEnd(now time.Time, in store.FinishInput, res store.FinishRe
 		// The result fired the set's stop rule, which canceled the rest
 		// of the set in the same transaction.
 		s.apply(sched.Event{Kind: sched.EventStopped, Time: seconds(now), Set: res.Task.Set, Task: res.Stopped.Fired.Task})
+	}
+	if res.PilotFailed {
+		s.pilotFailed(now, sched.TaskRef{Set: res.Task.Set, Index: res.Task.Index})
 	}
 	if res.Retried != nil {
 		// The set's policy retried the attempt this copy won.

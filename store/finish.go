@@ -29,8 +29,12 @@ type FinishInput struct {
 
 // FinishResult is what a copy's end did.
 type FinishResult struct {
-	Won      bool // the copy's result became the task's
-	Replayed bool // the copy had been reported before; same answer
+	Won bool // the copy's result became the task's
+	// PilotFailed: the copy was lost to a pilot's end, the task's last
+	// such loss the server allows: the task is canceled with its reason
+	// (pilot.go), and the scheduler must hear it.
+	PilotFailed bool
+	Replayed    bool // the copy had been reported before; same answer
 	// WasLive: the copy was live, so the scheduler must hear of its end:
 	// as lost when Lost, else as finished.
 	WasLive bool
@@ -314,6 +318,11 @@ func applyEnd(ctx context.Context, tx *Tx, r endRow, o endOutcome, in FinishInpu
 		}
 	}
 	if res.Lost {
+		failed, err := tx.pilotLost(ctx, in.Worker, c.Task)
+		if err != nil {
+			return err
+		}
+		res.PilotFailed = failed
 		if err := lostAttempt(ctx, tx, c.Task); err != nil {
 			return err
 		}

@@ -118,22 +118,23 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM copies`).Scan(&snap.MaxCopyID); err != nil {
 			return fmt.Errorf("max copy id: %w", err)
 		}
-		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb, isolation, bound_user, limits
-			FROM workers WHERE state = 'up' ORDER BY id`)
+		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb, isolation, bound_user, limits,
+			ends_at, hand_back FROM workers WHERE state = 'up' ORDER BY id`)
 		if err != nil {
 			return fmt.Errorf("read workers: %w", err)
 		}
 		for ws.Next() {
 			var (
-				w  sched.Worker
-				cs int
-				hb int64
+				w        sched.Worker
+				cs, hbk  int
+				hb, ends int64
 			)
-			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB, &w.Isolation, &w.BoundUser, &w.Limits); err != nil {
+			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB, &w.Isolation, &w.BoundUser, &w.Limits, &ends, &hbk); err != nil {
 				ws.Close()
 				return err
 			}
 			w.Name, w.CanSuspend, w.State, w.LastHeartbeat = string(w.ID), cs != 0, "up", fromNanos(hb)
+			w.EndsAt, w.HandBack = optTime(ends), hbk != 0
 			snap.Workers = append(snap.Workers, w)
 		}
 		ws.Close()

@@ -186,7 +186,7 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 }
 
 const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed_at, finished_at, canceled_at,
-	visible_response, service_seconds, exit_code, timed_out, attempt, held`
+	visible_response, service_seconds, exit_code, timed_out, attempt, held, fail_reason`
 
 func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Task, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
@@ -206,7 +206,7 @@ func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Tas
 			timedOut, held                            int
 		)
 		if err := rows.Scan(&t.Set, &t.Index, &spec, &state, &disclosed, &requested, &executed, &fin, &canc,
-			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt, &held); err != nil {
+			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt, &held, &t.FailReason); err != nil {
 			return nil, err
 		}
 		if err := later.decode(spec, t.Index, len(out), &t.Spec); err != nil {

@@ -86,7 +86,8 @@ func retryTask(ctx context.Context, tx *Tx, ref sched.TaskRef, by string) (sched
 		newReq, info.RequestedAt = now, seconds(tx.now)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = ?, attempt = attempt + 1, auto_retries = auto_retries + ?, requested_at = ?,
-		executed_at = 0, finished_at = 0, canceled_at = 0, win_copy = 0, exit_code = 0, timed_out = 0, service_seconds = 0, visible_response = 0
+		executed_at = 0, finished_at = 0, canceled_at = 0, win_copy = 0, exit_code = 0, timed_out = 0, service_seconds = 0, visible_response = 0,
+		pilot_losses = 0, fail_reason = ''
 		WHERE set_id = ? AND idx = ?`, string(class), boolInt(by == sched.RetriedByPolicy), newReq, ref.Set, ref.Index); err != nil {
 		return info, fmt.Errorf("retry task %d/%d: %w", ref.Set, ref.Index, err)
 	}

@@ -69,6 +69,8 @@ type DB struct {
 	WALLimit int64
 
 	auth authCache // tokens found valid lately (see Authenticate)
+	// pilotLosses is how many losses to pilot ends fail a task (pilot.go).
+	pilotLosses atomic.Int32
 	// arrays keeps task arrays read lately (they never change).
 	arrays *arrayCache
 
@@ -317,6 +319,8 @@ type Tx struct {
 	keep   int64  // DB.KeepUserCap
 	prices Prices // DB.Prices
 	arrays *arrayCache
+	// pilotLimit is DB.pilotLossLimit() (pilot.go).
+	pilotLimit int32
 }
 
 // No joins per task: a statement run once per task (the start's spec read, the
@@ -442,7 +446,7 @@ func (db *DB) read(ctx context.Context, fn func(tx *Tx) error) error {
 			discard(c) // still in a transaction, or broken: not back to the pool
 		}
 	}()
-	return translate(fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays}))
+	return translate(fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit()}))
 }
 
 // write runs fn in a write transaction (BEGIN IMMEDIATE, one at a time)
@@ -480,7 +484,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			db.dropWriteConn()
 		}
 	}()
-	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays}); err != nil {
+	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit()}); err != nil {
 		return translate(err)
 	}
 	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"batchd/sched"
 )
@@ -50,6 +51,10 @@ type RegisterInput struct {
 	// ("none" when empty), the one user it serves ("" = anyone) and what
 	// it enforces per copy (see sched.Worker).
 	Isolation, BoundUser, Limits string
+	// EndsAt is when the worker stops taking copies (zero: never), and
+	// HandBack says it is a pilot that hands its copies back (pilot.go).
+	EndsAt   time.Time
+	HandBack bool
 }
 
 // RegisterResult is what a Register did.
@@ -81,6 +86,9 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			limits = excluded.limits`, in.Worker, in.Hostname, in.Slots, boolInt(in.CanSuspend), now, now, in.Version, in.MemoryMB,
 			sched.NormalIsolation(in.Isolation), in.BoundUser, in.Limits); err != nil {
 			return fmt.Errorf("register worker: %w", err)
+		}
+		if err := setWorkerPilot(ctx, tx, in); err != nil {
+			return err
 		}
 		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB, in.BoundUser); err != nil {
 			return err
@@ -143,13 +151,19 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 
 func loseCopy(ctx context.Context, tx *Tx, id sched.CopyID) error {
 	now := nanos(tx.now)
-	var ref sched.TaskRef
+	var (
+		ref sched.TaskRef
+		w   sched.WorkerID
+	)
 	err := tx.QueryRowContext(ctx, `UPDATE copies SET state = 'lost', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
-		WHERE id = ? AND state IN ('running', 'suspended') RETURNING set_id, idx`, now, now, id).Scan(&ref.Set, &ref.Index)
+		WHERE id = ? AND state IN ('running', 'suspended') RETURNING set_id, idx, worker`, now, now, id).Scan(&ref.Set, &ref.Index, &w)
 	if err == sql.ErrNoRows {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("lose copy %d: %w", id, err)
+	}
+	if _, err := tx.pilotLost(ctx, w, ref); err != nil {
+		return err
 	}
 	return lostAttempt(ctx, tx, ref)
 }
@@ -225,7 +239,8 @@ func (db *DB) WorkerCopies(ctx context.Context, w sched.WorkerID) ([]LiveCopy, e
 func (db *DB) LoseWorker(ctx context.Context, w sched.WorkerID, state string) ([]sched.Copy, error) {
 	var lost []sched.Copy
 	err := db.write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ? WHERE id = ?`, state, w); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE workers SET state = ?, left_at = CASE WHEN ? = 'gone' THEN ? ELSE 0 END WHERE id = ?`,
+			state, state, nanos(tx.now), w); err != nil {
 			return fmt.Errorf("mark worker: %w", err)
 		}
 		if err := recordWorkerEvent(ctx, tx, w, false, 0, false, 0, ""); err != nil {
@@ -332,35 +347,4 @@ func (db *DB) LoseCopies(ctx context.Context, w sched.WorkerID, ids []sched.Copy
 		return nil
 	})
 	return lost, err
-}
-
-// ListWorkers returns every worker the store knows, by id, with its busy
-// slots (live copies).
-func (db *DB) ListWorkers(ctx context.Context) ([]sched.Worker, error) {
-	var out []sched.Worker
-	err := db.read(ctx, func(tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT w.id, w.hostname, w.slots, w.can_suspend, w.state, w.last_heartbeat, w.registered_at,
-			(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state = 'running'), w.memory_mb, w.isolation, w.bound_user, w.limits
-			FROM workers w ORDER BY w.id`)
-		if err != nil {
-			return fmt.Errorf("list workers: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				w        sched.Worker
-				canSusp  int
-				hb, regd int64
-			)
-			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots, &w.MemoryMB,
-				&w.Isolation, &w.BoundUser, &w.Limits); err != nil {
-				return err
-			}
-			w.Name, w.CanSuspend = string(w.ID), canSusp != 0
-			w.LastHeartbeat, w.RegisteredAt = fromNanos(hb), fromNanos(regd)
-			out = append(out, w)
-		}
-		return rows.Err()
-	})
-	return out, err
 }

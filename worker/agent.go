@@ -147,17 +147,28 @@ type Config struct {
 	// whole job (the copies too) and SIGKILL after a grace: when ctx is
 	// done the running copies are killed at once and handed back (reported
 	// killed: the server loses them, queues their tasks again and bills
-	// nothing for them), and a copy that the batch system's signal ended
-	// first (a signal or a non-zero exit the worker did not cause, close
-	// to the stop) is handed back too instead of reported as the task's
-	// failed result. Results of copies that ended before are delivered as
-	// usual. Grace is ignored.
+	// nothing for them); a copy that ends once the worker stops, whatever
+	// its exit status, is handed back too, and so is one that failed (a
+	// signal or a non-zero exit the worker did not cause) up to
+	// handBackWait before the stop: the batch system's signal may reach it
+	// first. Results of copies that ended before are delivered as usual.
+	// Grace is ignored.
 	HandBack bool
+	// EndsAt is when the worker's allocation ends (a pilot's batch job
+	// time limit; zero: never). The worker tells the server that it takes
+	// copies until EndMargin before it, and the server starts none there
+	// that it expects to run past that time.
+	EndsAt time.Time
+	// EndMargin is how long before EndsAt the worker stops taking copies.
+	// Default: DefaultEndMargin, at most a quarter of the time left when
+	// the worker starts.
+	EndMargin time.Duration
 }
 
-// handBackWait is how long a copy that died of SIGTERM or SIGKILL that the
-// worker did not send waits, in HandBack mode, for the worker's own stop: the batch
-// system signals the copies and the worker at about the same moment.
+// handBackWait is how long a copy that failed (a non-zero exit or a
+// signal) waits, in HandBack mode, for the worker's own stop before its
+// end counts as the task's result: the batch system signals the copies and
+// the worker at about the same moment.
 const handBackWait = 2 * time.Second
 
 // Run runs the agent until ctx is done, registering, re-registering and
@@ -197,6 +208,9 @@ type agent struct {
 	noExec     bool // Config.BenchNoExec
 	idleExit   time.Duration
 	handBack   bool
+	// takeUntil is when the worker stops taking copies (zero: never;
+	// pilotend.go).
+	takeUntil time.Time
 	// isolation is the mechanism in use, isolationWhy why it was chosen;
 	// boundUser the one user whose copies run here ("" any); limits what
 	// is enforced per copy (RegisterRequest.limits).
@@ -297,6 +311,7 @@ func newAgent(cfg Config) (*agent, error) {
 		nice:         cfg.Nice,
 		idleExit:     cfg.IdleExit,
 		handBack:     cfg.HandBack,
+		takeUntil:    takeUntil(cfg.EndsAt, cfg.EndMargin, time.Now()),
 		stopped:      make(chan struct{}),
 		ended:        make(chan struct{}, 1),
 		now:          time.Now,
@@ -338,7 +353,7 @@ func newAgent(cfg Config) (*agent, error) {
 		a.version = "dev"
 	}
 	if a.stateDir == "" {
-		a.stateDir = filepath.Join(os.TempDir(), "batchd-worker-"+a.name)
+		a.stateDir = DefaultStateDir(a.name)
 	}
 	a.env = baseEnv(os.Environ(), a.env)
 	if a.poll <= 0 {
@@ -427,6 +442,9 @@ func (a *agent) run(ctx context.Context) error {
 	go func() { defer loops.Done(); a.heartbeatLoop() }()
 	go func() { defer loops.Done(); a.leaseLoop() }()
 	a.log.Info("worker started", "slots", a.slots, "memory_mb", a.memoryMB, "state_dir", a.stateDir)
+	if !a.takeUntil.IsZero() {
+		a.log.Info("the allocation ends: no copy that would run past it", "takes_copies_until", a.takeUntil.Format(time.RFC3339))
+	}
 	a.logIsolation()
 
 	select {

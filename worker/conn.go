@@ -173,6 +173,8 @@ func (a *agent) register() error {
 		Isolation:  string(a.isolation),
 		BoundUser:  a.boundUser,
 		Limits:     a.limits,
+		EndsAt:     a.endsAtProto(),
+		HandBack:   a.handBack,
 	}
 	if bye {
 		req.MemoryMb = 0

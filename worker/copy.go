@@ -81,11 +81,14 @@ type copyRun struct {
 	timedOut     bool
 	// signal is the signal the leader died of, 0 if none (set by the
 	// copy's own goroutine before finish; read only there).
-	signal   syscall.Signal
-	progress float64 // last parsed progress, -1 when none
-	cpu      float64 // last CPU seconds seen
-	result   *batchv1.ReportFinishedRequest
-	scratch  string // the copy's directory: progress file, default working dir ("" before it starts)
+	signal syscall.Signal
+	// awaitingStop: in HandBack mode the copy failed and its result waits
+	// (handBackWait) for the worker's stop before it counts.
+	awaitingStop bool
+	progress     float64 // last parsed progress, -1 when none
+	cpu          float64 // last CPU seconds seen
+	result       *batchv1.ReportFinishedRequest
+	scratch      string // the copy's directory: progress file, default working dir ("" before it starts)
 }
 
 // runTime is the wall time the copy held its slot, excluding suspension.

@@ -6,7 +6,6 @@ package worker
 import (
 	"context"
 	"slices"
-	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
@@ -126,7 +125,7 @@ func (a *agent) heartbeat() bool {
 // finish holds the copy's result and delivers it, then forgets the copy.
 func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	defer a.copiesWG.Done()
-	if a.handBack && !res.Killed && !res.TimedOut && (res.ExitCode != 0 || res.StartError != "") {
+	if a.handBack && !res.Killed && !res.TimedOut {
 		a.handBackIfStopping(c, res)
 	}
 	a.mu.Lock()
@@ -156,20 +155,30 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	}
 }
 
-// handBackIfStopping, in HandBack mode, marks a copy that failed without
-// the worker's doing as killed when the worker is stopping or starts to
-// within handBackWait (the batch system's SIGTERM reached the copy first):
-// the server then loses the copy and runs its task again, instead of
-// taking the signal's exit status as the task's result.
+// handBackIfStopping, in HandBack mode, marks a copy that ended without
+// the worker's doing as killed (handed back: the server loses the copy,
+// runs its task again and bills nothing for it) when the worker is
+// stopping, or starts to within handBackWait of a failed end.
+//
+// The batch system signals the copies and the worker at about the same
+// moment, in no set order: a copy may end of the pilot's SIGTERM (by the
+// signal, or by an exit status its trap chose, 143 or any other) before
+// the worker has seen its own. So any end once the worker stops, whatever
+// its status, is handed back; and a failed end (a non-zero exit or a
+// signal, whatever the code) waits for the stop before it counts as the
+// task's result. A success before the stop is delivered at once: a copy
+// that the signal made exit 0 reports success itself. A start error is
+// the command's own and is delivered at once.
 func (a *agent) handBackIfStopping(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	select {
 	case <-a.stopped:
 	default:
-		// Only the batch system's signals (SIGTERM, then SIGKILL) wait
-		// for the stop; a copy that crashed is reported at once.
-		if c.signal != syscall.SIGTERM && c.signal != syscall.SIGKILL {
+		if res.StartError != "" || res.ExitCode == 0 && c.signal == 0 {
 			return
 		}
+		a.mu.Lock()
+		c.awaitingStop = true
+		a.mu.Unlock()
 		t := time.NewTimer(handBackWait)
 		defer t.Stop()
 		select {
@@ -179,7 +188,8 @@ func (a *agent) handBackIfStopping(c *copyRun, res *batchv1.ReportFinishedReques
 		}
 	}
 	res.Killed = true
-	a.log.Info("copy handed back: it ended while the worker was stopping", "copy", c.id, "exit_code", res.ExitCode)
+	a.log.Info("copy handed back: it ended while the worker was stopping", "copy", c.id, "exit_code", res.ExitCode,
+		"signal", res.Signal)
 }
 
 // deliver reports the copy's end until the server answers. NotFound means

@@ -14,7 +14,8 @@ func clusterCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "cluster",
 		Usage: "show workers, slots, queues and live metrics",
-		Description: `Shows the server's policy, its workers and their slots, how each keeps tasks
+		Description: `Shows the server's policy, its live workers (up or lease lapsed; --all: also those that
+left, marked gone) and their slots, how each keeps tasks
 apart (ISOLATION: uid, owner-uid or namespaces run anyone's tasks; none runs only
 the tasks of the user in RUNS FOR, or anyone's when the server shares unisolated
 workers, which the first lines then say), the pilots of
@@ -25,13 +26,18 @@ slowdown, load, billed and free slot-seconds, speculation.
 Example:
 
    batchctl cluster`,
-		Flags:  []cli.Flag{jsonFlag()},
+		Flags: []cli.Flag{jsonFlag(),
+			&cli.BoolFlag{Name: "all", Usage: "list every worker ever registered, those that left (gone) too, not only the live ones"}},
 		Action: cluster,
 	}
 }
 
 func cluster(c *cli.Context) error {
-	cl, err := newClient(c).GetCluster(c.Context)
+	get := newClient(c).GetCluster
+	if c.Bool("all") {
+		get = newClient(c).GetClusterAllWorkers
+	}
+	cl, err := get(c.Context)
 	if err != nil {
 		return err
 	}

@@ -178,6 +178,9 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 		if why == "" || why == sched.WhyRunning.Short() {
 			why = "-"
 		}
+		if x.FailReason != "" && x.State == sched.TaskCanceled {
+			why = x.FailReason
+		}
 		state := string(x.State)
 		if x.Attempt > 1 {
 			state += fmt.Sprintf(" (attempt %d)", x.Attempt) // retried in place: status SET/I lists the attempts

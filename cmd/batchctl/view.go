@@ -116,8 +116,11 @@ type taskView struct {
 	// Attempt is the current attempt (1 until the task is retried).
 	Attempt int32 `json:"attempt"`
 	// Held: the task starts no copy until released.
-	Held   bool       `json:"held,omitempty"`
-	Copies []copyView `json:"copies"`
+	Held bool `json:"held,omitempty"`
+	// FailReason says why the server ended the task itself (a canceled
+	// task lost too often to pilot ends).
+	FailReason string     `json:"fail_reason,omitempty"`
+	Copies     []copyView `json:"copies"`
 	// Attempts are the earlier attempts (status SET/I only).
 	Attempts []attemptView `json:"attempts,omitempty"`
 }
@@ -413,6 +416,7 @@ func viewTask(t sched.Task) taskView {
 		Progress:               t.Progress,
 		Attempt:                t.Attempt,
 		Held:                   t.Held,
+		FailReason:             t.FailReason,
 		Copies:                 []copyView{},
 	}
 	for _, c := range t.Copies {

@@ -97,6 +97,10 @@ func printWhy(c *cli.Context, a sched.WhyAnswer) error {
 	ref := fmt.Sprintf("%d/%d", a.Task.Set, a.Task.Index)
 	switch a.Reason {
 	case sched.WhyNotWaiting:
+		if a.Detail != "" { // the server ended it itself, and says why
+			_, err := fmt.Fprintf(w, "task %s is %s: %s\n", ref, a.State, a.Detail)
+			return err
+		}
 		_, err := fmt.Fprintf(w, "task %s is %s: it needs no run\n", ref, a.State)
 		return err
 	case sched.WhyRunning:

@@ -85,6 +85,7 @@ func poolSlurmCommand() *cli.Command {
 			&cli.StringFlag{Name: "disclosed-qos", Usage: "QOS of disclosed pilots (default: --qos)"},
 			&cli.StringFlag{Name: "account", Usage: "Slurm account to charge"},
 			&cli.StringFlag{Name: "time", Usage: "pilots' time limit, Slurm format (e.g. 1:00:00)"},
+			&cli.StringFlag{Name: "mem", Usage: "each pilot's memory, sbatch --mem format (e.g. 16G); its worker offers that to tasks asking for memory"},
 			&cli.StringFlag{Name: "output", Usage: "pilots' log file, sbatch --output (default batchd-pilot-%j.out in --chdir)"},
 			&cli.StringFlag{Name: "chdir", Usage: "pilots' working directory (default: here)"},
 			&cli.StringSliceFlag{Name: "sbatch-arg", Usage: "extra sbatch argument, repeatable (e.g. --sbatch-arg=--mem=4G)"},
@@ -134,7 +135,7 @@ func poolSlurmCommand() *cli.Command {
 			}
 			eng := &pool.Slurm{Pool: c.String("name"), Partition: c.String("partition"), QOS: c.String("qos"),
 				DisclosedPartition: c.String("disclosed-partition"), DisclosedQOS: c.String("disclosed-qos"),
-				Account: c.String("account"), Time: c.String("time"), Output: c.String("output"), Dir: dir,
+				Account: c.String("account"), Time: c.String("time"), Mem: c.String("mem"), Output: c.String("output"), Dir: dir,
 				Args: c.StringSlice("sbatch-arg")}
 			ttl := c.Duration("token-ttl")
 			if ttl == 0 && c.String("time") != "" {

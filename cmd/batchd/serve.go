@@ -44,6 +44,8 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "task-nice", EnvVars: []string{"BATCHD_TASK_NICE"},
 				Usage: "run local slots' tasks this much nicer than the server (0-19), so that the API and dispatch keep their share of a host shared with other work; 0 = same priority"},
 			&cli.DurationFlag{Name: "lease", Value: 15 * time.Second, EnvVars: []string{"BATCHD_LEASE"}, Usage: "worker lease: a worker that cannot renew it for this long stops its copies; it heartbeats every lease/5"},
+			&cli.IntFlag{Name: "pilot-losses", EnvVars: []string{"BATCHD_PILOT_LOSSES"}, Value: 3, Usage: "a task whose copies pilots lose this many times at their ends (time limit, preemption) fails with that reason instead of running again (-1: never)"},
+			&cli.DurationFlag{Name: "worker-retention", EnvVars: []string{"BATCHD_WORKER_RETENTION"}, Value: time.Hour, Usage: "a worker whose lease lapsed this long ago is marked gone: batchctl cluster lists it only with --all"},
 			&cli.DurationFlag{Name: "lease-margin", EnvVars: []string{"BATCHD_LEASE_MARGIN"}, Usage: "how much longer than the lease the server waits before it runs a silent worker's copies again (default: lease/4, at least 1s)"},
 			&cli.StringFlag{Name: "output-cap", Value: "16MiB", EnvVars: []string{"BATCHD_OUTPUT_CAP"}, Usage: "bytes kept per output stream (e.g. 16MiB, 512KiB, 1000000)"},
 			&cli.StringFlag{Name: "keep-max-task", Value: "16MiB", EnvVars: []string{"BATCHD_KEEP_MAX_TASK"},
@@ -195,6 +197,7 @@ func runServe(c *cli.Context) error {
 	srv, err := server.New(server.Config{
 		Listen: c.String("listen"), DataDir: data, Lease: c.Duration("lease"), LeaseMargin: c.Duration("lease-margin"), OutputCap: outCap,
 		KeepMaxTask: keepTask, KeepMaxUser: keepUser,
+		PilotLosses: c.Int("pilot-losses"), WorkerRetention: c.Duration("worker-retention"),
 		Sched: sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested"),
 			FairShareHalfLife: halfLifeSeconds(c.Duration("fair-share-half-life"))},
 		NoDisclosedFairShare: c.Bool("no-fair-share"), NoFairShare: !c.Bool("fair-share"),

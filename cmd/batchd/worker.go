@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
 
@@ -47,7 +49,8 @@ func workerCommand() *cli.Command {
 			"of one user (--user). The token comes from --token-fd or a 0600 --token-file, never from\n" +
 			"a place a task can read.",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080", EnvVars: []string{"BATCH_SERVER"}, Required: true},
+			// Required, but checked in the action: --kill-leftovers needs none.
+			&cli.StringFlag{Name: "server", Usage: "server base URL, e.g. http://host:8080 (required)", EnvVars: []string{"BATCH_SERVER"}},
 			&cli.IntFlag{Name: "token-fd", Usage: "read the worker token from file descriptor `N` (e.g. --token-fd 3 3<FILE)"},
 			&cli.StringFlag{Name: "token-file", Usage: "read the worker token from `FILE` (0600; batchd user add --worker NAME mints one)"},
 			&cli.BoolFlag{Name: "remove-token-file", Usage: "remove --token-file once read (pilots)"},
@@ -60,25 +63,41 @@ func workerCommand() *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
 			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
-			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G (default: the machine's; 0: none)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G, or slurm: the Slurm job's allocation (default: the machine's; 0: none)"},
 			&cli.DurationFlag{Name: "idle-exit", Usage: "leave (exit 0) after holding no copy for this long, e.g. 30s (default: never)"},
+			&cli.StringFlag{Name: "ends-at", Usage: "when the worker's allocation ends: slurm (its Slurm job's time limit), Unix seconds or an RFC 3339 time; it takes no copy that would run past it (default: never ends)"},
+			&cli.DurationFlag{Name: "end-margin", Usage: "stop taking copies this long before --ends-at (default 30s, at most a quarter of the time left)"},
 			&cli.BoolFlag{Name: "hand-back", Usage: "on SIGTERM, hand running copies back at once, also those the signal reached first (pilots)"},
 			// Benchmarks of the control plane only (bench/scaling_test.go):
 			// copies end at once without running anything.
+			// A pilot's script, once its worker ended however it ended:
+			// kill what the worker's copies left (see worker.KillLeftovers).
+			&cli.BoolFlag{Name: "kill-leftovers", Hidden: true, Usage: "kill what the copies of the worker with this --name (or --state-dir) left running, and exit"},
 			&cli.BoolFlag{Name: "bench-no-exec", Hidden: true, Usage: "benchmarks only: do not run copies, end each at once with exit 0"},
 		}, isolationFlags("BATCHD_")...),
 		Action: func(c *cli.Context) error {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+			if c.Bool("kill-leftovers") {
+				return killLeftovers(c, log)
+			}
+			if c.String("server") == "" {
+				return errors.New(`required flag "server" not set: give --server URL (or BATCH_SERVER)`)
+			}
 			token, err := workerToken(c, log)
 			if err != nil {
 				return err
 			}
-			mem, err := cliarg.ParseMiB(c.String("memory"))
-			if err != nil {
-				return fmt.Errorf("--memory: %w", err)
-			}
-			if c.IsSet("memory") && mem == 0 {
-				mem = -1 // offer none
+			var mem int64
+			if c.String("memory") == "slurm" {
+				// The job's allocation; without one, the machine's.
+				mem, _ = slurmMemoryMB(os.Getenv)
+			} else {
+				if mem, err = cliarg.ParseMiB(c.String("memory")); err != nil {
+					return fmt.Errorf("--memory: %w", err)
+				}
+				if c.IsSet("memory") && mem == 0 {
+					mem = -1 // offer none
+				}
 			}
 			cfg := worker.Config{
 				MemoryMB:      mem,
@@ -98,10 +117,31 @@ func workerCommand() *cli.Command {
 				BoundUser:     c.String("user"),
 				Hide:          c.StringSlice("hide"),
 			}
+			if cfg.EndsAt, err = workerEndsAt(c.Context, c.String("ends-at")); err != nil {
+				return err
+			}
+			cfg.EndMargin = c.Duration("end-margin")
 			if err := isolationConfig(c, &cfg); err != nil {
 				return err
 			}
 			return worker.Run(c.Context, cfg)
 		},
 	}
+}
+
+// killLeftovers is `batchd worker --kill-leftovers`: it kills what the
+// copies of the worker named by --state-dir or --name left running.
+func killLeftovers(c *cli.Context, log *slog.Logger) error {
+	dir := c.String("state-dir")
+	if dir == "" {
+		if c.String("name") == "" {
+			return errors.New("--kill-leftovers needs --state-dir or --name")
+		}
+		dir = worker.DefaultStateDir(c.String("name"))
+	}
+	n, err := worker.KillLeftovers(dir)
+	if n > 0 {
+		log.Warn("killed processes the worker's copies left", "count", n, "state_dir", dir)
+	}
+	return err
 }

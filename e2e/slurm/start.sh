@@ -5,6 +5,7 @@
 # under DIR. Installs Debian's slurm-wlm and munge with apt when missing.
 #
 #   e2e/slurm/start.sh DIR [CPUS]     # default DIR ./slurm-test, CPUS 4
+#   SLURM_PROFILE=throughput e2e/slurm/start.sh DIR   # a Slurm tuned for throughput (throughput.conf)
 #   export SLURM_CONF=DIR/slurm.conf  # then sbatch, squeue, scancel, batchd pool slurm
 #   e2e/slurm/stop.sh DIR             # stops exactly the PIDs recorded in DIR/pids
 #
@@ -14,8 +15,9 @@
 #   low   PriorityTier=1, PreemptMode=CANCEL with GraceTime=10: a job in
 #         `high` that needs its CPUs preempts a `low` job (SIGTERM, then
 #         SIGKILL 10 s later)
-# The daemons listen on loopback ports picked free at start (SLURMCTLD_PORT
-# and SLURMD_PORT override them).
+# The daemons listen on loopback ports picked free at start below the
+# kernel's ephemeral port range (SLURMCTLD_PORT and SLURMD_PORT override
+# them); when a daemon fails, the message names it and its port.
 set -euo pipefail
 
 dir="${1:-./slurm-test}"
@@ -63,22 +65,48 @@ chmod 0755 "$dir"
 mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
 chmod 0700 "$dir/munge" "$dir/state" "$dir/spool"
 
-# A free loopback TCP port, not one already taken by another cluster.
+# A free loopback TCP port below the kernel's ephemeral range (which the
+# kernel hands out to outgoing connections at any moment, so a port that
+# is free there now may be taken by the time a daemon binds it), not held
+# by any socket now (/proc/net/tcp and tcp6 list every local port in use,
+# listening or connected) and not already picked by this script.
+eph_low="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+port_hi=$((eph_low - 1))
+port_lo=$((port_hi > 12000 ? port_hi - 10000 : 1024))
+picked=""
+port_in_use() {
+  local hex
+  hex="$(printf '%04X' "$1")"
+  case " $picked " in *" $1 "*) return 0 ;; esac
+  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v h="$hex" 'NR > 0 { split($2, a, ":"); if (a[2] == h) { found = 1 } } END { exit !found }'
+}
 free_port() {
   local p
-  for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 20000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+  for _ in $(seq 1 500); do
+    p=$((port_lo + RANDOM % (port_hi - port_lo + 1)))
+    if ! port_in_use "$p"; then
       echo "$p"
       return
     fi
   done
-  echo "start.sh: no free port found" >&2
+  echo "start.sh: no free port in $port_lo-$port_hi (below the ephemeral range, /proc/sys/net/ipv4/ip_local_port_range)" >&2
   exit 1
 }
 ctld_port="${SLURMCTLD_PORT:-$(free_port)}"
+picked="$ctld_port"
 slurmd_port="${SLURMD_PORT:-$(free_port)}"
 node="$(hostname -s)"
+# The scheduler's settings: the test cluster's slow cycle, or with
+# SLURM_PROFILE=throughput those of e2e/slurm/throughput.conf (a Slurm
+# tuned to start many short jobs fast, each setting explained there).
+case "${SLURM_PROFILE:-test}" in
+  test) sched_params="SchedulerParameters=sched_interval=2,bf_interval=2" ;;
+  throughput) sched_params="$(grep '^SchedulerParameters=' "$here/throughput.conf")" ;;
+  *)
+    echo "start.sh: SLURM_PROFILE must be test or throughput, not '$SLURM_PROFILE'" >&2
+    exit 1
+    ;;
+esac
 
 if [ ! -s "$dir/munge/munge.key" ]; then
   head -c 1024 /dev/urandom >"$dir/munge/munge.key"
@@ -119,7 +147,7 @@ MinJobAge=300
 KillWait=10
 InactiveLimit=0
 SlurmdTimeout=300
-SchedulerParameters=sched_interval=2,bf_interval=2
+$sched_params
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
@@ -151,13 +179,36 @@ record slurmd $!
 for _ in $(seq 1 300); do
   st="$(sinfo -h -n "$node" -o '%T' 2>/dev/null | head -1 || true)"
   case "$st" in idle* | mixed* | alloc*) break ;; esac
+  # A daemon that exited will not come back: say so now.
+  dead=""
+  while read -r name pid; do kill -0 "$pid" 2>/dev/null || dead=1; done <"$dir/pids"
+  [ -z "$dead" ] || break
   sleep 0.2
 done
 st="$(sinfo -h -n "$node" -o '%T' 2>/dev/null | head -1 || true)"
 case "$st" in
   idle* | mixed* | alloc*) ;;
   *)
-    echo "start.sh: node $node is '${st:-unknown}' after 60 s; logs in $dir/log" >&2
+    # Say which daemon failed and why, naming its port.
+    why=""
+    while read -r name pid; do
+      case "$name" in
+        slurmctld) port="$ctld_port" log="$dir/log/slurmctld.log" ;;
+        slurmd) port="$slurmd_port" log="$dir/log/slurmd.log" ;;
+        *) port="" log="$dir/log/$name.log" ;;
+      esac
+      if ! kill -0 "$pid" 2>/dev/null; then
+        why="$why; $name (pid $pid) exited"
+      fi
+      if [ -n "$port" ] && grep -qs "Address already in use" "$log" "$dir/log/$name.out"; then
+        why="$why; $name could not bind port $port: Address already in use"
+      fi
+    done <"$dir/pids"
+    echo "start.sh: node $node is '${st:-unknown}'${why:-" after 60 s"}; logs in $dir/log" >&2
+    for f in slurmctld slurmd; do
+      echo "--- last lines of $dir/log/$f.log:" >&2
+      tail -n 5 "$dir/log/$f.log" >&2 2>/dev/null || true
+    done
     "$here/stop.sh" "$dir" >/dev/null 2>&1 || true
     exit 1
     ;;

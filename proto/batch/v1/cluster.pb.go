@@ -41,7 +41,13 @@ type Worker struct {
 	// The one user whose tasks the worker runs (empty: any user's).
 	BoundUser string `protobuf:"bytes,22,opt,name=bound_user,json=boundUser,proto3" json:"bound_user,omitempty"`
 	// What the worker enforces per copy (RegisterRequest.limits).
-	Limits        string `protobuf:"bytes,23,opt,name=limits,proto3" json:"limits,omitempty"`
+	Limits string `protobuf:"bytes,23,opt,name=limits,proto3" json:"limits,omitempty"`
+	// When the worker stops taking copies (RegisterRequest.ends_at);
+	// unset: never.
+	EndsAt *timestamppb.Timestamp `protobuf:"bytes,80,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
+	// When the worker left (state "gone"): its goodbye, or its lease
+	// lapsed past the server's retention; unset while it is known.
+	LeftAt        *timestamppb.Timestamp `protobuf:"bytes,81,opt,name=left_at,json=leftAt,proto3" json:"left_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -165,6 +171,20 @@ func (x *Worker) GetLimits() string {
 		return x.Limits
 	}
 	return ""
+}
+
+func (x *Worker) GetEndsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndsAt
+	}
+	return nil
+}
+
+func (x *Worker) GetLeftAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LeftAt
+	}
+	return nil
 }
 
 // QueueLengths counts tasks waiting for a slot in each class.
@@ -389,7 +409,10 @@ func (x *Metrics) GetScaledBilledResources() float64 {
 }
 
 type GetClusterRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// List every worker ever registered, those that left too (gone), not
+	// only the live ones (up, or lease lapsed within the retention).
+	AllWorkers    bool `protobuf:"varint,80,opt,name=all_workers,json=allWorkers,proto3" json:"all_workers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -422,6 +445,13 @@ func (x *GetClusterRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use GetClusterRequest.ProtoReflect.Descriptor instead.
 func (*GetClusterRequest) Descriptor() ([]byte, []int) {
 	return file_batch_v1_cluster_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetClusterRequest) GetAllWorkers() bool {
+	if x != nil {
+		return x.AllWorkers
+	}
+	return false
 }
 
 type GetClusterResponse struct {
@@ -752,7 +782,7 @@ var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaa\x03\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x04\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -769,7 +799,9 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
-	"\x06limits\x18\x17 \x01(\tR\x06limits\"\xcb\x01\n" +
+	"\x06limits\x18\x17 \x01(\tR\x06limits\x123\n" +
+	"\aends_at\x18P \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x123\n" +
+	"\aleft_at\x18Q \x01(\v2\x1a.google.protobuf.TimestampR\x06leftAt\"\xcb\x01\n" +
 	"\fQueueLengths\x12\x1c\n" +
 	"\trequested\x18\x01 \x01(\x03R\trequested\x12\x1c\n" +
 	"\tdisclosed\x18\x02 \x01(\x03R\tdisclosed\x12)\n" +
@@ -790,8 +822,10 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	" \x01(\x03R\x14speculativeCopiesWon\x12\x12\n" +
 	"\x04beta\x18\v \x01(\x01R\x04beta\x12!\n" +
 	"\fbeta_samples\x18\f \x01(\x03R\vbetaSamples\x126\n" +
-	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResourcesJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"\x13\n" +
-	"\x11GetClusterRequest\"\xd4\x04\n" +
+	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResourcesJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"4\n" +
+	"\x11GetClusterRequest\x12\x1f\n" +
+	"\vall_workers\x18P \x01(\bR\n" +
+	"allWorkers\"\xd4\x04\n" +
 	"\x12GetClusterResponse\x12*\n" +
 	"\aworkers\x18\x01 \x03(\v2\x10.batch.v1.WorkerR\aworkers\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1d\n" +
@@ -860,22 +894,24 @@ var file_batch_v1_cluster_proto_goTypes = []any{
 var file_batch_v1_cluster_proto_depIdxs = []int32{
 	7,  // 0: batch.v1.Worker.last_heartbeat:type_name -> google.protobuf.Timestamp
 	7,  // 1: batch.v1.Worker.registered_at:type_name -> google.protobuf.Timestamp
-	8,  // 2: batch.v1.Metrics.free:type_name -> batch.v1.FreeWork
-	0,  // 3: batch.v1.GetClusterResponse.workers:type_name -> batch.v1.Worker
-	1,  // 4: batch.v1.GetClusterResponse.queues:type_name -> batch.v1.QueueLengths
-	2,  // 5: batch.v1.GetClusterResponse.metrics:type_name -> batch.v1.Metrics
-	7,  // 6: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
-	9,  // 7: batch.v1.GetClusterResponse.pilots:type_name -> batch.v1.Pilot
-	6,  // 8: batch.v1.GetClusterResponse.pools:type_name -> batch.v1.Pool
-	5,  // 9: batch.v1.GetClusterResponse.users:type_name -> batch.v1.UserShare
-	7,  // 10: batch.v1.Pool.reported_at:type_name -> google.protobuf.Timestamp
-	3,  // 11: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
-	4,  // 12: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
-	12, // [12:13] is the sub-list for method output_type
-	11, // [11:12] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	7,  // 2: batch.v1.Worker.ends_at:type_name -> google.protobuf.Timestamp
+	7,  // 3: batch.v1.Worker.left_at:type_name -> google.protobuf.Timestamp
+	8,  // 4: batch.v1.Metrics.free:type_name -> batch.v1.FreeWork
+	0,  // 5: batch.v1.GetClusterResponse.workers:type_name -> batch.v1.Worker
+	1,  // 6: batch.v1.GetClusterResponse.queues:type_name -> batch.v1.QueueLengths
+	2,  // 7: batch.v1.GetClusterResponse.metrics:type_name -> batch.v1.Metrics
+	7,  // 8: batch.v1.GetClusterResponse.started_at:type_name -> google.protobuf.Timestamp
+	9,  // 9: batch.v1.GetClusterResponse.pilots:type_name -> batch.v1.Pilot
+	6,  // 10: batch.v1.GetClusterResponse.pools:type_name -> batch.v1.Pool
+	5,  // 11: batch.v1.GetClusterResponse.users:type_name -> batch.v1.UserShare
+	7,  // 12: batch.v1.Pool.reported_at:type_name -> google.protobuf.Timestamp
+	3,  // 13: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
+	4,  // 14: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
+	14, // [14:15] is the sub-list for method output_type
+	13, // [13:14] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_cluster_proto_init() }

@@ -63,6 +63,9 @@ const (
 	// Its set waits for the sets or tasks it depends on to end (reason_text
 	// names them and what is left of them).
 	WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY WaitReason = 70
+	// Every worker up that may run it ends (a pilot's time limit) before a
+	// copy of it would end.
+	WaitReason_WAIT_REASON_NO_WORKER_TIME_LEFT WaitReason = 80
 )
 
 // Enum value maps for WaitReason.
@@ -84,6 +87,7 @@ var (
 		13: "WAIT_REASON_NO_WORKER_FOR_OWNER",
 		60: "WAIT_REASON_HELD",
 		70: "WAIT_REASON_WAITING_FOR_DEPENDENCY",
+		80: "WAIT_REASON_NO_WORKER_TIME_LEFT",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -102,6 +106,7 @@ var (
 		"WAIT_REASON_NO_WORKER_FOR_OWNER":            13,
 		"WAIT_REASON_HELD":                           60,
 		"WAIT_REASON_WAITING_FOR_DEPENDENCY":         70,
+		"WAIT_REASON_NO_WORKER_TIME_LEFT":            80,
 	}
 )
 
@@ -2828,7 +2833,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\x98\x04\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xbd\x04\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2847,7 +2852,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x16WAIT_REASON_FAIR_SHARE\x10\f\x12#\n" +
 	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r\x12\x14\n" +
 	"\x10WAIT_REASON_HELD\x10<\x12&\n" +
-	"\"WAIT_REASON_WAITING_FOR_DEPENDENCY\x10F2\x86\b\n" +
+	"\"WAIT_REASON_WAITING_FOR_DEPENDENCY\x10F\x12#\n" +
+	"\x1fWAIT_REASON_NO_WORKER_TIME_LEFT\x10P2\x86\b\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +

@@ -1355,7 +1355,10 @@ type Task struct {
 	// Earlier attempts, oldest first (filled by GetTask only).
 	Attempts []*Attempt `protobuf:"bytes,31,rep,name=attempts,proto3" json:"attempts,omitempty"`
 	// The task is held: it starts no copy until released (HoldTasks).
-	Held          bool `protobuf:"varint,60,opt,name=held,proto3" json:"held,omitempty"`
+	Held bool `protobuf:"varint,60,opt,name=held,proto3" json:"held,omitempty"`
+	// Why the server ended the task itself, such as losing it too often to
+	// pilot ends (a canceled task); empty when it did not.
+	FailReason    string `protobuf:"bytes,80,opt,name=fail_reason,json=failReason,proto3" json:"fail_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1514,6 +1517,13 @@ func (x *Task) GetHeld() bool {
 		return x.Held
 	}
 	return false
+}
+
+func (x *Task) GetFailReason() string {
+	if x != nil {
+		return x.FailReason
+	}
+	return ""
 }
 
 // FreeWork is work that ran and nobody pays for, in slot-seconds, in
@@ -1788,7 +1798,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\vcpu_seconds\x18\" \x01(\x01R\n" +
 	"cpuSeconds\x12\x1f\n" +
 	"\vrun_seconds\x18# \x01(\x01R\n" +
-	"runSeconds\"\xf9\x05\n" +
+	"runSeconds\"\x9a\x06\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12&\n" +
@@ -1811,7 +1821,9 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\bprogress\x18\x0f \x01(\x01R\bprogress\x12\x18\n" +
 	"\aattempt\x18\x1e \x01(\x05R\aattempt\x12-\n" +
 	"\battempts\x18\x1f \x03(\v2\x11.batch.v1.AttemptR\battempts\x12\x12\n" +
-	"\x04held\x18< \x01(\bR\x04held\"\x8e\x02\n" +
+	"\x04held\x18< \x01(\bR\x04held\x12\x1f\n" +
+	"\vfail_reason\x18P \x01(\tR\n" +
+	"failReason\"\x8e\x02\n" +
 	"\bFreeWork\x12I\n" +
 	"!executed_unrequested_slot_seconds\x18\x01 \x01(\x01R\x1eexecutedUnrequestedSlotSeconds\x12A\n" +
 	"\x1dspeculative_lost_slot_seconds\x18\x02 \x01(\x01R\x1aspeculativeLostSlotSeconds\x122\n" +

@@ -400,8 +400,15 @@ type ReportPilotsResponse struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	QueuedRequested int64                  `protobuf:"varint,1,opt,name=queued_requested,json=queuedRequested,proto3" json:"queued_requested,omitempty"`
 	QueuedDisclosed int64                  `protobuf:"varint,2,opt,name=queued_disclosed,json=queuedDisclosed,proto3" json:"queued_disclosed,omitempty"`
-	// Names of the workers up (registered, lease held) with their slots.
-	Workers       []*PoolWorker `protobuf:"bytes,3,rep,name=workers,proto3" json:"workers,omitempty"`
+	// The workers known and not gone (registered; lease held or lapsed),
+	// with their slots. A pool cancels a pilot whose worker is silent past
+	// lease_seconds and a margin: its worker died or hangs.
+	Workers []*PoolWorker `protobuf:"bytes,3,rep,name=workers,proto3" json:"workers,omitempty"`
+	// The server's worker lease.
+	LeaseSeconds float64 `protobuf:"fixed64,80,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
+	// The workers of the reported pilots that have ever registered, live
+	// or gone: a pool that restarts learns which of its pilots served.
+	Registered    []string `protobuf:"bytes,81,rep,name=registered,proto3" json:"registered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -457,11 +464,31 @@ func (x *ReportPilotsResponse) GetWorkers() []*PoolWorker {
 	return nil
 }
 
+func (x *ReportPilotsResponse) GetLeaseSeconds() float64 {
+	if x != nil {
+		return x.LeaseSeconds
+	}
+	return 0
+}
+
+func (x *ReportPilotsResponse) GetRegistered() []string {
+	if x != nil {
+		return x.Registered
+	}
+	return nil
+}
+
 type PoolWorker struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Slots         int32                  `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
-	BusySlots     int32                  `protobuf:"varint,3,opt,name=busy_slots,json=busySlots,proto3" json:"busy_slots,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Slots     int32                  `protobuf:"varint,2,opt,name=slots,proto3" json:"slots,omitempty"`
+	BusySlots int32                  `protobuf:"varint,3,opt,name=busy_slots,json=busySlots,proto3" json:"busy_slots,omitempty"`
+	// "up" or "lease-lapsed" (an older server lists only workers up and
+	// leaves it empty).
+	State string `protobuf:"bytes,80,opt,name=state,proto3" json:"state,omitempty"`
+	// Seconds since the worker's last heartbeat or registration, on the
+	// server's clock.
+	SilentSeconds float64 `protobuf:"fixed64,81,opt,name=silent_seconds,json=silentSeconds,proto3" json:"silent_seconds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -513,6 +540,20 @@ func (x *PoolWorker) GetSlots() int32 {
 func (x *PoolWorker) GetBusySlots() int32 {
 	if x != nil {
 		return x.BusySlots
+	}
+	return 0
+}
+
+func (x *PoolWorker) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *PoolWorker) GetSilentSeconds() float64 {
+	if x != nil {
+		return x.SilentSeconds
 	}
 	return 0
 }
@@ -630,7 +671,16 @@ type RegisterRequest struct {
 	BoundUser string `protobuf:"bytes,22,opt,name=bound_user,json=boundUser,proto3" json:"bound_user,omitempty"`
 	// What the worker enforces per copy, for people: e.g. "cpu,memory,pids
 	// (cgroup v2)" or "pids (rlimit); cpu and memory accounted only".
-	Limits        string `protobuf:"bytes,23,opt,name=limits,proto3" json:"limits,omitempty"`
+	Limits string `protobuf:"bytes,23,opt,name=limits,proto3" json:"limits,omitempty"`
+	// When the worker stops taking copies: a pilot's allocation end (its
+	// batch job's time limit) less a margin for handing copies back. The
+	// server starts there no copy expected to run past it. Unset: never.
+	EndsAt *timestamppb.Timestamp `protobuf:"bytes,80,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
+	// The worker is a pilot that hands its copies back when its batch
+	// system ends it (--hand-back): a copy it reports killed without the
+	// server's order, or that its lapse loses, is lost to a pilot end, and a
+	// task lost to pilot ends too often fails (serve --pilot-losses).
+	HandBack      bool `protobuf:"varint,81,opt,name=hand_back,json=handBack,proto3" json:"hand_back,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -733,6 +783,20 @@ func (x *RegisterRequest) GetLimits() string {
 		return x.Limits
 	}
 	return ""
+}
+
+func (x *RegisterRequest) GetEndsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndsAt
+	}
+	return nil
+}
+
+func (x *RegisterRequest) GetHandBack() bool {
+	if x != nil {
+		return x.HandBack
+	}
+	return false
 }
 
 type RegisterResponse struct {
@@ -1595,17 +1659,23 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
 	"\x06pilots\x18\x03 \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\x04 \x01(\tR\tlastError\"\x9c\x01\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\xe1\x01\n" +
 	"\x14ReportPilotsResponse\x12)\n" +
 	"\x10queued_requested\x18\x01 \x01(\x03R\x0fqueuedRequested\x12)\n" +
 	"\x10queued_disclosed\x18\x02 \x01(\x03R\x0fqueuedDisclosed\x12.\n" +
-	"\aworkers\x18\x03 \x03(\v2\x14.batch.v1.PoolWorkerR\aworkers\"U\n" +
+	"\aworkers\x18\x03 \x03(\v2\x14.batch.v1.PoolWorkerR\aworkers\x12#\n" +
+	"\rlease_seconds\x18P \x01(\x01R\fleaseSeconds\x12\x1e\n" +
+	"\n" +
+	"registered\x18Q \x03(\tR\n" +
+	"registered\"\x92\x01\n" +
 	"\n" +
 	"PoolWorker\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1d\n" +
 	"\n" +
-	"busy_slots\x18\x03 \x01(\x05R\tbusySlots\"\xcd\x01\n" +
+	"busy_slots\x18\x03 \x01(\x05R\tbusySlots\x12\x14\n" +
+	"\x05state\x18P \x01(\tR\x05state\x12%\n" +
+	"\x0esilent_seconds\x18Q \x01(\x01R\rsilentSeconds\"\xcd\x01\n" +
 	"\bHeldCopy\x12\x17\n" +
 	"\acopy_id\x18\x01 \x01(\x03R\x06copyId\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\x05R\x04slot\x129\n" +
@@ -1614,7 +1684,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tsuspended\x18\x04 \x01(\bR\tsuspended\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x01R\bprogress\x12\x1f\n" +
 	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
-	"cpuSeconds\"\xb2\x02\n" +
+	"cpuSeconds\"\x84\x03\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1f\n" +
@@ -1627,7 +1697,9 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
-	"\x06limits\x18\x17 \x01(\tR\x06limits\"\xe5\x01\n" +
+	"\x06limits\x18\x17 \x01(\tR\x06limits\x123\n" +
+	"\aends_at\x18P \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x12\x1b\n" +
+	"\thand_back\x18Q \x01(\bR\bhandBack\"\xe5\x01\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12#\n" +
 	"\rlease_seconds\x18\x02 \x01(\x01R\fleaseSeconds\x12+\n" +
@@ -1752,32 +1824,33 @@ var file_batch_v1_worker_proto_depIdxs = []int32{
 	6,  // 4: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
 	19, // 5: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
 	7,  // 6: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
-	20, // 7: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
-	11, // 8: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
-	13, // 9: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
-	19, // 10: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
-	17, // 11: batch.v1.ReportFinishedRequest.kept:type_name -> batch.v1.KeptFileContent
-	21, // 12: batch.v1.KeptFileContent.file:type_name -> batch.v1.KeptFile
-	0,  // 13: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
-	8,  // 14: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
-	10, // 15: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
-	14, // 16: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
-	16, // 17: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
-	4,  // 18: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
-	1,  // 19: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
-	22, // 20: batch.v1.WorkerService.ReportOutput:input_type -> batch.v1.ReportOutputRequest
-	9,  // 21: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
-	12, // 22: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
-	15, // 23: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
-	18, // 24: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
-	5,  // 25: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
-	2,  // 26: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
-	23, // 27: batch.v1.WorkerService.ReportOutput:output_type -> batch.v1.ReportOutputResponse
-	21, // [21:28] is the sub-list for method output_type
-	14, // [14:21] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	19, // 7: batch.v1.RegisterRequest.ends_at:type_name -> google.protobuf.Timestamp
+	20, // 8: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
+	11, // 9: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
+	13, // 10: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
+	19, // 11: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
+	17, // 12: batch.v1.ReportFinishedRequest.kept:type_name -> batch.v1.KeptFileContent
+	21, // 13: batch.v1.KeptFileContent.file:type_name -> batch.v1.KeptFile
+	0,  // 14: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
+	8,  // 15: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
+	10, // 16: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
+	14, // 17: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
+	16, // 18: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
+	4,  // 19: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
+	1,  // 20: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
+	22, // 21: batch.v1.WorkerService.ReportOutput:input_type -> batch.v1.ReportOutputRequest
+	9,  // 22: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
+	12, // 23: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
+	15, // 24: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
+	18, // 25: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
+	5,  // 26: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
+	2,  // 27: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
+	23, // 28: batch.v1.WorkerService.ReportOutput:output_type -> batch.v1.ReportOutputResponse
+	22, // [22:29] is the sub-list for method output_type
+	15, // [15:22] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_worker_proto_init() }
