@@ -38,10 +38,15 @@ func TestPreemptRequested(t *testing.T) {
 
 	// The short task reports the long task's process state while it runs:
 	// "T" (stopped) if its copy was suspended. It polls for a while because
-	// the worker's SIGSTOP and its start need not land in that order.
+	// the worker's SIGSTOP and its start need not land in that order. A
+	// SIGSTOP that lands between the shell's vfork of sleep and the exec
+	// stops the child, and leaves the shell waiting for it ("D"): a
+	// stopped child counts as the copy stopped.
 	var short jsonDisclose
 	c.ctlJSON(&short, "disclose", "--name", "short", "--request", "--estimate", "1s", "--",
-		"sh", "-c", fmt.Sprintf(`for i in $(seq 600); do s=$(cut -d' ' -f3 /proc/%s/stat); [ "$s" = T ] && break; sleep 0.05; done; echo short $s`, pid))
+		"sh", "-c", fmt.Sprintf(`P=%s; for i in $(seq 600); do s=$(cut -d' ' -f3 /proc/$P/stat); `+
+			`if [ "$s" = D ]; then for k in $(cat /proc/$P/task/$P/children 2>/dev/null); do [ "$(cut -d' ' -f3 /proc/$k/stat)" = T ] && s=T; done; fi; `+
+			`[ "$s" = T ] && break; sleep 0.05; done; echo short $s`, pid))
 	var st jsonStatus
 	waitFor(t, patience, "the short task to finish while the long one cannot", func() bool {
 		c.ctlJSON(&st, "status", fmt.Sprint(short.Set.ID))
