@@ -5,12 +5,10 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
-	"batchd/internal/jitter"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/sched"
 )
@@ -55,39 +53,9 @@ type FollowFrom struct {
 // caller's task), EFAILEDPRECONDITION (disclosed or executed, not
 // requested), EUNAVAILABLE, ctx.Err(), or fn's error.
 func (c *Client) FollowOutput(ctx context.Context, task sched.TaskRef, from FollowFrom, fn func(OutputChunk) error) error {
-	b := jitter.Backoff{Min: minBackoff, Max: maxBackoff}
-	wait := b.Next()
-	down := time.Time{}
-	for {
-		got, ended, err := c.followOnce(ctx, task, &from, fn)
-		switch {
-		case errors.Is(err, ErrStopWatch):
-			return nil
-		case ended:
-			return err
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case err != nil && !retryable(err):
-			return err
-		}
-		if got {
-			b.Reset()
-			down, wait = time.Time{}, b.Next()
-		}
-		if down.IsZero() {
-			down = time.Now()
-		}
-		if err != nil && time.Since(down)+wait > c.cfg.WatchRetryFor {
-			return err
-		}
-		if c.cfg.ReconnectFunc != nil {
-			c.cfg.ReconnectFunc(err, wait)
-		}
-		if serr := c.cfg.SleepFunc(ctx, wait); serr != nil {
-			return serr
-		}
-		wait = b.Next()
-	}
+	return c.resumeStream(ctx, func() (got, ended bool, err error) {
+		return c.followOnce(ctx, task, &from, fn)
+	})
 }
 
 // followOnce runs one stream from *from, moving it past what arrives. It

@@ -32,21 +32,33 @@ var ErrStopWatch = errors.New("stop watch")
 // snapshot) and gives up after WatchRetryFor without a server. Errors: ENOTFOUND,
 // EUNAVAILABLE, ctx.Err(), or fn's error.
 func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) error {
+	return c.resumeStream(ctx, func() (got, ended bool, err error) {
+		got, err = c.watchOnce(ctx, set, fn)
+		return got, false, err
+	})
+}
+
+// resumeStream runs once (one stream) again and again until it reports
+// the end, fails for good, fn stops it (ErrStopWatch) or ctx is done. A
+// stream that brought something resets the backoff; without a server for
+// WatchRetryFor it gives up with the last error.
+func (c *Client) resumeStream(ctx context.Context, once func() (got, ended bool, err error)) error {
 	b := jitter.Backoff{Min: minBackoff, Max: maxBackoff}
 	wait := b.Next()
 	down := time.Time{} // when the server was first found missing
 	for {
-		gotAny, err := c.watchOnce(ctx, set, fn)
-		if errors.Is(err, ErrStopWatch) {
+		got, ended, err := once()
+		switch {
+		case errors.Is(err, ErrStopWatch):
 			return nil
-		}
-		if ctx.Err() != nil {
+		case ended:
+			return err
+		case ctx.Err() != nil:
 			return ctx.Err()
-		}
-		if err != nil && !retryable(err) {
+		case err != nil && !retryable(err):
 			return err
 		}
-		if gotAny {
+		if got {
 			b.Reset()
 			down, wait = time.Time{}, b.Next()
 		}
