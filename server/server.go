@@ -373,6 +373,9 @@ func New(cfg Config) (srv *Server, err error) {
 	if err := s.firstAdmin(context.Background()); err != nil {
 		return nil, err
 	}
+	if err := s.dropStagedLeftovers(context.Background()); err != nil {
+		return nil, err
+	}
 	if err := s.rebuild(context.Background()); err != nil {
 		return nil, err
 	}

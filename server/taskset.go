@@ -251,83 +251,100 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 		return store.DiscloseResult{}, err
 	}
 	var res store.DiscloseResult
-	work := len(specs)
-	if arr != nil {
-		work = int(arr.Count)
+	in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
+		Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry,
+		Stop: hd.stop, After: hd.after, Labels: hd.labels}
+	if hd.key != "" {
+		// The key with other content is AlreadyExists (db.Disclose);
+		// hashed outside the lock, as 200,000 specs take a while.
+		in.RequestHash = in.Hash()
 	}
-	s.apiWriteWork(work, func() {
-		in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
-			Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry,
-			Stop: hd.stop, After: hd.after, Labels: hd.labels}
-		n := len(specs)
-		if arr != nil {
-			n = int(arr.Count)
-		}
-		if hd.key != "" {
-			// The key with other content is AlreadyExists (db.Disclose).
-			in.RequestHash = in.Hash()
-		}
-		if err = s.checkLoad(ctx, owner, hd.setID == 0, n); err != nil {
-			// A retry of a disclose already stored is a replay, which the
-			// caps must not refuse; the key is looked up only then, not
-			// before every disclose.
-			if hd.key == "" {
-				return
-			}
-			replay, kerr := s.db.IdempotencyKeyKnown(ctx, owner, hd.key, in.RequestHash)
-			if kerr != nil {
-				err = kerr
-				return
-			}
-			if !replay {
-				return
-			}
-			err = nil
-		}
-		if err = s.checkCapacity(specs, arr); err != nil {
+	n := len(specs)
+	if arr != nil {
+		n = int(arr.Count)
+	}
+	if s.db.Chunked(in) {
+		return s.discloseStaged(ctx, hd, in, n)
+	}
+	s.apiWriteWork(n, func() {
+		if err = s.admitDisclose(ctx, owner, hd, in, n); err != nil {
 			return
 		}
 		// What the scheduler needs of the specs, taken now so that the specs
 		// can go once they are stored.
-		infos := make([]sched.TaskInfo, n)
-		for i := range infos {
-			var sp *sched.TaskSpec
-			if arr != nil {
-				sp = &arr.Spec
-			} else {
-				sp = &specs[i]
-			}
-			infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds,
-				Cpus: sp.Cpus, MemoryMB: sp.MemoryMB}
-		}
+		infos := taskInfos(specs, arr, n)
 		res, err = s.db.Disclose(ctx, in)
 		specs, in.Tasks = nil, nil
 		if err != nil || res.Replayed {
 			return
 		}
-		idx := make([]int32, len(infos))
-		for i := range infos {
-			idx[i] = res.FirstIndex + int32(i)
-			infos[i].Index = idx[i]
-		}
-		at := seconds(res.DisclosedAt)
-		// The set's cap as stored, not only this call's: an append to a set
-		// the scheduler forgot (every task had ended) makes it anew.
-		ev := sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning}
-		if res.Created {
-			ev.After = hd.after
-		}
-		s.apply(ev)
-		if hd.request {
-			s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
-		}
-		if len(ev.After) > 0 {
-			// What it waits for may have ended already.
-			s.resolveDeps(ctx, res.DisclosedAt, []sched.SetID{res.Set.ID})
-		}
-		s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
+		s.disclosed(ctx, hd, owner, res, infos)
 	})
 	return res, err
+}
+
+// admitDisclose applies the caps (checkLoad, checkCapacity) to a disclose
+// of n tasks; a replay of a disclose already stored passes them. Call
+// within apiWrite.
+func (s *Server) admitDisclose(ctx context.Context, owner string, hd discloseHeader, in store.DiscloseInput, n int) error {
+	if err := s.checkLoad(ctx, owner, hd.setID == 0, n); err != nil {
+		// A retry of a disclose already stored is a replay, which the
+		// caps must not refuse; the key is looked up only then, not
+		// before every disclose.
+		if hd.key == "" {
+			return err
+		}
+		replay, kerr := s.db.IdempotencyKeyKnown(ctx, owner, hd.key, in.RequestHash)
+		if kerr != nil {
+			return kerr
+		}
+		if !replay {
+			return err
+		}
+	}
+	return s.checkCapacity(in.Tasks, in.Array)
+}
+
+// taskInfos is what the scheduler needs of n specs (or of arr's tasks).
+func taskInfos(specs []sched.TaskSpec, arr *store.TaskArray, n int) []sched.TaskInfo {
+	infos := make([]sched.TaskInfo, n)
+	for i := range infos {
+		var sp *sched.TaskSpec
+		if arr != nil {
+			sp = &arr.Spec
+		} else {
+			sp = &specs[i]
+		}
+		infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds,
+			Cpus: sp.Cpus, MemoryMB: sp.MemoryMB}
+	}
+	return infos
+}
+
+// disclosed tells the scheduler and the watchers of the tasks a disclose
+// stored. Call within apiWrite.
+func (s *Server) disclosed(ctx context.Context, hd discloseHeader, owner string, res store.DiscloseResult, infos []sched.TaskInfo) {
+	idx := make([]int32, len(infos))
+	for i := range infos {
+		idx[i] = res.FirstIndex + int32(i)
+		infos[i].Index = idx[i]
+	}
+	at := seconds(res.DisclosedAt)
+	// The set's cap as stored, not only this call's: an append to a set
+	// the scheduler forgot (every task had ended) makes it anew.
+	ev := sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning}
+	if res.Created {
+		ev.After = hd.after
+	}
+	s.apply(ev)
+	if hd.request {
+		s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
+	}
+	if len(ev.After) > 0 {
+		// What it waits for may have ended already.
+		s.resolveDeps(ctx, res.DisclosedAt, []sched.SetID{res.Set.ID})
+	}
+	s.watch.publishRange(res.Set.ID, res.FirstIndex, res.Count)
 }
 
 // checkLoad applies the per-user caps on open sets and queued tasks before

@@ -39,60 +39,52 @@ func (db *DB) ApplyDecisions(ctx context.Context, ds []sched.Decision) ([]Starte
 	return started, nil
 }
 
-// applyDecisions is ApplyDecisions inside tx.
+// applyDecisions is ApplyDecisions inside tx, in ds's order; a run of
+// starts is recorded at once (startCopies).
 func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, error) {
-	var started []Started
 	now := nanos(tx.now)
-	err := func() error {
-		for _, d := range ds {
-			var err error
-			switch d.Kind {
-			case sched.DecisionStart:
-				// The copy runs for its task's current attempt.
-				st := Started{Decision: d}
-				var spec string
-				var timeout float64
-				// A join here would be planned again on every run (see
-				// "No joins per task" in store.go); a scalar subquery is not.
-				err = tx.QueryRowContext(ctx, `SELECT t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt,
-					(SELECT timeout_seconds FROM task_sets WHERE id = t.set_id) FROM tasks t WHERE t.set_id = ? AND t.idx = ?`,
-					d.Task.Set, d.Task.Index).Scan(&spec, &st.Owner, &st.Attempt, &timeout)
-				if err == nil {
-					_, err = tx.ExecContext(ctx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, state, started_at, attempt)
-					VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)`, d.Copy, d.Task.Set, d.Task.Index, d.Slot.Worker, d.Slot.Slot, boolInt(d.Speculative), now, st.Attempt)
-				}
-				if err == nil {
-					err = taskSpec(ctx, tx, spec, d.Task.Index, &st.Spec)
-					if timeout > 0 {
-						// The set's timeout, changed in place, replaces the task's own.
-						st.Spec.TimeoutSeconds = timeout
-					}
-					started = append(started, st)
-				}
-			case sched.DecisionKill:
-				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'killed', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
-					WHERE id = ? AND state IN ('running', 'suspended')`, now, now, d.Copy)
-			case sched.DecisionSuspend:
-				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'suspended' WHERE id = ? AND state = 'running'`, d.Copy)
-				if err == nil {
-					err = markSuspension(ctx, tx, d.Copy, true)
-				}
-			case sched.DecisionResume:
-				_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'running' WHERE id = ? AND state = 'suspended'`, d.Copy)
-				if err == nil {
-					err = markSuspension(ctx, tx, d.Copy, false)
-				}
+	var starts []sched.Decision
+	var out []Started
+	flush := func() error {
+		if len(starts) == 0 {
+			return nil
+		}
+		st, err := startCopies(ctx, tx, starts)
+		out, starts = append(out, st...), starts[:0]
+		return err
+	}
+	for _, d := range ds {
+		if d.Kind == sched.DecisionStart {
+			starts = append(starts, d)
+			continue
+		}
+		if err := flush(); err != nil {
+			return nil, err
+		}
+		var err error
+		switch d.Kind {
+		case sched.DecisionKill:
+			_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'killed', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
+				WHERE id = ? AND state IN ('running', 'suspended')`, now, now, d.Copy)
+		case sched.DecisionSuspend:
+			_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'suspended' WHERE id = ? AND state = 'running'`, d.Copy)
+			if err == nil {
+				err = markSuspension(ctx, tx, d.Copy, true)
 			}
-			if err != nil {
-				return fmt.Errorf("record decision %d on copy %d: %w", d.Kind, d.Copy, translate(err))
+		case sched.DecisionResume:
+			_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'running' WHERE id = ? AND state = 'suspended'`, d.Copy)
+			if err == nil {
+				err = markSuspension(ctx, tx, d.Copy, false)
 			}
 		}
-		return nil
-	}()
-	if err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("record decision %d on copy %d: %w", d.Kind, d.Copy, translate(err))
+		}
+	}
+	if err := flush(); err != nil {
 		return nil, err
 	}
-	return started, nil
+	return out, nil
 }
 
 // FinishThenDecide records reports' ends and then, in the same

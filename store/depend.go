@@ -55,7 +55,7 @@ func addDependencies(ctx context.Context, tx *Tx, owner string, id sched.SetID, 
 			return sched.Errorf(sched.EINVALID, "a set cannot wait for itself")
 		}
 		var ntasks int64
-		err := tx.QueryRowContext(ctx, `SELECT ntasks FROM task_sets WHERE id = ? AND owner = ?`, d.Set, owner).Scan(&ntasks)
+		err := tx.QueryRowContext(ctx, `SELECT ntasks FROM task_sets WHERE id = ? AND owner = ? AND staged = 0`, d.Set, owner).Scan(&ntasks)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.ENOTFOUND, "dependency: task set %d not found", d.Set)
 		} else if err != nil {
@@ -137,7 +137,7 @@ func (db *DB) GetDependencies(ctx context.Context, owner string, id sched.SetID)
 		waiting bool
 	)
 	err := db.read(ctx, func(tx *Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT waiting FROM task_sets WHERE id = ? AND owner = ?`, id, owner).Scan(&waiting)
+		err := tx.QueryRowContext(ctx, `SELECT waiting FROM task_sets WHERE id = ? AND owner = ? AND staged = 0`, id, owner).Scan(&waiting)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
 		} else if err != nil {
@@ -225,13 +225,13 @@ func waitingOn(ctx context.Context, tx *Tx, on []sched.SetID, all bool) ([]sched
 		return rows.Err()
 	}
 	if all {
-		return ids, scan(`SELECT id FROM task_sets WHERE waiting = 1 ORDER BY id`)
+		return ids, scan(`SELECT id FROM task_sets WHERE waiting = 1 AND staged = 0 ORDER BY id`)
 	}
 	for _, s := range on {
-		if err := scan(`SELECT d.set_id FROM set_deps d WHERE d.on_set = ? AND (SELECT waiting FROM task_sets WHERE id = d.set_id) = 1`, s); err != nil {
+		if err := scan(`SELECT d.set_id FROM set_deps d WHERE d.on_set = ? AND (SELECT waiting AND NOT staged FROM task_sets WHERE id = d.set_id) = 1`, s); err != nil {
 			return nil, err
 		}
-		if err := scan(`SELECT id FROM task_sets WHERE id = ? AND waiting = 1`, s); err != nil {
+		if err := scan(`SELECT id FROM task_sets WHERE id = ? AND waiting = 1 AND staged = 0`, s); err != nil {
 			return nil, err
 		}
 	}

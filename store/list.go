@@ -229,7 +229,7 @@ func listQuery(f SetFilter, st sched.SetState, lo, hi int64, limit int) (string,
 	if f.Owner != AllOwners {
 		where, args = append(where, `owner = +?`), append(args, f.Owner)
 	}
-	where, args = append(where, `id >= +? AND id < +?`), append(args, lo, hi)
+	where, args = append(where, `id >= +? AND id < +?`, `staged = 0`), append(args, lo, hi)
 	if f.NameGlob != "" {
 		where, args = append(where, `name GLOB ?`), append(args, f.NameGlob)
 	}

@@ -152,7 +152,7 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 	// row by triggers (migration 0006): one row read, whatever the set's size.
 	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
 		billed_slot_seconds, sum_visible_response, max_running, retries, retry_on, `+stopCols+`, timeout_seconds, waiting, canceled_reason, n_failed
-		FROM task_sets WHERE id = ? AND owner = ?`, id, owner).
+		FROM task_sets WHERE id = ? AND owner = ? AND staged = 0`, id, owner).
 		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
 			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning, &retries, &retryOn,
 			&stop.onSuccess, &stop.onExit, &stop.onOutput, &stop.after, &stop.stoppedAt, &stop.stoppedIdx, &stop.stoppedAttempt, &stop.why, &stop.canceled,

@@ -87,6 +87,13 @@ type DB struct {
 	// Prices is what a bill line charges per slot-second and per CPU
 	// second; each line records the prices it was written with.
 	Prices Prices
+	// StageRows is the task rows per chunk of a staged disclose (0:
+	// DefaultStageRows; stage.go); set it before the first disclose.
+	StageRows int
+	// StageChunkFunc, when set, is called before each chunk of a staged
+	// disclose, outside the writer (tests hold a disclose between its
+	// chunks there).
+	StageChunkFunc func(set sched.SetID, chunk int)
 }
 
 // Prices are the ledger's unit prices (in the operator's currency unit).

@@ -84,7 +84,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 		rows, err := tx.QueryContext(ctx, `SELECT s.id, s.owner, s.max_running, t.idx, t.estimate, t.no_speculation, t.deadline, t.cpus, t.memory_mb,
 				t.disclosed_at, t.requested_at, t.canceled_at, t.executed_at
 			FROM task_sets s JOIN tasks t ON t.set_id = s.id
-			WHERE s.created_at >= ? AND s.created_at < ? ORDER BY s.id, t.idx`, lo, hi)
+			WHERE s.created_at >= ? AND s.created_at < ? AND s.staged = 0 ORDER BY s.id, t.idx`, lo, hi)
 		if err != nil {
 			return fmt.Errorf("read tasks: %w", err)
 		}

@@ -261,7 +261,7 @@ func (db *DB) WorkerOwner(ctx context.Context, worker sched.WorkerID) (string, e
 func (db *DB) SetOwner(ctx context.Context, id sched.SetID) (string, error) {
 	var owner string
 	err := db.read(ctx, func(tx *Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT owner FROM task_sets WHERE id = ?`, id).Scan(&owner)
+		err := tx.QueryRowContext(ctx, `SELECT owner FROM task_sets WHERE id = ? AND staged = 0`, id).Scan(&owner)
 		if err == sql.ErrNoRows {
 			return sched.Errorf(sched.ENOTFOUND, "no task set %d", id)
 		}
