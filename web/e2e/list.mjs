@@ -123,6 +123,7 @@ try {
         const bg = await page.evaluate(() => getComputedStyle(document.querySelector("main .card") ?? document.body).backgroundColor);
         const dark = /rgb\((\d+), (\d+), (\d+)/.exec(bg).slice(1).map(Number).reduce((a, b) => a + b) < 3 * 80;
         if (dark !== (scheme === "dark")) throw new Error(`${size} ${name}: the ${scheme} scheme draws cards in ${bg}`);
+        if (name === "cluster" || name === "set") await charts(page, name === "cluster" ? "#history" : "#set-history", `${size} ${scheme} ${name}`);
         await a11y(page, `${size} ${scheme} ${name}`);
         const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
         if (over > 0) throw new Error(`${size} ${scheme} ${name}: the page is ${over}px wider than the window`);
@@ -142,7 +143,39 @@ try {
     await discloseWithOptions(page, ids[0]);
     await context.close();
   }
+  {
+    step("360×740: the cluster's charts over time read at phone width");
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+    await context.addInitScript((t) => sessionStorage.setItem("batchd.token", t), token);
+    const page = await context.newPage();
+    page.setDefaultTimeout(stepTimeout);
+    await page.goto(base + "/#/cluster");
+    await charts(page, "#history", "360 cluster");
+    await a11y(page, "360 cluster");
+    await context.close();
+  }
   console.log("e2e list: ok");
+
+  // charts checks a card of charts over time: three series, each with a
+  // line from the server's samples, labels of 12 px or more, the plot at
+  // least 280 px wide and inside the window.
+  async function charts(page, card, what) {
+    await count(page, `${card} .hchart`, 3, `${what}: three charts over time`);
+    await page.locator(`${card} .hchart-line`).first().waitFor({ state: "attached" });
+    const bad = await page.evaluate((card) => {
+      const out = [];
+      for (const f of document.querySelectorAll(`${card} .hchart`)) {
+        const svg = f.querySelector("svg").getBoundingClientRect();
+        if (svg.width < 280 || svg.right > innerWidth) out.push(`${f.dataset.series} plot ${Math.round(svg.width)}px wide, right edge ${Math.round(svg.right)}`);
+        if (!f.querySelector(".hchart-line")) out.push(`${f.dataset.series} has no line`);
+        for (const el of f.querySelectorAll("figcaption span, .hchart-max, .hchart-time span")) {
+          if (parseFloat(getComputedStyle(el).fontSize) < 12) out.push(`${JSON.stringify(el.textContent)} in ${getComputedStyle(el).fontSize}`);
+        }
+      }
+      return out;
+    }, card);
+    if (bad.length) throw new Error(`${what}: ${bad.join("; ")}`);
+  }
 
   // discloseWithOptions fills every option of the form and checks that the server holds them.
   async function discloseWithOptions(page, afterId) {

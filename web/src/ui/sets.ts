@@ -12,6 +12,7 @@ import type { Ctx } from "./context";
 import { mountDetail } from "./detail/detail";
 import { discloseForm } from "./disclose";
 import { h, replace } from "./dom";
+import { historyCard } from "./historychart";
 import { mountOverview } from "./overview";
 import { setFilterBar } from "./setfilterbar";
 
@@ -61,7 +62,9 @@ export function mountSets(root: HTMLElement, ctx: Ctx, setId: bigint | undefined
       pager,
     ),
   );
-  root.append(h("div", { class: `layout${setId === undefined ? " no-set" : " has-set"}` }, side, detail));
+  // An open set's charts over time go under it, in the same column.
+  const column = setId === undefined ? detail : h("div", { class: "detail-col" }, detail, historyCard(ctx, setId));
+  root.append(h("div", { class: `layout${setId === undefined ? " no-set" : " has-set"}` }, side, column));
 
   let sets: TaskSet[] = [];
   let next = "";
