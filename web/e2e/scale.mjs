@@ -38,6 +38,8 @@ const batchctl = process.env.BATCHCTL_BIN
 const TASKS = 100_000;
 /** The budget: the page's main thread may be busy at most this share of the time while the set runs. */
 const BUDGET = 0.1;
+/** The first load of the set (its snapshot on the watch stream) may take in at most this many bytes. */
+const MAX_FIRST_LOAD = 3e6;
 /** How long main-thread time is counted, and how long the page settles first (seconds). */
 const WINDOW_S = Number(process.env.E2E_PERF_WINDOW_S || 15);
 const SETTLE_S = Number(process.env.E2E_PERF_SETTLE_S || 20);
@@ -170,9 +172,20 @@ try {
   await run(batchctl, [...ctl, "request", "--no-wait", "--quiet", `${setId}/${failingIdx.join(",")}`]);
 
   step("open the set from the list: the focus goes to its title; all its tasks load, few rows are drawn");
+  // The bytes the page takes in (bodies as sent, headers included) from the click until the whole set is shown.
+  const net = await context.newCDPSession(page);
+  await net.send("Network.enable");
+  let received = 0;
+  const onData = (e) => (received += e.encodedDataLength);
+  net.on("Network.dataReceived", onData);
+  net.on("Network.responseReceived", (e) => (received += e.response.encodedDataLength || 0));
   await page.locator(`#set-list a[data-set="${setId}"]`).click({ timeout: stepTimeout });
   t0 = Date.now();
   await text(page, "#shown-note", (t) => t === "100,000 tasks", "the whole set loaded");
+  net.off("Network.dataReceived", onData);
+  await net.detach();
+  console.log(`e2e: the first load of the ${TASKS.toLocaleString("en")}-task set took in ${(received / 1e6).toFixed(2)} MB`);
+  if (received > MAX_FIRST_LOAD) throw new Error(`the first load of the set took in ${(received / 1e6).toFixed(2)} MB, over the ${MAX_FIRST_LOAD / 1e6} MB budget`);
   console.log(`e2e: the page loaded and drew the set in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const afterRoute = await page.evaluate(() => document.activeElement?.id);
   if (afterRoute !== "detail-h") throw new Error(`after opening the set the focus is on ${JSON.stringify(afterRoute)}, want its title #detail-h`);
