@@ -14,6 +14,8 @@ export interface Series {
   points: [number, number][];
   last: number;
   max: number;
+  /** window is the seconds the chart spans: the samples' span, from a minute up to the hour. */
+  window: number;
 }
 
 /** WindowSeconds is how far back the charts reach. */
@@ -29,7 +31,9 @@ export function historySeries(samples: HistorySample[], intervalSeconds: number,
   const make = (key: Series["key"], label: string, unit: string, f: (s: HistorySample) => number): Series => {
     const points = samples.map((s): [number, number] => [newest - (tsSeconds(s.at) ?? newest), f(s)]).filter(([ago]) => ago <= WindowSeconds);
     const values = points.map(([, v]) => v);
-    return { key, label, unit, points, last: values.length > 0 ? values[values.length - 1] : 0, max: Math.max(0, ...values) };
+    const span = points.length > 0 ? points[0][0] : 0;
+    const window = Math.min(WindowSeconds, Math.max(60, span));
+    return { key, label, unit, points, last: values.length > 0 ? values[values.length - 1] : 0, max: Math.max(0, ...values), window };
   };
   return [
     make("queued", "Queued tasks", "tasks", (s) => Number(s.queuedRequested + s.queuedDisclosed)),
@@ -40,14 +44,14 @@ export function historySeries(samples: HistorySample[], intervalSeconds: number,
 
 /**
  * linePoints is an SVG polyline's points for a series in a w×h box: time
- * runs left to right over the window (now at the right edge), values up
+ * runs left to right over its window (now at the right edge), values up
  * from the bottom, scaled to the series' max (a flat line at the bottom
  * when all are 0).
  */
 export function linePoints(s: Series, w: number, h: number): string {
   const top = s.max > 0 ? s.max : 1;
   const r = (n: number) => Math.round(n * 10) / 10;
-  return s.points.map(([ago, v]) => `${r(w - (ago / WindowSeconds) * w)},${r(h - (v / top) * h)}`).join(" ");
+  return s.points.map(([ago, v]) => `${r(w - (ago / s.window) * w)},${r(h - (v / top) * h)}`).join(" ");
 }
 
 /** fmtValue writes a series' value: whole numbers with separators, a rate with one decimal below 10. */
@@ -60,4 +64,11 @@ export function fmtValue(v: number): string {
 export function historySummary(series: Series[]): string {
   if (series.every((s) => s.points.length === 0)) return "No samples yet: the server takes one every 10 seconds.";
   return series.map((s) => `${s.label}: ${fmtValue(s.last)} ${s.unit} now, at most ${fmtValue(s.max)} in the last hour`).join("; ") + ".";
+}
+
+/** fmtAgo is the left edge's label: how long ago the window starts. */
+export function fmtAgo(seconds: number): string {
+  if (seconds >= 3600) return "1 h ago";
+  if (seconds >= 120) return `${Math.round(seconds / 60)} min ago`;
+  return `${Math.round(seconds)} s ago`;
 }

@@ -20,15 +20,21 @@ test("historySeries: queued of both classes, running, and done per minute", () =
   assert.equal(historySeries(samples, 10, true)[1].label, "Running tasks");
 });
 
-test("historySeries drops samples older than the hour", () => {
+test("historySeries drops samples older than the hour; a shorter span is the window, from a minute", () => {
   const samples = [1, 100, 3700].map((s) => create(HistorySampleSchema, { at: at(s), running: 1n }));
   assert.equal(historySeries(samples, 10, false)[1].points.length, 2);
+  assert.equal(historySeries(samples, 10, false)[1].window, 3600);
+  assert.equal(historySeries(samples.slice(1), 10, false)[1].window, 3600);
+  const short = [100, 400].map((s) => create(HistorySampleSchema, { at: at(s) }));
+  assert.equal(historySeries(short, 10, false)[0].window, 300);
+  assert.equal(historySeries(short.slice(1), 10, false)[0].window, 60);
 });
 
 test("linePoints: now at the right edge, the max at the top, zeros at the bottom", () => {
-  const s = { key: "running" as const, label: "", unit: "", points: [[3600, 0], [1800, 2], [0, 4]] as [number, number][], last: 4, max: 4 };
+  const s = { key: "running" as const, label: "", unit: "", points: [[3600, 0], [1800, 2], [0, 4]] as [number, number][], last: 4, max: 4, window: 3600 };
   assert.equal(linePoints(s, 360, 50), "0,50 180,25 360,0");
   assert.equal(linePoints({ ...s, points: [[0, 0]], max: 0 }, 360, 50), "360,50");
+  assert.equal(linePoints({ ...s, points: [[60, 1], [0, 4]], window: 60 }, 360, 50), "0,37.5 360,0", "a minute of samples spans the width");
 });
 
 test("fmtValue and historySummary", () => {

@@ -3,7 +3,7 @@
 // (GetHistory), redrawn every ten seconds. One small chart per series,
 // with its labels in HTML so that they stay legible at phone width.
 
-import { fmtValue, historySeries, historySummary, linePoints } from "../history";
+import { fmtAgo, fmtValue, historySeries, historySummary, linePoints } from "../history";
 import type { Ctx } from "./context";
 import { h, replace, s } from "./dom";
 
@@ -56,7 +56,7 @@ export function historyCard(ctx: Ctx, setId: bigint): HTMLElement {
               ),
               h("span", { class: "hchart-max" }, `max ${fmtValue(x.max)}`),
             ),
-            h("div", { class: "hchart-time" }, h("span", null, "1 h ago"), h("span", null, "now")),
+            h("div", { class: "hchart-time" }, h("span", null, fmtAgo(x.window)), h("span", null, "now")),
           ),
         ),
       );
