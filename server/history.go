@@ -68,22 +68,27 @@ type setHist struct {
 type history struct {
 	mu      sync.Mutex
 	started bool
-	cluster histRing
-	sets    map[sched.SetID]*setHist
+	// finished is the requested tasks finished at the last sample (the
+	// metrics' count), for the cluster's throughput.
+	finished int64
+	cluster  histRing
+	sets     map[sched.SetID]*setHist
 }
 
-// add records one sample at now from the scheduler's stats and its open
-// sets' loads. A set's throughput is the growth of its tasks that need no
-// more runs; a set the scheduler forgot since (all its tasks final) counts
-// the rest of its tasks and gets a last, empty sample. A set's ring goes an
-// hour after its last sample.
-func (h *history) add(now time.Time, st sched.Stats, loads []sched.SetLoad) {
+// add records one sample at now from the scheduler's stats, its open
+// sets' loads and the count of requested tasks finished so far. The
+// cluster's throughput is the growth of that count (exact, however short
+// the tasks). A set's is the growth of its tasks that need no more runs; a
+// set the scheduler forgot since (all its tasks final) counts the rest of
+// its tasks and gets a last, empty sample (a set that began and ended
+// between two samples is never seen). A set's ring goes an hour after its
+// last sample.
+func (h *history) add(now time.Time, st sched.Stats, loads []sched.SetLoad, finished int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.sets == nil {
 		h.sets = map[sched.SetID]*setHist{}
 	}
-	var done int64
 	seen := make(map[sched.SetID]bool, len(loads))
 	for _, l := range loads {
 		seen[l.Set] = true
@@ -99,7 +104,6 @@ func (h *history) add(now time.Time, st sched.Stats, loads []sched.SetLoad) {
 		}
 		d := int64(max(0, l.Done-sh.lastDone))
 		sh.lastDone, sh.lastTotal, sh.gone = l.Done, l.Total, false
-		done += d
 		sh.add(histSample{at: now, queuedRequested: int64(l.Queued), running: int64(l.Running), done: d})
 	}
 	for id, sh := range h.sets {
@@ -107,14 +111,17 @@ func (h *history) add(now time.Time, st sched.Stats, loads []sched.SetLoad) {
 		case seen[id]:
 		case !sh.gone:
 			d := int64(max(0, sh.lastTotal-sh.lastDone))
-			done += d
 			sh.gone, sh.lastDone = true, sh.lastTotal
 			sh.add(histSample{at: now, done: d})
 		case now.Sub(sh.last().at) > time.Hour:
 			delete(h.sets, id)
 		}
 	}
-	h.started = true
+	done := finished - h.finished
+	if !h.started {
+		done = 0
+	}
+	h.started, h.finished = true, finished
 	h.cluster.add(histSample{at: now, queuedRequested: int64(st.QueuedRequested), queuedDisclosed: int64(st.QueuedDisclosed),
 		running: int64(st.RunningCopies), done: done, slots: int32(st.Slots), busySlots: int32(st.BusySlots)})
 }
@@ -139,7 +146,10 @@ func (s *Server) SampleHistory() {
 	loads := s.sched.SetLoads()
 	st := s.sched.Stats()
 	s.mu.Unlock()
-	s.history.add(s.now(), st, loads)
+	s.metrics.mu.Lock()
+	finished := s.metrics.nFinished
+	s.metrics.mu.Unlock()
+	s.history.add(s.now(), st, loads, finished)
 }
 
 // startHistory samples every HistoryInterval until the server closes.

@@ -80,8 +80,10 @@ type HistorySample struct {
 	// Running copies (the cluster's, speculative ones included) or a set's
 	// tasks with a running copy.
 	Running int64 `protobuf:"varint,4,opt,name=running,proto3" json:"running,omitempty"`
-	// Tasks that came to need no more runs (executed, finished or canceled)
-	// since the previous sample: the throughput.
+	// The throughput since the previous sample: the cluster's requested
+	// tasks that finished (as GetCluster's finished tasks count them); a
+	// set's tasks that came to need no more runs (executed, finished or
+	// canceled).
 	Done int64 `protobuf:"varint,5,opt,name=done,proto3" json:"done,omitempty"`
 	// The cluster's slots and busy slots (0 in a set's history).
 	Slots         int32 `protobuf:"varint,6,opt,name=slots,proto3" json:"slots,omitempty"`

@@ -32,7 +32,7 @@ export function historyCard(ctx: Ctx, setId: bigint): HTMLElement {
       note.textContent =
         r.samples.length === 0
           ? "No samples yet: the server takes one every 10 seconds and keeps an hour (a restart starts afresh)."
-          : `Sampled every ${r.intervalSeconds} s; throughput is tasks that needed no more runs (executed, finished or canceled) per minute.`;
+          : `Sampled every ${r.intervalSeconds} s; throughput is ${setId === 0n ? "requested tasks finished" : "tasks that came to need no more runs (executed, finished or canceled)"} per minute.`;
       replace(
         charts,
         series.map((x) =>

@@ -68,8 +68,10 @@ export type HistorySample = Message<"batch.v1.HistorySample"> & {
   running: bigint;
 
   /**
-   * Tasks that came to need no more runs (executed, finished or canceled)
-   * since the previous sample: the throughput.
+   * The throughput since the previous sample: the cluster's requested
+   * tasks that finished (as GetCluster's finished tasks count them); a
+   * set's tasks that came to need no more runs (executed, finished or
+   * canceled).
    *
    * @generated from field: int64 done = 5;
    */
