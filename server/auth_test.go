@@ -289,6 +289,14 @@ func TestIsolation(t *testing.T) {
 			_, err := c.cluster.GetCluster(ctx(t), &batchv1.GetClusterRequest{})
 			return err
 		}, [4]connect.Code{ok, ok, ok, denied}},
+		{"GetHistory", func(c clients, who string) error {
+			_, err := c.cluster.GetHistory(ctx(t), &batchv1.GetHistoryRequest{SetId: set.Id})
+			return err
+		}, [4]connect.Code{ok, nf, ok, denied}},
+		{"GetHistory(the cluster's)", func(c clients, who string) error {
+			_, err := c.cluster.GetHistory(ctx(t), &batchv1.GetHistoryRequest{})
+			return err
+		}, [4]connect.Code{ok, ok, ok, denied}},
 		{"Register", func(c clients, who string) error {
 			_, err := c.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "wk-1", Slots: 0})
 			return err

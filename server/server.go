@@ -194,6 +194,9 @@ type Server struct {
 	// finishQ is the group commit of ReportFinished (see finish).
 	finishQ group[*finishCall]
 
+	// history is the last hour of samples for GetHistory (history.go).
+	history history
+
 	statsMu sync.RWMutex
 	stats   sched.Stats       // a copy of sched.Stats() after the last change
 	shares  []sched.UserShare // a copy of sched.UserShares() (refreshShares)
@@ -551,7 +554,7 @@ func (s *Server) routes() http.Handler {
 		batchv1connect.UserServiceName, batchv1connect.TaskSetControlServiceName,
 	}
 	for _, name := range names {
-		mux.Handle("/"+name+"/", s.authenticate(api, limits))
+		mux.Handle("/"+name+"/", s.authenticate(gzipStreams(api), limits))
 	}
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
 	r := grpcreflect.NewStaticReflector(append(names, grpchealth.HealthV1ServiceName)...)
@@ -610,6 +613,7 @@ func (s *Server) StartLoop() {
 		return
 	}
 	s.loopDone = make(chan struct{})
+	s.startHistory()
 	go func() {
 		defer close(s.loopDone)
 		t := time.NewTicker(s.cfg.TickInterval)

@@ -123,8 +123,10 @@ export async function count(page, selector, n, what) {
   }
 }
 
-/** openForm opens the disclose form, folded away once there are sets. */
+/** openForm opens the disclose form: in the wide pane while no set is open ("+ New set" leaves an open one). */
 export async function openForm(page) {
+  if ((await page.locator("#disclose").count()) === 0) await page.locator("#new-set").click();
+  await page.locator("#disclose").waitFor();
   if (!(await page.locator("#disclose").evaluate((d) => d.open))) await page.locator("#disclose summary").click();
   await page.getByLabel("Name").waitFor();
 }

@@ -87,18 +87,19 @@ try {
   await page.locator("#signin").waitFor({ state: "hidden" });
   await text(page, "#whoami", (t) => t === "Signed in as alice (user)", "the account line names the user");
   await text(page, "#notice", (t) => t === "Signed in as alice.", "the sign-in is announced");
-  await text(page, "#set-detail h2", (t) => t === "No task set selected", "empty detail");
+  await text(page, "#overview-h", (t) => t === "Overview", "the overview in the empty pane");
   await text(page, "#alerts", (t) => t === "", "the refusal is gone once signed in");
   if (!auth.includes(`Bearer ${userToken}`)) throw new Error(`the calls do not carry the token: ${JSON.stringify(auth.slice(-5))}`);
   // The token stays in the tab's sessionStorage: a reload keeps the session.
   await page.reload();
-  await text(page, "#set-detail h2", (t) => t === "No task set selected", "empty detail after a reload");
+  await text(page, "#overview-h", (t) => t === "Overview", "the overview after a reload");
   await text(page, "#whoami", (t) => t === "Signed in as alice (user)", "the account line after a reload");
   if (!(await page.locator("#signin").isHidden())) throw new Error("a reload asks for the token again");
 
   step("keyboard: Tab reaches the skip link, the sections, sign-out and every field of the form, each with a focus outline");
   // With no set yet, the disclose form is open.
   await page.locator("#disclose[open]").waitFor();
+  await page.locator('#overview-stats [data-stat="failed"] button').waitFor();
   await tabTour(
     page,
     [
@@ -107,6 +108,12 @@ try {
       "Bill",
       "Cluster",
       "Sign out",
+      "Search",
+      "State",
+      "Label",
+      "List running sets",
+      "List queued sets",
+      "List failed sets",
       "Disclose a task set",
       "Name",
       "Tasks",
@@ -116,6 +123,7 @@ try {
       /^Files to keep/,
       /Request them all now/,
       /No speculative copies/,
+      /^Options: retries, timeout/,
       "Disclose",
     ],
     "the task sets view",
@@ -141,7 +149,6 @@ try {
   await text(page, "#detail-h", (t) => t.startsWith("e2e frames"), "set title");
   await text(page, "#notice", (t, id) => t.startsWith(`Disclosed 3 tasks as set #${id}.`), "the disclose is announced", setA);
   await text(page, `#set-list a[data-set="${setA}"]`, (t) => t.includes("e2e frames"), "the new set is in the list");
-  if ((await page.getByLabel("Commands, one per line").inputValue()) !== "") throw new Error("the form still holds the disclosed commands");
   for (const i of [1, 2]) await text(page, `tr[data-index="${i}"] [data-col="copies"]`, (t) => /running/.test(t), `task ${i} runs while disclosed`);
   await fits(page, "disclosed set");
 
@@ -182,6 +189,7 @@ try {
 
   step("disclose a second set: it waits for a slot");
   await openForm(page);
+  if ((await page.getByLabel("Commands, one per line").inputValue()) !== "") throw new Error("the form still holds the disclosed commands");
   await page.getByLabel("Name").fill("e2e straggler");
   await page.getByLabel("Commands, one per line").fill("sleep 300; echo never");
   await page.getByLabel(/Estimated run time/).fill("1s");
@@ -248,6 +256,7 @@ try {
   await shot("taskset");
 
   step("the refused form, kept across views, now goes through");
+  await openForm(page);
   if ((await page.getByLabel("Name").inputValue()) !== "e2e third") throw new Error("the form lost the refused input when the view changed");
   if ((await page.getByLabel("Commands, one per line").inputValue()) !== "echo third") throw new Error("the form lost the refused commands when the view changed");
   await page.getByRole("button", { name: "Disclose", exact: true }).click();

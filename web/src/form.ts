@@ -1,6 +1,8 @@
 // Parsing of the disclose form: commands one per line, a name, an estimate.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { parseOptions } from "./formopts";
+import type { OptionsForm } from "./formopts";
 import type { DiscloseRequestSchema } from "./gen/batch/v1/taskset_pb";
 
 /** MaxTasksPerForm bounds how many commands one form submission discloses. */
@@ -19,6 +21,8 @@ export interface DiscloseForm {
   shell?: string;
   /** keep is the files each task keeps with its result: globs separated by spaces (disclose --keep). */
   keep?: string;
+  /** opts are the set's and each task's options (retries, timeout, resources, stop rule, after, labels). */
+  opts?: OptionsForm;
 }
 
 /** Shells offered by the form; the first is the default. */
@@ -49,7 +53,7 @@ export function parseArrayRange(text: string): { first: bigint; last: bigint; st
 /** FormResult is either the request to send or the errors to show, keyed by field. */
 export type FormResult =
   | { ok: true; request: MessageInitShape<typeof DiscloseRequestSchema> }
-  | { ok: false; errors: Partial<Record<keyof DiscloseForm, string>> };
+  | { ok: false; errors: Partial<Record<keyof DiscloseForm | keyof OptionsForm, string>> };
 
 const unitSeconds: Record<string, number> = { "": 1, s: 1, sec: 1, m: 60, min: 60, h: 3600 };
 
@@ -129,7 +133,7 @@ export function parseKeep(text: string): string[] | string {
  * command runs as `sh -c LINE` so pipes, redirections and $BATCH_COPY_ID work.
  */
 export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): FormResult {
-  const errors: Partial<Record<keyof DiscloseForm, string>> = {};
+  const errors: Partial<Record<keyof DiscloseForm | keyof OptionsForm, string>> = {};
   const name = f.name.trim();
   if (name.length > 200) errors.name = "The name is too long (at most 200 characters).";
   const shell = f.shell || "sh";
@@ -148,8 +152,10 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
   if (typeof est === "string") errors.estimate = est;
   const keep = parseKeep(f.keep ?? "");
   if (typeof keep === "string") errors.keep = keep;
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
-  const spec = (line: string) => ({ argv: [shell, "-c", line], estimateSeconds: est as number, noSpeculation: f.noSpeculation, keep: keep as string[] });
+  const opts = f.opts ? parseOptions(f.opts) : { set: {}, task: {} };
+  if ("errors" in opts) Object.assign(errors, opts.errors);
+  if (Object.keys(errors).length > 0 || "errors" in opts) return { ok: false, errors };
+  const spec = (line: string) => ({ argv: [shell, "-c", line], estimateSeconds: est as number, noSpeculation: f.noSpeculation, keep: keep as string[], ...opts.task });
   if (range && typeof range !== "string") {
     return {
       ok: true,
@@ -158,6 +164,7 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
         name,
         idempotencyKey,
         request: f.requestNow,
+        ...opts.set,
         array: { first: range.first, last: range.last, step: range.step, spec: spec(commands[0]) },
       },
     };
@@ -169,6 +176,7 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
       name,
       idempotencyKey,
       request: f.requestNow,
+      ...opts.set,
       tasks: commands.map(spec),
     },
   };
@@ -176,5 +184,5 @@ export function parseDiscloseForm(f: DiscloseForm, idempotencyKey: string): Form
 
 /** formKey is a stable digest of the form's content, so a resubmission of the same form reuses its idempotency key. */
 export function formKey(f: DiscloseForm): string {
-  return JSON.stringify([f.name.trim(), parseCommands(f.commands), f.estimate.trim(), f.requestNow, f.noSpeculation, f.array?.trim() ?? null, f.shell || "sh", parseKeep(f.keep ?? "")]);
+  return JSON.stringify([f.name.trim(), parseCommands(f.commands), f.estimate.trim(), f.requestNow, f.noSpeculation, f.array?.trim() ?? null, f.shell || "sh", parseKeep(f.keep ?? ""), f.opts ?? null]);
 }

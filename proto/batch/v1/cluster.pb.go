@@ -782,7 +782,7 @@ var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x04\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x16batch/v1/history.proto\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x04\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -861,10 +861,12 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\vreported_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"reportedAt\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\x04 \x01(\tR\tlastError2[\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError2\xa6\x01\n" +
 	"\x0eClusterService\x12I\n" +
 	"\n" +
-	"GetCluster\x12\x1b.batch.v1.GetClusterRequest\x1a\x1c.batch.v1.GetClusterResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
+	"GetCluster\x12\x1b.batch.v1.GetClusterRequest\x1a\x1c.batch.v1.GetClusterResponse\"\x00\x12I\n" +
+	"\n" +
+	"GetHistory\x12\x1b.batch.v1.GetHistoryRequest\x1a\x1c.batch.v1.GetHistoryResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
 
 var (
 	file_batch_v1_cluster_proto_rawDescOnce sync.Once
@@ -890,6 +892,8 @@ var file_batch_v1_cluster_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 	(*FreeWork)(nil),              // 8: batch.v1.FreeWork
 	(*Pilot)(nil),                 // 9: batch.v1.Pilot
+	(*GetHistoryRequest)(nil),     // 10: batch.v1.GetHistoryRequest
+	(*GetHistoryResponse)(nil),    // 11: batch.v1.GetHistoryResponse
 }
 var file_batch_v1_cluster_proto_depIdxs = []int32{
 	7,  // 0: batch.v1.Worker.last_heartbeat:type_name -> google.protobuf.Timestamp
@@ -906,9 +910,11 @@ var file_batch_v1_cluster_proto_depIdxs = []int32{
 	5,  // 11: batch.v1.GetClusterResponse.users:type_name -> batch.v1.UserShare
 	7,  // 12: batch.v1.Pool.reported_at:type_name -> google.protobuf.Timestamp
 	3,  // 13: batch.v1.ClusterService.GetCluster:input_type -> batch.v1.GetClusterRequest
-	4,  // 14: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
-	14, // [14:15] is the sub-list for method output_type
-	13, // [13:14] is the sub-list for method input_type
+	10, // 14: batch.v1.ClusterService.GetHistory:input_type -> batch.v1.GetHistoryRequest
+	4,  // 15: batch.v1.ClusterService.GetCluster:output_type -> batch.v1.GetClusterResponse
+	11, // 16: batch.v1.ClusterService.GetHistory:output_type -> batch.v1.GetHistoryResponse
+	15, // [15:17] is the sub-list for method output_type
+	13, // [13:15] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -919,6 +925,7 @@ func file_batch_v1_cluster_proto_init() {
 	if File_batch_v1_cluster_proto != nil {
 		return
 	}
+	file_batch_v1_history_proto_init()
 	file_batch_v1_types_proto_init()
 	file_batch_v1_worker_proto_init()
 	type x struct{}

@@ -6,6 +6,7 @@ import { fmtClock, fmtDuration, fmtNumber, fmtPercent } from "../format";
 import type { GetClusterResponse } from "../gen/batch/v1/cluster_pb";
 import type { Ctx } from "./context";
 import { h, replace } from "./dom";
+import { historyCard } from "./historychart";
 
 /** mountCluster draws the cluster into root and refreshes it every two seconds while shown. */
 export function mountCluster(root: HTMLElement, ctx: Ctx): void {
@@ -27,6 +28,7 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
       since,
       stats,
     ),
+    historyCard(ctx, 0n),
     h(
       "section",
       { class: "card", "aria-labelledby": "workers-h" },

@@ -3,6 +3,8 @@
 // idempotency key, so a refused disclose can be fixed and resubmitted once.
 
 import { formKey, parseDiscloseForm, Shells } from "../form";
+import { emptyOptions } from "../formopts";
+import type { OptionsForm } from "../formopts";
 import type { DiscloseForm } from "../form";
 import type { Ctx } from "./context";
 import { h, isDisabled, setDisabled } from "./dom";
@@ -38,6 +40,7 @@ const draft = {
   array: "",
   shell: "sh",
   keep: "",
+  opts: emptyOptions(),
   key: "",
   formKey: "",
   /** open is whether the person opened or closed the form; undefined until they do. */
@@ -45,11 +48,10 @@ const draft = {
 };
 
 /**
- * discloseForm is the disclose form, folded away (so the list of sets stays
- * in view) unless the person opened it, has typed into it, or has no set yet.
- * listed tells it how many sets the list holds.
+ * discloseForm is the disclose form, open unless the person folded it away
+ * (a choice kept across views).
  */
-export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): void } {
+export function discloseForm(ctx: Ctx): { el: HTMLElement } {
   const name = h("input", { id: "f-name", name: "name", type: "text", autocomplete: "off", placeholder: "e.g. frames 1–100" });
   const commands = h("textarea", {
     id: "f-commands",
@@ -71,7 +73,9 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
   const array = h("input", { id: "f-array", name: "array", type: "text", autocomplete: "off", spellcheck: "false", placeholder: "e.g. 0-299 or 0-299:2" });
   const shell = h("select", { id: "f-shell", name: "shell" }, Shells.map((x) => h("option", { value: x }, x)));
   const submit = h("button", { type: "submit", class: "primary" }, "Disclose");
-  const inputs = { name, commands, estimate, array, shell, keep: keepFiles } as const;
+  const opt = optionInputs();
+  const inputs = { name, commands, estimate, array, shell, keep: keepFiles, ...opt.inputs } as const;
+  opt.set(draft.opts);
   name.value = draft.name;
   commands.value = draft.commands;
   estimate.value = draft.estimate;
@@ -105,6 +109,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
     draft.array = array.value;
     draft.shell = shell.value;
     draft.keep = keepFiles.value;
+    draft.opts = opt.get();
     drawMode();
   };
   const commandsField = field("f-commands", "", commands, " ");
@@ -128,6 +133,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       h("label", null, requestNow, " Request them all now (batch)"),
       h("label", null, noSpec, " No speculative copies"),
     ),
+    opt.el,
     h("div", { class: "form-actions" }, submit),
   );
 
@@ -145,6 +151,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       array: mode.value === "array" ? array.value : undefined,
       shell: shell.value,
       keep: keepFiles.value,
+      opts: opt.get(),
     };
     // A resubmission of the same form (after an error) reuses its key, so a
     // disclose that reached the server before the answer was lost is not doubled.
@@ -156,7 +163,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
     const parsed = parseDiscloseForm(f, draft.key);
     let firstBad: HTMLElement | undefined;
     for (const [k, el] of Object.entries(inputs)) {
-      const msg = parsed.ok ? undefined : parsed.errors[k as keyof DiscloseForm];
+      const msg = parsed.ok ? undefined : parsed.errors[k as keyof DiscloseForm | keyof OptionsForm];
       const err = form.querySelector<HTMLElement>(`#${el.id}-err`)!;
       err.textContent = msg ?? "";
       err.hidden = !msg;
@@ -166,6 +173,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       } else el.removeAttribute("aria-invalid");
     }
     if (!parsed.ok) {
+      if (firstBad && opt.el.contains(firstBad)) opt.el.open = true;
       firstBad?.focus();
       return;
     }
@@ -177,7 +185,7 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       ctx.clearProblem();
       ctx.notify(`Disclosed ${r.count} task${r.count === 1 ? "" : "s"} as set #${id}${r.replayed ? " (already disclosed earlier)" : ""}.`, true);
       form.reset();
-      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, mode: "lines", array: "", shell: "sh", keep: "", key: "", formKey: "" });
+      Object.assign(draft, { name: "", commands: "", estimate: "", requestNow: false, noSpeculation: false, mode: "lines", array: "", shell: "sh", keep: "", opts: emptyOptions(), key: "", formKey: "" });
       drawMode();
       location.hash = `#/sets/${id}`;
     } catch (err) {
@@ -187,18 +195,90 @@ export function discloseForm(ctx: Ctx): { el: HTMLElement; listed(n: number): vo
       submit.textContent = "Disclose";
     }
   });
-  const typed = () => draft.name !== "" || draft.commands !== "" || draft.estimate !== "" || draft.array !== "" || draft.keep !== "";
   const summary = h("summary", null, h("h2", { id: "disclose-h" }, "Disclose a task set"));
   const el = h("details", { class: "card disclose", id: "disclose" }, summary, form);
-  el.open = draft.open ?? typed();
+  el.open = draft.open ?? true;
   // A click (or Enter or Space) on the summary is the person's choice, kept across views.
   summary.addEventListener("click", () => {
     draft.open = !el.open;
   });
-  return {
-    el,
-    listed(n) {
-      if (draft.open === undefined && n === 0 && !el.open) el.open = true;
-    },
+  return { el };
+}
+
+/**
+ * optionInputs are the form's options beyond the commands, as batchctl
+ * disclose's flags: retries, timeout, max running, resources, the stop
+ * rule, what the set waits for, and labels. They fold away under one
+ * summary (open when any is set), in columns that use the wide pane.
+ */
+function optionInputs(): { el: HTMLDetailsElement; inputs: Record<string, HTMLInputElement>; get(): OptionsForm; set(o: OptionsForm): void } {
+  const text = (id: string, placeholder: string, mode?: string) =>
+    h("input", { id, type: "text", autocomplete: "off", spellcheck: "false", placeholder, inputmode: mode });
+  const inputs = {
+    retries: text("f-retries", "0", "numeric"),
+    retryOn: text("f-retry-on", "nonzero,timeout"),
+    timeout: text("f-timeout", "e.g. 10m"),
+    maxRunning: text("f-max-running", "no cap", "numeric"),
+    cpus: text("f-cpus", "1", "numeric"),
+    memory: text("f-memory", "e.g. 512M, 2G"),
+    stopOnExit: text("f-stop-exit", "e.g. 0,3"),
+    stopOnOutput: text("f-stop-output", "e.g. ^found"),
+    stopAfter: text("f-stop-after", "e.g. 10", "numeric"),
+    after: text("f-after", "e.g. 12 or 12/3:any"),
+    labels: text("f-labels", "e.g. project=ray"),
   };
+  const stopOnSuccess = h("input", { id: "f-stop-success", type: "checkbox" });
+  const get = (): OptionsForm => ({
+    retries: inputs.retries.value,
+    retryOn: inputs.retryOn.value,
+    timeout: inputs.timeout.value,
+    maxRunning: inputs.maxRunning.value,
+    cpus: inputs.cpus.value,
+    memory: inputs.memory.value,
+    stopOnSuccess: stopOnSuccess.checked,
+    stopOnExit: inputs.stopOnExit.value,
+    stopOnOutput: inputs.stopOnOutput.value,
+    stopAfter: inputs.stopAfter.value,
+    after: inputs.after.value,
+    labels: inputs.labels.value,
+  });
+  const group = (title: string, ...children: HTMLElement[]) => h("fieldset", { class: "opt-group" }, h("legend", null, title), ...children);
+  const el = h(
+    "details",
+    { class: "disclose-opts", id: "disclose-opts" },
+    h("summary", null, "Options: retries, timeout, resources, stop rule, after, labels"),
+    h(
+      "div",
+      { class: "opt-grid" },
+      group(
+        "Each task",
+        field("f-timeout", "Timeout", inputs.timeout, "Kill a copy after this run time; the task finishes as timed out."),
+        h("div", { class: "form-row" }, field("f-cpus", "CPUs", inputs.cpus), field("f-memory", "Memory", inputs.memory)),
+      ),
+      group(
+        "Retries",
+        h("div", { class: "form-row" }, field("f-retries", "Retries", inputs.retries), field("f-retry-on", "Retry on", inputs.retryOn)),
+        h("p", { class: "help" }, "Retry a failed task in place up to this many times (0 to 100), on these exit codes or nonzero, timeout, lost."),
+      ),
+      group(
+        "The set",
+        field("f-max-running", "Max running copies", inputs.maxRunning),
+        field("f-after", "Wait for (after)", inputs.after, "Sets or SET/INDEX tasks to wait for; :any also goes on after a failure."),
+        field("f-labels", "Labels", inputs.labels, "KEY=VALUE, separated by spaces; find the set by them in the list."),
+      ),
+      group(
+        "Stop rule: cancel the rest when",
+        h("div", { class: "checks" }, h("label", null, stopOnSuccess, " a task succeeds (exits 0)")),
+        field("f-stop-exit", "a task exits with", inputs.stopOnExit),
+        field("f-stop-output", "its output matches (regex)", inputs.stopOnOutput),
+        field("f-stop-after", "this many tasks succeeded", inputs.stopAfter),
+      ),
+    ),
+  );
+  const set = (o: OptionsForm) => {
+    for (const [k, input] of Object.entries(inputs)) input.value = o[k as keyof typeof inputs];
+    stopOnSuccess.checked = o.stopOnSuccess;
+    el.open = Object.entries(o).some(([, v]) => v !== "" && v !== false);
+  };
+  return { el, inputs, get, set };
 }

@@ -36,12 +36,18 @@ const (
 	// ClusterServiceGetClusterProcedure is the fully-qualified name of the ClusterService's GetCluster
 	// RPC.
 	ClusterServiceGetClusterProcedure = "/batch.v1.ClusterService/GetCluster"
+	// ClusterServiceGetHistoryProcedure is the fully-qualified name of the ClusterService's GetHistory
+	// RPC.
+	ClusterServiceGetHistoryProcedure = "/batch.v1.ClusterService/GetHistory"
 )
 
 // ClusterServiceClient is a client for the batch.v1.ClusterService service.
 type ClusterServiceClient interface {
 	// GetCluster returns workers, slots, queues and live metrics.
 	GetCluster(context.Context, *v1.GetClusterRequest) (*v1.GetClusterResponse, error)
+	// GetHistory returns the last hour of the cluster's or one set's queue
+	// lengths, running copies and throughput, sampled by the server.
+	GetHistory(context.Context, *v1.GetHistoryRequest) (*v1.GetHistoryResponse, error)
 }
 
 // NewClusterServiceClient constructs a client for the batch.v1.ClusterService service. By default,
@@ -61,12 +67,19 @@ func NewClusterServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(clusterServiceMethods.ByName("GetCluster")),
 			connect.WithClientOptions(opts...),
 		),
+		getHistory: connect.NewClient[v1.GetHistoryRequest, v1.GetHistoryResponse](
+			httpClient,
+			baseURL+ClusterServiceGetHistoryProcedure,
+			connect.WithSchema(clusterServiceMethods.ByName("GetHistory")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // clusterServiceClient implements ClusterServiceClient.
 type clusterServiceClient struct {
 	getCluster *connect.Client[v1.GetClusterRequest, v1.GetClusterResponse]
+	getHistory *connect.Client[v1.GetHistoryRequest, v1.GetHistoryResponse]
 }
 
 // GetCluster calls batch.v1.ClusterService.GetCluster.
@@ -78,10 +91,22 @@ func (c *clusterServiceClient) GetCluster(ctx context.Context, req *v1.GetCluste
 	return nil, err
 }
 
+// GetHistory calls batch.v1.ClusterService.GetHistory.
+func (c *clusterServiceClient) GetHistory(ctx context.Context, req *v1.GetHistoryRequest) (*v1.GetHistoryResponse, error) {
+	response, err := c.getHistory.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ClusterServiceHandler is an implementation of the batch.v1.ClusterService service.
 type ClusterServiceHandler interface {
 	// GetCluster returns workers, slots, queues and live metrics.
 	GetCluster(context.Context, *v1.GetClusterRequest) (*v1.GetClusterResponse, error)
+	// GetHistory returns the last hour of the cluster's or one set's queue
+	// lengths, running copies and throughput, sampled by the server.
+	GetHistory(context.Context, *v1.GetHistoryRequest) (*v1.GetHistoryResponse, error)
 }
 
 // NewClusterServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -97,10 +122,18 @@ func NewClusterServiceHandler(svc ClusterServiceHandler, opts ...connect.Handler
 		connect.WithSchema(clusterServiceMethods.ByName("GetCluster")),
 		connect.WithHandlerOptions(opts...),
 	)
+	clusterServiceGetHistoryHandler := connect.NewUnaryHandlerSimple(
+		ClusterServiceGetHistoryProcedure,
+		svc.GetHistory,
+		connect.WithSchema(clusterServiceMethods.ByName("GetHistory")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/batch.v1.ClusterService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ClusterServiceGetClusterProcedure:
 			clusterServiceGetClusterHandler.ServeHTTP(w, r)
+		case ClusterServiceGetHistoryProcedure:
+			clusterServiceGetHistoryHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -112,4 +145,8 @@ type UnimplementedClusterServiceHandler struct{}
 
 func (UnimplementedClusterServiceHandler) GetCluster(context.Context, *v1.GetClusterRequest) (*v1.GetClusterResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.ClusterService.GetCluster is not implemented"))
+}
+
+func (UnimplementedClusterServiceHandler) GetHistory(context.Context, *v1.GetHistoryRequest) (*v1.GetHistoryResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.ClusterService.GetHistory is not implemented"))
 }
