@@ -34,7 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 go build -o "$tmp/batchd" ./cmd/batchd
-CGO_ENABLED=0 go build -o "$tmp/batchctl" ./cmd/batchctl
+CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$tmp/batchctl" ./cmd/batchctl
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export BATCH_SERVER=http://127.0.0.1:$port BATCHD_DATA=$tmp/data
 "$tmp/batchd" serve --listen 127.0.0.1:"$port" --data "$tmp/data" --slots "$slots" \

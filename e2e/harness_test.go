@@ -46,7 +46,7 @@ func binaries(t *testing.T) (batchd, batchctl string) {
 			return
 		}
 		for _, pkg := range []string{"batchd/cmd/batchd", "batchd/cmd/batchctl"} {
-			cmd := exec.Command("go", "build", "-o", binDir, pkg)
+			cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binDir, pkg) // as make build
 			if out, err := cmd.CombinedOutput(); err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 				return
