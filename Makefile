@@ -23,11 +23,14 @@ all: build
 # with uncommitted changes, and its time.
 VERSION   ?= $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo dev) ($(shell git log -1 --format=%cI 2>/dev/null))
 LDFLAGS   := -X 'main.version=$(VERSION)'
+# urfave_cli_no_docs leaves out urfave/cli's man-page and Markdown writer
+# (and the Markdown parser it initialises at start): 0.6 ms off each start.
+GOTAGS    := urfave_cli_no_docs
 
 ## build: the two binaries into ./bin (no Node needed: the page is embedded)
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/batchd ./cmd/batchd
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/batchctl ./cmd/batchctl
+	$(GO) build -tags $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/batchd ./cmd/batchd
+	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -ldflags "$(LDFLAGS)" -o $(BIN)/batchctl ./cmd/batchctl
 
 web/node_modules: web/package.json web/package-lock.json
 	cd web && $(NPM) install --no-audit --no-fund  # not `npm ci`: this npm omits other platforms' optional packages from the lock and then refuses it

@@ -26,7 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 if [ -n "${BATCHD:-}" ]; then cp "$BATCHD" "$tmp/batchd"; else go build -o "$tmp/batchd" ./cmd/batchd; fi
-CGO_ENABLED=0 go build -o "$tmp/batchctl" ./cmd/batchctl
+CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$tmp/batchctl" ./cmd/batchctl
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 url=http://127.0.0.1:$port
 export BATCH_SERVER=$url BATCHD_DATA=$tmp/data

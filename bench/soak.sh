@@ -34,7 +34,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 go build -o "$tmp/batchd" ./cmd/batchd
-CGO_ENABLED=0 go build -o "$tmp/batchctl" ./cmd/batchctl
+CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$tmp/batchctl" ./cmd/batchctl
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export BATCH_SERVER=http://127.0.0.1:$port BATCHD_DATA=$tmp/data
 "$tmp/batchd" serve --listen 127.0.0.1:"$port" --data "$tmp/data" --slots "$slots" \
@@ -67,32 +67,40 @@ pids="$pids $!"
 metric() { # name: its value in /metrics (0 when absent)
 	curl -s "$BATCH_SERVER/metrics" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'
 }
-echo "seconds,tasks,rss_kb,threads,fds,wal_file_bytes,db_file_bytes,wal_pages,load1" >"$csv"
+echo "seconds,tasks,rss_kb,threads,fds,wal_file_bytes,db_file_bytes,wal_pages,load1,rss_anon_kb,rss_file_kb" >"$csv"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(date +%s)
 while :; do
 	now=$(date +%s)
 	el=$((now - start))
 	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/$srv/status)
+	# RSS splits into the heap (anonymous) and the database pages the
+	# store maps (file; at most its 64 MB mapping): the second grows with
+	# the database until the mapping is full, and is no leak.
+	anon=$(awk '/^RssAnon:/ { print $2 }' /proc/$srv/status)
+	file=$(awk '/^RssFile:/ { print $2 }' /proc/$srv/status)
 	thr=$(awk '/^Threads:/ { print $2 }' /proc/$srv/status)
 	fds=$(ls /proc/$srv/fd | wc -l)
 	wal=$(stat -c %s "$tmp/data/batchd.db-wal" 2>/dev/null || echo 0)
 	dbb=$(stat -c %s "$tmp/data/batchd.db")
 	done_=$(metric batchd_copies_ended_total)
 	pages=$(metric batchd_store_wal_pages)
-	echo "$el,$done_,$rss,$thr,$fds,$wal,$dbb,$pages,$(cut -d' ' -f1 /proc/loadavg)" >>"$csv"
+	echo "$el,$done_,$rss,$thr,$fds,$wal,$dbb,$pages,$(cut -d' ' -f1 /proc/loadavg),$anon,$file" >>"$csv"
 	[ "$el" -lt "$secs" ] || break
 	sleep "$interval"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -F, 'NR > 1 { n++; t[n] = $1; k[n] = $2; r[n] = $3; th[n] = $4; f[n] = $5; w[n] = $6; d[n] = $7 }
+awk -F, 'NR > 1 { n++; t[n] = $1; k[n] = $2; r[n] = $3; th[n] = $4; f[n] = $5; w[n] = $6; d[n] = $7; an[n] = $10; fi[n] = $11; ld[n] = $9 }
 END {
 	maxw = 0; for (i = 1; i <= n; i++) if (w[i] > maxw) maxw = w[i]
 	a = int(n / 3); if (a < 1) a = 1
-	for (i = 1; i <= a; i++) { r1 += r[i]; t1 += th[i]; f1 += f[i] }
-	for (i = n - a + 1; i <= n; i++) { r2 += r[i]; t2 += th[i]; f2 += f[i] }
+	for (i = 1; i <= a; i++) { r1 += r[i]; t1 += th[i]; f1 += f[i]; a1 += an[i]; m1 += fi[i] }
+	for (i = n - a + 1; i <= n; i++) { r2 += r[i]; t2 += th[i]; f2 += f[i]; a2 += an[i]; m2 += fi[i] }
+	for (i = 1; i <= n; i++) { l += ld[i]; if (ld[i] > lmax) lmax = ld[i] }
 	printf "%d s, %d tasks (%.0f/s), database %.1f MB at the end (%.0f bytes per task)\n", t[n], k[n], k[n] / (t[n] > 0 ? t[n] : 1), d[n] / 1e6, d[n] / (k[n] > 0 ? k[n] : 1)
 	printf "WAL file: max %.1f MB, last %.1f MB\n", maxw / 1e6, w[n] / 1e6
 	printf "first / last third: RSS %.0f / %.0f MB (%.2f), threads %.1f / %.1f, fds %.1f / %.1f\n", r1 / a / 1024, r2 / a / 1024, r2 / r1, t1 / a, t2 / a, f1 / a, f2 / a
+	printf "first / last third: RSS of the heap (anonymous) %.0f / %.0f MB (%.2f), of mapped database pages %.0f / %.0f MB\n", a1 / a / 1024, a2 / a / 1024, (a1 > 0 ? a2 / a1 : 0), m1 / a / 1024, m2 / a / 1024
+	printf "load average during the run: mean %.1f, max %.1f\n", l / n, lmax
 }' "$csv"
 echo "CSV: $csv"

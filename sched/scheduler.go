@@ -226,10 +226,14 @@ type Scheduler struct {
 	lag       lagEstimator // the driver's dispatch and report latency (lag.go)
 	jit       jobIter
 	scratch   []*set
-	alloc     []int
-	specCands []specCand
-	rateBuf   []float64 // slowTasks' scratch
-	reserve   int       // free slots Hopper keeps for requested jobs in this Decide
+	holderBuf []int // preemptRequested's scratch
+	// victimScans counts the jobs preemptRequested looked at for a
+	// victim, for tests that bound its work.
+	victimScans int
+	alloc       []int
+	specCands   []specCand
+	rateBuf     []float64 // slowTasks' scratch
+	reserve     int       // free slots Hopper keeps for requested jobs in this Decide
 	// holdForResources: a requested task waits for room some worker
 	// could give it; disclosed work leaves the free slots alone in this
 	// Decide (resource.go).

@@ -73,12 +73,28 @@ func (s *Scheduler) beats(q *set, need float64, v *set, rem float64) bool {
 // preemptRequested suspends running requested copies with the most work
 // left for queued requested tasks that need less, queued jobs in service
 // order, while any such pair exists.
+//
+// Victims are looked for only among the jobs that hold slots (at most one
+// per busy slot), kept in service order: walking every later job for each
+// queued job made each Decide quadratic in the jobs, and a burst that left
+// thousands of requested sets queued behind busy slots slowed every write
+// after it, since each one runs Decide.
 func (s *Scheduler) preemptRequested(now Time, out []Decision) []Decision {
 	if !s.preemptsRequested() {
 		return out
 	}
 	jobs := s.jobsInOrder()
+	// holders: the positions in jobs of the jobs that hold slots, in order.
+	holders := s.holderBuf[:0]
+	for i, v := range jobs {
+		if v.held > 0 {
+			holders = append(holders, i)
+		}
+	}
 	for i, q := range jobs {
+		if len(holders) == 0 || (!s.taskKeys && holders[len(holders)-1] <= i) {
+			break // no job left that a queued task of q or a later job may take from
+		}
 		for q.rq.len() > 0 {
 			t := q.rq.peek()
 			need, ok := s.tNew(t)
@@ -91,8 +107,10 @@ func (s *Scheduler) preemptRequested(now Time, out []Decision) []Decision {
 			}
 			var victim *liveCopy
 			best := need
-			for _, v := range jobs[from:] {
-				if v.held == 0 || !s.fairVictimOK(q, v) {
+			for _, j := range holders {
+				s.victimScans++
+				v := jobs[j]
+				if j < from || v.held == 0 || !s.fairVictimOK(q, v) {
 					continue
 				}
 				for _, rt := range v.running {
@@ -111,10 +129,18 @@ func (s *Scheduler) preemptRequested(now Time, out []Decision) []Decision {
 			}
 			s.preemptCopy(victim, now, &out)
 			if !s.startQueued(t, "requested", slotFree, now, &out) {
+				s.holderBuf = holders[:0]
+				s.scratch = jobs[:0]
 				return out
+			}
+			// q holds a slot now: with per-task keys its copy may be a
+			// victim for a later queued task.
+			if k, found := slices.BinarySearch(holders, i); !found {
+				holders = slices.Insert(holders, k, i)
 			}
 		}
 	}
+	s.holderBuf = holders[:0]
 	s.scratch = jobs[:0]
 	return out
 }

@@ -166,3 +166,38 @@ func TestPropertyPreemptRequested(t *testing.T) {
 		})
 	}
 }
+
+// Thousands of requested jobs queued behind busy slots (what a burst of
+// clients leaves): one Decide looks for a preemption victim only among the
+// jobs that hold slots, not among every later job for every queued one.
+// The server runs Decide after every write, so work per Decide that grows
+// with the square of the queued jobs slowed every write after a burst.
+func TestPreemptRequestedScansHoldersOnly(t *testing.T) {
+	t.Parallel()
+	const queued = 2000
+	b := setup(t, Config{Speculation: SpecNone, PreemptRequested: true})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 2, CanSuspend: true})
+	// Two big jobs take both slots: many tasks of 10 s each, so they come
+	// last in SRPT order, and their running copies have less left than any
+	// queued task below needs (no preemption is due).
+	for set := SetID(1); set <= 2; set++ {
+		b.apply(Event{Kind: EventDisclosed, Set: set, Owner: "u", Tasks: tasksWithEstimate(100, 10)})
+		b.apply(Event{Kind: EventRequested, Set: set})
+	}
+	if ds := b.s.Decide(0); len(ds) != 2 {
+		t.Fatalf("first Decide: %+v, want the two big jobs started", ds)
+	}
+	for set := SetID(3); set < 3+queued; set++ {
+		b.apply(Event{Kind: EventDisclosed, Time: 1, Set: set, Owner: "u", Tasks: tasksWithEstimate(1, 20)})
+		b.apply(Event{Kind: EventRequested, Time: 1, Set: set})
+	}
+	b.s.victimScans = 0
+	if ds := b.s.Decide(1); len(ds) != 0 {
+		t.Fatalf("Decide with no free slot and no shorter work: %+v, want nothing", ds)
+	}
+	// Every queued job looks at the two holders, once: not at the ~2,000
+	// jobs after it (about 2 million looks).
+	if n := b.s.victimScans; n == 0 || n > 2*(queued+2) {
+		t.Errorf("one Decide looked at %d jobs for a victim; want at most %d (2 holders per queued job)", n, 2*(queued+2))
+	}
+}

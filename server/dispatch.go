@@ -198,7 +198,8 @@ func (s *Server) carryOut(now time.Time, ds []sched.Decision, started []store.St
 		case sched.DecisionSuspend:
 			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: int64(d.Copy)}}
 		case sched.DecisionResume:
-			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: int64(d.Copy)}}
+			// A resumed copy may get another slot than the one it gave up.
+			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: int64(d.Copy)}, ResumeSlot: &d.Slot.Slot}
 		default:
 			continue
 		}

@@ -192,7 +192,7 @@ func (s *Server) openAssignments(ctx context.Context, id sched.WorkerID) (*assig
 		if c.State == sched.CopySuspended {
 			restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: int64(c.ID)}})
 		} else {
-			restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: int64(c.ID)}})
+			restate = append(restate, &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Resume{Resume: int64(c.ID)}, ResumeSlot: &c.Slot.Slot})
 		}
 	}
 	restate = append(restate, s.live.followOrders(id)...)

@@ -72,7 +72,8 @@ func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started
 				err = markSuspension(ctx, tx, d.Copy, true)
 			}
 		case sched.DecisionResume:
-			_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'running' WHERE id = ? AND state = 'suspended'`, d.Copy)
+			// It may resume on another slot than the one it gave up.
+			_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'running', slot = ? WHERE id = ? AND state = 'suspended'`, d.Slot.Slot, d.Copy)
 			if err == nil {
 				err = markSuspension(ctx, tx, d.Copy, false)
 			}

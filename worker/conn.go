@@ -277,7 +277,7 @@ func (a *agent) stream(ctx context.Context, id string) error {
 		case *batchv1.AssignmentsResponse_Suspend:
 			a.suspend(act.Suspend)
 		case *batchv1.AssignmentsResponse_Resume:
-			a.resume(act.Resume)
+			a.resume(act.Resume, m.ResumeSlot)
 		case *batchv1.AssignmentsResponse_FollowOutput:
 			a.followOutput(act.FollowOutput)
 		case *batchv1.AssignmentsResponse_UnfollowOutput:

@@ -58,7 +58,6 @@ type copyRun struct {
 	// reaped.
 	unlocked bool
 	id       int64
-	slot     int32
 	start    *batchv1.StartCopy
 	keepCap  int64 // bytes of kept files (keep.go)
 	// live holds the copy's output as it comes (live.go).
@@ -68,6 +67,7 @@ type copyRun struct {
 	wake chan struct{}
 
 	// Guarded by agent.mu.
+	slot      int32 // the server's slot for it: its start's, or its last resume's
 	state     copyState
 	pgid      int       // process group id (= leader pid) once started
 	startedAt time.Time // when the copy took its slot

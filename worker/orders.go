@@ -94,11 +94,16 @@ func (a *agent) suspend(id int64) {
 	a.log.Info("suspended copy", "copy", id)
 }
 
-// resume continues a suspended copy's process group.
-func (a *agent) resume(id int64) {
+// resume continues a suspended copy's process group, on slot when the
+// server names one: a suspended copy gave its slot up and may resume on
+// another, and the slot it left may already be the next copy's.
+func (a *agent) resume(id int64, slot *int32) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c, ok := a.copies[id]
+	if ok && slot != nil && c.state != copyEnded {
+		c.slot = *slot
+	}
 	if ok && c.state == copyStarting {
 		c.suspendAt = false
 		return

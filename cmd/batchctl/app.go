@@ -13,9 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/urfave/cli/v2"
 
 	"batchd/client"
@@ -489,17 +486,8 @@ func writeJSON(w io.Writer, v any) error {
 
 // newTable returns an ASCII table that renders to the command's writer,
 // no wider than tableWidth says (long cells wrap).
-func newTable(c *cli.Context, header ...any) *tablewriter.Table {
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
-	}
-	if width := tableWidth(c); width > 0 {
-		opts = append(opts, tablewriter.WithMaxWidth(width))
-	}
-	t := tablewriter.NewTable(c.App.Writer, opts...)
-	t.Header(header...)
-	return t
+func newTable(c *cli.Context, header ...any) *table {
+	return newASCIITable(c.App.Writer, tableWidth(c), header...)
 }
 
 // tableWidth is the widest a table may be: no limit (0) with --wide;

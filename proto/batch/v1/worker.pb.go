@@ -1054,7 +1054,11 @@ type AssignmentsResponse struct {
 	//	*AssignmentsResponse_Resume
 	//	*AssignmentsResponse_FollowOutput
 	//	*AssignmentsResponse_UnfollowOutput
-	Action        isAssignmentsResponse_Action `protobuf_oneof:"action"`
+	Action isAssignmentsResponse_Action `protobuf_oneof:"action"`
+	// With resume: the slot the copy runs on from now on. A suspended copy
+	// gave its slot up, and it resumes on whichever slot of its worker is
+	// free, not always the one it had. Absent from older servers.
+	ResumeSlot    *int32 `protobuf:"varint,110,opt,name=resume_slot,json=resumeSlot,proto3,oneof" json:"resume_slot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1146,6 +1150,13 @@ func (x *AssignmentsResponse) GetUnfollowOutput() int64 {
 		if x, ok := x.Action.(*AssignmentsResponse_UnfollowOutput); ok {
 			return x.UnfollowOutput
 		}
+	}
+	return 0
+}
+
+func (x *AssignmentsResponse) GetResumeSlot() int32 {
+	if x != nil && x.ResumeSlot != nil {
+		return *x.ResumeSlot
 	}
 	return 0
 }
@@ -1718,15 +1729,18 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\vspeculative\x18\x06 \x01(\bR\vspeculative\x12\x14\n" +
 	"\x05owner\x18\a \x01(\tR\x05owner\x12\x18\n" +
 	"\aattempt\x18\x1e \x01(\x05R\aattempt\x12#\n" +
-	"\rfollow_output\x182 \x01(\bR\ffollowOutput\"\xea\x01\n" +
+	"\rfollow_output\x182 \x01(\bR\ffollowOutput\"\xa0\x02\n" +
 	"\x13AssignmentsResponse\x12+\n" +
 	"\x05start\x18\x01 \x01(\v2\x13.batch.v1.StartCopyH\x00R\x05start\x12\x14\n" +
 	"\x04kill\x18\x02 \x01(\x03H\x00R\x04kill\x12\x1a\n" +
 	"\asuspend\x18\x03 \x01(\x03H\x00R\asuspend\x12\x18\n" +
 	"\x06resume\x18\x04 \x01(\x03H\x00R\x06resume\x12%\n" +
 	"\rfollow_output\x182 \x01(\x03H\x00R\ffollowOutput\x12)\n" +
-	"\x0funfollow_output\x183 \x01(\x03H\x00R\x0eunfollowOutputB\b\n" +
-	"\x06action\"d\n" +
+	"\x0funfollow_output\x183 \x01(\x03H\x00R\x0eunfollowOutput\x12$\n" +
+	"\vresume_slot\x18n \x01(\x05H\x01R\n" +
+	"resumeSlot\x88\x01\x01B\b\n" +
+	"\x06actionB\x0e\n" +
+	"\f_resume_slot\"d\n" +
 	"\fCopyProgress\x12\x17\n" +
 	"\acopy_id\x18\x01 \x01(\x03R\x06copyId\x12\x1a\n" +
 	"\bprogress\x18\x02 \x01(\x01R\bprogress\x12\x1f\n" +
