@@ -121,7 +121,7 @@ func startServer(bin string, n int) (*benchServer, error) {
 
 // startServerIn starts `batchd serve` with n slots on the data directory
 // data (kept when it stops) and waits until it answers with its slots.
-func startServerIn(bin string, n int, data string) (*benchServer, error) {
+func startServerIn(bin string, n int, data string, extra ...string) (*benchServer, error) {
 	// Port 0: the server picks a free port and prints it (no port closed
 	// and then reused by guess).
 	// --rate -1: one benchmark calls as one user faster than the default
@@ -138,6 +138,7 @@ func startServerIn(bin string, n int, data string) (*benchServer, error) {
 	// BATCHD_BENCH_SERVE_ARGS="--api-concurrency 4": more flags for the
 	// servers, to compare settings.
 	cmd.Args = append(cmd.Args, strings.Fields(os.Getenv("BATCHD_BENCH_SERVE_ARGS"))...)
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // the server dies with the benchmark
 	out := &strings.Builder{}
 	var outMu sync.Mutex
