@@ -4,21 +4,32 @@
 # `batchd worker` processes of S slots on this machine; the workers use the
 # TEST-ONLY executor --bench-no-exec (a copy ends at once, no fork), except
 # the "fork" case. Each case runs TASKS requested `true` tasks (default
-# 20000) COUNT times (default 3); the summary gives min / median / max of
-# tasks/s, the median of the rest, and tasks/s as a ratio (of medians) to
-# the smallest case of the same run, since the
-# machine may be shared (the load average is printed before and after, and
-# per case as load1).
+# 20000); the whole list of cases runs COUNT times (default 3), one round
+# after the other, so that the cases alternate and the machine's load
+# drifts over all of them alike. VARIANTS (default "base") adds ablations
+# beside each case: "tmpfs" (the database in memory), "sync-off" (SQLite
+# synchronous=OFF, a benchmark-only server flag). CASES is a -bench
+# pattern under Scaling/ (default: every case). The summary gives
+# min / median / max of tasks/s, the median of the rest, and tasks/s as a
+# ratio (of medians) to the first case of the same run, since the
+# machine may be shared (the load average is printed around each round,
+# and per case as load1).
 #
-#   bench/scaling.sh                 # about 5 minutes on 2 cores
-#   TASKS=5000 COUNT=1 bench/scaling.sh
+#   bench/scaling.sh                 # about 5 minutes on 2 quiet cores
+#   TASKS=5000 COUNT=3 VARIANTS=base,tmpfs,sync-off CASES='.*/noexec/workers=(1|4|64)/' bench/scaling.sh
 set -eu
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-go test -run '^$' -bench 'Scaling' -benchtime "${TASKS:-20000}x" -count "${COUNT:-3}" -timeout 60m ./bench/ | tee "$out"
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+go test -c -o "$out.test" ./bench/
+go build -o "$out.batchd" ./cmd/batchd
+trap 'rm -f "$out" "$out.test" "$out.batchd"' EXIT
+for round in $(seq "${COUNT:-3}"); do
+	echo "round $round: load before $(cut -d' ' -f1-3 /proc/loadavg)"
+	(cd bench && BATCHD_BENCH_BIN="$out.batchd" BATCHD_BENCH_VARIANTS="${VARIANTS:-base}" "$out.test" -test.run '^$' -test.bench "Scaling/${CASES:-}" \
+		-test.benchtime "${TASKS:-20000}x" -test.count 1 -test.timeout 60m) | tee -a "$out"
+	echo "round $round: load after $(cut -d' ' -f1-3 /proc/loadavg)"
+done
 echo
 echo "case: tasks/s min / median / max (median's ratio to the first case); medians of write-tx/s, tasks/write-tx, writer-busy, writer-ms/task, server-cpu-ms/task, server-cpus, load1"
 awk '$1 ~ /^BenchmarkScaling\// && NF > 3 {

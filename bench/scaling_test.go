@@ -35,6 +35,12 @@ import (
 // is saturated) and that time per task (writer-ms/task: 1000 divided by
 // it is the most tasks/s this writer could take); the server's CPU per task (its children excluded); and
 // the 1-minute load average when the case started.
+//
+// BATCHD_BENCH_VARIANTS (comma-separated, default "base") adds ablations,
+// each run right after the base case it changes, so that they alternate:
+// "tmpfs" puts the server's data directory in /dev/shm (the database in
+// memory, no disk under it); "sync-off" runs the server with the
+// benchmark-only flag --bench-synchronous-off (SQLite synchronous=OFF).
 func BenchmarkScaling(b *testing.B) {
 	cases := []struct {
 		workers, slots int
@@ -43,19 +49,40 @@ func BenchmarkScaling(b *testing.B) {
 		{1, 16, false}, {4, 64, false}, {16, 64, false}, {32, 64, false}, {64, 64, false},
 		{1, 64, true},
 	}
+	variants := strings.Split(os.Getenv("BATCHD_BENCH_VARIANTS"), ",")
+	if variants[0] == "" {
+		variants = []string{"base"}
+	}
 	for _, c := range cases {
-		name := fmt.Sprintf("noexec/workers=%d/slots=%d", c.workers, c.workers*c.slots)
-		if c.fork {
-			name = fmt.Sprintf("fork/workers=%d/slots=%d", c.workers, c.workers*c.slots)
+		for _, v := range variants {
+			name := fmt.Sprintf("%s/noexec/workers=%d/slots=%d", v, c.workers, c.workers*c.slots)
+			if c.fork {
+				name = fmt.Sprintf("%s/fork/workers=%d/slots=%d", v, c.workers, c.workers*c.slots)
+			}
+			b.Run(name, func(b *testing.B) { benchScaling(b, v, c.workers, c.slots, !c.fork) })
 		}
-		b.Run(name, func(b *testing.B) { benchScaling(b, c.workers, c.slots, !c.fork) })
 	}
 }
 
-func benchScaling(b *testing.B, workers, slots int, noExec bool) {
+func benchScaling(b *testing.B, variant string, workers, slots int, noExec bool) {
 	bin := batchd(b)
 	data := b.TempDir()
-	bs, err := startServerIn(bin, 0, data)
+	var extra []string
+	switch variant {
+	case "base":
+	case "tmpfs":
+		dir, err := os.MkdirTemp("/dev/shm", "batchd-bench-")
+		if err != nil {
+			b.Skipf("no tmpfs: %v", err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+		data = dir
+	case "sync-off":
+		extra = append(extra, "--bench-synchronous-off")
+	default:
+		b.Fatalf("unknown variant %q (base, tmpfs, sync-off)", variant)
+	}
+	bs, err := startServerIn(bin, 0, data, extra...)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -146,6 +146,10 @@ type Config struct {
 	// bodies in flight may hold, each user at most half of it (see
 	// admission; default DefaultMaxRequestMemory).
 	MaxRequestMemory int64
+	// BenchSynchronousOff opens the store with synchronous=OFF: for a
+	// benchmark's ablation only (a power loss may then lose or corrupt
+	// committed work).
+	BenchSynchronousOff bool
 	// GC steers the process's garbage collector around the server's big,
 	// short-lived allocations (see GCPolicy). nil leaves the collector
 	// alone.
@@ -356,6 +360,7 @@ func New(cfg Config) (srv *Server, err error) {
 	db.Now, db.OutputCap, db.Prices = cfg.Now, cfg.OutputCap, cfg.Prices
 	db.KeepUserCap = max(cfg.KeepMaxUser, 0)
 	db.SetPilotLossLimit(cfg.PilotLosses)
+	db.BenchSynchronousOff = cfg.BenchSynchronousOff
 	if err := db.Open(); err != nil {
 		db = nil
 		return nil, err

@@ -110,6 +110,9 @@ func (db *DB) FinishCopies(ctx context.Context, ins []FinishInput) ([]FinishOutc
 
 // finishCopiesTx is FinishCopies inside tx, its outcomes in out.
 func finishCopiesTx(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishOutcome) error {
+	if done, err := finishWinners(ctx, tx, ins, out); done || err != nil {
+		return err
+	}
 	for i, in := range ins {
 		res, err := finishCopy(ctx, tx, in)
 		var se *sched.Error
@@ -141,6 +144,24 @@ type endRow struct {
 func readEnd(ctx context.Context, tx *Tx, id sched.CopyID) (endRow, error) {
 	// Scalar subqueries rather than joins (see "No joins per task" in
 	// store.go).
+	r, err := scanEnd(tx.QueryRowContext(ctx, `SELECT `+endCols+` FROM copies c WHERE c.id = ?`, id).Scan)
+	if err != nil {
+		return r, fmt.Errorf("read copy %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// endCols are the columns of an endRow, of copy c (scanEnd reads them).
+const endCols = `c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
+		c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at,
+		(SELECT owner FROM task_sets WHERE id = c.set_id), (SELECT name FROM task_sets WHERE id = c.set_id),
+		(SELECT state FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT requested_at FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
+		c.attempt, (SELECT attempt FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT auto_retries FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
+		(SELECT retries FROM task_sets WHERE id = c.set_id), (SELECT retry_on FROM task_sets WHERE id = c.set_id)`
+
+// scanEnd reads endCols through scan, after the extra destinations
+// given first.
+func scanEnd(scan func(dest ...any) error, extra ...any) (endRow, error) {
 	var (
 		r             endRow
 		spec          int
@@ -148,18 +169,11 @@ func readEnd(ctx context.Context, tx *Tx, id sched.CopyID) (endRow, error) {
 		ended         int64
 	)
 	c := &r.copy
-	err := tx.QueryRowContext(ctx, `SELECT c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
-		c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at,
-		(SELECT owner FROM task_sets WHERE id = c.set_id), (SELECT name FROM task_sets WHERE id = c.set_id),
-		(SELECT state FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT requested_at FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
-		c.attempt, (SELECT attempt FROM tasks WHERE set_id = c.set_id AND idx = c.idx), (SELECT auto_retries FROM tasks WHERE set_id = c.set_id AND idx = c.idx),
-		(SELECT retries FROM task_sets WHERE id = c.set_id), (SELECT retry_on FROM task_sets WHERE id = c.set_id)
-		FROM copies c WHERE c.id = ?`, id).
-		Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &cstate, &r.started, &ended,
-			&c.Progress, &c.CPUSeconds, &c.RunSeconds, &r.outcome, &r.suspended, &r.suspendedAt, &r.owner, &r.setName, &state, &r.requestedAt,
-			&c.Attempt, &r.taskAttempt, &r.pol.used, &r.pol.retries, &r.pol.retryOn)
-	if err != nil {
-		return r, fmt.Errorf("read copy %d: %w", id, err)
+	dest := append(extra, &c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &cstate, &r.started, &ended,
+		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &r.outcome, &r.suspended, &r.suspendedAt, &r.owner, &r.setName, &state, &r.requestedAt,
+		&c.Attempt, &r.taskAttempt, &r.pol.used, &r.pol.retries, &r.pol.retryOn)
+	if err := scan(dest...); err != nil {
+		return r, err
 	}
 	c.Speculative = spec != 0
 	c.State, r.taskState = sched.CopyState(cstate), sched.TaskState(state)

@@ -94,6 +94,10 @@ type DB struct {
 	// disclose, outside the writer (tests hold a disclose between its
 	// chunks there).
 	StageChunkFunc func(set sched.SetID, chunk int)
+	// BenchSynchronousOff opens the database with synchronous=OFF instead
+	// of NORMAL: for a benchmark's ablation only, never a setting (a power
+	// loss may lose or corrupt committed transactions). Set before Open.
+	BenchSynchronousOff bool
 }
 
 // Prices are the ledger's unit prices (in the operator's currency unit).
@@ -188,6 +192,9 @@ func (db *DB) Open() error {
 	// _stmt_cache_size keeps each connection's prepared statements, since
 	// the hot paths (a copy's finish, a start) run the same few queries.
 	dsn := "file:" + db.Path + "?_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL&_stmt_cache_size=64"
+	if db.BenchSynchronousOff {
+		dsn = strings.Replace(dsn, "_synchronous=NORMAL", "_synchronous=OFF", 1)
+	}
 	sdb, err := sql.Open(writerDriverName, dsn)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)

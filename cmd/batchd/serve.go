@@ -91,6 +91,8 @@ func serveCommand() *cli.Command {
 				Usage: "write a Go CPU profile of the server to `FILE` until it stops (for performance work)"},
 			&cli.StringFlag{Name: "alloc-profile", EnvVars: []string{"BATCHD_ALLOC_PROFILE"}, Hidden: true,
 				Usage: "write a Go allocation profile of the server to `FILE` when it stops (for performance work)"},
+			&cli.BoolFlag{Name: "bench-synchronous-off", Hidden: true,
+				Usage: "benchmarks only: SQLite synchronous=OFF, so that a power loss may lose or corrupt committed work (bench/scaling.sh's ablation)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
 		}, isolationFlags("BATCHD_")...),
 		Action: runServe,
@@ -207,9 +209,10 @@ func runServe(c *cli.Context) error {
 		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: apiConc, MaxRequestMemory: reqMem,
 		// The server is the whole process: it may tune the process's
 		// garbage collector around its big allocations.
-		GC:              &processGC{},
-		ShareUnisolated: c.Bool("share-unisolated-workers"),
-		TaskDirs:        c.StringSlice("task-dirs"),
+		GC:                  &processGC{},
+		ShareUnisolated:     c.Bool("share-unisolated-workers"),
+		TaskDirs:            c.StringSlice("task-dirs"),
+		BenchSynchronousOff: c.Bool("bench-synchronous-off"),
 	})
 	if err != nil {
 		return err
