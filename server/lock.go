@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // LockFile is the file in the data directory that a running server holds
@@ -62,14 +63,21 @@ func lockDataDir(dir string) (lock *os.File, cleanup func(), err error) {
 		return nil, nil, fmt.Errorf("open lock file: %w", err)
 	}
 	held, err := tryLock(f)
+	// A server of this same process that has just closed may still look
+	// like the holder: a child forked meanwhile (a copy, os/exec) shares
+	// the lock's open file description from its fork until its exec
+	// closes it. Wait that out, briefly; any other holder is refused at once.
+	for tries := 0; err == nil && held && tries < 300 && lockPID(path) == os.Getpid(); tries++ {
+		time.Sleep(10 * time.Millisecond)
+		held, err = tryLock(f)
+	}
 	if err != nil {
 		f.Close()
 		cleanup()
 		return nil, nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if held {
-		b, _ := os.ReadFile(path)
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		pid := lockPID(path)
 		f.Close()
 		cleanup()
 		return nil, nil, &DataDirInUseError{Dir: dir, PID: pid}
@@ -78,4 +86,11 @@ func lockDataDir(dir string) (lock *os.File, cleanup func(), err error) {
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return f, cleanup, nil
+}
+
+// lockPID is the pid written in the lock file at path (0 when unreadable).
+func lockPID(path string) int {
+	b, _ := os.ReadFile(path)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
