@@ -407,7 +407,7 @@ func simExperimentCommand() *cli.Command {
 		ArgsUsage: strings.Join(sim.ExperimentNames, "|") + "|fair-share|stop-rules",
 		Flags: append(experimentFlags(),
 			&cli.StringFlag{Name: "out", Usage: "directory for figures (SVG, PNG) and CSV"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"}),
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"}, cpuProfileFlag),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return fmt.Errorf("want one experiment: %s", strings.Join(sim.ExperimentNames, ", "))
@@ -416,6 +416,11 @@ func simExperimentCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			stop, err := startCPUProfile(c)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			rep, err := sim.RunExperiment(c.Context, c.Args().First(), o)
 			if err != nil {
 				return err
