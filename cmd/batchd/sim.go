@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -390,7 +391,10 @@ func experimentOptions(c *cli.Context) (sim.Options, error) {
 	}
 	if !c.Bool("quiet") {
 		last := time.Time{}
+		var mu sync.Mutex // sim report runs experiments side by side
 		o.Progress = func(name string, done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
 			if now := time.Now(); now.Sub(last) > 2*time.Second || done == total {
 				last = now
 				fmt.Fprintf(c.App.ErrWriter, "%s: %d/%d runs\n", name, done, total)

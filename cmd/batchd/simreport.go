@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,37 +42,44 @@ func simReportCommand() *cli.Command {
 			defer stop()
 			dir := c.String("out")
 			figDir := filepath.Join(dir, "fig")
-			var reps []sim.Report
-			for _, n := range names {
-				cache := ""
+			// Experiments not in the cache run side by side, so that
+			// one experiment's last long runs do not leave a core idle;
+			// the report takes them in order.
+			reps := make([]sim.Report, len(names))
+			errs := make([]error, len(names))
+			fromCache := make([]bool, len(names))
+			var wg sync.WaitGroup
+			for i, n := range names {
 				if d := c.String("cache"); d != "" {
-					cache = filepath.Join(d, n+".gob")
-				}
-				if cache != "" {
+					cache := filepath.Join(d, n+".gob")
 					if b, err := os.ReadFile(cache); err == nil {
-						var rep sim.Report
-						if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&rep); err != nil {
+						if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&reps[i]); err != nil {
 							return fmt.Errorf("%s: %w", cache, err)
 						}
-						if _, err := writeArtifacts(rep, figDir); err != nil {
-							return err
-						}
-						reps = append(reps, rep)
+						fromCache[i] = true
 						continue
 					}
 				}
-				rep, err := sim.RunExperiment(c.Context, n, o)
-				if err != nil {
-					return fmt.Errorf("%s: %w", n, err)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					reps[i], errs[i] = sim.RunExperiment(c.Context, n, o)
+				}()
+			}
+			wg.Wait()
+			for i, n := range names {
+				if errs[i] != nil {
+					return fmt.Errorf("%s: %w", n, errs[i])
 				}
-				if _, err := writeArtifacts(rep, figDir); err != nil {
+				if _, err := writeArtifacts(reps[i], figDir); err != nil {
 					return err
 				}
-				var b bytes.Buffer
-				if err := gob.NewEncoder(&b).Encode(rep); err != nil {
-					return err
-				}
-				if cache != "" {
+				if d := c.String("cache"); d != "" && !fromCache[i] {
+					var b bytes.Buffer
+					if err := gob.NewEncoder(&b).Encode(reps[i]); err != nil {
+						return err
+					}
+					cache := filepath.Join(d, n+".gob")
 					if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
 						return err
 					}
@@ -79,7 +87,6 @@ func simReportCommand() *cli.Command {
 						return err
 					}
 				}
-				reps = append(reps, rep)
 			}
 			cmd := "batchd sim report --out " + dir
 			if c.IsSet("seeds") {
