@@ -58,12 +58,13 @@ var decideSkews = []float64{0, 0.01, 0.05}
 var decideUtils = []float64{0.6, 0.8}
 
 // The experiment's cluster and runs: a fifth of the node experiment's
-// 1,000 slots, measured for half an hour after ten minutes, to keep its
-// 960 runs cheap (paired seeds resolve the gains at this size); the job
-// sizes shrink with the cluster so that the largest job still fits in it.
+// 1,000 slots on 25 workers of 8 (so that its slow workers are still a
+// handful), measured for 20 minutes after ten, to keep its 960 runs cheap
+// (paired seeds resolve the gains at this size); the job sizes shrink
+// with the cluster so that the largest job still fits in it.
 const (
-	decideSlots, decideJobMax                         = 200, 400
-	decideWarmup, decideDuration, decideDrain float64 = 600, 1800, 3 * 3600
+	decideSlots, decideSlotsPerWorker, decideJobMax         = 200, 8, 400
+	decideWarmup, decideDuration, decideDrain       float64 = 600, 1200, 3 * 3600
 )
 
 // hopperDecideExp runs, at each load, skew and seed, every arm under SRPT
@@ -72,12 +73,12 @@ const (
 func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) Report, error) {
 	seeds := 2 * o.seeds()
 	base := Defaults(WorkloadCluster)
-	base.Slots, base.JobSizeMax = decideSlots, decideJobMax
+	base.Slots, base.SlotsPerWorker, base.JobSizeMax = decideSlots, decideSlotsPerWorker, decideJobMax
 	base.Warmup, base.Duration, base.Drain = decideWarmup, decideDuration, decideDrain
 	utils, skews := decideUtils, decideSkews
 	if o.Quick {
 		seeds, utils, skews = 2, []float64{0.6}, []float64{0, 0.05}
-		base.Slots, base.Duration, base.JobSizeMax = 100, 900, 200
+		base.Slots, base.Duration, base.JobSizeMax = 96, 900, 200
 	}
 	NodeModel.Apply(&base)
 	o.Model.Apply(&base)
