@@ -199,6 +199,15 @@ type Config struct {
 	// experiment measures it against the paper's rule (sched/README.md);
 	// default 0 = the paper's rule.
 	VirtualFactor float64
+	// VirtualFloor rounds a job's desired allocation down, ⌊V⌋ as
+	// Hopper's Pseudocode 1 writes it, instead of up (⌈V⌉, the default;
+	// see desired). Only with hopper+grass.
+	VirtualFloor bool
+	// HopperClone fills each job's Hopper share by cloning instead of
+	// GRASS: its queued tasks first, then extra copies of its running
+	// tasks, fewest live copies first, up to the share (the model of
+	// Hopper §4.1's analysis). For the simulator; see hopperclone.go.
+	HopperClone bool
 }
 
 // String names the configuration as "policy / speculation / preemption".

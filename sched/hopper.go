@@ -57,7 +57,7 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 		it := &s.jit
 		it.start(s.jobs.root)
 		for st := it.next(); st != nil && left+carry.n > 0 && s.slotsLeft(true); st = it.next() {
-			d := desired(c, st.unfin)
+			d := s.desiredV(c, st.unfin)
 			share := min(left, d)
 			left -= share
 			out = s.fillShare(st, share, d, &carry, now, out)
@@ -73,14 +73,14 @@ func (s *Scheduler) hopper(now Time, out []Decision) []Decision {
 		jobs = append(jobs, st)
 	}
 	s.scratch = jobs
-	alloc := HopperAllocate(S, c, s.epsilon, len(jobs), func(i int) int { return jobs[i].unfin }, s.alloc[:0])
+	alloc := hopperAllocate(S, c, s.epsilon, len(jobs), func(i int) int { return jobs[i].unfin }, s.cfg.VirtualFloor, s.alloc[:0])
 	s.alloc = alloc
 	var carry shareCarry
 	for i, st := range jobs {
 		if !s.slotsLeft(true) {
 			break
 		}
-		out = s.fillShare(st, alloc[i], desired(c, st.unfin), &carry, now, out)
+		out = s.fillShare(st, alloc[i], s.desiredV(c, st.unfin), &carry, now, out)
 	}
 	return out
 }
@@ -164,7 +164,7 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 		st.visited = true
 		visited = append(visited, st)
 		base := min(fair, st.unfin)
-		d := desired(c, st.unfin)
+		d := s.desiredV(c, st.unfin)
 		extra := min(left, max(0, d-base))
 		left -= extra
 		out = s.fillShare(st, base+extra, d, &carry, now, out)
@@ -186,7 +186,7 @@ func (s *Scheduler) hopperFloor(fair int, c float64, now Time, out []Decision) [
 		// Jobs before the last visited one were visited; the rest come
 		// after the prefix in job order, as in HopperAllocate.
 		for _, st := range rest {
-			out = s.fillShare(st, min(fair, st.unfin), desired(c, st.unfin), &carry, now, out)
+			out = s.fillShare(st, min(fair, st.unfin), s.desiredV(c, st.unfin), &carry, now, out)
 			if !s.slotsLeft(true) {
 				break
 			}
@@ -238,6 +238,12 @@ func desired(c float64, remaining int) int {
 // The result is appended to buf; it costs O(n) and allocates nothing when
 // buf has room.
 func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int, buf []int) []int {
+	return hopperAllocate(S, c, epsilon, n, remaining, false, buf)
+}
+
+// hopperAllocate is HopperAllocate with a job's desired allocation
+// rounded down (⌊V⌋, Config.VirtualFloor) when floorV is set.
+func hopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int, floorV bool, buf []int) []int {
 	alloc := buf[:0]
 	if n <= 0 || S <= 0 {
 		for range max(n, 0) {
@@ -261,13 +267,13 @@ func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int,
 		// Guideline 3: V_i/ΣV = T_i/ΣT.
 		for i := range n {
 			t := remaining(i)
-			alloc[i] = max(desired(c, t), int(math.Floor(float64(S)*float64(t)/float64(sumT))))
+			alloc[i] = max(desiredRound(c, t, floorV), int(math.Floor(float64(S)*float64(t)/float64(sumT))))
 		}
 		return alloc
 	}
 	left := max(S-sumBase, 0)
 	for i := range n {
-		if extra := min(left, desired(c, remaining(i))-alloc[i]); extra > 0 {
+		if extra := min(left, desiredRound(c, remaining(i), floorV)-alloc[i]); extra > 0 {
 			alloc[i] += extra
 			left -= extra
 		}
@@ -280,6 +286,9 @@ func HopperAllocate(S int, c, epsilon float64, n int, remaining func(i int) int,
 // can fix either rule instead); speculative
 // copies bounded by MaxEarlyCopies until no task of the job is queued.
 func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Decision {
+	if s.cfg.HopperClone {
+		return s.fillJobClone(st, target, now, out)
+	}
 	ras := s.cfg.Grass.useRAS(st.rq.len(), target)
 	maxCopies := s.cfg.MaxEarlyCopies
 	if st.rq.len() == 0 {

@@ -94,7 +94,7 @@ func serveCommand() *cli.Command {
 			&cli.BoolFlag{Name: "bench-synchronous-off", Hidden: true,
 				Usage: "benchmarks only: SQLite synchronous=OFF, so that a power loss may lose or corrupt committed work (bench/scaling.sh's ablation)"},
 			&cli.StringFlag{Name: "log-level", Value: "info", EnvVars: []string{"BATCHD_LOG_LEVEL"}, Usage: "debug, info, warn or error"},
-		}, isolationFlags("BATCHD_")...),
+		}, append(isolationFlags("BATCHD_"), specTuningFlags()...)...),
 		Action: runServe,
 	}
 }
@@ -201,7 +201,8 @@ func runServe(c *cli.Context) error {
 		KeepMaxTask: keepTask, KeepMaxUser: keepUser,
 		PilotLosses: c.Int("pilot-losses"), WorkerRetention: c.Duration("worker-retention"),
 		Sched: sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested"),
-			FairShareHalfLife: halfLifeSeconds(c.Duration("fair-share-half-life"))},
+			FairShareHalfLife: halfLifeSeconds(c.Duration("fair-share-half-life")),
+			VirtualFactor:     c.Float64("virtual-factor"), LastWaveCopies: c.Int("last-wave-copies")},
 		NoDisclosedFairShare: c.Bool("no-fair-share"), NoFairShare: !c.Bool("fair-share"),
 		Logger: log, Version: version,
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -390,7 +391,10 @@ func experimentOptions(c *cli.Context) (sim.Options, error) {
 	}
 	if !c.Bool("quiet") {
 		last := time.Time{}
+		var mu sync.Mutex // sim report runs experiments side by side
 		o.Progress = func(name string, done, total int) {
+			mu.Lock()
+			defer mu.Unlock()
 			if now := time.Now(); now.Sub(last) > 2*time.Second || done == total {
 				last = now
 				fmt.Fprintf(c.App.ErrWriter, "%s: %d/%d runs\n", name, done, total)
@@ -407,7 +411,7 @@ func simExperimentCommand() *cli.Command {
 		ArgsUsage: strings.Join(sim.ExperimentNames, "|") + "|fair-share|stop-rules",
 		Flags: append(experimentFlags(),
 			&cli.StringFlag{Name: "out", Usage: "directory for figures (SVG, PNG) and CSV"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"}),
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or markdown"}, cpuProfileFlag),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return fmt.Errorf("want one experiment: %s", strings.Join(sim.ExperimentNames, ", "))
@@ -416,6 +420,11 @@ func simExperimentCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			stop, err := startCPUProfile(c)
+			if err != nil {
+				return err
+			}
+			defer stop()
 			rep, err := sim.RunExperiment(c.Context, c.Args().First(), o)
 			if err != nil {
 				return err

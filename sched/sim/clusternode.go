@@ -15,15 +15,12 @@ import (
 const wideVirtual = 8
 
 // grassCopyCap is the bound on a task's live copies in its job's last wave
-// (sched.Config.LastWaveCopies) of the "GRASS per task, capped" variants:
+// (sched.Config.LastWaveCopies) of the "GRASS per task, capped" arm of the
+// hopper-decide experiment:
 // a third and fourth fresh copy still pay for a small job's straggler
 // (x_m·kβ/(kβ−1) falls from k = 1 to 4), beyond that the slots go to other
 // jobs.
 const grassCopyCap = 4
-
-// nodeSkew is the share of skewed tasks in the node experiment's skew rows
-// (Params.TaskSkew): tasks whose every copy takes the task's long draw.
-const nodeSkew = 0.01
 
 // clusterNodeExp is the cluster experiment under the node-level straggler
 // model (NodeModel, overridden by Options.Model): Hopper Fig. 3 first (one
@@ -53,27 +50,16 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 		vf   float64
 		eps  float64
 		perm int64 // Params.PlacementSeed: the same run with its ties broken elsewhere
-		// perTask: GRASS with per-task estimates and at most
-		// grassCopyCap live copies of a task in its job's last wave.
-		perTask bool
-		skew    float64 // Params.TaskSkew; 0: the model's
 	}
 	variants := []variant{
-		{"srpt + LATE (capped)", sched.SpecBestEffortLATE, 0, 0, 0, false, 0},
-		{"srpt + GRASS", sched.SpecGRASS, 0, 0, 0, false, 0},
-		{"hopper+grass (V = 2/β·T)", sched.SpecHopperGRASS, 0, 0, 0, false, 0},
-		{fmt.Sprintf("hopper+grass (V = %g·T)", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, 0, 0, false, 0},
-		{fmt.Sprintf("hopper+grass (V = %g·T), ε = 0", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, -1, 0, false, 0},
-		{"hopper+grass (V = 2/β·T), ε = 0", sched.SpecHopperGRASS, 0, -1, 0, false, 0},
-		{fmt.Sprintf("hopper+grass (V = %g·T), ε = 0, placement permuted", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, -1, 1, false, 0},
-		{"hopper+grass (V = 2/β·T), ε = 0, placement permuted", sched.SpecHopperGRASS, 0, -1, 1, false, 0},
-		// 8–13: GRASS per task and capped, and task skew (skewTable).
-		{"srpt + GRASS per task, capped", sched.SpecGRASS, 0, 0, 0, true, 0},
-		{"hopper+grass per task, capped (V = 2/β·T)", sched.SpecHopperGRASS, 0, 0, 0, true, 0},
-		{"srpt + GRASS, skew", sched.SpecGRASS, 0, 0, 0, false, nodeSkew},
-		{"hopper+grass (V = 2/β·T), skew", sched.SpecHopperGRASS, 0, 0, 0, false, nodeSkew},
-		{"srpt + GRASS per task, capped, skew", sched.SpecGRASS, 0, 0, 0, true, nodeSkew},
-		{"hopper+grass per task, capped (V = 2/β·T), skew", sched.SpecHopperGRASS, 0, 0, 0, true, nodeSkew},
+		{"srpt + LATE (capped)", sched.SpecBestEffortLATE, 0, 0, 0},
+		{"srpt + GRASS", sched.SpecGRASS, 0, 0, 0},
+		{"hopper+grass (V = 2/β·T)", sched.SpecHopperGRASS, 0, 0, 0},
+		{fmt.Sprintf("hopper+grass (V = %g·T)", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, 0, 0},
+		{fmt.Sprintf("hopper+grass (V = %g·T), ε = 0", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, -1, 0},
+		{"hopper+grass (V = 2/β·T), ε = 0", sched.SpecHopperGRASS, 0, -1, 0},
+		{fmt.Sprintf("hopper+grass (V = %g·T), ε = 0, placement permuted", float64(wideVirtual)), sched.SpecHopperGRASS, wideVirtual, -1, 1},
+		{"hopper+grass (V = 2/β·T), ε = 0, placement permuted", sched.SpecHopperGRASS, 0, -1, 1},
 	}
 	type key struct{ u, v, seed int }
 	index := map[key]int{}
@@ -89,13 +75,6 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 				p.Sched.Policy, p.Sched.Speculation = sched.PolicySRPTxFCFS, v.spec
 				p.Sched.VirtualFactor, p.Sched.Epsilon = v.vf, v.eps
 				p.PlacementSeed = v.perm
-				p.Sched.GrassPerTask = v.perTask
-				if v.perTask {
-					p.Sched.LastWaveCopies = grassCopyCap
-				}
-				if v.skew > 0 {
-					p.TaskSkew = v.skew
-				}
 				p.KeepJobs = vi >= 1
 				index[key{ui, vi, seed}] = len(ps)
 				ps = append(ps, p)
@@ -317,7 +296,6 @@ func clusterNodeExp(ctx context.Context, o Options) ([]Params, func([]Result) Re
 					et.Rows = append(et.Rows, []string{variants[pr[1]].name, fmtCI(Summarize(slowed), "%"), fmtCI(Summarize(floor), "%"), fmtCI(Summarize(excess), "%"), fmtCI(Summarize(faster), "%")})
 				}
 				rep.Tables = append(rep.Tables, et)
-				rep.Tables = append(rep.Tables, skewTable(&rep, func(vi, seed int) Result { return rs[index[key{ui, vi, seed}]] }, seeds))
 			}
 		}
 		rep.Figures = append(rep.Figures, lf)
@@ -397,34 +375,4 @@ func nodeBySize(rep *Report, rs []Result, utils []float64, seeds int, at func(ui
 		tab.Rows = append(tab.Rows, row)
 	}
 	return tab
-}
-
-// skewTable is GRASS as written against GRASS with per-task estimates and
-// a last-wave bound (variants 8–13 of the node experiment), with and
-// without skewed tasks, at 60%: Hopper's gain over SRPT + GRASS under
-// each GRASS, and what the per-task GRASS gains on the one as written.
-// at(vi, seed) is the run of variant vi.
-func skewTable(rep *Report, at func(vi, seed int) Result, seeds int) Table {
-	gain := func(vb, vo int) Summary {
-		var g []float64
-		for seed := range seeds {
-			g = append(g, 100*(1-at(vo, seed).MeanVisibleResponse/at(vb, seed).MeanVisibleResponse))
-		}
-		return Summarize(g)
-	}
-	t := Table{Title: fmt.Sprintf("GRASS as written and GRASS per task, capped (per-task estimates, at most %d live copies of a task in its job's last wave), at 60%%, without skew and with %g%% skewed tasks: reduction in mean JCT (mean ± 95%% CI over %d seeds, per-seed gains)", grassCopyCap, 100*nodeSkew, seeds),
-		Header: []string{"task skew", "hopper+grass over SRPT + GRASS, GRASS as written", "hopper+grass over SRPT + GRASS, GRASS per task, capped", "SRPT + GRASS per task, capped over as written", "hopper+grass per task, capped over as written"}}
-	for _, r := range []struct {
-		name               string
-		grass, hop, pg, ph int
-		key                string
-	}{{"0 (the model's)", 1, 2, 8, 9, "0"}, {fmt.Sprintf("%g%%", 100*nodeSkew), 10, 11, 12, 13, "skew"}} {
-		old, per, sg, hg := gain(r.grass, r.hop), gain(r.pg, r.ph), gain(r.grass, r.pg), gain(r.hop, r.ph)
-		t.Rows = append(t.Rows, []string{r.name, fmtCI(old, "%"), fmtCI(per, "%"), fmtCI(sg, "%"), fmtCI(hg, "%")})
-		rep.Claims = append(rep.Claims,
-			Claim{Key: "node-skew-" + r.key + "-old", Source: "batchd (node model)", Metric: fmt.Sprintf("reduction in mean JCT of hopper+grass (V = 2/β·T) vs SRPT + GRASS, GRASS as written (ablation), task skew %s, at 60%%", r.name), Paper: "(Hopper against a GRASS that copies a skewed task without bound)", Ours: old, Unit: "%", Note: "per-seed gains"},
-			Claim{Key: "node-skew-" + r.key + "-per", Source: "batchd (node model)", Metric: fmt.Sprintf("reduction in mean JCT of hopper+grass (V = 2/β·T) vs SRPT + GRASS, both GRASS per task, capped, task skew %s, at 60%%", r.name), Paper: "(Hopper against a GRASS that estimates each task and caps its copies)", Ours: per, Unit: "%", Note: "per-seed gains"},
-			Claim{Key: "node-skew-" + r.key + "-grass", Source: "batchd (node model)", Metric: fmt.Sprintf("reduction in mean JCT of SRPT + GRASS per task, capped vs as written, task skew %s, at 60%%", r.name), Paper: "(what the per-task GRASS changes)", Ours: sg, Unit: "%", Note: "per-seed gains"})
-	}
-	return t
 }

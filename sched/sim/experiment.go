@@ -64,7 +64,7 @@ func (o Options) sweepSeeds() int {
 
 // ExperimentNames lists the experiments RunExperiment knows, in report
 // order.
-var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "cluster-node", "mixed"}
+var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "cluster-node", "hopper-decide", "mixed"}
 
 // RunExperiment runs the named experiment and analyses it.
 func RunExperiment(ctx context.Context, name string, o Options) (Report, error) {
@@ -87,6 +87,11 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 	case "cluster-node":
 		var err error
 		if ps, analyze, err = clusterNodeExp(ctx, o); err != nil {
+			return Report{}, err
+		}
+	case "hopper-decide":
+		var err error
+		if ps, analyze, err = hopperDecideExp(ctx, o); err != nil {
 			return Report{}, err
 		}
 	case "mixed":

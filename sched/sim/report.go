@@ -54,6 +54,9 @@ type Claim struct {
 	Unit   string // "×", "%", "s", ""
 	// Note says how ours was computed, or why it differs from the paper.
 	Note string
+	// Detail keeps the claim out of the report's table of numbers (its
+	// section's own table shows it); the prose may still quote it by Key.
+	Detail bool
 }
 
 // Table is a plain table of text cells.

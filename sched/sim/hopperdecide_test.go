@@ -1,0 +1,55 @@
+package sim
+
+import (
+	"context"
+	"testing"
+
+	"batchd/sched"
+)
+
+// The deciding experiment pairs its runs: at a load, skew and seed, every
+// arm under SRPT and under Hopper at every V sees the same workload, and
+// only the scheduler's configuration differs; its arms set the switches
+// they name.
+func TestHopperDecidePaired(t *testing.T) {
+	t.Parallel()
+	ps, _, err := hopperDecideExp(context.Background(), Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := len(decideArms) * (1 + len(decideVs))
+	if len(ps)%per != 0 {
+		t.Fatalf("%d runs, not a multiple of %d configurations", len(ps), per)
+	}
+	type cell struct {
+		u, skew float64
+		seed    int64
+	}
+	first := map[cell]Params{}
+	configs := map[cell]map[sched.Config]bool{}
+	for _, p := range ps {
+		c := cell{p.Utilization, p.TaskSkew, p.Seed}
+		q := p
+		q.Sched = sched.Config{}
+		if f, ok := first[c]; !ok {
+			first[c], configs[c] = q, map[sched.Config]bool{}
+		} else if f != q {
+			t.Fatalf("cell %+v: runs differ beyond the scheduler", c)
+		}
+		configs[c][p.Sched] = true
+		if p.Sched.HopperClone && p.Sched.Speculation != sched.SpecHopperGRASS {
+			t.Errorf("cloning inside Hopper's shares without Hopper: %+v", p.Sched)
+		}
+		if p.Sched.GrassPerTask && p.Sched.LastWaveCopies != grassCopyCap {
+			t.Errorf("per-task GRASS without the cap: %+v", p.Sched)
+		}
+	}
+	for c, cs := range configs {
+		if len(cs) != per {
+			t.Errorf("cell %+v: %d distinct configurations, want %d", c, len(cs), per)
+		}
+	}
+	if len(first) < 2 {
+		t.Errorf("%d cells", len(first))
+	}
+}
