@@ -92,6 +92,15 @@ type ReplayOptions struct {
 	// that much longer and its result comes that much later, as on a live
 	// server (Trace.Latency is the recorded figure).
 	Latency float64
+	// Heartbeats, when not nil, reports progress as a live worker does
+	// (replayheartbeat.go), in addition to Trace.ProgressEvery's reports.
+	Heartbeats *Heartbeats
+	// Latencies, when not empty, replace Latency: each copy draws its
+	// own from them (replaylatency.go).
+	Latencies []float64
+	// ReportRunTime makes a copy's end report its run time without its
+	// latency, as a live worker's does (replaylatency.go).
+	ReportRunTime bool
 }
 
 // Replay runs tr under cfg and measures it as Run does: a request is the
@@ -139,6 +148,7 @@ const (
 	rpCancel
 	rpCopyEnd
 	rpProgress
+	rpHeartbeat
 )
 
 type rpEvent struct {
@@ -173,6 +183,7 @@ func (q *rpQueue) Pop() any {
 type rpCopy struct {
 	set, task        int
 	work, done, from float64 // total run time; run before from; current run began at from
+	lat              float64 // latency included in work (replaylatency.go)
 	slot             sched.SlotRef
 	running, ended   bool
 	gen              uint32
@@ -214,6 +225,7 @@ type replay struct {
 	exact  []float64 // sorted exact run times, for draws
 	slots  int
 	batch  bool
+	hb     hbState
 
 	acc accum
 }
@@ -295,7 +307,7 @@ func (r *replay) init() error {
 		}
 	}
 	heap.Init(&r.q)
-	return nil
+	return r.startHeartbeats()
 }
 
 func (r *replay) run() error {
@@ -413,7 +425,7 @@ func (r *replay) handle(e rpEvent) error {
 		}
 		r.stop(c)
 		c.ended = true
-		res, err := r.apply(sched.Event{Kind: sched.EventCopyFinished, Time: r.now, Copy: sched.CopyID(e.cp)})
+		res, err := r.apply(sched.Event{Kind: sched.EventCopyFinished, Time: r.now, Copy: sched.CopyID(e.cp), Duration: r.reportedRun(c)})
 		if err != nil || !res.Won {
 			return err
 		}
@@ -432,6 +444,8 @@ func (r *replay) handle(e rpEvent) error {
 			return err
 		}
 		r.scheduleProgress(sched.CopyID(e.cp), c)
+	case rpHeartbeat:
+		return r.heartbeat(e.w)
 	}
 	return nil
 }
@@ -541,7 +555,8 @@ func (r *replay) decide() error {
 				return fmt.Errorf("scheduler bug: start reuses copy id %d", d.Copy)
 			}
 			t := &r.tasks[si][d.Task.Index]
-			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies) + r.o.Latency, slot: d.Slot, running: true, from: r.now}
+			lat := r.copyLatency(si, int(d.Task.Index), t.copies)
+			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies) + lat, lat: lat, slot: d.Slot, running: true, from: r.now}
 			t.copies++
 			r.copies[d.Copy] = c
 			r.push(rpEvent{t: r.now + c.work, kind: rpCopyEnd, cp: int64(d.Copy), gen: c.gen})
