@@ -98,6 +98,9 @@ type ReplayOptions struct {
 	// Latencies, when not empty, replace Latency: each copy draws its
 	// own from them (replaylatency.go).
 	Latencies []float64
+	// LatencyAt, when not nil, replaces both: the latency of a copy
+	// started at t (the trace's clock).
+	LatencyAt func(t float64) float64
 	// ReportRunTime makes a copy's end report its run time without its
 	// latency, as a live worker's does (replaylatency.go).
 	ReportRunTime bool

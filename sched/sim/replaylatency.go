@@ -5,14 +5,20 @@ package sim
 // the live scheduler, which learns it from the worker's run times
 // (sched/lag.go), judges running copies by a high quantile of it. With
 // ReplayOptions.Latencies each replayed copy draws its own latency from
-// the recorded ones, and with ReplayOptions.ReportRunTime its end tells
+// the recorded ones (with ReplayOptions.LatencyAt, the latency of its
+// start's moment: on a loaded machine latencies come in bursts), and with
+// ReplayOptions.ReportRunTime its end tells
 // the scheduler its run time without that latency, as a worker's report
 // does: the replay's scheduler then learns the latency and applies the
 // same rule as the live one.
 
-// copyLatency is the latency of copy k of task ti of set si: a draw from
-// ReplayOptions.Latencies when given, else ReplayOptions.Latency.
+// copyLatency is the latency of copy k of task ti of set si, started now:
+// ReplayOptions.LatencyAt's, else a draw from ReplayOptions.Latencies when
+// given, else ReplayOptions.Latency.
 func (r *replay) copyLatency(si, ti, k int) float64 {
+	if f := r.o.LatencyAt; f != nil {
+		return max(0, f(r.now))
+	}
 	xs := r.o.Latencies
 	if len(xs) == 0 {
 		return r.o.Latency
