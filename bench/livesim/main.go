@@ -143,6 +143,8 @@ type outcome struct {
 	seed           int64
 	live, sim      sim.Result
 	simLat         sim.Result // the replay with the recorded latency and overhead added to every copy
+	simLive        sim.Result // and with the live server's latency rule and progress reports (replay.go)
+	latQ90         float64    // 90th percentile of the recorded latencies
 	latency        float64
 	overhead       float64 // median of a winning copy's recorded run time minus its draw
 	liveBeta       float64
@@ -320,39 +322,11 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (record, 
 	rec.Trace, err = db.ExportTrace(ctx, time.Time{}, time.Time{})
 	db.Close()
 	if err == nil {
-		rec.Latencies, err = latencies(ctx, filepath.Join(data, "batchd.db"))
+		rec.Latencies, rec.LatencyAt, err = latencies(ctx, filepath.Join(data, "batchd.db"))
 	}
 	rec.Keys = keys.m
 	rec.Wall = time.Since(t0)
 	return rec, err
-}
-
-// replayRun measures a live run as recorded and replays it with the real
-// scheduler in virtual time: plain, and with what a live copy has beyond
-// its draw.
-func replayRun(ctx context.Context, rec record, pm progressModel) (outcome, error) {
-	out := outcome{workload: rec.Workload, mode: rec.Mode, seed: rec.Seed, liveBeta: rec.LiveBeta, liveSpec: rec.LiveSpec, wall: rec.Wall}
-	tr := *rec.Trace
-	d := func(set sched.SetID, idx int32, k int) float64 {
-		return draw(rec.Seed, rec.Keys[set], idx, k, rec.Beta, rec.Scale, rec.Limit)
-	}
-	out.live = sim.Recorded(&tr)
-	out.overhead = overhead(&tr, d)
-	tr.CopyDuration = d
-	var err error
-	out.sim, err = sim.Replay(ctx, &tr, tr.Config, pm.apply(&tr, rec.Seed, 0))
-	if err != nil {
-		return out, err
-	}
-	// The same replay with what a live copy has beyond its draw: the
-	// process's start and the sleeps' slack in its run time (overhead),
-	// and the trips between decision and report (latency).
-	out.latency = tr.Latency
-	tr.CopyDuration = func(set sched.SetID, idx int32, k int) float64 {
-		return d(set, idx, k) + math.Max(0, out.overhead)
-	}
-	out.simLat, err = sim.Replay(ctx, &tr, tr.Config, pm.apply(&tr, rec.Seed, tr.Latency))
-	return out, err
 }
 
 type keyMap struct {

@@ -18,8 +18,8 @@ type progressModel struct {
 }
 
 const (
-	defaultProgress = "exact:1"
-	progressHelp    = "how replayed copies report progress: heartbeat:E,P,W (as the worker: a heartbeat every E s per worker carrying what it read every P s of what the task wrote every W s), exact:S (the exact fraction done every S s of run time), none"
+	defaultProgress = "heartbeat:1,0.25,0.25"
+	progressHelp    = "how copies of the sim + live replay report progress: heartbeat:E,P,W (as the worker: a heartbeat every E s per worker carrying what it read every P s of what the task wrote every W s), exact:S (the exact fraction done every S s of run time), none"
 )
 
 func parseProgressModel(s string) (progressModel, error) {
@@ -60,7 +60,9 @@ func (p progressModel) String() string {
 }
 
 // apply sets tr's and the options' progress reports for a replay under
-// seed with latency added to every copy.
+// seed with latency added to every copy (the worker's default: its
+// heartbeat at most once a second while progress changes, its poll and
+// the task's write every 250 ms).
 func (p progressModel) apply(tr *sched.Trace, seed int64, latency float64) sim.ReplayOptions {
 	tr.ProgressEvery = 0
 	if p.kind == "exact" {

@@ -28,9 +28,10 @@ type record struct {
 	Wall               time.Duration
 	Keys               map[sched.SetID]string // set → job key of its draws
 	// Latencies are the winning copies' decision-to-report times minus
-	// their run times, sorted (latency.go).
-	Latencies []float64
-	Trace     *sched.Trace
+	// their run times, and LatencyAt their decisions' times (Unix
+	// seconds), in decision order (latency.go).
+	Latencies, LatencyAt []float64
+	Trace                *sched.Trace
 }
 
 func (r record) file() string { return fmt.Sprintf("%s-%s-%d.gob", r.Workload, r.Mode, r.Seed) }
@@ -125,7 +126,8 @@ func report(args []string) error {
 
 // logOutcome prints one run's figures on stderr.
 func logOutcome(r outcome) {
-	fmt.Fprintf(os.Stderr, "%s seed %d %-16s live %6.2f s (%d jobs, β %.3f, %d spec.)  sim %6.2f s (%d jobs, β %.3f, %d spec.)  sim+overheads (latency %.3f s) %6.2f s (β %.3f, %d spec.)  overhead %.3f s  %s\n",
+	fmt.Fprintf(os.Stderr, "%s seed %d %-16s live %6.2f s (%d jobs, β %.3f, %d spec.)  sim %6.2f s (%d jobs, β %.3f, %d spec.)  sim+overheads (latency %.3f s) %6.2f s (β %.3f, %d spec.)  sim+live (latency q90 %.3f s) %6.2f s (β %.3f, %d spec.)  overhead %.3f s  %s\n",
 		r.workload, r.seed, r.mode, r.live.MeanVisibleResponse, r.live.Requests, r.liveBeta, r.liveSpec,
-		r.sim.MeanVisibleResponse, r.sim.Requests, r.sim.Beta, r.sim.SpeculativeStarted, r.latency, r.simLat.MeanVisibleResponse, r.simLat.Beta, r.simLat.SpeculativeStarted, r.overhead, r.wall.Round(time.Second))
+		r.sim.MeanVisibleResponse, r.sim.Requests, r.sim.Beta, r.sim.SpeculativeStarted, r.latency, r.simLat.MeanVisibleResponse, r.simLat.Beta, r.simLat.SpeculativeStarted,
+		r.latQ90, r.simLive.MeanVisibleResponse, r.simLive.Beta, r.simLive.SpeculativeStarted, r.overhead, r.wall.Round(time.Second))
 }

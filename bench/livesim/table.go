@@ -31,8 +31,8 @@ func printTable(t table, all []outcome) {
 	m := t.meta
 	fmt.Printf("\n%d slots (%d workers), policy %s, copies Pareto(β %g, scale %g s) capped at %g s, %v of arrivals, %d seeds; replay progress: %s; 95%% CI over seeds (Student's t)\n\n",
 		m.Slots, m.Workers, m.Policy, m.Beta, m.Scale, m.Limit, m.Arrivals, len(seeds), t.progress)
-	fmt.Println("| workload | speculation | jobs (live) | mean JCT live (s) | mean JCT sim (s) | sim + overheads (s) | vs best-effort LATE, live | vs best-effort LATE, sim | vs best-effort LATE, sim + overheads | β live | β sim | β sim + overheads | spec. copies live | spec. copies sim | spec. copies sim + overheads | latency (s) | overhead (s) |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Println("| workload | speculation | jobs (live) | mean JCT live (s) | sim (s) | sim + overheads (s) | sim + live (s) | vs best-effort LATE, live | sim | sim + overheads | sim + live |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, wl := range t.workloads {
 		late := map[int64]outcome{}
 		for _, r := range all {
@@ -41,53 +41,75 @@ func printTable(t table, all []outcome) {
 			}
 		}
 		for _, md := range t.modes {
-			var lv, sv, gl, gs, bl, bs, spl, sps, jobs, slv, gsl, lat, bso, spso, ovh []float64
+			var jobs, v [4][]float64
+			var g [4][]float64
 			for _, r := range rowOf(all, wl, md) {
-				lv, sv = append(lv, r.live.MeanVisibleResponse), append(sv, r.sim.MeanVisibleResponse)
-				bl, bs = append(bl, r.liveBeta), append(bs, r.sim.Beta)
-				spl, sps = append(spl, float64(r.liveSpec)), append(sps, float64(r.sim.SpeculativeStarted))
-				jobs = append(jobs, float64(r.live.Requests))
-				slv = append(slv, r.simLat.MeanVisibleResponse)
-				lat, ovh = append(lat, r.latency), append(ovh, r.overhead)
-				bso, spso = append(bso, r.simLat.Beta), append(spso, float64(r.simLat.SpeculativeStarted))
+				jobs[0] = append(jobs[0], float64(r.live.Requests))
+				for i, x := range r.jcts() {
+					v[i] = append(v[i], x)
+				}
 				if b, ok := late[r.seed]; ok {
-					gl = append(gl, 100*(r.live.MeanVisibleResponse/b.live.MeanVisibleResponse-1))
-					gs = append(gs, 100*(r.sim.MeanVisibleResponse/b.sim.MeanVisibleResponse-1))
-					gsl = append(gsl, 100*(r.simLat.MeanVisibleResponse/b.simLat.MeanVisibleResponse-1))
+					bx := b.jcts()
+					for i, x := range r.jcts() {
+						g[i] = append(g[i], 100*(x/bx[i]-1))
+					}
 				}
 			}
-			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, md, ci(jobs, "%.0f"), ci(lv, "%.2f"), ci(sv, "%.2f"),
-				ci(slv, "%.2f"), ci(gl, "%+.0f%%"), ci(gs, "%+.0f%%"), ci(gsl, "%+.0f%%"), ci(bl, "%.2f"), ci(bs, "%.2f"), ci(bso, "%.2f"),
-				ci(spl, "%.0f"), ci(sps, "%.0f"), ci(spso, "%.0f"), ci(lat, "%.3f"), ci(ovh, "%.3f"))
+			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, md, ci(jobs[0], "%.0f"), ci(v[0], "%.2f"), ci(v[1], "%.2f"), ci(v[2], "%.2f"), ci(v[3], "%.2f"),
+				ci(g[0], "%+.0f%%"), ci(g[1], "%+.0f%%"), ci(g[2], "%+.0f%%"), ci(g[3], "%+.0f%%"))
+		}
+	}
+
+	fmt.Println("\nβ (the scheduler's Hill fit at the end) and speculative copies started, with the recorded latency (median and 90th percentile) and overhead.")
+	fmt.Println()
+	fmt.Println("| workload | speculation | β live | β sim | β sim + overheads | β sim + live | spec. copies live | sim | sim + overheads | sim + live | latency median (s) | latency q90 (s) | overhead (s) |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	for _, wl := range t.workloads {
+		for _, md := range t.modes {
+			var b, sp [4][]float64
+			var lat, q90, ovh []float64
+			for _, r := range rowOf(all, wl, md) {
+				b[0], sp[0] = append(b[0], r.liveBeta), append(sp[0], float64(r.liveSpec))
+				for i, x := range []sim.Result{r.sim, r.simLat, r.simLive} {
+					b[i+1], sp[i+1] = append(b[i+1], x.Beta), append(sp[i+1], float64(x.SpeculativeStarted))
+				}
+				lat, q90, ovh = append(lat, r.latency), append(q90, r.latQ90), append(ovh, r.overhead)
+			}
+			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, md, ci(b[0], "%.2f"), ci(b[1], "%.2f"), ci(b[2], "%.2f"), ci(b[3], "%.2f"),
+				ci(sp[0], "%.0f"), ci(sp[1], "%.0f"), ci(sp[2], "%.0f"), ci(sp[3], "%.0f"), ci(lat, "%.3f"), ci(q90, "%.3f"), ci(ovh, "%.3f"))
 		}
 	}
 
 	fmt.Println("\nPaired test, per seed live / sim of the mean job completion time: geometric mean ratio, its 95% interval (Student's t on the log ratios), seeds above / below 1, two-sided sign test p; \"consistent\" when the interval contains 1.")
 	fmt.Println()
-	fmt.Println("| workload | speculation | seeds | live / sim | above / below | sign p | verdict | live / (sim + overheads) | above / below | sign p | verdict |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |")
+	fmt.Println("| workload | speculation | seeds | live / sim | above / below | sign p | verdict | live / (sim + overheads) | above / below | sign p | verdict | live / (sim + live) | above / below | sign p | verdict |")
+	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |")
 	// Per seed, the mean log ratio over the speculative rows of every
 	// workload: one paired sample per (workload, seed).
 	type wlSeed struct {
 		wl   string
 		seed int64
 	}
-	specLogs := map[wlSeed][2][]float64{}
+	specLogs := map[wlSeed][3][]float64{}
 	for _, wl := range t.workloads {
 		for _, md := range t.modes {
-			var rs, rl []float64
+			var rs [3][]float64
 			for _, r := range rowOf(all, wl, md) {
-				a, b := r.live.MeanVisibleResponse/r.sim.MeanVisibleResponse, r.live.MeanVisibleResponse/r.simLat.MeanVisibleResponse
-				rs, rl = append(rs, a), append(rl, b)
+				j := r.jcts()
+				k := wlSeed{wl, r.seed}
+				v := specLogs[k]
+				for i := range rs {
+					rs[i] = append(rs[i], j[0]/j[i+1])
+					if md != "none" {
+						v[i] = append(v[i], math.Log(j[0]/j[i+1]))
+					}
+				}
 				if md != "none" {
-					k := wlSeed{wl, r.seed}
-					v := specLogs[k]
-					v[0], v[1] = append(v[0], math.Log(a)), append(v[1], math.Log(b))
 					specLogs[k] = v
 				}
 			}
-			ps, pl := pairedTest(rs), pairedTest(rl)
-			fmt.Printf("| %s | %s | %d | %s | %s |\n", wl, md, ps.N, pairedCells(ps), pairedCells(pl))
+			p0, p1, p2 := pairedTest(rs[0]), pairedTest(rs[1]), pairedTest(rs[2])
+			fmt.Printf("| %s | %s | %d | %s | %s | %s |\n", wl, md, p0.N, pairedCells(p0), pairedCells(p1), pairedCells(p2))
 		}
 	}
 	keys := make([]wlSeed, 0, len(specLogs))
@@ -100,13 +122,15 @@ func printTable(t table, all []outcome) {
 		}
 		return int(a.seed - b.seed)
 	})
-	var gs, gl []float64
+	var gs [3][]float64
 	for _, k := range keys {
 		v := specLogs[k]
-		gs, gl = append(gs, math.Exp(meanOf(v[0]))), append(gl, math.Exp(meanOf(v[1])))
+		for i := range gs {
+			gs[i] = append(gs[i], math.Exp(meanOf(v[i])))
+		}
 	}
-	ps, pl := pairedTest(gs), pairedTest(gl)
-	fmt.Printf("| all | speculative rows (per workload and seed, geometric mean over modes) | %d | %s | %s |\n", ps.N, pairedCells(ps), pairedCells(pl))
+	p0, p1, p2 := pairedTest(gs[0]), pairedTest(gs[1]), pairedTest(gs[2])
+	fmt.Printf("| all | speculative rows (per workload and seed, geometric mean over modes) | %d | %s | %s | %s |\n", p0.N, pairedCells(p0), pairedCells(p1), pairedCells(p2))
 }
 
 // rowOf is the outcomes of one workload and mode, by seed.
@@ -150,4 +174,10 @@ func ci(xs []float64, f string) string {
 		return fmt.Sprintf(f, s.Mean)
 	}
 	return fmt.Sprintf(f, s.Mean) + " ± " + strings.TrimPrefix(strings.TrimSuffix(fmt.Sprintf(f, s.HalfWidth), "%"), "+")
+}
+
+// jcts is the mean job completion time live, sim, sim + overheads and
+// sim + live.
+func (r outcome) jcts() [4]float64 {
+	return [4]float64{r.live.MeanVisibleResponse, r.sim.MeanVisibleResponse, r.simLat.MeanVisibleResponse, r.simLive.MeanVisibleResponse}
 }
