@@ -329,13 +329,14 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (record, 
 	return rec, err
 }
 
+// keyMap maps each set to its job key as the drivers disclose them (the
+// mixed users disclose at once).
 type keyMap struct {
 	mu sync.Mutex
 	m  map[sched.SetID]string
 }
 
 func (k *keyMap) put(s sched.SetID, key string) { k.mu.Lock(); k.m[s] = key; k.mu.Unlock() }
-func (k *keyMap) get(s sched.SetID) string      { k.mu.Lock(); defer k.mu.Unlock(); return k.m[s] }
 
 // overhead is the median, over winning copies, of the run time the worker
 // reported minus the copy's draw (the task process's start, its sleeps'
