@@ -95,6 +95,7 @@ func report(args []string) error {
 	modes := fs.String("modes", "none,best-effort-late,grass,hopper+grass", "speculation modes, in table order")
 	wls := fs.String("workloads", "cluster,mixed", "workloads, in table order")
 	verbose := fs.Bool("v", false, "log each run")
+	abl := fs.Bool("ablations", false, "also replay the speculative runs with each part of sim + live taken out")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -121,6 +122,9 @@ func report(args []string) error {
 		all = append(all, r)
 	}
 	printTable(tableOf(recs[0], strings.Split(*wls, ","), strings.Split(*modes, ","), pm), all)
+	if *abl {
+		return printAblations(recs, strings.Split(*wls, ","), pm)
+	}
 	return nil
 }
 
