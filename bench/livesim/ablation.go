@@ -31,6 +31,7 @@ var ablations = []ablation{
 		ovh := math.Max(0, overhead(rec.Trace, d))
 		tr.CopyDuration = func(set sched.SetID, idx int32, k int) float64 { return d(set, idx, k) + ovh }
 	}},
+	{"scheduler run after every progress report too (no tick)", func(_ record, o *sim.ReplayOptions, _ *sched.Trace) { o.Tick = 0 }},
 	{"exact progress every second of run, not heartbeats", func(_ record, o *sim.ReplayOptions, tr *sched.Trace) {
 		o.Heartbeats, tr.ProgressEvery = nil, 1
 	}},
@@ -60,7 +61,7 @@ func printAblations(recs []record, wls []string, pm progressModel) error {
 				tr := *rec.Trace
 				tr.CopyDuration = ownOverhead(rec, d)
 				o := pm.apply(&tr, rec.Seed, tr.Latency)
-				o.LatencyAt, o.ReportRunTime = latencyAt(rec.Latencies, rec.LatencyAt), true
+				o.LatencyAt, o.ReportRunTime, o.Tick = latencyAt(rec.Latencies, rec.LatencyAt), true, serverTick
 				ab.opts(rec, &o, &tr)
 				res, err := sim.Replay(context.Background(), &tr, tr.Config, o)
 				if err != nil {

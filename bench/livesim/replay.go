@@ -24,8 +24,13 @@ import (
 //     its end live, else a draw from the recorded ones), the recorded latency of the
 //     start decision nearest its own (latency comes in bursts), the run time without it reported at the copy's end (so that
 //     the scheduler learns the latency and judges running copies by it,
-//     as the live server does: sched/lag.go), and progress heard at the
-//     workers' heartbeats as pm says.
+//     as the live server does: sched/lag.go), progress heard at the
+//     workers' heartbeats as pm says, and the scheduler run on the events
+//     a server acts on and its dispatch tick, not after progress alone.
+//
+// serverTick is `batchd serve`'s dispatch tick (server.Config.TickInterval).
+const serverTick = 1.0
+
 func replayRun(ctx context.Context, rec record, pm progressModel) (outcome, error) {
 	out := outcome{workload: rec.Workload, mode: rec.Mode, seed: rec.Seed, liveBeta: rec.LiveBeta, liveSpec: rec.LiveSpec, wall: rec.Wall,
 		latQ90: quantile(rec.Latencies, 0.9)}
@@ -50,7 +55,7 @@ func replayRun(ctx context.Context, rec record, pm progressModel) (outcome, erro
 	}
 	tr.CopyDuration = ownOverhead(rec, d)
 	o := pm.apply(&tr, rec.Seed, tr.Latency)
-	o.LatencyAt, o.ReportRunTime = latencyAt(rec.Latencies, rec.LatencyAt), true
+	o.LatencyAt, o.ReportRunTime, o.Tick = latencyAt(rec.Latencies, rec.LatencyAt), true, serverTick
 	if o.LatencyAt == nil {
 		o.Latencies = rec.Latencies // a record without decision times
 	}

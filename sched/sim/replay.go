@@ -101,6 +101,10 @@ type ReplayOptions struct {
 	// LatencyAt, when not nil, replaces both: the latency of a copy
 	// started at t (the trace's clock).
 	LatencyAt func(t float64) float64
+	// Tick, when positive, runs the scheduler as a live server does: on
+	// events it acts on and every Tick seconds, not after progress
+	// reports alone (replaytick.go).
+	Tick float64
 	// ReportRunTime makes a copy's end report its run time without its
 	// latency, as a live worker's does (replaylatency.go).
 	ReportRunTime bool
@@ -152,6 +156,7 @@ const (
 	rpCopyEnd
 	rpProgress
 	rpHeartbeat
+	rpTick
 )
 
 type rpEvent struct {
@@ -310,6 +315,7 @@ func (r *replay) init() error {
 		}
 	}
 	heap.Init(&r.q)
+	r.startTicks()
 	return r.startHeartbeats()
 }
 
@@ -317,12 +323,17 @@ func (r *replay) run() error {
 	for r.q.Len() > 0 {
 		t := r.q[0].t
 		r.now = t
+		act := false
 		for r.q.Len() > 0 && r.q[0].t == t {
 			e := heap.Pop(&r.q).(rpEvent)
 			r.acc.events++
+			act = act || r.decides(e.kind)
 			if err := r.handle(e); err != nil {
 				return err
 			}
+		}
+		if !act {
+			continue
 		}
 		if err := r.decide(); err != nil {
 			return err
@@ -449,6 +460,8 @@ func (r *replay) handle(e rpEvent) error {
 		r.scheduleProgress(sched.CopyID(e.cp), c)
 	case rpHeartbeat:
 		return r.heartbeat(e.w)
+	case rpTick:
+		r.tick()
 	}
 	return nil
 }
