@@ -12,7 +12,13 @@
 // in virtual time under the same configuration, every copy drawing its run
 // time from the same function: the simulator's figure for the very
 // requests the live server saw, without the live server's dispatch and
-// report latency, fork costs and progress polling.
+// report latency, fork costs and progress polling, then with them
+// (replay.go). The verdict is a paired test over seeds (paired.go).
+//
+// With -keep DIR each live run's record is saved; `livesim report -keep
+// DIR` replays saved records and prints the tables again without running
+// servers (record.go), -ablations adding the live model with each of its
+// parts taken out (ablation.go).
 package main
 
 import (
