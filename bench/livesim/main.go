@@ -12,7 +12,13 @@
 // in virtual time under the same configuration, every copy drawing its run
 // time from the same function: the simulator's figure for the very
 // requests the live server saw, without the live server's dispatch and
-// report latency, fork costs and progress polling.
+// report latency, fork costs and progress polling, then with them
+// (replay.go). The verdict is a paired test over seeds (paired.go).
+//
+// With -keep DIR each live run's record is saved; `livesim report -keep
+// DIR` replays saved records and prints the tables again without running
+// servers (record.go), -ablations adding the live model with each of its
+// parts taken out (ablation.go).
 package main
 
 import (
@@ -42,6 +48,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "report" {
+		if err := report(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "livesim report:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "task" {
 		if err := task(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "livesim task:", err)
@@ -136,6 +149,8 @@ type outcome struct {
 	seed           int64
 	live, sim      sim.Result
 	simLat         sim.Result // the replay with the recorded latency and overhead added to every copy
+	simLive        sim.Result // and with the live server's latency rule and progress reports (replay.go)
+	latQ90         float64    // 90th percentile of the recorded latencies
 	latency        float64
 	overhead       float64 // median of a winning copy's recorded run time minus its draw
 	liveBeta       float64
@@ -167,6 +182,8 @@ func run(args []string) error {
 	wls := fs.String("workloads", "cluster,mixed", "workloads")
 	fs.BoolVar(&o.parallel, "parallel", true, "run the modes of one seed at once (one server each)")
 	fs.BoolVar(&o.verbose, "v", false, "log each run")
+	keep := fs.String("keep", "", "save each live run's record (trace, keys, live metrics) in this directory, for `livesim report`")
+	progress := fs.String("progress", defaultProgress, progressHelp)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -176,6 +193,10 @@ func run(args []string) error {
 		return err
 	}
 	o.self = self
+	pm, err := parseProgressModel(*progress)
+	if err != nil {
+		return err
+	}
 	ctx := context.Background()
 	var all []outcome
 	for _, wl := range o.workloads {
@@ -184,14 +205,14 @@ func run(args []string) error {
 		}
 		for s := range o.seeds {
 			seed := o.firstSeed + int64(s)
-			res := make([]outcome, len(o.modes))
+			recs := make([]record, len(o.modes))
 			errs := make([]error, len(o.modes))
 			var wg sync.WaitGroup
 			for i, m := range o.modes {
 				wg.Add(1)
 				f := func() {
 					defer wg.Done()
-					res[i], errs[i] = liveRun(ctx, o, wl, m, seed)
+					recs[i], errs[i] = liveRun(ctx, o, wl, m, seed)
 				}
 				if o.parallel {
 					go f()
@@ -203,44 +224,53 @@ func run(args []string) error {
 			if err := errors.Join(errs...); err != nil {
 				return err
 			}
-			for _, r := range res {
-				fmt.Fprintf(os.Stderr, "%s seed %d %-16s live %6.2f s (%d jobs, β %.3f, %d spec.)  sim %6.2f s (%d jobs, β %.3f, %d spec.)  sim+overheads (latency %.3f s) %6.2f s (β %.3f, %d spec.)  overhead %.3f s  %s\n",
-					r.workload, r.seed, r.mode, r.live.MeanVisibleResponse, r.live.Requests, r.liveBeta, r.liveSpec,
-					r.sim.MeanVisibleResponse, r.sim.Requests, r.sim.Beta, r.sim.SpeculativeStarted, r.latency, r.simLat.MeanVisibleResponse, r.simLat.Beta, r.simLat.SpeculativeStarted, r.overhead, r.wall.Round(time.Second))
+			for _, rec := range recs {
+				if *keep != "" {
+					if err := saveRecord(*keep, rec); err != nil {
+						return err
+					}
+				}
+				r, err := replayRun(ctx, rec, pm)
+				if err != nil {
+					return err
+				}
+				logOutcome(r)
+				all = append(all, r)
 			}
-			all = append(all, res...)
 		}
 	}
-	printTable(o, all)
+	printTable(tableOf(record{Slots: o.slots, Workers: o.workers, Policy: o.policy, Beta: o.beta, Scale: o.scale, Limit: o.limit, Arrivals: o.arrivals},
+		o.workloads, o.modes, pm), all)
 	return nil
 }
 
 // liveRun runs one workload under one speculation mode on a fresh server
-// and replays what its store recorded.
-func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome, error) {
-	out := outcome{workload: wl, mode: mode, seed: seed}
+// and returns what its store recorded.
+func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (record, error) {
+	rec := record{Workload: wl, Mode: mode, Seed: seed, Beta: o.beta, Scale: o.scale, Limit: o.limit,
+		Slots: o.slots, Workers: o.workers, Policy: o.policy, Arrivals: o.arrivals}
 	t0 := time.Now()
 	dir, err := os.MkdirTemp("", "livesim-")
 	if err != nil {
-		return out, err
+		return rec, err
 	}
 	defer os.RemoveAll(dir)
 	data, claims := filepath.Join(dir, "data"), filepath.Join(dir, "claims")
 	if err := os.MkdirAll(claims, 0o700); err != nil {
-		return out, err
+		return rec, err
 	}
 	srv, url, err := startServe(o.batchd, data, mode, o.policy)
 	if err != nil {
-		return out, err
+		return rec, err
 	}
 	defer stopProc(srv)
 	tok, err := os.ReadFile(filepath.Join(data, "admin.token"))
 	if err != nil {
-		return out, err
+		return rec, err
 	}
 	wtok, err := exec.Command(o.batchd, "user", "add", "--data", data, "--worker", "livesim-workers").Output()
 	if err != nil {
-		return out, fmt.Errorf("batchd user add --worker: %w", err)
+		return rec, fmt.Errorf("batchd user add --worker: %w", err)
 	}
 	per := o.slots / o.workers
 	for w := range o.workers {
@@ -249,10 +279,13 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome,
 			n = o.slots - per*(o.workers-1)
 		}
 		wp := exec.Command(o.batchd, "worker", "--server", url, "--token", strings.TrimSpace(string(wtok)), "--name", fmt.Sprintf("w%d", w),
-			"--slots", fmt.Sprint(n), "--state-dir", filepath.Join(dir, fmt.Sprintf("w%d", w)))
+			"--slots", fmt.Sprint(n), "--state-dir", filepath.Join(dir, fmt.Sprintf("w%d", w)),
+			// The tasks claim their copy numbers in a directory of the
+			// run: they must see the file system as it is.
+			"--isolation", "none")
 		wp.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := wp.Start(); err != nil {
-			return out, err
+			return rec, err
 		}
 		defer stopProc(wp)
 	}
@@ -263,7 +296,7 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome,
 			break
 		}
 		if time.Now().After(deadline) {
-			return out, fmt.Errorf("workers did not register: %v", err)
+			return rec, fmt.Errorf("workers did not register: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -279,55 +312,37 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (outcome,
 		err = driveMixed(ctx, o, cl, seed, argv, keys)
 	}
 	if err != nil {
-		return out, err
+		return rec, err
 	}
 	info, err := cl.GetCluster(ctx)
 	if err != nil {
-		return out, err
+		return rec, err
 	}
-	out.liveBeta, out.liveSpec = info.Metrics.Beta, info.Metrics.SpeculativeCopiesStarted
+	rec.LiveBeta, rec.LiveSpec = info.Metrics.Beta, info.Metrics.SpeculativeCopiesStarted
 	stopProc(srv)
 
 	db := store.NewDB(filepath.Join(data, "batchd.db"))
 	if err := db.Open(); err != nil {
-		return out, err
+		return rec, err
 	}
-	tr, err := db.ExportTrace(ctx, time.Time{}, time.Time{})
+	rec.Trace, err = db.ExportTrace(ctx, time.Time{}, time.Time{})
 	db.Close()
-	if err != nil {
-		return out, err
+	if err == nil {
+		rec.Latencies, rec.LatencyAt, err = latencies(ctx, filepath.Join(data, "batchd.db"))
 	}
-	out.live = sim.Recorded(tr)
-	out.overhead = overhead(tr, func(set sched.SetID, idx int32, k int) float64 {
-		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit)
-	})
-	tr.ProgressEvery = 1 // the worker reports progress at most once a second
-	tr.CopyDuration = func(set sched.SetID, idx int32, k int) float64 {
-		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit)
-	}
-	out.sim, err = sim.Replay(ctx, tr, tr.Config, sim.ReplayOptions{Seed: seed})
-	if err != nil {
-		return out, err
-	}
-	// The same replay with what a live copy has beyond its draw: the
-	// process's start and the sleeps' slack in its run time (overhead),
-	// and the trips between decision and report (latency).
-	out.latency = tr.Latency
-	tr.CopyDuration = func(set sched.SetID, idx int32, k int) float64 {
-		return draw(seed, keys.get(set), idx, k, o.beta, o.scale, o.limit) + math.Max(0, out.overhead)
-	}
-	out.simLat, err = sim.Replay(ctx, tr, tr.Config, sim.ReplayOptions{Seed: seed, Latency: tr.Latency})
-	out.wall = time.Since(t0)
-	return out, err
+	rec.Keys = keys.m
+	rec.Wall = time.Since(t0)
+	return rec, err
 }
 
+// keyMap maps each set to its job key as the drivers disclose them (the
+// mixed users disclose at once).
 type keyMap struct {
 	mu sync.Mutex
 	m  map[sched.SetID]string
 }
 
 func (k *keyMap) put(s sched.SetID, key string) { k.mu.Lock(); k.m[s] = key; k.mu.Unlock() }
-func (k *keyMap) get(s sched.SetID) string      { k.mu.Lock(); defer k.mu.Unlock(); return k.m[s] }
 
 // overhead is the median, over winning copies, of the run time the worker
 // reported minus the copy's draw (the task process's start, its sleeps'
@@ -486,8 +501,15 @@ func waitDone(ctx context.Context, cl *client.Client, set sched.SetID, first, en
 				return err
 			}
 			for _, t := range p.Tasks {
-				if t.Index >= first && t.Index < end && t.State != sched.TaskFinished {
+				if t.Index < first || t.Index >= end {
+					continue
+				}
+				if t.State != sched.TaskFinished {
 					done = false
+				} else if t.ExitCode != 0 || t.TimedOut {
+					// A task that fails ends before its draw: the run
+					// would measure nothing.
+					return fmt.Errorf("set %d task %d failed (exit code %d, %s)", set, t.Index, t.ExitCode, t.FailReason)
 				}
 			}
 			if tok = p.NextPageToken; tok == "" || !done {
@@ -502,7 +524,8 @@ func waitDone(ctx context.Context, cl *client.Client, set sched.SetID, first, en
 }
 
 func startServe(batchd, data, mode, policy string) (*exec.Cmd, string, error) {
-	cmd := exec.Command(batchd, "serve", "--listen", "127.0.0.1:0", "--data", data, "--slots", "0", "--speculation", mode, "--policy", policy, "--log-level", "warn")
+	cmd := exec.Command(batchd, "serve", "--listen", "127.0.0.1:0", "--data", data, "--slots", "0", "--speculation", mode, "--policy", policy, "--log-level", "warn",
+		"--share-unisolated-workers")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -552,54 +575,4 @@ func stopProc(c *exec.Cmd) {
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
-}
-
-func printTable(o opts, all []outcome) {
-	fmt.Printf("\n%d slots (%d workers), policy %s, copies Pareto(β %g, scale %g s) capped at %g s, %v of arrivals, %d seeds; 95%% CI over seeds (Student's t)\n\n",
-		o.slots, o.workers, o.policy, o.beta, o.scale, o.limit, o.arrivals, o.seeds)
-	fmt.Println("| workload | speculation | jobs (live) | mean JCT live (s) | mean JCT sim (s) | live / sim | sim + overheads (s) | live / (sim + overheads) | vs best-effort LATE, live | vs best-effort LATE, sim | vs best-effort LATE, sim + overheads | β live | β sim | β sim + overheads | spec. copies live | spec. copies sim | spec. copies sim + overheads | latency (s) | overhead (s) |")
-	fmt.Println("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	for _, wl := range o.workloads {
-		late := map[int64]outcome{}
-		for _, r := range all {
-			if r.workload == wl && r.mode == "best-effort-late" {
-				late[r.seed] = r
-			}
-		}
-		for _, m := range o.modes {
-			var lv, sv, ratio, gl, gs, bl, bs, spl, sps, jobs, slv, sratio, gsl, lat, bso, spso, ovh []float64
-			for _, r := range all {
-				if r.workload != wl || r.mode != m {
-					continue
-				}
-				lv, sv = append(lv, r.live.MeanVisibleResponse), append(sv, r.sim.MeanVisibleResponse)
-				ratio = append(ratio, r.live.MeanVisibleResponse/r.sim.MeanVisibleResponse)
-				bl, bs = append(bl, r.liveBeta), append(bs, r.sim.Beta)
-				spl, sps = append(spl, float64(r.liveSpec)), append(sps, float64(r.sim.SpeculativeStarted))
-				jobs = append(jobs, float64(r.live.Requests))
-				slv, sratio = append(slv, r.simLat.MeanVisibleResponse), append(sratio, r.live.MeanVisibleResponse/r.simLat.MeanVisibleResponse)
-				lat, ovh = append(lat, r.latency), append(ovh, r.overhead)
-				bso, spso = append(bso, r.simLat.Beta), append(spso, float64(r.simLat.SpeculativeStarted))
-				if b, ok := late[r.seed]; ok {
-					gl = append(gl, 100*(r.live.MeanVisibleResponse/b.live.MeanVisibleResponse-1))
-					gs = append(gs, 100*(r.sim.MeanVisibleResponse/b.sim.MeanVisibleResponse-1))
-					gsl = append(gsl, 100*(r.simLat.MeanVisibleResponse/b.simLat.MeanVisibleResponse-1))
-				}
-			}
-			fmt.Printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", wl, m, ci(jobs, "%.0f"), ci(lv, "%.2f"), ci(sv, "%.2f"), ci(ratio, "%.2f"),
-				ci(slv, "%.2f"), ci(sratio, "%.2f"), ci(gl, "%+.0f%%"), ci(gs, "%+.0f%%"), ci(gsl, "%+.0f%%"), ci(bl, "%.2f"), ci(bs, "%.2f"), ci(bso, "%.2f"),
-				ci(spl, "%.0f"), ci(sps, "%.0f"), ci(spso, "%.0f"), ci(lat, "%.3f"), ci(ovh, "%.3f"))
-		}
-	}
-}
-
-func ci(xs []float64, f string) string {
-	if len(xs) == 0 {
-		return "–"
-	}
-	s := sim.Summarize(xs)
-	if s.N < 2 {
-		return fmt.Sprintf(f, s.Mean)
-	}
-	return fmt.Sprintf(f, s.Mean) + " ± " + strings.TrimPrefix(strings.TrimSuffix(fmt.Sprintf(f, s.HalfWidth), "%"), "+")
 }

@@ -92,6 +92,22 @@ type ReplayOptions struct {
 	// that much longer and its result comes that much later, as on a live
 	// server (Trace.Latency is the recorded figure).
 	Latency float64
+	// Heartbeats, when not nil, reports progress as a live worker does
+	// (replayheartbeat.go), in addition to Trace.ProgressEvery's reports.
+	Heartbeats *Heartbeats
+	// Latencies, when not empty, replace Latency: each copy draws its
+	// own from them (replaylatency.go).
+	Latencies []float64
+	// LatencyAt, when not nil, replaces both: the latency of a copy
+	// started at t (the trace's clock).
+	LatencyAt func(t float64) float64
+	// Tick, when positive, runs the scheduler as a live server does: on
+	// events it acts on and every Tick seconds, not after progress
+	// reports alone (replaytick.go).
+	Tick float64
+	// ReportRunTime makes a copy's end report its run time without its
+	// latency, as a live worker's does (replaylatency.go).
+	ReportRunTime bool
 }
 
 // Replay runs tr under cfg and measures it as Run does: a request is the
@@ -139,6 +155,8 @@ const (
 	rpCancel
 	rpCopyEnd
 	rpProgress
+	rpHeartbeat
+	rpTick
 )
 
 type rpEvent struct {
@@ -173,6 +191,7 @@ func (q *rpQueue) Pop() any {
 type rpCopy struct {
 	set, task        int
 	work, done, from float64 // total run time; run before from; current run began at from
+	lat              float64 // latency included in work (replaylatency.go)
 	slot             sched.SlotRef
 	running, ended   bool
 	gen              uint32
@@ -214,6 +233,7 @@ type replay struct {
 	exact  []float64 // sorted exact run times, for draws
 	slots  int
 	batch  bool
+	hb     hbState
 
 	acc accum
 }
@@ -295,19 +315,25 @@ func (r *replay) init() error {
 		}
 	}
 	heap.Init(&r.q)
-	return nil
+	r.startTicks()
+	return r.startHeartbeats()
 }
 
 func (r *replay) run() error {
 	for r.q.Len() > 0 {
 		t := r.q[0].t
 		r.now = t
+		act := false
 		for r.q.Len() > 0 && r.q[0].t == t {
 			e := heap.Pop(&r.q).(rpEvent)
 			r.acc.events++
+			act = act || r.decides(e.kind)
 			if err := r.handle(e); err != nil {
 				return err
 			}
+		}
+		if !act {
+			continue
 		}
 		if err := r.decide(); err != nil {
 			return err
@@ -413,7 +439,7 @@ func (r *replay) handle(e rpEvent) error {
 		}
 		r.stop(c)
 		c.ended = true
-		res, err := r.apply(sched.Event{Kind: sched.EventCopyFinished, Time: r.now, Copy: sched.CopyID(e.cp)})
+		res, err := r.apply(sched.Event{Kind: sched.EventCopyFinished, Time: r.now, Copy: sched.CopyID(e.cp), Duration: r.reportedRun(c)})
 		if err != nil || !res.Won {
 			return err
 		}
@@ -432,6 +458,10 @@ func (r *replay) handle(e rpEvent) error {
 			return err
 		}
 		r.scheduleProgress(sched.CopyID(e.cp), c)
+	case rpHeartbeat:
+		return r.heartbeat(e.w)
+	case rpTick:
+		r.tick()
 	}
 	return nil
 }
@@ -541,7 +571,8 @@ func (r *replay) decide() error {
 				return fmt.Errorf("scheduler bug: start reuses copy id %d", d.Copy)
 			}
 			t := &r.tasks[si][d.Task.Index]
-			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies) + r.o.Latency, slot: d.Slot, running: true, from: r.now}
+			lat := r.copyLatency(si, int(d.Task.Index), t.copies)
+			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies) + lat, lat: lat, slot: d.Slot, running: true, from: r.now}
 			t.copies++
 			r.copies[d.Copy] = c
 			r.push(rpEvent{t: r.now + c.work, kind: rpCopyEnd, cp: int64(d.Copy), gen: c.gen})
