@@ -49,11 +49,18 @@ type gzipWriter struct {
 	http.ResponseWriter
 	gz          *gzip.Writer
 	wroteHeader bool
+	gzipped     bool // the header said gzip: the body must be
 }
 
+// WriteHeader sends the status once; a 200 is marked gzip-encoded (the
+// body that follows is), any other status goes out as it is.
 func (g *gzipWriter) WriteHeader(code int) {
-	if !g.wroteHeader {
-		g.wroteHeader = true
+	if g.wroteHeader {
+		return
+	}
+	g.wroteHeader = true
+	if code == http.StatusOK {
+		g.gzipped = true
 		h := g.ResponseWriter.Header()
 		h.Del("Content-Length")
 		h.Set("Content-Encoding", "gzip")
@@ -66,6 +73,9 @@ func (g *gzipWriter) Write(p []byte) (int, error) {
 	if !g.wroteHeader {
 		g.WriteHeader(http.StatusOK)
 	}
+	if !g.gzipped {
+		return g.ResponseWriter.Write(p)
+	}
 	if g.gz == nil {
 		g.gz = gzipWriters.Get().(*gzip.Writer)
 		g.gz.Reset(g.ResponseWriter)
@@ -74,7 +84,12 @@ func (g *gzipWriter) Write(p []byte) (int, error) {
 }
 
 // Flush sends what was written so far: the compressor's pending block, then the connection's buffer.
+// A flush before any write (a stream that opens and waits, as FollowOutput
+// does) sends the header, marked gzip, before anything else can.
 func (g *gzipWriter) Flush() {
+	if !g.wroteHeader {
+		g.WriteHeader(http.StatusOK)
+	}
 	if g.gz != nil {
 		_ = g.gz.Flush()
 	}
@@ -87,6 +102,10 @@ func (g *gzipWriter) Flush() {
 func (g *gzipWriter) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 
 func (g *gzipWriter) close() {
+	if g.gzipped && g.gz == nil { // a header marked gzip needs a gzip body, even an empty one
+		g.gz = gzipWriters.Get().(*gzip.Writer)
+		g.gz.Reset(g.ResponseWriter)
+	}
 	if g.gz == nil {
 		return
 	}
