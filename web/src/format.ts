@@ -65,6 +65,23 @@ export function fmtClock(ts: Timestamp | undefined): string {
   return new Date(s * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
 }
 
+/** fmtUTC renders seconds since the epoch as a UTC date and time, "2026-11-22 02:34:26Z". */
+export function fmtUTC(seconds: number): string {
+  if (!Number.isFinite(seconds)) return "—";
+  return new Date(seconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+/** fmtLocal renders seconds since the epoch as a date and time in timeZone (the browser's own when not given): "2026-11-22 03:34:26". */
+export function fmtLocal(seconds: number, timeZone?: string): string {
+  if (!Number.isFinite(seconds)) return "—";
+  const p = Object.fromEntries(
+    new Intl.DateTimeFormat("en-GB", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" })
+      .formatToParts(new Date(seconds * 1000))
+      .map((x) => [x.type, x.value]),
+  );
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}
+
 const taskStateNames: Record<TaskState, string> = {
   [TaskState.UNSPECIFIED]: "unknown",
   [TaskState.DISCLOSED]: "disclosed",

@@ -136,3 +136,11 @@ test("fmtAtLeast and fmtEta: bounds read as bounds", () => {
   assert.equal(fmtEta(233, true), `not before ~${fmtDuration(233)}`);
   assert.equal(fmtEta(-1, false, true), "unknown: it has run past its estimate");
 });
+
+test("fmtLocal and fmtUTC", async () => {
+  const { fmtLocal, fmtUTC } = await import("../src/format");
+  assert.equal(fmtUTC(1795833266), "2026-11-28 02:34:26Z");
+  assert.equal(fmtLocal(1795833266, "UTC"), "2026-11-28 02:34:26");
+  assert.equal(fmtLocal(1795833266, "Europe/Berlin"), "2026-11-28 03:34:26");
+  assert.equal(fmtLocal(1795833266, "America/New_York"), "2026-11-27 21:34:26");
+});
