@@ -95,6 +95,12 @@ try {
   const set = disclosed.setId ?? disclosed.set_id ?? disclosed.taskSet?.id;
   if (!set) throw new Error(`disclose answered ${JSON.stringify(disclosed).slice(0, 200)}`);
   await call(base, token, "Request", { setId: set, indexes: [0, 1] });
+  // An array set: one command, the value varies; the table shows the value and says the command once.
+  const arr = await call(base, token, "Disclose", {
+    name: "e2e array frames",
+    array: { first: 1000, last: 1039, spec: { argv: ["sh", "-c", 'render --scene city --quality high --frame "$BATCH_ARRAY_VALUE" --out /scratch/frames'], estimateSeconds: 30 } },
+  });
+  const arrSet = arr.taskSet?.id;
 
   browser = await launch();
   for (const [w, hgt] of [
@@ -192,17 +198,26 @@ try {
     if (ofocus !== "output-h") throw new Error(`${size}: after Output the focus is on ${JSON.stringify(ofocus)}`);
 
     if (w === 1280) {
+      step(`${size}: an unrequested task's view says its output is not followed yet, and follows it once it is requested`);
+      await page.locator('tr[data-index="2"] a[data-action="open"]').click();
+      await text(page, "#tv-follow", (t) => t.startsWith("Not followed yet:"), "the view of an executed, unrequested task");
+      await call(base, token, "Request", { setId: set, indexes: [2] });
+      await text(page, "#tv-stdout", (t) => t.includes("a-long-argument-a-long-argument"), "its output once requested");
+      await text(page, "#tv-follow", (t) => t.startsWith("The task is finished, exit 0"), "the end of its output");
+      await page.keyboard.press("Escape");
+      await page.locator("#task-view").waitFor({ state: "hidden" });
+
       step(`${size}: Request all asks first, with the count and the slot-seconds; Cancel requests nothing`);
       await page.locator("#request-all").click();
       await page.locator("#confirm-request").waitFor({ state: "visible" });
-      await text(page, "#request-h", (t) => t === "Request 3 tasks?", "the count");
+      await text(page, "#request-h", (t) => t === "Request 2 tasks?", "the count");
       await text(page, "#request-cost", (t) => /^The estimates imply (about|at least) [\d,]+\u00a0slot-seconds billed/.test(t), "the bill the estimates imply");
       await shot("task-request-all");
       await page.locator("#request-no").click();
       await page.locator("#confirm-request").waitFor({ state: "hidden" });
       const after = await call(base, token, "GetTaskSet", { setId: set });
       const counts = after.taskSet?.counts ?? {};
-      if (Number(counts.requested ?? 0) + Number(counts.finished ?? 0) !== 2) throw new Error(`Cancel requested tasks: ${JSON.stringify(counts)}`);
+      if (Number(counts.requested ?? 0) + Number(counts.finished ?? 0) !== 3) throw new Error(`Cancel requested tasks: ${JSON.stringify(counts)}`);
     }
 
     step(`${size}: the filter is kept in the address; a number finds that index only`);
@@ -218,6 +233,15 @@ try {
     await page.locator("#f-text").fill("sleep");
     await page.keyboard.press("Enter");
     await text(page, "#shown-note", (t) => t === "Showing 3 of 5 tasks", `${size}: text finds commands`);
+
+    step(`${size}: an array set shows each task's value, the one command said once above the table`);
+    await page.goto(`${base}/#/sets/${arrSet}`);
+    await text(page, "#live-status", (t) => t.startsWith("Live"), `${size}: the array set is live`);
+    await text(page, 'tr[data-index="3"] td.cmd', (t) => t === "1003", `${size}: task 3's value`);
+    await text(page, "#cmd-note", (t) => t.startsWith("Every command reads render --scene city") && t.endsWith("shows what differs: BATCH_ARRAY_VALUE."), `${size}: the one command`);
+    const badArr = await clipped(page);
+    if (badArr.length) throw new Error(`${size}: cells of the array set clip their text:\n  ${badArr.join("\n  ")}`);
+    await shot("task-array");
 
     step(`${size}: "Signed in as" fades, the name stays`);
     await page.waitForFunction(() => document.querySelector(".who-lead.faded"), null, { timeout: stepTimeout });

@@ -32,6 +32,20 @@ export function fmtNumber(n: number, digits = 2): string {
   return s.includes(".") ? s.replace(/\.?0+$/, "") : s;
 }
 
+/** fmtQty renders an amount with thousands separators and at most `digits` decimals, its unit joined by a no-break space: "100,294.5\u00a0slot-seconds". */
+export function fmtQty(n: number, unit: string, digits = 2): string {
+  if (!Number.isFinite(n)) return "—";
+  const v = Number(fmtNumber(n, digits));
+  const [int, frac] = String(v).split(".");
+  const whole = Number(int).toLocaleString("en-US", { maximumFractionDigits: 0 });
+  return `${int.startsWith("-") && whole === "0" ? "-" : ""}${whole}${frac ? `.${frac}` : ""}\u00a0${unit}`;
+}
+
+/** nbsp joins a formatted value's words with no-break spaces ("4 m 05 s" never wraps apart). */
+export function nbsp(s: string): string {
+  return s.replace(/ /g, "\u00a0");
+}
+
 /** fmtBytes renders a byte count as "512 B", "1.5 KiB", "16 MiB". */
 export function fmtBytes(n: number | bigint): string {
   let v = Number(n);

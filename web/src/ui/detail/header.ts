@@ -3,7 +3,7 @@
 // set's own actions (request all, retry failed, cancel the rest) with the
 // dialogs that ask before acting on more than one task.
 
-import { fmtClock, fmtCount, fmtDuration, fmtNumber, plural } from "../../format";
+import { fmtClock, fmtCount, fmtDuration, fmtQty, nbsp, plural } from "../../format";
 import { requestBill, requestCostText } from "../../requestcost";
 import { restCount, retryCount, stateSegments } from "../../state";
 import { stopText } from "../../stop";
@@ -146,8 +146,8 @@ export function mountHeader(sc: SetCtx): Header {
     }
     setText(
       summary,
-      `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
-        ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`,
+      `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? nbsp(fmtDuration(ts.meanVisibleResponseSeconds)) : "—"}` +
+        ` · billed ${fmtQty(ts.billedSlotSeconds, "slot-seconds")}`,
     );
     const stop = stopText(ts);
     setText(stopEl, stop);

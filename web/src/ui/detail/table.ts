@@ -481,7 +481,7 @@ function progressCell(t: Task): HTMLElement {
 }
 
 function copiesCell(t: Task): HTMLElement | string {
-  if (t.copies.length === 0) return "—";
+  if (t.copies.length === 0) return h("span", { class: "copies-sum" }, "—");
   const cur = t.copies.filter((c) => c.attempt === t.attempt || c.attempt === 0);
   const shown = cur.length > 0 ? cur : t.copies;
   const spec = shown.filter((c) => c.speculative).length;
@@ -494,7 +494,7 @@ function copiesCell(t: Task): HTMLElement | string {
   return h(
     "span",
     { class: "copies-sum", title: shown.map(copyLabel).join("\n") },
-    h("span", { class: "copies-n" }, `${shown.length}`, spec > 0 ? h("span", { class: "spec-n" }, ` (${spec}\u00a0spec)`) : null),
+    shown.length > 1 || spec > 0 ? h("span", { class: "copies-n" }, `${shown.length}`, spec > 0 ? h("span", { class: "spec-n" }, ` (${spec}\u00a0spec)`) : null) : null,
     end ? h("span", { class: `copies-state${running > 0 ? " copies-running" : ""}` }, end) : null,
   );
 }

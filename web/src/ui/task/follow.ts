@@ -14,6 +14,14 @@ import { sleep } from "../../watch";
 import { h, replace } from "../dom";
 import type { SetCtx } from "../detail/context";
 
+/** drawMs is how often, at most, new output is drawn. */
+const drawMs = 250;
+
+/** setText changes an element's text only when it differs (a change is a layout). */
+function setText(el: HTMLElement, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}
+
 /** maxLines is how many lines of a stream the view keeps drawn; earlier ones are left to the download. */
 const maxLines = 5000;
 
@@ -25,6 +33,8 @@ export interface Follow {
   mark(line: number | undefined): void;
   /** stop ends the stream. */
   stop(): void;
+  /** waiting says the server refused to follow the task as it stands (not requested yet): follow it again once it is. */
+  waiting(): boolean;
 }
 
 /** StreamBox is one stream's lines in the page. */
@@ -53,6 +63,7 @@ export function followOutput(sc: SetCtx, index: number, line: number | undefined
   });
   const el = h("div", { class: "tv-output" }, status, marker, sections);
   let want = line;
+  let waiting = false; // the server said the task cannot be followed yet
   let scrolled = false;
 
   function lineHref(n: number): string {
@@ -87,9 +98,37 @@ export function followOutput(sc: SetCtx, index: number, line: number | undefined
     }
     const pending = b.buf.pending();
     if (b.tail.textContent !== pending) b.tail.textContent = pending;
-    b.count.textContent = `${fmtCount(b.buf.count + (pending ? 1 : 0))} line${b.buf.count + (pending ? 1 : 0) === 1 ? "" : "s"}`;
+    const n = b.buf.count + (pending ? 1 : 0);
+    setText(b.count, `${fmtCount(n)} line${n === 1 ? "" : "s"}`);
     if (name === "stdout") showMark();
   }
+
+  // Bytes are drawn at most every drawMs: a task that writes a line every
+  // few milliseconds costs one DOM change per period, not one per message.
+  const queued = { stdout: [] as Uint8Array[], stderr: [] as Uint8Array[] };
+  let drawTimer: ReturnType<typeof setTimeout> | undefined;
+  function queue(name: "stdout" | "stderr", bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    queued[name].push(bytes);
+    if (drawTimer === undefined) drawTimer = setTimeout(flush, drawMs);
+  }
+  function flush(): void {
+    clearTimeout(drawTimer);
+    drawTimer = undefined;
+    for (const name of ["stdout", "stderr"] as const) {
+      const parts = queued[name];
+      if (parts.length === 0) continue;
+      queued[name] = [];
+      const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        all.set(p, at);
+        at += p.length;
+      }
+      draw(name, all);
+    }
+  }
+  ac.signal.addEventListener("abort", () => clearTimeout(drawTimer));
 
   /** showMark marks the wanted line once it is drawn (again, after a switch of copy) and scrolls its box to it once. */
   function showMark(): void {
@@ -128,18 +167,20 @@ export function followOutput(sc: SetCtx, index: number, line: number | undefined
         for await (const m of stream) {
           backoff.reset();
           if (m.switched) {
+            flush();
             reset();
             off.stdout = off.stderr = 0n;
             marker.hidden = false;
             marker.textContent = m.marker;
           }
           copyId = m.copyId;
-          draw("stdout", m.stdout);
-          draw("stderr", m.stderr);
+          queue("stdout", m.stdout);
+          queue("stderr", m.stderr);
           off.stdout = m.stdoutOffset + BigInt(m.stdout.length);
           off.stderr = m.stderrOffset + BigInt(m.stderr.length);
-          if (m.copyId !== 0n) status.textContent = `Following copy #${m.copyId} as it writes.`;
+          if (m.copyId !== 0n) setText(status, `Following copy #${m.copyId} as it writes.`);
           if (m.ended) {
+            flush();
             const cut = [m.stdoutTruncated ? "stdout" : "", m.stderrTruncated ? "stderr" : ""].filter((x) => x);
             status.textContent =
               `The task is ${taskStateName(m.state)}` +
@@ -155,9 +196,16 @@ export function followOutput(sc: SetCtx, index: number, line: number | undefined
         }
       } catch (err) {
         if (ac.signal.aborted || isAbort(err)) return;
-        const code = err instanceof ConnectError ? err.code : Code.Unknown;
+        const ce = ConnectError.from(err);
+        const code = ce.code;
+        if (code === Code.FailedPrecondition) {
+          // Not requested yet: the view follows again once the task is requested.
+          status.textContent = `Not followed yet: ${ce.rawMessage}.`;
+          waiting = true;
+          return;
+        }
         if ([Code.NotFound, Code.PermissionDenied, Code.Unauthenticated, Code.InvalidArgument, Code.Unimplemented].includes(code)) {
-          status.textContent = `The output cannot be followed: ${err instanceof ConnectError ? err.rawMessage : String(err)}`;
+          status.textContent = `The output cannot be followed: ${ce.rawMessage}.`;
           return;
         }
         const wait = backoff.next();
@@ -179,6 +227,7 @@ export function followOutput(sc: SetCtx, index: number, line: number | undefined
       for (const old of el.querySelectorAll(".line.marked")) old.classList.remove("marked");
       showMark();
     },
+    waiting: () => waiting,
     stop() {
       ac.abort();
       ctx.signal.removeEventListener("abort", abort);

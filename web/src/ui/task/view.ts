@@ -123,6 +123,12 @@ export function mountTaskView(sc: SetCtx, rows: Rows, home: HTMLElement): TaskVi
       const r = await ctx.clients.tasks.getTask({ setId, index: i }, { signal: ctx.signal });
       if (index !== i || !r.task) return;
       draw(r.task);
+      if (follow?.waiting() && (r.task.state === TaskState.REQUESTED || r.task.state === TaskState.FINISHED)) {
+        const was = follow;
+        follow = followOutput(sc, i, undefined);
+        was.el.replaceWith(follow.el);
+        was.stop();
+      }
       if (r.task.state === TaskState.FINISHED) await readKept(r.task);
     } catch (err) {
       if (index !== i) return;
