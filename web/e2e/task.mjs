@@ -95,6 +95,16 @@ try {
   const set = disclosed.setId ?? disclosed.set_id ?? disclosed.taskSet?.id;
   if (!set) throw new Error(`disclose answered ${JSON.stringify(disclosed).slice(0, 200)}`);
   await call(base, token, "Request", { setId: set, indexes: [0, 1] });
+  // Task 1 fails; retried in place, it fails again as attempt 2 (its state cell carries the attempt mark too).
+  for (;;) {
+    const g = await call(base, token, "GetTask", { setId: set, index: 1 });
+    if (g.task?.state === "TASK_STATE_FINISHED") break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await call(base, token, "Retry", { setId: set, indexes: [1] });
+  // Task 4, canceled and retried, waits as "disclosed ↻2": the widest state cell.
+  await call(base, token, "Cancel", { setId: set, indexes: [4] });
+  await call(base, token, "Retry", { setId: set, indexes: [4] });
   // An array set: one command, the value varies; the table shows the value and says the command once.
   const arr = await call(base, token, "Disclose", {
     name: "e2e array frames",
@@ -121,7 +131,7 @@ try {
     await text(page, "#live-status", (t) => t.startsWith("Live"), `${size}: the set is live`);
 
     step(`${size}: a failed task has its own red badge and is not counted as finished`);
-    await text(page, 'tr[data-index="1"] [data-col="state"] .badge', (t) => t === "failed", `${size}: task 1's badge`);
+    await text(page, 'tr[data-index="1"] [data-col="state"]', (t) => /^failed\s*↻2$/.test(t), `${size}: task 1's badge, and its second attempt`);
     const bg = await page.locator('tr[data-index="1"] [data-col="state"] .badge').evaluate((el) => getComputedStyle(el).backgroundColor);
     if (bg !== "rgb(207, 34, 46)") throw new Error(`${size}: the failed badge is ${bg}, want red`);
     await text(page, '[data-count="failed"]', (t) => t === "1 failed", `${size}: one failed`);
@@ -134,6 +144,7 @@ try {
     }
 
     step(`${size}: no cell clips its text unless an ellipsis shows it and the whole value is one click away`);
+    await text(page, 'tr[data-index="4"] [data-col="state"]', (t) => /^disclosed\s*↻2$/.test(t), `${size}: task 4 waits again as attempt 2`);
     await text(page, 'tr[data-index="0"] [data-col="copies"]', (t) => /running/.test(t), `${size}: task 0 runs`);
     const bad = await clipped(page);
     if (bad.length) throw new Error(`${size}: cells clip their text:\n  ${bad.join("\n  ")}`);

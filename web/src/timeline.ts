@@ -19,6 +19,8 @@ export interface Bar {
   /** end is when it ended, or now for a copy still running or suspended. */
   end: number;
   open: boolean;
+  /** suspendedSeconds is how long the copy was held suspended on the server's order, the suspension under way included. */
+  suspendedSeconds: number;
 }
 
 /** Event is one moment of an attempt, in seconds since the epoch. */
@@ -83,6 +85,8 @@ export function timeline(t: Task, now: number): Span[] {
       const who = `${c.speculative ? "speculative copy" : "copy"} #${c.id} on ${c.worker || "?"}/${c.slot}`;
       events.push({ at: start, what: `${who} started` });
       if (ended !== undefined && !open) events.push({ at: ended, what: `copy #${c.id} ${won ? "won" : copyStateName(c.state)}` });
+      const since = tsSeconds(c.suspendedAt);
+      if (since !== undefined) events.push({ at: since, what: `copy #${c.id} suspended` });
       bars.push({
         id: c.id,
         label: who,
@@ -92,6 +96,7 @@ export function timeline(t: Task, now: number): Span[] {
         start,
         end: open || ended === undefined ? Math.max(now, start) : ended,
         open,
+        suspendedSeconds: c.suspendedSeconds + (since !== undefined ? Math.max(0, now - since) : 0),
       });
     }
     if (a.executed !== undefined && bars.length === 0) events.push({ at: a.executed, what: "executed" });

@@ -41,12 +41,12 @@ test("timeline: a running copy and a suspended one reach now", () => {
     state: TaskState.REQUESTED,
     requestedAt: at(10),
     copies: [
-      create(CopySchema, { id: 7n, attempt: 1, worker: "w", state: CopyState.SUSPENDED, startedAt: at(11) }),
+      create(CopySchema, { id: 7n, attempt: 1, worker: "w", state: CopyState.SUSPENDED, startedAt: at(11), suspendedAt: at(30), suspendedSeconds: 4 }),
       create(CopySchema, { id: 8n, attempt: 1, worker: "w", speculative: true, state: CopyState.RUNNING, startedAt: at(20) }),
     ],
   });
   const [s] = timeline(t, 50);
-  assert.deepEqual(s.bars.map((b) => [b.state, b.end, b.open]), [["suspended", 50, true], ["running", 50, true]]);
+  assert.deepEqual(s.bars.map((b) => [b.state, b.end, b.open, b.suspendedSeconds]), [["suspended", 50, true, 24], ["running", 50, true, 0]]);
   assert.equal(s.to, 50);
-  assert.deepEqual(s.events.map((e) => e.what), ["requested (queued)", "copy #7 on w/0 started", "speculative copy #8 on w/0 started"]);
+  assert.deepEqual(s.events.map((e) => e.what), ["requested (queued)", "copy #7 on w/0 started", "speculative copy #8 on w/0 started", "copy #7 suspended"]);
 });

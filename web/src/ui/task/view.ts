@@ -5,7 +5,7 @@
 // written. Opening it puts it in view and moves the focus to it; Escape or
 // Close closes it and gives the focus back to the task's row.
 
-import { fmtDuration, fmtLocal, fmtUTC, shellQuote, taskStateName } from "../../format";
+import { fmtDuration, fmtLocal, fmtUTC, nbsp, shellQuote, taskStateName } from "../../format";
 import type { Task } from "../../gen/batch/v1/types_pb";
 import { TaskState } from "../../gen/batch/v1/types_pb";
 import { parseRoute, routeHash } from "../../route";
@@ -209,7 +209,7 @@ export function mountTaskView(sc: SetCtx, rows: Rows, home: HTMLElement): TaskVi
                   h("span", {
                     class: `tv-bar copy-${b.state}${b.speculative ? " speculative" : ""}${b.won ? " won" : ""}`,
                     style: `left:${pct(b.start)};width:${`${Math.max(1, ((b.end - b.start) / len) * 100).toFixed(2)}%`}`,
-                    title: `${b.label}: ${b.state}${b.won ? " (winner)" : ""}`,
+                    title: `${b.label}: ${b.state}${b.won ? " (winner)" : ""}${b.suspendedSeconds > 0 ? `, suspended ${fmtDuration(b.suspendedSeconds)} in all` : ""}`,
                   }),
                 ),
               ),
@@ -221,6 +221,7 @@ export function mountTaskView(sc: SetCtx, rows: Rows, home: HTMLElement): TaskVi
         { class: "tv-events" },
         s.events.map((e) => h("li", null, h("time", { datetime: new Date(e.at * 1000).toISOString(), title: `UTC ${fmtUTC(e.at)}` }, fmtLocal(e.at)), " ", e.what)),
         s.bars.filter((b) => b.open).map((b) => h("li", null, h("span", { class: "muted" }, "now"), ` copy #${b.id} ${b.state}`)),
+        s.bars.filter((b) => b.suspendedSeconds > 0).map((b) => h("li", { class: "muted" }, `copy #${b.id} suspended ${nbsp(fmtDuration(b.suspendedSeconds))} in all`)),
       ),
     );
   }
