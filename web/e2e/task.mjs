@@ -54,7 +54,7 @@ function clipped(page) {
       const row = td.closest("tr").dataset.index;
       for (const el of [td, ...td.querySelectorAll("*")]) {
         if (el.getClientRects().length === 0) continue;
-        const over = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 2;
+        const over = el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight + 2; // one pixel over is enough for an ellipsis to hide a control
         if (!over || el.clientWidth === 0) continue;
         const cs = getComputedStyle(el);
         const ellipsis = cs.textOverflow === "ellipsis" || cs.webkitLineClamp !== "none";
