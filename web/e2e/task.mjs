@@ -23,7 +23,7 @@ import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { launch, needBin, serverLog, startServer, step, stepTimeout, stop, text, waitReady } from "./lib.mjs";
+import { a11y, launch, needBin, serverLog, startServer, step, stepTimeout, stop, text, waitReady } from "./lib.mjs";
 
 const shotDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "docs", "screenshots", "web");
 const shots = process.env.SHOTS !== "0";
@@ -167,7 +167,9 @@ try {
     await text(page, "#tv-env", (t) => t.includes("FRAME") && t.includes("render"), `${size}: the environment`);
     await text(page, "#tv-dir", (t) => t === "/tmp", `${size}: the working directory`);
     // A later follower (the second page) sees the lines written from then on: the task prints a tick a second.
-    await text(page, "#tv-stdout", (t, first) => (first ? t.includes("line-1") && t.includes("line-3") : t.includes("tick")), `${size}: the live output`, w === 1280);
+    await text(page, "#tv-stdout", (t, first) => (first ? t.includes("line-1") && t.includes("line-3") : t.includes("tick")), `${size}: the live output`, w === 1280).catch(async (e) => {
+      throw new Error(`${e.message}; the stream says ${JSON.stringify(await page.locator("#tv-follow").textContent())}, ${JSON.stringify(await page.locator("#task-view .tv-timeline").textContent())}`);
+    });
     if (w === 1280) await text(page, "#tv-stderr", (t) => t.includes("to-stderr"), `${size}: stderr`);
     await text(page, 'tr[data-index="0"] [data-col="state"]', (t) => t === "requested", `${size}: task 0 still runs while its output shows`);
     await text(page, "#task-view .tv-span.current", (t) => /copy #\d+ on \S+ started/.test(t) && /requested \(queued\)/.test(t), `${size}: the timeline`);
@@ -257,6 +259,27 @@ try {
     step(`${size}: "Signed in as" fades, the name stays`);
     await page.waitForFunction(() => document.querySelector(".who-lead.faded"), null, { timeout: stepTimeout });
     await text(page, "#whoami", (t) => t.endsWith("admin (admin)") || /admin/.test(t), `${size}: the name stays`);
+    await page.close();
+  }
+  for (const [w, hgt] of [
+    [1280, 800],
+    [390, 844],
+  ]) {
+    step(`${w}x${hgt}, dark: the table and the task view keep AA contrast`);
+    const page = await (await browser.newContext({ viewport: { width: w, height: hgt }, colorScheme: "dark" })).newPage();
+    page.setDefaultTimeout(stepTimeout);
+    page.on("pageerror", (e) => pageErrors.push(String(e)));
+    await page.goto(`${base}/#/sets/${set}`);
+    await page.getByLabel("Token").fill(token);
+    await page.keyboard.press("Enter");
+    await page.locator("#signin").waitFor({ state: "hidden" });
+    await text(page, "#live-status", (t) => t.startsWith("Live"), "the set is live");
+    await a11y(page, `${w}x${hgt} dark table`);
+    if (shots) await page.screenshot({ path: join(shotDir, `task-table-dark-${w}x${hgt}.png`) });
+    await page.locator('tr[data-index="1"] a[data-action="open"]').click();
+    await text(page, "#tv-stdout", (t) => t.includes("bad"), "task 1's output");
+    await a11y(page, `${w}x${hgt} dark task view`);
+    if (shots) await page.screenshot({ path: join(shotDir, `task-view-dark-${w}x${hgt}.png`) });
     await page.close();
   }
   if (pageErrors.length > 0) throw new Error(`uncaught errors in the page:\n${pageErrors.join("\n")}`);
