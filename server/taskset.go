@@ -748,11 +748,18 @@ func (h taskSetHandler) GetTask(ctx context.Context, req *batchv1.GetTaskRequest
 	if err != nil {
 		return nil, err
 	}
-	set, t, err := s.db.GetTask(ctx, owner, sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index})
+	ref := sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}
+	set, t, err := s.db.GetTask(ctx, owner, ref)
 	if err != nil {
 		return nil, err
 	}
-	return &batchv1.GetTaskResponse{TaskSet: setToProto(set), Task: taskToProto(t)}, nil
+	sus, err := s.db.CopySuspensions(ctx, owner, ref)
+	if err != nil {
+		return nil, err
+	}
+	pt := taskToProto(t)
+	addSuspensions(pt, sus)
+	return &batchv1.GetTaskResponse{TaskSet: setToProto(set), Task: pt}, nil
 }
 
 // indexesWork is the API lane's measure (apiWriteWork) of a call naming

@@ -65,3 +65,42 @@ func TestClampRunTime(t *testing.T) {
 		}
 	})
 }
+
+// A task's copies say when their suspension under way began and how long
+// the ended ones lasted; a copy never suspended is left out.
+func TestCopySuspensions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, now := setup(t)
+	res, _ := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: echo(2), Request: true})
+	set := res.Set.ID
+	decide := func(kind sched.DecisionKind, id sched.CopyID) {
+		t.Helper()
+		if _, err := db.ApplyDecisions(ctx, []sched.Decision{{Kind: kind, Copy: id}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(t, db, 1, set, 0, "a")
+	start(t, db, 2, set, 1, "a")
+	*now = now.Add(3 * time.Second)
+	decide(sched.DecisionSuspend, 1)
+	*now = now.Add(4 * time.Second)
+	decide(sched.DecisionResume, 1)
+	*now = now.Add(2 * time.Second)
+	suspendedAt := *now
+	decide(sched.DecisionSuspend, 1)
+
+	got, err := db.CopySuspensions(ctx, "u", sched.TaskRef{Set: set, Index: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := got[1]; len(got) != 1 || !ok || !s.Since.Equal(suspendedAt) || s.Seconds != 4 {
+		t.Fatalf("suspensions of task 0: %+v, want copy 1 suspended since %v after 4 s suspended before", got, suspendedAt)
+	}
+	if got, err := db.CopySuspensions(ctx, "u", sched.TaskRef{Set: set, Index: 1}); err != nil || len(got) != 0 {
+		t.Fatalf("task 1 was never suspended: %+v %v", got, err)
+	}
+	if _, err := db.CopySuspensions(ctx, "someone-else", sched.TaskRef{Set: set, Index: 0}); sched.ErrorCode(err) != sched.ENOTFOUND {
+		t.Fatalf("another user's set: %v, want not found", err)
+	}
+}

@@ -32,6 +32,20 @@ export function fmtNumber(n: number, digits = 2): string {
   return s.includes(".") ? s.replace(/\.?0+$/, "") : s;
 }
 
+/** fmtQty renders an amount with thousands separators and at most `digits` decimals, its unit joined by a no-break space: "100,294.5\u00a0slot-seconds". */
+export function fmtQty(n: number, unit: string, digits = 2): string {
+  if (!Number.isFinite(n)) return "—";
+  const v = Number(fmtNumber(n, digits));
+  const [int, frac] = String(v).split(".");
+  const whole = Number(int).toLocaleString("en-US", { maximumFractionDigits: 0 });
+  return `${int.startsWith("-") && whole === "0" ? "-" : ""}${whole}${frac ? `.${frac}` : ""}\u00a0${unit}`;
+}
+
+/** nbsp joins a formatted value's words with no-break spaces ("4 m 05 s" never wraps apart). */
+export function nbsp(s: string): string {
+  return s.replace(/ /g, "\u00a0");
+}
+
 /** fmtBytes renders a byte count as "512 B", "1.5 KiB", "16 MiB". */
 export function fmtBytes(n: number | bigint): string {
   let v = Number(n);
@@ -63,6 +77,23 @@ export function fmtClock(ts: Timestamp | undefined): string {
   const s = tsSeconds(ts);
   if (s === undefined) return "—";
   return new Date(s * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+/** fmtUTC renders seconds since the epoch as a UTC date and time, "2026-11-22 02:34:26Z". */
+export function fmtUTC(seconds: number): string {
+  if (!Number.isFinite(seconds)) return "—";
+  return new Date(seconds * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+/** fmtLocal renders seconds since the epoch as a date and time in timeZone (the browser's own when not given): "2026-11-22 03:34:26". */
+export function fmtLocal(seconds: number, timeZone?: string): string {
+  if (!Number.isFinite(seconds)) return "—";
+  const p = Object.fromEntries(
+    new Intl.DateTimeFormat("en-GB", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" })
+      .formatToParts(new Date(seconds * 1000))
+      .map((x) => [x.type, x.value]),
+  );
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
 }
 
 const taskStateNames: Record<TaskState, string> = {

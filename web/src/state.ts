@@ -143,7 +143,7 @@ export type SortKey = "index" | "index-desc" | "state" | "service-desc" | "servi
 /** Filter is what the table shows: tasks in a state and whose text contains a string. */
 export interface Filter {
   state: StateFilter;
-  /** text is matched, case-insensitively, against the task's index and its command and environment. */
+  /** text is the task's index when it is a number ("17" or "#17"); otherwise it is matched, case-insensitively, against the command and environment. */
   text: string;
 }
 
@@ -163,10 +163,16 @@ export function matchesState(t: Task, f: StateFilter): boolean {
   return t.state === stateOf[f];
 }
 
-/** searchText is the text a filter's text is looked up in (lower case): "#index command KEY=value…". */
+/** searchText is the text a filter's text is looked up in (lower case): "command KEY=value…". */
 export function searchText(t: Task): string {
   const env = Object.entries(t.spec?.env ?? {}).map(([k, v]) => `${k}=${v}`);
-  return `#${t.index} ${commandText(t.spec)} ${env.join(" ")}`.toLowerCase();
+  return `${commandText(t.spec)} ${env.join(" ")}`.toLowerCase();
+}
+
+/** indexQuery is the index a filter's text names ("17", "#17"), or undefined for text. */
+export function indexQuery(q: string): number | undefined {
+  const m = /^#?(\d{1,10})$/.exec(q.trim());
+  return m ? Number(m[1]) : undefined;
 }
 
 /**
@@ -178,6 +184,8 @@ export class Searcher {
   /** matches reports whether a task's text contains q (already lower case); "" matches all. */
   matches(t: Task, q: string): boolean {
     if (q === "") return true;
+    const n = indexQuery(q);
+    if (n !== undefined) return t.index === n;
     let s = this.cache.get(t.index);
     if (s === undefined) {
       s = searchText(t);

@@ -72,6 +72,12 @@ export class CommandParts {
     return { prefix: this.first.slice(0, pre), suffix: this.first.slice(this.first.length - suf) };
   }
 
+  /** sameCommand is the one command every task runs, when there are two tasks or more and only their environment differs (an array or file set). */
+  sameCommand(): string | undefined {
+    if (this.count < 2 || this.first === undefined || !this.allSame || this.varyingEnv().length === 0) return undefined;
+    return this.first;
+  }
+
   /** varyingEnv lists the environment variables whose values differ between tasks, sorted. */
   varyingEnv(): string[] {
     return [...this.env].filter(([, v]) => v === null).map(([k]) => k).sort();
@@ -108,8 +114,9 @@ export class CommandParts {
       mid = cmd.slice(sh.prefix.length, cmd.length - sh.suffix.length).trim();
       if (mid === "") mid = env.length > 0 ? "" : cmd;
     }
-    // Only the environment differs (an array: $BATCH_ARRAY_VALUE): it goes
-    // first, so that a long shared command cut at the column's end keeps it.
+    // Only the environment differs (an array: $BATCH_ARRAY_VALUE): the value
+    // alone, the one command once in the note above the table.
+    if (this.sameCommand() !== undefined) return env.length === 1 ? (spec?.env?.[this.varyingEnv()[0]] ?? "") : env.join(" ");
     if (mid === cmd && env.length > 0) return [...env, cmd].join(" ");
     return [mid, ...env].filter((s) => s !== "").join(" ") || cmd;
   }

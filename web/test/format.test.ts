@@ -136,3 +136,20 @@ test("fmtAtLeast and fmtEta: bounds read as bounds", () => {
   assert.equal(fmtEta(233, true), `not before ~${fmtDuration(233)}`);
   assert.equal(fmtEta(-1, false, true), "unknown: it has run past its estimate");
 });
+
+test("fmtLocal and fmtUTC", async () => {
+  const { fmtLocal, fmtUTC } = await import("../src/format");
+  assert.equal(fmtUTC(1795833266), "2026-11-28 02:34:26Z");
+  assert.equal(fmtLocal(1795833266, "UTC"), "2026-11-28 02:34:26");
+  assert.equal(fmtLocal(1795833266, "Europe/Berlin"), "2026-11-28 03:34:26");
+  assert.equal(fmtLocal(1795833266, "America/New_York"), "2026-11-27 21:34:26");
+});
+
+test("fmtQty keeps separators and the unit with its number", async () => {
+  const { fmtQty, nbsp } = await import("../src/format");
+  assert.equal(fmtQty(100294, "slot-seconds"), "100,294\u00a0slot-seconds");
+  assert.equal(fmtQty(392.564, "slot-s"), "392.56\u00a0slot-s");
+  assert.equal(fmtQty(0.0004, "slot-s"), "0.0004\u00a0slot-s");
+  assert.equal(fmtQty(1234567.5, "s", 1), "1,234,567.5\u00a0s");
+  assert.equal(nbsp("4 m 05 s"), "4\u00a0m\u00a005\u00a0s");
+});

@@ -166,6 +166,9 @@ test("the table's order: filter by state and text, sort by index, state and serv
   assert.deepEqual(order("finished", "", "index"), [0, 1]);
   assert.deepEqual(order("all", "FRAME 1", "index"), [1, 4, 5], "text matches the command, case-insensitively");
   assert.deepEqual(order("all", "#4", "index"), [4], "and the index");
+  assert.deepEqual(order("all", "1", "index"), [1], "a number matches the index only, not the 1 inside commands");
+  assert.deepEqual(order("all", " 10 ", "index"), [], "no task 10");
+  assert.deepEqual(order("all", "frame", "index"), [0, 1, 2, 3, 4, 5], "text matches the command");
   assert.deepEqual(order("all", "seed=x", "index"), [5], "and the environment");
   assert.deepEqual(order("all", "", "state"), [3, 2, 4, 0, 1, 5], "running first, then requested, executed, disclosed, finished, canceled");
   assert.deepEqual(order("all", "", "service-desc"), [1, 0, 2, 3, 4, 5], "longest service first, tasks without one last");

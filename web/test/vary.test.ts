@@ -44,9 +44,13 @@ test("a varying environment is shown as KEY=value; a shared one is not", () => {
   const specs = [0, 1, 2].map((i) => sh("./sim", { SEED: String(i), MODE: "fast" }));
   const p = parts(...specs);
   assert.deepEqual(p.varyingEnv(), ["SEED"]);
-  assert.equal(p.varying(specs[2]), "SEED=2 ./sim", "the same command, the seed differs (first, so a long command's cut keeps it)");
+  assert.equal(p.varying(specs[2]), "2", "the same command, the seed differs: its value alone");
+  assert.equal(p.sameCommand(), "./sim", "the one command, for the note above the table");
+  const two = parts(sh("./sim", { A: "1", B: "x" }), sh("./sim", { A: "2", B: "y" }));
+  assert.equal(two.varying(sh("./sim", { A: "2", B: "y" })), "A=2 B=y", "two varying variables keep their names");
   const q = parts(sh("./sim 1", { SEED: "a" }), sh("./sim 2", { SEED: "b" }));
   assert.equal(q.varying(sh("./sim 2", { SEED: "b" })), "2 SEED=b");
+  assert.equal(q.sameCommand(), undefined, "the commands differ");
   const r = parts(sh("./sim", { A: "1" }), sh("./sim"));
   assert.deepEqual(r.varyingEnv(), ["A"], "a key some tasks lack varies");
 });

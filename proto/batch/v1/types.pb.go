@@ -1188,13 +1188,18 @@ type Copy struct {
 	Attempt int32 `protobuf:"varint,30,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// How it ended, as its worker reported (0 while it runs): exit code, the
 	// signal that ended it (0: none), whether it ran out of its timeout.
-	ExitCode      int32   `protobuf:"varint,31,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
-	Signal        int32   `protobuf:"varint,32,opt,name=signal,proto3" json:"signal,omitempty"`
-	TimedOut      bool    `protobuf:"varint,33,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
-	CpuSeconds    float64 `protobuf:"fixed64,34,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
-	RunSeconds    float64 `protobuf:"fixed64,35,opt,name=run_seconds,json=runSeconds,proto3" json:"run_seconds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExitCode   int32   `protobuf:"varint,31,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal     int32   `protobuf:"varint,32,opt,name=signal,proto3" json:"signal,omitempty"`
+	TimedOut   bool    `protobuf:"varint,33,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	CpuSeconds float64 `protobuf:"fixed64,34,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	RunSeconds float64 `protobuf:"fixed64,35,opt,name=run_seconds,json=runSeconds,proto3" json:"run_seconds,omitempty"`
+	// The copy's suspensions on the server's order (GetTask only): when the
+	// one under way began (unset when it is not suspended), and the seconds
+	// of those that ended.
+	SuspendedAt      *timestamppb.Timestamp `protobuf:"bytes,140,opt,name=suspended_at,json=suspendedAt,proto3" json:"suspended_at,omitempty"`
+	SuspendedSeconds float64                `protobuf:"fixed64,141,opt,name=suspended_seconds,json=suspendedSeconds,proto3" json:"suspended_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Copy) Reset() {
@@ -1321,6 +1326,20 @@ func (x *Copy) GetCpuSeconds() float64 {
 func (x *Copy) GetRunSeconds() float64 {
 	if x != nil {
 		return x.RunSeconds
+	}
+	return 0
+}
+
+func (x *Copy) GetSuspendedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SuspendedAt
+	}
+	return nil
+}
+
+func (x *Copy) GetSuspendedSeconds() float64 {
+	if x != nil {
+		return x.SuspendedSeconds
 	}
 	return 0
 }
@@ -1780,7 +1799,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\n" +
 	"retried_by\x18\r \x01(\tR\tretriedBy\x12\x1d\n" +
 	"\n" +
-	"has_output\x18\x0e \x01(\bR\thasOutput\"\xcb\x03\n" +
+	"has_output\x18\x0e \x01(\bR\thasOutput\"\xb9\x04\n" +
 	"\x04Copy\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\tR\x06worker\x12\x12\n" +
@@ -1798,7 +1817,9 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\vcpu_seconds\x18\" \x01(\x01R\n" +
 	"cpuSeconds\x12\x1f\n" +
 	"\vrun_seconds\x18# \x01(\x01R\n" +
-	"runSeconds\"\x9a\x06\n" +
+	"runSeconds\x12>\n" +
+	"\fsuspended_at\x18\x8c\x01 \x01(\v2\x1a.google.protobuf.TimestampR\vsuspendedAt\x12,\n" +
+	"\x11suspended_seconds\x18\x8d\x01 \x01(\x01R\x10suspendedSeconds\"\x9a\x06\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12&\n" +
@@ -1911,20 +1932,21 @@ var file_batch_v1_types_proto_depIdxs = []int32{
 	1,  // 16: batch.v1.Copy.state:type_name -> batch.v1.CopyState
 	17, // 17: batch.v1.Copy.started_at:type_name -> google.protobuf.Timestamp
 	17, // 18: batch.v1.Copy.ended_at:type_name -> google.protobuf.Timestamp
-	3,  // 19: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
-	0,  // 20: batch.v1.Task.state:type_name -> batch.v1.TaskState
-	17, // 21: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
-	17, // 22: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
-	17, // 23: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
-	17, // 24: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	17, // 25: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
-	12, // 26: batch.v1.Task.copies:type_name -> batch.v1.Copy
-	11, // 27: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	17, // 19: batch.v1.Copy.suspended_at:type_name -> google.protobuf.Timestamp
+	3,  // 20: batch.v1.Task.spec:type_name -> batch.v1.TaskSpec
+	0,  // 21: batch.v1.Task.state:type_name -> batch.v1.TaskState
+	17, // 22: batch.v1.Task.disclosed_at:type_name -> google.protobuf.Timestamp
+	17, // 23: batch.v1.Task.requested_at:type_name -> google.protobuf.Timestamp
+	17, // 24: batch.v1.Task.executed_at:type_name -> google.protobuf.Timestamp
+	17, // 25: batch.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	17, // 26: batch.v1.Task.canceled_at:type_name -> google.protobuf.Timestamp
+	12, // 27: batch.v1.Task.copies:type_name -> batch.v1.Copy
+	11, // 28: batch.v1.Task.attempts:type_name -> batch.v1.Attempt
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_types_proto_init() }

@@ -4,7 +4,7 @@ import { Code } from "@connectrpc/connect";
 import type { Clients, TokenStore } from "../api";
 import { describeError, isAbort } from "../errors";
 import type { Problem } from "../errors";
-import { parseRoute } from "../route";
+import { parseRoute, sameSet } from "../route";
 import type { Route } from "../route";
 import { mountBill } from "./bill";
 import { mountCluster } from "./cluster";
@@ -58,7 +58,11 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     tokenInput.focus();
   }
 
+  let leadTimer: ReturnType<typeof setTimeout> | undefined;
   function renderAccount(): void {
+    clearTimeout(leadTimer);
+    // "Signed in as" fades after a few seconds; the name stays, and screen readers keep the whole line.
+    leadTimer = setTimeout(() => account.querySelector(".who-lead")?.classList.add("faded"), 4000);
     if (tokens.get() === "") {
       account.replaceChildren();
       return;
@@ -156,8 +160,12 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
     noticeCarries = false;
   }
 
+  let shown: Route | undefined;
+  let routeHeard: ((r: Route) => void) | undefined;
   function show(route: Route): void {
     current?.abort();
+    shown = route;
+    routeHeard = undefined;
     const ac = new AbortController();
     current = ac;
     for (const a of document.querySelectorAll<HTMLAnchorElement>("nav a")) {
@@ -177,6 +185,9 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
       notify,
       clearProblem,
       now: () => Date.now() / 1000,
+      onRoute: (fn) => {
+        if (!ac.signal.aborted) routeHeard = fn;
+      },
     };
     main.replaceChildren();
     if (route.view === "bill") mountBill(main, ctx);
@@ -198,6 +209,13 @@ export function startApp(clients: Clients, tokens: TokenStore): void {
   }
 
   window.addEventListener("hashchange", () => {
+    const next = parseRoute(location.hash);
+    // Within one set (a task opened or closed, the table's filter): the set's view stays, and its stream.
+    if (routeHeard && sameSet(shown, next)) {
+      shown = next;
+      routeHeard(next);
+      return;
+    }
     clearProblem();
     // A notice belongs to the view it was given in, unless it led here
     // (a disclose moves to its new set).

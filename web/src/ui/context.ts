@@ -2,6 +2,7 @@
 
 import type { Clients } from "../api";
 import type { Problem } from "../errors";
+import type { Route } from "../route";
 
 /** Ctx is handed to a view when it mounts; signal aborts when the view goes away. */
 export interface Ctx {
@@ -17,4 +18,6 @@ export interface Ctx {
   clearProblem(): void;
   /** now returns the time in seconds since the epoch. */
   now(): number;
+  /** onRoute hears the routes that stay within the view's set (a task opened or closed), which do not mount the view again. */
+  onRoute(fn: (r: Route) => void): void;
 }

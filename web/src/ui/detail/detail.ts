@@ -8,6 +8,7 @@
 import { Backoff } from "../../backoff";
 import type { TaskSet } from "../../gen/batch/v1/types_pb";
 import { Searcher, applyWatch, emptyView } from "../../state";
+import { parseRoute } from "../../route";
 import { runWatch, sleep, statusText } from "../../watch";
 import type { Ctx } from "../context";
 import { isDisabled, replace, setDisabled } from "../dom";
@@ -15,6 +16,7 @@ import type { Dirty, SetCtx } from "./context";
 import { mountHeader } from "./header";
 import { mountOutput } from "./output";
 import { mountTable } from "./table";
+import { mountTaskView } from "../task/view";
 import { mountWhy } from "./why";
 
 /** headMs bounds how often the counts and the stacked bar follow a running set. */
@@ -41,7 +43,18 @@ export function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet:
   });
   const why = mountWhy(sc, table);
   const output = mountOutput(sc, table);
-  replace(detail, ...header.top, table.tools, table.shownNote, table.cmdNote, table.scroller, why.el, output.el, ...header.dialogs);
+  const taskView = mountTaskView(sc, table, header.title);
+  replace(detail, ...header.top, table.tools, table.shownNote, table.cmdNote, table.scroller, why.el, output.el, taskView.el, ...header.dialogs);
+
+  // A task named in the address opens in its own view; going back closes it. The set's view and its stream stay.
+  function follow(r: ReturnType<typeof parseRoute>): void {
+    if (r.view !== "sets") return;
+    if (r.task !== undefined) taskView.open(r.task, r.line);
+    else taskView.close();
+  }
+  ctx.onRoute(follow);
+  const first = parseRoute(location.hash);
+  if (first.view === "sets" && first.task !== undefined) requestAnimationFrame(() => follow(first));
 
   // The counts above the table change with every task that starts or ends:
   // they are drawn at most every headMs (the rows in view, every frame).
@@ -84,7 +97,9 @@ export function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet:
       if (action === "request") {
         output.openWhenFinished(index);
         await ctx.clients.tasks.request({ setId, indexes: [index] }, { signal: ctx.signal });
-        ctx.notify(`Requested task ${index} of set #${setId}; its output opens when it finishes.`);
+        ctx.notify(`Requested task ${index} of set #${setId}; its output opens below when it finishes.`);
+        // The panel says so where it will show the output, and is put in view; the focus stays in the row.
+        output.awaitOutput(index);
         output.afterUpdate([index]);
       } else if (action === "cancel") {
         const r = await ctx.clients.tasks.cancel({ setId, indexes: [index] }, { signal: ctx.signal });
@@ -94,7 +109,7 @@ export function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet:
         const t = r.tasks[0];
         ctx.notify(`Retrying task ${index} of set #${setId} in place${t ? ` as attempt ${t.attempt}` : ""}.`);
       } else if (action === "output") {
-        await output.showOutput(index);
+        await output.showOutput(index, true);
         return;
       } else if (action === "attempts") {
         await output.showDetail(index);
@@ -130,9 +145,11 @@ export function mountDetail(detail: HTMLElement, ctx: Ctx, setId: bigint, onSet:
       if (change.all) {
         schedule({ order: true, head: true });
         output.afterUpdate(view.tasks.keys());
+        taskView.changed(view.tasks.keys());
       } else {
         table.tasksChanged(change.indexes);
         output.afterUpdate(change.indexes);
+        taskView.changed(change.indexes);
         scheduleHead();
       }
       why.redraw();

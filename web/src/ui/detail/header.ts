@@ -3,7 +3,8 @@
 // set's own actions (request all, retry failed, cancel the rest) with the
 // dialogs that ask before acting on more than one task.
 
-import { fmtClock, fmtCount, fmtDuration, fmtNumber, plural } from "../../format";
+import { fmtClock, fmtCount, fmtDuration, fmtQty, nbsp, plural } from "../../format";
+import { requestBill, requestCostText } from "../../requestcost";
 import { restCount, retryCount, stateSegments } from "../../state";
 import { stopText } from "../../stop";
 import { h, isDisabled, replace, setDisabled } from "../dom";
@@ -53,6 +54,22 @@ export function mountHeader(sc: SetCtx): Header {
       h("h3", { id: "confirm-h" }, "Cancel ", confirmCount, " unrequested tasks?"),
       h("p", null, `They are the disclosed and executed tasks of set #${setId}. They will not run again and are not billed; requested and finished tasks are not touched. This cannot be undone.`),
       h("div", { class: "form-actions" }, confirmYes, confirmNo),
+    ),
+  );
+  const requestCountEl = h("strong", { id: "request-count" });
+  const requestCost = h("p", { id: "request-cost" });
+  const requestYes = h("button", { type: "submit", value: "yes", id: "request-yes" });
+  const requestNo = h("button", { type: "submit", value: "no", id: "request-no", autofocus: true }, "Cancel");
+  const confirmRequest = h(
+    "dialog",
+    { id: "confirm-request", "aria-labelledby": "request-h", "aria-describedby": "request-cost" },
+    h(
+      "form",
+      { method: "dialog" },
+      h("h3", { id: "request-h" }, "Request ", requestCountEl, " tasks?"),
+      requestCost,
+      h("p", { class: "muted" }, "Cancel leaves every task unrequested."),
+      h("div", { class: "form-actions" }, requestYes, requestNo),
     ),
   );
   const retryCountEl = h("strong");
@@ -114,7 +131,8 @@ export function mountHeader(sc: SetCtx): Header {
       el.hidden = g.n === 0;
     }
     const n: Record<(typeof countKeys)[number], bigint | number> = {
-      finished: c?.finished ?? 0n,
+      // A failed task is finished, but never counted as such: it has a count of its own.
+      finished: (c?.finished ?? 0n) - BigInt(view.failed),
       requested: c?.requested ?? 0n,
       executed: c?.executed ?? 0n,
       disclosed: c?.disclosed ?? 0n,
@@ -128,8 +146,8 @@ export function mountHeader(sc: SetCtx): Header {
     }
     setText(
       summary,
-      `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? fmtDuration(ts.meanVisibleResponseSeconds) : "—"}` +
-        ` · billed ${fmtNumber(ts.billedSlotSeconds)} slot-seconds`,
+      `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? nbsp(fmtDuration(ts.meanVisibleResponseSeconds)) : "—"}` +
+        ` · billed ${fmtQty(ts.billedSlotSeconds, "slot-seconds")}`,
     );
     const stop = stopText(ts);
     setText(stopEl, stop);
@@ -142,8 +160,21 @@ export function mountHeader(sc: SetCtx): Header {
     setDisabled(retryFailed, again === 0 || pendingHead || blocked);
   }
 
-  requestAll.addEventListener("click", async () => {
+  requestAll.addEventListener("click", () => {
     if (isDisabled(requestAll)) return;
+    // Requesting bills: it always asks first, with the count and what the estimates imply.
+    const b = requestBill(view.tasks.values());
+    requestCountEl.textContent = fmtCount(b.tasks);
+    requestYes.textContent = `Request ${plural(b.tasks, "task")}`;
+    requestCost.textContent = requestCostText(b);
+    confirmRequest.returnValue = "";
+    confirmRequest.showModal();
+  });
+  confirmRequest.addEventListener("close", () => {
+    if (confirmRequest.returnValue === "yes") void requestTheRest();
+  });
+
+  async function requestTheRest(): Promise<void> {
     pendingHead = true;
     drawHead();
     try {
@@ -156,7 +187,7 @@ export function mountHeader(sc: SetCtx): Header {
       pendingHead = false;
       drawHead();
     }
-  });
+  }
 
   async function retryTheFailed(): Promise<void> {
     pendingHead = true;
@@ -230,7 +261,7 @@ export function mountHeader(sc: SetCtx): Header {
       stopEl,
       h("div", { class: "actions" }, requestAll, retryFailed, cancelRest),
     ],
-    dialogs: [confirm, confirmRetry],
+    dialogs: [confirm, confirmRetry, confirmRequest],
     title,
     status(text, cls) {
       live.textContent = text;

@@ -24,8 +24,10 @@ export interface OutputPanel {
   forget(i: number): void;
   /** afterUpdate opens the output of the awaited tasks among indexes that finished. */
   afterUpdate(indexes: Iterable<number>): void;
-  /** showOutput opens the panel on one task's output (and its attempts, if it was retried). */
-  showOutput(index: number): Promise<void>;
+  /** showOutput opens the panel on one task's output (and its attempts, if it was retried); focus moves the focus to it. */
+  showOutput(index: number, focus?: boolean): Promise<void>;
+  /** awaitOutput opens the panel on a task just requested, saying its output comes here, and puts it in view. */
+  awaitOutput(index: number): void;
   /** showDetail opens the panel on one task's attempts and copies, without its output. */
   showDetail(index: number): Promise<void>;
 }
@@ -50,23 +52,47 @@ export function mountOutput(sc: SetCtx, table: Rows): OutputPanel {
   }
 
   /** showOutput opens the panel on one task's output (and its attempts, if it was retried). */
-  async function showOutput(index: number): Promise<void> {
+  async function showOutput(index: number, focus = false): Promise<void> {
     const prev = shownOutput;
     shownOutput = index;
     for (const i of [prev, index]) table.touch(i);
     table.drawWindow();
     output.hidden = false;
-    replace(output, h("h3", { id: "output-h" }, `Output of task ${index}`), h("p", { class: "muted" }, "Loading…"));
+    replace(output, h("h3", { id: "output-h", tabindex: -1 }, `Output of task ${index}`), h("p", { class: "muted" }, "Loading…"));
+    if (focus) inView(true);
     try {
       const r = await ctx.clients.tasks.getOutput({ setId, index }, { signal: ctx.signal });
       if (shownOutput !== index) return;
       drawOutput(index, r);
+      if (focus) inView(true);
       const t = view.tasks.get(index);
       if (t && t.attempt > 1) await showAttempts(index);
     } catch (err) {
       replace(output, h("h3", { id: "output-h" }, `Output of task ${index}`), h("p", null, "Not available."));
       ctx.fail(err, `Reading the output of task ${index}`);
     }
+  }
+
+  /** inView scrolls the panel into view and, when focus, moves the focus to its heading. */
+  function inView(focus: boolean): void {
+    output.scrollIntoView({ block: "nearest" });
+    if (focus) output.querySelector<HTMLElement>("#output-h")?.focus({ preventScroll: true });
+  }
+
+  /** awaitOutput opens the panel on a task just requested, saying its output comes here, and puts it in view. */
+  function awaitOutput(index: number): void {
+    const t = view.tasks.get(index);
+    if (t?.state === TaskState.FINISHED) return;
+    const prev = shownOutput;
+    shownOutput = index;
+    for (const i of [prev, index]) table.touch(i);
+    output.hidden = false;
+    replace(
+      output,
+      h("h3", { id: "output-h", tabindex: -1 }, `Output of task ${index}`),
+      h("p", { class: "muted", id: "out-waiting" }, "Requested: the output shows here when the task finishes. ", h("a", { href: `#/sets/${setId}/tasks/${index}` }, "Follow it live"), "."),
+    );
+    inView(false);
   }
 
   /** drawOutput draws one task's output into the panel. */
@@ -93,7 +119,7 @@ export function mountOutput(sc: SetCtx, table: Rows): OutputPanel {
       h(
         "div",
         { class: "output-head" },
-        h("h3", { id: "output-h" }, `Output of task ${index}`),
+        h("h3", { id: "output-h", tabindex: -1 }, `Output of task ${index}`),
         h(
           "button",
           {
@@ -249,5 +275,6 @@ export function mountOutput(sc: SetCtx, table: Rows): OutputPanel {
     afterUpdate,
     showOutput,
     showDetail,
+    awaitOutput,
   };
 }

@@ -3,7 +3,8 @@
 // view. A set may hold 100,000 tasks: only the rows in view are drawn, each
 // placed at its offset, and only those whose task changed are drawn again.
 
-import { commandText, copyLabel, copyStateName, fmtClock, fmtCount, fmtDuration, fmtPercent, taskStateName, tsSeconds } from "../../format";
+import { commandText, copyLabel, fmtCount, fmtDuration, fmtPercent, taskStateName, tsSeconds } from "../../format";
+import { parseRoute, routeHash } from "../../route";
 import type { TaskWhy } from "../../gen/batch/v1/taskset_pb";
 import { CopyState, TaskState } from "../../gen/batch/v1/types_pb";
 import type { Task } from "../../gen/batch/v1/types_pb";
@@ -127,8 +128,15 @@ export function mountTable(sc: SetCtx, home: HTMLElement, marks: Marks): Table {
 
   // --- the order of the rows, and which rows are drawn ---------------------
 
-  let filter: Filter = { state: "all", text: "" };
-  let sort: SortKey = "index";
+  // The filter and the sort start from the address, and the address follows them (a shared link shows the same rows).
+  const start = parseRoute(location.hash);
+  if (start.view === "sets") {
+    if (start.state && stateFilters.some(([k]) => k === start.state)) stateSel.value = start.state;
+    if (start.sort && sortKeys.some(([k]) => k === start.sort)) sortSel.value = start.sort;
+    if (start.q) textIn.value = start.q;
+  }
+  let filter: Filter = { state: stateSel.value as StateFilter, text: textIn.value };
+  let sort: SortKey = sortSel.value as SortKey;
   let order: number[] = [];
   let orderBuiltAt = 0;
   const rendered = new Map<number, HTMLTableRowElement>(); // rows in the DOM, by task index
@@ -219,7 +227,7 @@ export function mountTable(sc: SetCtx, home: HTMLElement, marks: Marks): Table {
       let tr = rendered.get(i);
       if (!tr || stale.has(i)) {
         const t = view.tasks.get(i)!;
-        const fresh = taskRow(t, view.parts, now, marks.outputShown(i), i === jumped, isWaiting(t) ? marks.why(i) : undefined);
+        const fresh = taskRow(sc.setId, t, view.parts, now, marks.outputShown(i), i === jumped, isWaiting(t) ? marks.why(i) : undefined);
         if (tr) {
           if (cur === tr) cur = fresh;
           const at = placed.get(tr);
@@ -296,6 +304,11 @@ export function mountTable(sc: SetCtx, home: HTMLElement, marks: Marks): Table {
     filter = { state: stateSel.value as StateFilter, text: textIn.value };
     sort = sortSel.value as SortKey;
     scroller.scrollTop = 0;
+    const r = parseRoute(location.hash);
+    if (r.view === "sets") {
+      const want = routeHash({ ...r, state: filter.state === "all" ? undefined : filter.state, sort: sort === "index" ? undefined : sort, q: filter.text.trim() || undefined });
+      if (want !== location.hash) history.replaceState(history.state, "", want);
+    }
     sc.schedule({ order: true });
   }
   stateSel.addEventListener("change", refilter);
@@ -367,11 +380,15 @@ export function mountTable(sc: SetCtx, home: HTMLElement, marks: Marks): Table {
     if (!view.set) return;
     const sh = view.parts.shared();
     const env = view.parts.varyingEnv();
-    const nk = sh ? `${sh.prefix}\t${sh.suffix}\t${env.join(",")}` : "";
+    const same = view.parts.sameCommand();
+    const nk = sh ? `${sh.prefix}\t${sh.suffix}\t${env.join(",")}` : same !== undefined ? `=\t${same}\t${env.join(",")}` : "";
     if (nk !== noteKey) {
       noteKey = nk;
-      cmdNote.hidden = !sh;
-      if (sh) {
+      cmdNote.hidden = !sh && same === undefined;
+      if (!sh && same !== undefined) {
+        // An array or file set: one command, and what differs is its environment.
+        replace(cmdNote, "Every command reads ", h("code", { id: "cmd-shared" }, same), `; the Command column shows what differs: ${env.join(", ")}.`);
+      } else if (sh) {
         replace(
           cmdNote,
           "Every command reads ",
@@ -464,42 +481,46 @@ function progressCell(t: Task): HTMLElement {
 }
 
 function copiesCell(t: Task): HTMLElement | string {
-  if (t.copies.length === 0) return "—";
-  const shown = t.copies.slice(-3);
+  if (t.copies.length === 0) return h("span", { class: "copies-sum" }, "—");
+  const cur = t.copies.filter((c) => c.attempt === t.attempt || c.attempt === 0);
+  const shown = cur.length > 0 ? cur : t.copies;
+  const spec = shown.filter((c) => c.speculative).length;
+  const running = shown.filter((c) => c.state === CopyState.RUNNING).length;
+  const suspended = shown.filter((c) => c.state === CopyState.SUSPENDED).length;
+  const won = shown.find((c) => c.state === CopyState.WON);
+  const live = [running > 0 ? `${running} running` : "", suspended > 0 ? `${suspended} suspended` : ""].filter((x) => x).join(", ");
+  const end = live || (won ? `${won.speculative ? "spec " : ""}#${won.id} won` : "");
+  // Two short lines that always fit the column; every copy is in the title and in the task's own view.
   return h(
-    "ul",
-    { class: "copies" },
-    t.copies.length > shown.length ? h("li", { class: "muted" }, `+${t.copies.length - shown.length} earlier`) : null,
-    shown.map((c) =>
-      h(
-        "li",
-        {
-          class: `copy copy-${copyStateName(c.state)}${c.speculative ? " speculative" : ""}`,
-          title: `${c.speculative ? "Speculative copy" : "Original copy"} ${copyLabel(c)}, started ${fmtClock(c.startedAt)}`,
-        },
-        // The space keeps "spec" a word of its own for screen readers and copy-paste.
-        c.speculative ? [h("span", { class: "spec-mark" }, "spec"), " "] : null,
-        `${c.worker || "?"}/${c.slot} ${copyStateName(c.state)}`,
-        c.state === CopyState.RUNNING && c.progress >= 0 ? ` ${fmtPercent(c.progress)}` : "",
-      ),
-    ),
+    "span",
+    { class: "copies-sum", title: shown.map(copyLabel).join("\n") },
+    shown.length > 1 || spec > 0 ? h("span", { class: "copies-n" }, `${shown.length}`, spec > 0 ? h("span", { class: "spec-n" }, ` (${spec}\u00a0spec)`) : null) : null,
+    end ? h("span", { class: `copies-state${running > 0 ? " copies-running" : ""}` }, end) : null,
   );
 }
 
+/** stateBadge is a task's state as one badge: failed and timed-out tasks get their own red badge, never "finished". */
+function stateBadge(t: Task): HTMLElement {
+  if (isFailed(t)) return h("span", { class: "badge state-failed" }, t.timedOut ? "timed out" : "failed");
+  const state = taskStateName(t.state);
+  return h("span", { class: `badge state-${state}` }, state);
+}
+
 /** taskRow draws one task as a table row of one line; its command shows the part that differs from the others'. */
-function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean, jumped: boolean, why: TaskWhy | undefined): HTMLTableRowElement {
+function taskRow(setId: bigint, t: Task, parts: CommandParts, now: number, outputShown: boolean, jumped: boolean, why: TaskWhy | undefined): HTMLTableRowElement {
   const state = taskStateName(t.state);
   const cmd = commandText(t.spec);
   const shown = parts.varying(t.spec);
   const vr = visibleResponse(t, now);
   const req = tsSeconds(t.requestedAt);
+  const n = t.index;
   const actions: HTMLElement[] = [];
-  if (isRequestable(t)) actions.push(h("button", { type: "button", "data-action": "request" }, "Request"));
+  if (isRequestable(t)) actions.push(h("button", { type: "button", "data-action": "request", "aria-label": `Request task ${n}` }, "Request"));
   if (t.state === TaskState.FINISHED) {
-    actions.push(h("button", { type: "button", "data-action": "output", "aria-pressed": outputShown ? "true" : "false" }, "Output"));
+    actions.push(h("button", { type: "button", "data-action": "output", "aria-pressed": outputShown ? "true" : "false", "aria-label": `Output of task ${n}` }, "Output"));
   }
   if (isRetryable(t)) {
-    actions.push(h("button", { type: "button", "data-action": "retry", title: "Run this task again in place: same index, next attempt" }, "Retry"));
+    actions.push(h("button", { type: "button", "data-action": "retry", title: "Run this task again in place: same index, next attempt", "aria-label": `Retry task ${n}` }, "Retry"));
   }
   if (isCancelable(t)) {
     const stop = t.state === TaskState.REQUESTED;
@@ -511,21 +532,23 @@ function taskRow(t: Task, parts: CommandParts, now: number, outputShown: boolean
           class: "danger",
           "data-action": "cancel",
           title: stop ? "Stop this requested task; it is billed for what it used" : "Cancel this task; never billed",
+          "aria-label": `${stop ? "Stop" : "Cancel"} task ${n}`,
         },
         stop ? "Stop" : "Cancel",
       ),
     );
   }
+  const open = routeHash({ view: "sets", setId, task: n });
   return h(
     "tr",
-    { role: "row", "data-index": t.index, "data-state": state, class: jumped ? "jumped" : undefined, "data-waiting": isWaiting(t) ? "" : undefined },
-    h("td", { role: "cell", class: "num", tabindex: -1 }, t.index),
-    h("td", { role: "cell", class: "cmd" }, h("code", { title: cmd }, shown)),
+    { role: "row", "data-index": n, "data-state": isFailed(t) ? "failed" : state, class: jumped ? "jumped" : undefined, "data-waiting": isWaiting(t) ? "" : undefined },
+    h("td", { role: "cell", class: "num", tabindex: -1 }, h("a", { href: open, class: "task-link", "data-action": "open", "aria-label": `Open task ${n}` }, String(n))),
+    h("td", { role: "cell", class: "cmd" }, h("a", { href: open, class: "cmd-link", title: cmd, tabindex: -1 }, h("code", null, shown))),
     h(
       "td",
       { role: "cell", "data-col": "state" },
-      h("span", { class: `badge state-${state}` }, state),
-      isFailed(t) ? h("span", { class: "failed-mark" }, t.timedOut ? " timed out" : " failed") : t.timedOut ? h("span", { class: "muted" }, " timed out") : null,
+      stateBadge(t),
+      !isFailed(t) && t.timedOut ? h("span", { class: "muted" }, " timed out") : null,
       // A retried task's attempt, as a button that opens its attempts and copies.
       t.attempt > 1
         ? [
