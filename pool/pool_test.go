@@ -311,7 +311,7 @@ func TestSlurmSbatch(t *testing.T) {
 		Time: "1:00:00", Mem: "2G", Args: []string{"--exclusive"}}
 	req := s.SbatchArgs(PilotSpec{Class: Requested, Slots: 4})
 	for _, want := range []string{"--parsable", "--job-name=batchd-p-requested", "--cpus-per-task=4", "--partition=high",
-		"--account=lab", "--time=1:00:00", "--mem=2G", "--exclusive", "--export=ALL"} {
+		"--account=lab", "--time=1:00:00", "--mem=2G", "--exclusive", "--export=ALL", "--signal=B:TERM@30"} {
 		if !slices.Contains(req, want) {
 			t.Errorf("requested pilot: %v lacks %s", req, want)
 		}

@@ -45,7 +45,20 @@ type Slurm struct {
 	User string
 	// Bin is where sbatch, squeue and scancel are ("" = PATH).
 	Bin string
+	// SignalAt is how long before its time limit Slurm sends SIGTERM to
+	// the pilot's batch shell only (sbatch --signal=B:TERM@SECONDS;
+	// default PilotSignalAt). The shell passes it to the worker, which
+	// hands its copies back (SIGKILL) before Slurm signals them: a copy's
+	// SIGTERM trap never runs, so no copy can end "successfully" of the
+	// pilot's end before the worker knows of it. A site whose slurm.conf
+	// sets SlurmctldParameters=preempt_send_user_signal gets the same
+	// order on preemption with a GraceTime.
+	SignalAt time.Duration
 }
+
+// PilotSignalAt is Slurm.SignalAt's default: the worker's default end
+// margin, so the pilot's SIGTERM comes about when it stops taking copies.
+const PilotSignalAt = 30 * time.Second
 
 // Name is "slurm".
 func (s *Slurm) Name() string { return "slurm" }
@@ -154,6 +167,11 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 	if s.Mem != "" {
 		args = append(args, "--mem="+s.Mem)
 	}
+	at := s.SignalAt
+	if at <= 0 {
+		at = PilotSignalAt
+	}
+	args = append(args, fmt.Sprintf("--signal=B:TERM@%d", int(at.Round(time.Second)/time.Second)))
 	out := s.Output
 	if out == "" {
 		out = "batchd-pilot-%j.out"

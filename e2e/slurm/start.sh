@@ -148,6 +148,11 @@ KillWait=10
 InactiveLimit=0
 SlurmdTimeout=300
 $sched_params
+# Preemption with a GraceTime sends the job's --signal (pilots: B:TERM, to
+# the batch shell only, which passes it to the worker) instead of SIGTERM
+# to every process: the worker hands its copies back before any of them
+# sees the signal, as at the time limit.
+SlurmctldParameters=preempt_send_user_signal
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
