@@ -61,6 +61,7 @@ type server struct {
 	workers              []*batchv1.PoolWorker // listed after up
 	lease                float64
 	registered           []string
+	longest              float64 // longest queued expected run time, s
 	reports              []*batchv1.ReportPilotsRequest
 	minted               []*batchv1.MintWorkerTokenRequest
 }
@@ -79,6 +80,7 @@ func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsReques
 	out.Workers = append(out.Workers, s.workers...)
 	out.LeaseSeconds = s.lease
 	out.Registered = s.registered
+	out.LongestQueuedSeconds = s.longest
 	return out, nil
 }
 

@@ -161,7 +161,9 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 	if s.Account != "" {
 		args = append(args, "--account="+s.Account)
 	}
-	if s.Time != "" {
+	if spec.Time > 0 {
+		args = append(args, "--time="+slurmLimit(spec.Time))
+	} else if s.Time != "" {
 		args = append(args, "--time="+s.Time)
 	}
 	if s.Mem != "" {

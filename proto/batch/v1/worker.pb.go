@@ -408,9 +408,13 @@ type ReportPilotsResponse struct {
 	LeaseSeconds float64 `protobuf:"fixed64,80,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
 	// The workers of the reported pilots that have ever registered, live
 	// or gone: a pool that restarts learns which of its pilots served.
-	Registered    []string `protobuf:"bytes,81,rep,name=registered,proto3" json:"registered,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Registered []string `protobuf:"bytes,81,rep,name=registered,proto3" json:"registered,omitempty"`
+	// The longest expected run time, seconds, of a queued task (its
+	// estimate, else its set's, owner's or everyone's mean duration; 0:
+	// none known): a pool sizes its pilots' time limits from it.
+	LongestQueuedSeconds float64 `protobuf:"fixed64,120,opt,name=longest_queued_seconds,json=longestQueuedSeconds,proto3" json:"longest_queued_seconds,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *ReportPilotsResponse) Reset() {
@@ -476,6 +480,13 @@ func (x *ReportPilotsResponse) GetRegistered() []string {
 		return x.Registered
 	}
 	return nil
+}
+
+func (x *ReportPilotsResponse) GetLongestQueuedSeconds() float64 {
+	if x != nil {
+		return x.LongestQueuedSeconds
+	}
+	return 0
 }
 
 type PoolWorker struct {
@@ -1670,7 +1681,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
 	"\x06pilots\x18\x03 \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\x04 \x01(\tR\tlastError\"\xe1\x01\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\x97\x02\n" +
 	"\x14ReportPilotsResponse\x12)\n" +
 	"\x10queued_requested\x18\x01 \x01(\x03R\x0fqueuedRequested\x12)\n" +
 	"\x10queued_disclosed\x18\x02 \x01(\x03R\x0fqueuedDisclosed\x12.\n" +
@@ -1678,7 +1689,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\rlease_seconds\x18P \x01(\x01R\fleaseSeconds\x12\x1e\n" +
 	"\n" +
 	"registered\x18Q \x03(\tR\n" +
-	"registered\"\x92\x01\n" +
+	"registered\x124\n" +
+	"\x16longest_queued_seconds\x18x \x01(\x01R\x14longestQueuedSeconds\"\x92\x01\n" +
 	"\n" +
 	"PoolWorker\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
