@@ -43,13 +43,17 @@ cleanup() {
 trap cleanup EXIT
 
 load() { cut -d' ' -f1 /proc/loadavg; }
-echo "slurm profile: ${SLURM_PROFILE:-test}; $tasks tasks, $cpus CPUs, $runs rounds; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Slurm's own commands read SLURM_PROFILE as --profile: only start.sh
+# gets it.
+profile="${SLURM_PROFILE:-test}"
+unset SLURM_PROFILE
+echo "slurm profile: $profile; $tasks tasks, $cpus CPUs, $runs rounds; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -n "${BIN:-}" ]; then
   mkdir -p "$work/bin" && cp "$BIN/batchd" "$BIN/batchctl" "$work/bin/"
 else
   go build -o "$work/bin/" ./cmd/batchd ./cmd/batchctl
 fi
-e2e/slurm/start.sh "$work/slurm" "$cpus" >/dev/null
+SLURM_PROFILE="$profile" e2e/slurm/start.sh "$work/slurm" "$cpus" >/dev/null
 export SLURM_CONF="$work/slurm/slurm.conf"
 
 "$work/bin/batchd" serve --listen 127.0.0.1:0 --data "$work/data" --slots 0 --speculation none >"$work/serve.log" 2>&1 &
@@ -139,6 +143,11 @@ EOF
   sbatch --parsable -n "$cpus" -c 1 -o "$work/steps$r.out" "$work/steps.sh" >/dev/null
   while [ ! -s "$work/steps.done" ]; do sleep 0.2; done
   t1="$(cat "$work/steps.done")"
+  if grep -q error "$work/steps$r.out"; then
+    echo "bench/slurm.sh: the steps failed:" >&2
+    head "$work/steps$r.out" >&2
+    exit 1
+  fi
   echo "$r steps $(python3 -c "print($t1 - $t0)") $(load)" >>"$work/results"
   waitgone
   while read -r l; do echo "$r srun-start $l" >>"$work/results"; done <"$work/steps.lat"
