@@ -326,7 +326,7 @@ func TestSlurmSbatch(t *testing.T) {
 	}
 	script := s.Script([]string{"/opt/batch d/batchd", "worker", "--server", "http://h:1/x?a=b&c", "--idle-exit", "30s"})
 	for _, want := range []string{
-		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm &`,
+		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm --gpus slurm &`,
 		`'/opt/batch d/batchd' worker --kill-leftovers --name "slurm-$SLURM_JOB_ID"`,
 	} {
 		if !strings.Contains(script, want+"\n") {

@@ -670,6 +670,8 @@ type RegisterRequest struct {
 	// Memory the worker offers to tasks, MiB; tasks that ask for memory
 	// (TaskSpec.memory_mb) run only where it fits. 0: none offered.
 	MemoryMb int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	// GPUs the worker offers to tasks (TaskSpec.gpus). 0: none.
+	Gpus int32 `protobuf:"varint,120,opt,name=gpus,proto3" json:"gpus,omitempty"`
 	// How the worker keeps a task from the worker, the server and other
 	// users' tasks: "uid" (each slot runs copies as its own unprivileged
 	// uid), "owner-uid" (copies run as the Unix user named like the batchd
@@ -771,6 +773,13 @@ func (x *RegisterRequest) GetVersion() string {
 func (x *RegisterRequest) GetMemoryMb() int64 {
 	if x != nil {
 		return x.MemoryMb
+	}
+	return 0
+}
+
+func (x *RegisterRequest) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
 	}
 	return 0
 }
@@ -1707,7 +1716,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tsuspended\x18\x04 \x01(\bR\tsuspended\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x01R\bprogress\x12\x1f\n" +
 	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
-	"cpuSeconds\"\x84\x03\n" +
+	"cpuSeconds\"\x98\x03\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1f\n" +
@@ -1716,7 +1725,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x12,\n" +
 	"\arunning\x18\x05 \x03(\v2\x12.batch.v1.HeldCopyR\arunning\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1b\n" +
-	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x1c\n" +
+	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x12\n" +
+	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x1c\n" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
