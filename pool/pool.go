@@ -103,6 +103,10 @@ type PilotSpec struct {
 	Mint func(ctx context.Context, worker string) error
 	// Time is the pilot's time limit (0: the engine's own, Slurm.Time).
 	Time time.Duration
+	// GPUs the pilot asks for (Slurm: --gres=gpu:N; 0: none): the most
+	// a queued task asks for, so that the pilot can run any of them. Its
+	// worker offers what the batch system gives it (--gpus slurm).
+	GPUs int
 }
 
 // State is a pilot's state, reduced from the batch system's.
@@ -236,7 +240,10 @@ type Pool struct {
 	// longest is the longest expected run time of a queued task, seconds,
 	// as the server last answered it (sizing.go).
 	longest float64
-	now     func() time.Time
+	// gpus is the most GPUs a queued task asks for, as the server last
+	// answered it.
+	gpus int
+	now  func() time.Time
 }
 
 // DefaultTokenTTL is how long a pilot's token lives when Config.TokenTTL
@@ -370,7 +377,7 @@ func (p *Pool) Round(ctx context.Context) error {
 	stuck := p.judge(pilots, up)
 	dead := p.silentPilots(pilots, silent, time.Duration(resp.GetLeaseSeconds()*float64(time.Second)))
 	p.dropTokens(pilots)
-	p.longest = resp.GetLongestQueuedSeconds()
+	p.longest, p.gpus = resp.GetLongestQueuedSeconds(), int(resp.GetMostQueuedGpus())
 	plan := p.plan(pilots, up, resp.GetQueuedRequested(), resp.GetQueuedDisclosed())
 	plan.Cancel = append(plan.Cancel, stuck...)
 	plan.Cancel = append(plan.Cancel, dead...)
@@ -408,7 +415,7 @@ func (p *Pool) submit(ctx context.Context, class Class) error {
 		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back",
 			"--token-file", tokFile, "--remove-token-file", "--hide", p.cfg.TokenDir),
 		Mint: func(ctx context.Context, worker string) error { return p.mint(ctx, worker, tokFile) },
-		Time: pilotTime(p.longest, p.cfg.TimeMargin, p.cfg.TimeMin, p.cfg.TimeMax)}
+		Time: pilotTime(p.longest, p.cfg.TimeMargin, p.cfg.TimeMin, p.cfg.TimeMax), GPUs: p.gpus}
 	sctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	id, err := p.eng.Submit(sctx, spec)
 	cancel()
@@ -418,7 +425,7 @@ func (p *Pool) submit(ctx context.Context, class Class) error {
 		return err
 	}
 	p.tokenFiles[id] = tokFile
-	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots, "time", spec.Time)
+	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots, "time", spec.Time, "gpus", spec.GPUs)
 	return nil
 }
 

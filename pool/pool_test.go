@@ -62,6 +62,7 @@ type server struct {
 	lease                float64
 	registered           []string
 	longest              float64 // longest queued expected run time, s
+	gpus                 int32   // most GPUs a queued task asks for
 	reports              []*batchv1.ReportPilotsRequest
 	minted               []*batchv1.MintWorkerTokenRequest
 }
@@ -81,6 +82,7 @@ func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsReques
 	out.LeaseSeconds = s.lease
 	out.Registered = s.registered
 	out.LongestQueuedSeconds = s.longest
+	out.MostQueuedGpus = s.gpus
 	return out, nil
 }
 

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,5 +83,29 @@ func TestPoolSizesTime(t *testing.T) {
 	}
 	if args := sl.SbatchArgs(PilotSpec{Class: Requested, Slots: 1}); !slices.Contains(args, "--time=7") {
 		t.Errorf("sbatch %v, want the fixed --time=7", args)
+	}
+}
+
+// Pilots ask for as many GPUs as the most a queued task asks for, and
+// Slurm gets them as --gres=gpu:N; without GPU work, no --gres.
+func TestPoolAsksForGPUs(t *testing.T) {
+	t.Parallel()
+	for _, gpus := range []int32{0, 2} {
+		e, s := &engine{}, &server{requested: 1, gpus: gpus}
+		if err := newTestPool(t, Config{}, e, s).Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.submitted) != 1 || e.submitted[0].GPUs != int(gpus) {
+			t.Errorf("queued tasks ask for %d GPUs: submitted %+v", gpus, e.submitted)
+		}
+	}
+	sl := &Slurm{Pool: "p"}
+	if args := sl.SbatchArgs(PilotSpec{Class: Requested, Slots: 1, GPUs: 2}); !slices.Contains(args, "--gres=gpu:2") {
+		t.Errorf("sbatch %v, want --gres=gpu:2", args)
+	}
+	for _, a := range sl.SbatchArgs(PilotSpec{Class: Requested, Slots: 1}) {
+		if strings.HasPrefix(a, "--gres") {
+			t.Errorf("no GPU work, but sbatch gets %s", a)
+		}
 	}
 }

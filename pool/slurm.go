@@ -169,6 +169,9 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 	if s.Mem != "" {
 		args = append(args, "--mem="+s.Mem)
 	}
+	if spec.GPUs > 0 {
+		args = append(args, "--gres=gpu:"+strconv.Itoa(spec.GPUs))
+	}
 	at := s.SignalAt
 	if at <= 0 {
 		at = PilotSignalAt

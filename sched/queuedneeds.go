@@ -7,6 +7,8 @@ type QueuedNeeds struct {
 	// estimate, else its set's, owner's or everyone's mean duration) of a
 	// queued task, either class; 0 when none is known.
 	LongestSeconds float64
+	// GPUs is the most GPUs a queued task asks for (0: none does).
+	GPUs int32
 }
 
 // QueuedNeeds scans the queued tasks (O(queued), asked once per pool
@@ -21,6 +23,7 @@ func (s *Scheduler) QueuedNeeds() QueuedNeeds {
 		hist, histOK := s.historyTNew(st)
 		for _, h := range [2]*taskHeap{&st.rq, &st.dq} {
 			for _, t := range h.items {
+				n.GPUs = max(n.GPUs, int32(t.gpus))
 				switch {
 				case t.est > 0:
 					n.LongestSeconds = max(n.LongestSeconds, t.est)

@@ -33,7 +33,11 @@ func TestQueuedNeeds(t *testing.T) {
 		t.Fatalf("set 3 unknown: %+v, want 40", n)
 	}
 	b.apply(Event{Kind: EventDurationObserved, Set: 3, Owner: "v", Duration: 900})
-	if n := b.s.QueuedNeeds(); n.LongestSeconds != 900 {
-		t.Fatalf("set 2's mean is 900 s: %+v, want 900", n)
+	if n := b.s.QueuedNeeds(); n.LongestSeconds != 900 || n.GPUs != 0 {
+		t.Fatalf("set 3's mean is 900 s: %+v, want 900 and no GPUs", n)
+	}
+	b.apply(Event{Kind: EventDisclosed, Set: 4, Owner: "v", Tasks: []TaskInfo{{Index: 0, GPUs: 1}, {Index: 1, GPUs: 3}}})
+	if n := b.s.QueuedNeeds(); n.GPUs != 3 {
+		t.Fatalf("queued tasks ask for 1 and 3 GPUs: %+v, want 3", n)
 	}
 }

@@ -413,8 +413,11 @@ type ReportPilotsResponse struct {
 	// estimate, else its set's, owner's or everyone's mean duration; 0:
 	// none known): a pool sizes its pilots' time limits from it.
 	LongestQueuedSeconds float64 `protobuf:"fixed64,120,opt,name=longest_queued_seconds,json=longestQueuedSeconds,proto3" json:"longest_queued_seconds,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The most GPUs a queued task asks for (0: none does): a pool's pilots
+	// ask the batch system for that many.
+	MostQueuedGpus int32 `protobuf:"varint,121,opt,name=most_queued_gpus,json=mostQueuedGpus,proto3" json:"most_queued_gpus,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ReportPilotsResponse) Reset() {
@@ -485,6 +488,13 @@ func (x *ReportPilotsResponse) GetRegistered() []string {
 func (x *ReportPilotsResponse) GetLongestQueuedSeconds() float64 {
 	if x != nil {
 		return x.LongestQueuedSeconds
+	}
+	return 0
+}
+
+func (x *ReportPilotsResponse) GetMostQueuedGpus() int32 {
+	if x != nil {
+		return x.MostQueuedGpus
 	}
 	return 0
 }
@@ -1690,7 +1700,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
 	"\x06pilots\x18\x03 \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\x04 \x01(\tR\tlastError\"\x97\x02\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\xc1\x02\n" +
 	"\x14ReportPilotsResponse\x12)\n" +
 	"\x10queued_requested\x18\x01 \x01(\x03R\x0fqueuedRequested\x12)\n" +
 	"\x10queued_disclosed\x18\x02 \x01(\x03R\x0fqueuedDisclosed\x12.\n" +
@@ -1699,7 +1709,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\n" +
 	"registered\x18Q \x03(\tR\n" +
 	"registered\x124\n" +
-	"\x16longest_queued_seconds\x18x \x01(\x01R\x14longestQueuedSeconds\"\x92\x01\n" +
+	"\x16longest_queued_seconds\x18x \x01(\x01R\x14longestQueuedSeconds\x12(\n" +
+	"\x10most_queued_gpus\x18y \x01(\x05R\x0emostQueuedGpus\"\x92\x01\n" +
 	"\n" +
 	"PoolWorker\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
