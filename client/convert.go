@@ -91,6 +91,7 @@ func specToPB(s sched.TaskSpec) *batchv1.TaskSpec {
 		DeadlineSeconds: s.DeadlineSeconds,
 		Cpus:            s.Cpus,
 		MemoryMb:        s.MemoryMB,
+		Gpus:            s.GPUs,
 		Keep:            s.Keep,
 	}
 }
@@ -106,6 +107,7 @@ func specFromPB(s *batchv1.TaskSpec) sched.TaskSpec {
 		DeadlineSeconds: s.GetDeadlineSeconds(),
 		Cpus:            s.GetCpus(),
 		MemoryMB:        s.GetMemoryMb(),
+		GPUs:            s.GetGpus(),
 		Keep:            s.GetKeep(),
 	}
 }
@@ -281,6 +283,7 @@ func workerFromPB(w *batchv1.Worker) sched.Worker {
 		EndsAt:        timeFromPB(w.GetEndsAt()),
 		LeftAt:        timeFromPB(w.GetLeftAt()),
 		MemoryMB:      w.GetMemoryMb(),
+		GPUs:          w.GetGpus(),
 		Isolation:     w.GetIsolation(),
 		BoundUser:     w.GetBoundUser(),
 		Limits:        w.GetLimits(),

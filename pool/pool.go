@@ -101,6 +101,12 @@ type PilotSpec struct {
 	// submitted held and released after). Nil: the file is written
 	// already.
 	Mint func(ctx context.Context, worker string) error
+	// Time is the pilot's time limit (0: the engine's own, Slurm.Time).
+	Time time.Duration
+	// GPUs the pilot asks for (Slurm: --gres=gpu:N; 0: none): the most
+	// a queued task asks for, so that the pilot can run any of them. Its
+	// worker offers what the batch system gives it (--gpus slurm).
+	GPUs int
 }
 
 // State is a pilot's state, reduced from the batch system's.
@@ -197,6 +203,12 @@ type Config struct {
 	// pilot's registered worker may be silent before the pool cancels the
 	// pilot (dead.go; default DefaultSilentMargin).
 	SilentMargin time.Duration
+	// TimeMax, when set, sizes each pilot's time limit from the queued
+	// work (sizing.go): the longest expected run time of a queued task
+	// plus TimeMargin (default DefaultTimeMargin), at least TimeMin and at
+	// most TimeMax (TimeMax when nothing is known). Zero: the engine's own
+	// limit (Slurm.Time).
+	TimeMin, TimeMax, TimeMargin time.Duration
 }
 
 // Pool is an elastic pool; Run drives it.
@@ -225,7 +237,13 @@ type Pool struct {
 	silenced map[string]bool
 	// looked: the first round has run (restart.go).
 	looked bool
-	now    func() time.Time
+	// longest is the longest expected run time of a queued task, seconds,
+	// as the server last answered it (sizing.go).
+	longest float64
+	// gpus is the most GPUs a queued task asks for, as the server last
+	// answered it.
+	gpus int
+	now  func() time.Time
 }
 
 // DefaultTokenTTL is how long a pilot's token lives when Config.TokenTTL
@@ -275,6 +293,12 @@ func New(cfg Config, eng Engine, srv Server) (*Pool, error) {
 	}
 	if cfg.SilentMargin <= 0 {
 		cfg.SilentMargin = DefaultSilentMargin
+	}
+	if cfg.TimeMargin <= 0 {
+		cfg.TimeMargin = DefaultTimeMargin
+	}
+	if cfg.TimeMax > 0 && cfg.TimeMin > cfg.TimeMax {
+		return nil, fmt.Errorf("pool: the least pilot time %v is above the most %v", cfg.TimeMin, cfg.TimeMax)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -353,6 +377,7 @@ func (p *Pool) Round(ctx context.Context) error {
 	stuck := p.judge(pilots, up)
 	dead := p.silentPilots(pilots, silent, time.Duration(resp.GetLeaseSeconds()*float64(time.Second)))
 	p.dropTokens(pilots)
+	p.longest, p.gpus = resp.GetLongestQueuedSeconds(), int(resp.GetMostQueuedGpus())
 	plan := p.plan(pilots, up, resp.GetQueuedRequested(), resp.GetQueuedDisclosed())
 	plan.Cancel = append(plan.Cancel, stuck...)
 	plan.Cancel = append(plan.Cancel, dead...)
@@ -389,7 +414,8 @@ func (p *Pool) submit(ctx context.Context, class Class) error {
 	spec := PilotSpec{Class: class, Slots: p.cfg.Slots,
 		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back",
 			"--token-file", tokFile, "--remove-token-file", "--hide", p.cfg.TokenDir),
-		Mint: func(ctx context.Context, worker string) error { return p.mint(ctx, worker, tokFile) }}
+		Mint: func(ctx context.Context, worker string) error { return p.mint(ctx, worker, tokFile) },
+		Time: pilotTime(p.longest, p.cfg.TimeMargin, p.cfg.TimeMin, p.cfg.TimeMax), GPUs: p.gpus}
 	sctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	id, err := p.eng.Submit(sctx, spec)
 	cancel()
@@ -399,7 +425,7 @@ func (p *Pool) submit(ctx context.Context, class Class) error {
 		return err
 	}
 	p.tokenFiles[id] = tokFile
-	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots)
+	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots, "time", spec.Time, "gpus", spec.GPUs)
 	return nil
 }
 

@@ -61,6 +61,8 @@ type server struct {
 	workers              []*batchv1.PoolWorker // listed after up
 	lease                float64
 	registered           []string
+	longest              float64 // longest queued expected run time, s
+	gpus                 int32   // most GPUs a queued task asks for
 	reports              []*batchv1.ReportPilotsRequest
 	minted               []*batchv1.MintWorkerTokenRequest
 }
@@ -79,6 +81,8 @@ func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsReques
 	out.Workers = append(out.Workers, s.workers...)
 	out.LeaseSeconds = s.lease
 	out.Registered = s.registered
+	out.LongestQueuedSeconds = s.longest
+	out.MostQueuedGpus = s.gpus
 	return out, nil
 }
 
@@ -311,7 +315,7 @@ func TestSlurmSbatch(t *testing.T) {
 		Time: "1:00:00", Mem: "2G", Args: []string{"--exclusive"}}
 	req := s.SbatchArgs(PilotSpec{Class: Requested, Slots: 4})
 	for _, want := range []string{"--parsable", "--job-name=batchd-p-requested", "--cpus-per-task=4", "--partition=high",
-		"--account=lab", "--time=1:00:00", "--mem=2G", "--exclusive", "--export=ALL"} {
+		"--account=lab", "--time=1:00:00", "--mem=2G", "--exclusive", "--export=ALL", "--signal=B:TERM@30"} {
 		if !slices.Contains(req, want) {
 			t.Errorf("requested pilot: %v lacks %s", req, want)
 		}
@@ -324,7 +328,7 @@ func TestSlurmSbatch(t *testing.T) {
 	}
 	script := s.Script([]string{"/opt/batch d/batchd", "worker", "--server", "http://h:1/x?a=b&c", "--idle-exit", "30s"})
 	for _, want := range []string{
-		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm &`,
+		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm --gpus slurm &`,
 		`'/opt/batch d/batchd' worker --kill-leftovers --name "slurm-$SLURM_JOB_ID"`,
 	} {
 		if !strings.Contains(script, want+"\n") {

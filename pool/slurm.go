@@ -45,7 +45,20 @@ type Slurm struct {
 	User string
 	// Bin is where sbatch, squeue and scancel are ("" = PATH).
 	Bin string
+	// SignalAt is how long before its time limit Slurm sends SIGTERM to
+	// the pilot's batch shell only (sbatch --signal=B:TERM@SECONDS;
+	// default PilotSignalAt). The shell passes it to the worker, which
+	// hands its copies back (SIGKILL) before Slurm signals them: a copy's
+	// SIGTERM trap never runs, so no copy can end "successfully" of the
+	// pilot's end before the worker knows of it. A site whose slurm.conf
+	// sets SlurmctldParameters=preempt_send_user_signal gets the same
+	// order on preemption with a GraceTime.
+	SignalAt time.Duration
 }
+
+// PilotSignalAt is Slurm.SignalAt's default: the worker's default end
+// margin, so the pilot's SIGTERM comes about when it stops taking copies.
+const PilotSignalAt = 30 * time.Second
 
 // Name is "slurm".
 func (s *Slurm) Name() string { return "slurm" }
@@ -117,7 +130,7 @@ func (s *Slurm) Script(argv []string) string {
 		}
 	}
 	return "#!/bin/sh\n# a batchd pilot: one worker for the job's allocation\n" +
-		worker + " --ends-at slurm --memory slurm &\n" +
+		worker + " --ends-at slurm --memory slurm --gpus slurm &\n" +
 		"w=$!\n" +
 		"trap 'kill -TERM $w 2>/dev/null' TERM INT\n" +
 		"while :; do wait $w; rc=$?; kill -0 $w 2>/dev/null || break; done\n" +
@@ -148,12 +161,22 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 	if s.Account != "" {
 		args = append(args, "--account="+s.Account)
 	}
-	if s.Time != "" {
+	if spec.Time > 0 {
+		args = append(args, "--time="+slurmLimit(spec.Time))
+	} else if s.Time != "" {
 		args = append(args, "--time="+s.Time)
 	}
 	if s.Mem != "" {
 		args = append(args, "--mem="+s.Mem)
 	}
+	if spec.GPUs > 0 {
+		args = append(args, "--gres=gpu:"+strconv.Itoa(spec.GPUs))
+	}
+	at := s.SignalAt
+	if at <= 0 {
+		at = PilotSignalAt
+	}
+	args = append(args, fmt.Sprintf("--signal=B:TERM@%d", int(at.Round(time.Second)/time.Second)))
 	out := s.Output
 	if out == "" {
 		out = "batchd-pilot-%j.out"

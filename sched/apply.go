@@ -101,6 +101,10 @@ func (s *Scheduler) workerUp(ev Event) error {
 		return Errorf(EINVALID, "worker %s: %d MiB of memory", ev.Worker, ev.MemoryMB)
 	}
 	w.memMB = ev.MemoryMB
+	if ev.GPUs < 0 || ev.GPUs > MaxWorkerGPUs {
+		return Errorf(EINVALID, "worker %s: %d GPUs (at most %d)", ev.Worker, ev.GPUs, MaxWorkerGPUs)
+	}
+	w.gpus = ev.GPUs
 	old := w.slots
 	w.slots = ev.Slots
 	for int32(len(w.busy)) < w.slots {
@@ -214,6 +218,9 @@ func (s *Scheduler) disclosed(ev Event) error {
 		if ti.Cpus < 0 || ti.Cpus > MaxCpus || ti.MemoryMB < 0 || ti.MemoryMB > MaxMemoryMB {
 			return Errorf(EINVALID, "set %d task %d: %d cpus and %d MiB (at most %d and %d)", ev.Set, ti.Index, ti.Cpus, ti.MemoryMB, MaxCpus, MaxMemoryMB)
 		}
+		if ti.GPUs < 0 || ti.GPUs > MaxGPUs {
+			return Errorf(EINVALID, "set %d task %d: %d GPUs (at most %d)", ev.Set, ti.Index, ti.GPUs, MaxGPUs)
+		}
 		if ti.EstimateSeconds < 0 || math.IsNaN(ti.EstimateSeconds) || math.IsInf(ti.EstimateSeconds, 0) || ti.DeadlineSeconds < 0 || math.IsNaN(ti.DeadlineSeconds) {
 			return Errorf(EINVALID, "set %d task %d: bad estimate or deadline", ev.Set, ti.Index)
 		}
@@ -249,7 +256,7 @@ func (s *Scheduler) disclosed(ev Event) error {
 		stt, _ := fromTaskState(ti.State)
 		t := &slab[i]
 		*t = task{set: st, index: ti.Index, est: ti.EstimateSeconds, deadline: ti.DeadlineSeconds, noSpec: ti.NoSpeculation, qpos: -1, rpos: -1, state: stDisclosed,
-			cpus: uint16(ti.Cpus), memMB: uint32(ti.MemoryMB)}
+			cpus: uint16(ti.Cpus), memMB: uint32(ti.MemoryMB), gpus: uint8(ti.GPUs)}
 		st.tasks[ti.Index-st.lo] = t
 		if !t.final() {
 			st.open++
@@ -382,6 +389,7 @@ func (s *Scheduler) attached(ev Event) error {
 	}
 	c := &liveCopy{id: ev.Copy, task: t, spec: ev.Speculative, ppos: -1, progress: -1, started: ev.StartedAt}
 	w.memUsed += int64(t.memMB)
+	w.gpuUsed += int32(t.gpus)
 	if ev.Suspended {
 		c.worker, c.slot, c.state = w, ev.Slot.Slot, cSuspended
 		c.runSoFar = math.Max(0, ev.Time-ev.StartedAt)

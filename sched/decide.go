@@ -120,6 +120,7 @@ func (s *Scheduler) startCopy(t *task, w *worker, slot int32, spec bool, reason 
 	c := &liveCopy{id: s.nextCopy, task: t, spec: spec, ppos: -1, progress: -1, started: now + s.lag.value} // run time from the copy's estimated start on its worker (lag.go)
 	s.nextCopy++
 	w.memUsed += int64(t.memMB)
+	w.gpuUsed += int32(t.gpus)
 	s.dequeue(t)
 	t.copies = append(t.copies, c)
 	s.copies[c.id] = c

@@ -116,6 +116,8 @@ type TaskSpec struct {
 	// MemoryMB the memory, MiB, it needs on its worker (0: none asked).
 	Cpus     int32 `json:",omitempty"`
 	MemoryMB int64 `json:",omitempty"`
+	// GPUs is how many GPUs of one worker a copy takes (0: none).
+	GPUs int32 `json:",omitempty"`
 	// Keep lists glob patterns of files the task leaves in its scratch
 	// directory that are kept with its result (CheckKeepPattern).
 	Keep []string `json:",omitempty"`
@@ -255,6 +257,7 @@ type Worker struct {
 	BusySlots  int32
 	CanSuspend bool
 	MemoryMB   int64 // memory offered to tasks, MiB (0: none)
+	GPUs       int32 // GPUs offered to tasks (0: none)
 	// Isolation is how the worker keeps a task from the worker, the
 	// server and other users' tasks (one of Isolations).
 	Isolation string

@@ -116,6 +116,9 @@ type TaskInfo struct {
 	// none asked). See resource.go.
 	Cpus     int32
 	MemoryMB int64
+	// GPUs is how many GPUs of one worker a copy takes (0: none; at most
+	// MaxGPUs), counted like slots against the worker's GPUs. See gpu.go.
+	GPUs int32
 	// State and RequestedAt restore a task after a restart; "" means
 	// TaskDisclosed.
 	State       TaskState
@@ -138,6 +141,9 @@ type Event struct {
 	// MemoryMB is the memory a worker advertises (EventWorkerUp), MiB;
 	// 0: none, so that tasks asking for memory never run there.
 	MemoryMB int64
+	// GPUs is how many GPUs a worker offers (EventWorkerUp; 0: none, so
+	// that tasks asking for GPUs never run there).
+	GPUs int32
 	// EndsAt is when a worker stops taking copies (EventWorkerUp; 0:
 	// never): a pilot's allocation end less its margin. See workerend.go.
 	EndsAt Time

@@ -44,7 +44,7 @@ func (t *task) slots() int {
 }
 
 // plain reports whether t asks for one slot and no memory.
-func (t *task) plain() bool { return t.cpus <= 1 && t.memMB == 0 }
+func (t *task) plain() bool { return t.cpus <= 1 && t.memMB == 0 && t.gpus == 0 }
 
 // slots is how many slots c holds (or held before it was suspended).
 func (c *liveCopy) slots() int { return 1 + int(c.nextra) }
@@ -54,12 +54,12 @@ func (w *worker) fits(t *task) bool {
 	if w.free() < t.slots() || !w.allows(t) {
 		return false
 	}
-	return t.memMB == 0 || w.memMB-w.memUsed >= int64(t.memMB)
+	return (t.memMB == 0 || w.memMB-w.memUsed >= int64(t.memMB)) && w.gpuFits(t)
 }
 
 // couldFit reports whether w could hold a copy of t when idle.
 func (w *worker) couldFit(t *task) bool {
-	return int(w.slots) >= t.slots() && (t.memMB == 0 || w.memMB >= int64(t.memMB)) && w.allows(t)
+	return int(w.slots) >= t.slots() && (t.memMB == 0 || w.memMB >= int64(t.memMB)) && int32(t.gpus) <= w.gpus && w.allows(t)
 }
 
 // takeExtra gives running copy c, just put on one slot of w, the rest of
@@ -213,7 +213,7 @@ func (s *Scheduler) preemptFor(t *task, now Time, out *[]Decision) *worker {
 			continue
 		}
 		var cs []*liveCopy
-		slots, mem := w.free(), w.memMB-w.memUsed
+		slots, mem, gpus := w.free(), w.memMB-w.memUsed, w.gpus-w.gpuUsed
 		// A suspended copy keeps its memory: only a killed one gives it
 		// back.
 		kills := s.cfg.Preemption == PreemptKill || !w.canSuspend
@@ -223,10 +223,11 @@ func (s *Scheduler) preemptFor(t *task, now Time, out *[]Decision) *worker {
 				slots += c.slots()
 				if kills {
 					mem += int64(c.task.memMB)
+					gpus += int32(c.task.gpus)
 				}
 			}
 		}
-		if slots < t.slots() || (t.memMB > 0 && mem < int64(t.memMB)) {
+		if slots < t.slots() || (t.memMB > 0 && mem < int64(t.memMB)) || gpus < int32(t.gpus) {
 			continue
 		}
 		slices.SortFunc(cs, func(a, b *liveCopy) int {

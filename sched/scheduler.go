@@ -51,6 +51,7 @@ type task struct {
 	lost        bool   // its last copy was lost with a worker; cleared when a copy runs
 	cpus        uint16 // slots of one worker a copy takes (0 = 1)
 	memMB       uint32 // memory a copy needs on its worker, MiB (0 = none asked)
+	gpus        uint8  // GPUs a copy takes on its worker (0 = none; gpu.go)
 }
 
 func (t *task) ref() TaskRef { return TaskRef{Set: t.set.id, Index: t.index} }
@@ -179,6 +180,8 @@ type worker struct {
 	suspended  []*liveCopy
 	memMB      int64  // memory it advertises, MiB (0 = none: memory requests never match)
 	memUsed    int64  // memory its running copies asked for
+	gpus       int32  // GPUs it offers (0 = none: GPU requests never match; gpu.go)
+	gpuUsed    int32  // GPUs its copies hold, suspended ones too
 	bound      string // the one owner whose tasks it runs ("": anyone's; isolation.go)
 	// endsAt is when it stops taking copies (0: never), and clock the
 	// scheduler whose now and estimates timeFits reads (set with endsAt;

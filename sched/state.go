@@ -291,6 +291,7 @@ func (s *Scheduler) endCopy(c *liveCopy) {
 	}
 	// A suspended copy keeps its memory; it is given back only here.
 	c.worker.memUsed -= int64(c.task.memMB)
+	c.worker.gpuUsed -= int32(c.task.gpus)
 	removeCopy(&c.task.copies, c)
 	delete(s.copies, c.id)
 	c.state = 255

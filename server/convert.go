@@ -49,7 +49,7 @@ var copyStateToProto = map[sched.CopyState]batchv1.CopyState{
 func specToProto(s sched.TaskSpec) *batchv1.TaskSpec {
 	return &batchv1.TaskSpec{Argv: s.Argv, Env: s.Env, Dir: s.Dir, EstimateSeconds: s.EstimateSeconds,
 		NoSpeculation: s.NoSpeculation, TimeoutSeconds: s.TimeoutSeconds, DeadlineSeconds: s.DeadlineSeconds,
-		Cpus: s.Cpus, MemoryMb: s.MemoryMB, Keep: s.Keep}
+		Cpus: s.Cpus, MemoryMb: s.MemoryMB, Gpus: s.GPUs, Keep: s.Keep}
 }
 
 // specFromProto validates one task's spec against the limits of
@@ -102,12 +102,15 @@ func specFromProto(i int, p *batchv1.TaskSpec) (sched.TaskSpec, error) {
 	if p.MemoryMb < 0 || p.MemoryMb > sched.MaxMemoryMB {
 		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: memory_mb = %d must run from 0 to %d", i, p.MemoryMb, sched.MaxMemoryMB)
 	}
+	if p.Gpus < 0 || p.Gpus > sched.MaxGPUs {
+		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: gpus = %d must run from 0 to %d", i, p.Gpus, sched.MaxGPUs)
+	}
 	if err := sched.CheckKeep(p.Keep); err != nil {
 		return sched.TaskSpec{}, sched.Errorf(sched.EINVALID, "task %d: %s", i, sched.ErrorMessage(err))
 	}
 	return sched.TaskSpec{Argv: p.Argv, Env: p.Env, Dir: p.Dir, EstimateSeconds: p.EstimateSeconds,
 		NoSpeculation: p.NoSpeculation, TimeoutSeconds: p.TimeoutSeconds, DeadlineSeconds: p.DeadlineSeconds,
-		Cpus: p.Cpus, MemoryMB: p.MemoryMb, Keep: p.Keep}, nil
+		Cpus: p.Cpus, MemoryMB: p.MemoryMb, GPUs: p.Gpus, Keep: p.Keep}, nil
 }
 
 func setToProto(s sched.TaskSet) *batchv1.TaskSet {
@@ -216,7 +219,7 @@ func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {
 
 func workerToProto(w sched.Worker) *batchv1.Worker {
 	return &batchv1.Worker{Id: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
-		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt), MemoryMb: w.MemoryMB,
+		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt), MemoryMb: w.MemoryMB, Gpus: w.GPUs,
 		Isolation: w.Isolation, BoundUser: w.BoundUser, Limits: w.Limits, EndsAt: ts(w.EndsAt), LeftAt: ts(w.LeftAt)}
 }
 

@@ -22,7 +22,7 @@ func TestReportPilots(t *testing.T) {
 	pool := b.as(b.addUser(t, "pool", store.RoleWorker))
 	// Three requested tasks wait; one worker is up.
 	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "s", Request: true,
-		Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}}, {Argv: []string{"true"}}, {Argv: []string{"true"}}}}))
+		Tasks: []*batchv1.TaskSpec{{Argv: []string{"true"}}, {Argv: []string{"true"}, EstimateSeconds: 900}, {Argv: []string{"true"}, EstimateSeconds: 60}}}))
 	b.worker(t, "slurm-7", 0)
 	started := timestamppb.New(time.Unix(1_700_000_000, 0))
 	req := &batchv1.ReportPilotsRequest{Pool: "p", Engine: "slurm", LastError: "sbatch: error: invalid partition specified: nope",
@@ -36,6 +36,9 @@ func TestReportPilots(t *testing.T) {
 	}
 	if res.QueuedRequested != 3 || res.QueuedDisclosed != 0 {
 		t.Fatalf("queues %d requested, %d disclosed; want 3 and 0", res.QueuedRequested, res.QueuedDisclosed)
+	}
+	if res.LongestQueuedSeconds != 900 {
+		t.Fatalf("longest queued task: %g s, want 900 (its estimate)", res.LongestQueuedSeconds)
 	}
 	if len(res.Workers) != 1 || res.Workers[0].Name != "slurm-7" {
 		t.Fatalf("workers up: %v, want slurm-7", res.Workers)

@@ -457,7 +457,7 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 			slots = 0
 		}
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
-			BoundUser: w.BoundUser, EndsAt: endSeconds(w.EndsAt)})
+			GPUs: w.GPUs, BoundUser: w.BoundUser, EndsAt: endSeconds(w.EndsAt)})
 		if s.workers[w.ID] == nil || fresh {
 			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, w.BoundUser, now)
 		}

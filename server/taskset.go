@@ -316,7 +316,7 @@ func taskInfos(specs []sched.TaskSpec, arr *store.TaskArray, n int) []sched.Task
 			sp = &specs[i]
 		}
 		infos[i] = sched.TaskInfo{EstimateSeconds: sp.EstimateSeconds, NoSpeculation: sp.NoSpeculation, DeadlineSeconds: sp.DeadlineSeconds,
-			Cpus: sp.Cpus, MemoryMB: sp.MemoryMB}
+			Cpus: sp.Cpus, MemoryMB: sp.MemoryMB, GPUs: sp.GPUs}
 	}
 	return infos
 }

@@ -40,6 +40,9 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	if req.MemoryMb < 0 || req.MemoryMb > maxWorkerMemoryMB {
 		return nil, sched.Errorf(sched.EINVALID, "memory_mb must be between 0 and %d", int64(maxWorkerMemoryMB))
 	}
+	if req.Gpus < 0 || req.Gpus > sched.MaxWorkerGPUs {
+		return nil, sched.Errorf(sched.EINVALID, "gpus must be between 0 and %d", sched.MaxWorkerGPUs)
+	}
 	endsAt, err := workerEnd(req.EndsAt, s.now())
 	if err != nil {
 		return nil, err
@@ -51,7 +54,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	if err := s.checkIsolation(id, req); err != nil {
 		return nil, err
 	}
-	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb,
+	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb, GPUs: req.Gpus,
 		Isolation: sched.NormalIsolation(req.Isolation), BoundUser: req.BoundUser, Limits: req.Limits, EndsAt: endsAt, HandBack: req.HandBack}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
@@ -78,7 +81,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
 	}
 	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend, MemoryMB: req.MemoryMb,
-		BoundUser: req.BoundUser, EndsAt: endSeconds(endsAt)})
+		GPUs: req.Gpus, BoundUser: req.BoundUser, EndsAt: endSeconds(endsAt)})
 	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, req.BoundUser, now)
 	s.workers[id] = w
 	heard := new(atomic.Int64)

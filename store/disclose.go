@@ -273,7 +273,7 @@ func (r taskRows) insert(ctx context.Context, tx *Tx, in DiscloseInput, from, to
 				return err
 			}
 			if _, err := stmt.ExecContext(rctx, r.set, r.base+int64(i), r.ref, spec.EstimateSeconds,
-				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, state, r.now, r.reqAt, spec.Cpus, spec.MemoryMB); err != nil {
+				boolInt(spec.NoSpeculation), spec.DeadlineSeconds, state, r.now, r.reqAt, spec.Cpus, spec.MemoryMB, spec.GPUs); err != nil {
 				return fmt.Errorf("insert task: %w", err)
 			}
 		}
@@ -289,7 +289,7 @@ func (r taskRows) insert(ctx context.Context, tx *Tx, in DiscloseInput, from, to
 			return fmt.Errorf("encode spec: %w", err)
 		}
 		if _, err := stmt.ExecContext(rctx, r.set, r.base+int64(i), string(buf), spec.EstimateSeconds,
-			boolInt(spec.NoSpeculation), spec.DeadlineSeconds, state, r.now, r.reqAt, spec.Cpus, spec.MemoryMB); err != nil {
+			boolInt(spec.NoSpeculation), spec.DeadlineSeconds, state, r.now, r.reqAt, spec.Cpus, spec.MemoryMB, spec.GPUs); err != nil {
 			return fmt.Errorf("insert task: %w", err)
 		}
 	}
@@ -325,8 +325,8 @@ func closeDisclose(ctx context.Context, tx *Tx, in DiscloseInput, setID sched.Se
 }
 
 // insertTaskSQL inserts one task row (Disclose).
-const insertTaskSQL = `INSERT INTO tasks (set_id, idx, spec, estimate, no_speculation, deadline, state, disclosed_at, requested_at, cpus, memory_mb)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertTaskSQL = `INSERT INTO tasks (set_id, idx, spec, estimate, no_speculation, deadline, state, disclosed_at, requested_at, cpus, memory_mb, gpus)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // preparedRows is the most task rows a disclose inserts through the
 // statement cache; more get a statement of their own.

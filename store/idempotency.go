@@ -65,6 +65,10 @@ func (d *DiscloseHasher) Add(tasks ...sched.TaskSpec) {
 			d.u64(uint64(t.Cpus))
 			d.u64(uint64(t.MemoryMB))
 		}
+		if t.GPUs != 0 {
+			d.str("gpus")
+			d.u64(uint64(t.GPUs))
+		}
 	}
 }
 

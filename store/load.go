@@ -77,7 +77,7 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 		return err
 	}
 	cur := -1
-	return tx.rawRows(ctx, `SELECT t.set_id, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at, t.cpus, t.memory_mb, t.held
+	return tx.rawRows(ctx, `SELECT t.set_id, t.idx, t.estimate, t.no_speculation, t.deadline, t.state, t.requested_at, t.cpus, t.memory_mb, t.held, t.gpus
 		FROM task_sets s CROSS JOIN tasks t ON t.set_id = s.id -- CROSS: the open sets outside, their tasks by primary key inside
 		WHERE s.n_disclosed + s.n_executed + s.n_requested > 0 AND t.state IN ('disclosed', 'executed', 'requested')
 		ORDER BY s.id, t.idx -- not t.set_id: the order the join gives, with no sort of every row`, func(v []driver.Value) error {
@@ -92,7 +92,8 @@ func loadOpenTasks(ctx context.Context, tx *Tx, snap *Snapshot) error {
 		st := &snap.Sets[cur]
 		st.Tasks = append(st.Tasks, sched.TaskInfo{Index: int32(asInt(v[1])), EstimateSeconds: asFloat(v[2]), NoSpeculation: asInt(v[3]) != 0,
 			DeadlineSeconds: asFloat(v[4]), State: openState(v[5]), RequestedAt: seconds(fromNanos(asInt(v[6]))),
-			Cpus: int32(asInt(v[7])), MemoryMB: int64(asInt(v[8])), Held: asInt(v[9]) != 0})
+			Cpus: int32(asInt(v[7])), MemoryMB: int64(asInt(v[8])), Held: asInt(v[9]) != 0,
+			GPUs: int32(asInt(v[10]))})
 		return nil
 	})
 }
@@ -119,7 +120,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 			return fmt.Errorf("max copy id: %w", err)
 		}
 		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb, isolation, bound_user, limits,
-			ends_at, hand_back FROM workers WHERE state = 'up' ORDER BY id`)
+			ends_at, hand_back, gpus FROM workers WHERE state = 'up' ORDER BY id`)
 		if err != nil {
 			return fmt.Errorf("read workers: %w", err)
 		}
@@ -129,7 +130,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				cs, hbk  int
 				hb, ends int64
 			)
-			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB, &w.Isolation, &w.BoundUser, &w.Limits, &ends, &hbk); err != nil {
+			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB, &w.Isolation, &w.BoundUser, &w.Limits, &ends, &hbk, &w.GPUs); err != nil {
 				ws.Close()
 				return err
 			}

@@ -47,8 +47,8 @@ func retryTask(ctx context.Context, tx *Tx, ref sched.TaskRef, by string) (sched
 	)
 	// What the scheduler needs to queue the task anew if it no longer holds
 	// it (it forgets closed sets, and a restart loads open tasks only).
-	if err := tx.QueryRowContext(ctx, `SELECT state, requested_at, attempt, estimate, no_speculation, deadline, cpus, memory_mb, held FROM tasks WHERE set_id = ? AND idx = ?`, ref.Set, ref.Index).
-		Scan(&state, &reqAt, &attempt, &info.EstimateSeconds, &noSpec, &info.DeadlineSeconds, &info.Cpus, &info.MemoryMB, &held); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT state, requested_at, attempt, estimate, no_speculation, deadline, cpus, memory_mb, held, gpus FROM tasks WHERE set_id = ? AND idx = ?`, ref.Set, ref.Index).
+		Scan(&state, &reqAt, &attempt, &info.EstimateSeconds, &noSpec, &info.DeadlineSeconds, &info.Cpus, &info.MemoryMB, &held, &info.GPUs); err != nil {
 		return sched.TaskInfo{}, fmt.Errorf("retry task %d/%d: %w", ref.Set, ref.Index, err)
 	}
 	now := nanos(tx.now)

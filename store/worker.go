@@ -47,6 +47,7 @@ type RegisterInput struct {
 	Version    string
 	Running    []HeldCopy
 	MemoryMB   int64 // memory offered to tasks, MiB
+	GPUs       int32 // GPUs offered to tasks
 	// Isolation, BoundUser and Limits: how the worker keeps tasks apart
 	// ("none" when empty), the one user it serves ("" = anyone) and what
 	// it enforces per copy (see sched.Worker).
@@ -88,6 +89,9 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			return fmt.Errorf("register worker: %w", err)
 		}
 		if err := setWorkerPilot(ctx, tx, in); err != nil {
+			return err
+		}
+		if err := setWorkerGPUs(ctx, tx, in); err != nil {
 			return err
 		}
 		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB, in.BoundUser); err != nil {

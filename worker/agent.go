@@ -61,6 +61,12 @@ type Config struct {
 	// for memory (TaskSpec.MemoryMB). Default (0): the machine's memory
 	// (MemTotal); negative: none, so that such tasks never run here.
 	MemoryMB int64
+	// GPUs are the GPU devices the worker offers to tasks that ask for
+	// GPUs (TaskSpec.Gpus), as CUDA_VISIBLE_DEVICES names them (indices
+	// or UUIDs). Each such copy gets devices of its own in its
+	// CUDA_VISIBLE_DEVICES; on a worker with GPUs a copy that asks for
+	// none gets an empty one. Default: none.
+	GPUs []string
 	// StateDir holds per-copy scratch directories (working directory and
 	// progress file), a lock (one agent per directory) and, when Name is
 	// empty, the generated name, kept for the next run. Default:
@@ -198,6 +204,7 @@ type agent struct {
 	slots      int
 	canSuspend bool
 	memoryMB   int64
+	gpus       *gpuPool // gpu.go
 	version    string
 	stateDir   string
 	env        []string
@@ -300,6 +307,7 @@ func newAgent(cfg Config) (*agent, error) {
 		slots:        cfg.Slots,
 		canSuspend:   !cfg.NoSuspend,
 		memoryMB:     cfg.MemoryMB,
+		gpus:         newGPUPool(cfg.GPUs),
 		version:      cfg.Version,
 		stateDir:     cfg.StateDir,
 		env:          cfg.Env,
@@ -441,7 +449,7 @@ func (a *agent) run(ctx context.Context) error {
 	go func() { defer loops.Done(); a.connLoop(ctx) }()
 	go func() { defer loops.Done(); a.heartbeatLoop() }()
 	go func() { defer loops.Done(); a.leaseLoop() }()
-	a.log.Info("worker started", "slots", a.slots, "memory_mb", a.memoryMB, "state_dir", a.stateDir)
+	a.log.Info("worker started", "slots", a.slots, "memory_mb", a.memoryMB, "gpus", a.gpus.count(), "state_dir", a.stateDir)
 	if !a.takeUntil.IsZero() {
 		a.log.Info("the allocation ends: no copy that would run past it", "takes_copies_until", a.takeUntil.Format(time.RFC3339))
 	}

@@ -170,6 +170,7 @@ func (a *agent) register() error {
 		Running:    a.heldCopies(),
 		Version:    a.version,
 		MemoryMb:   a.memoryMB,
+		Gpus:       int32(a.gpus.count()),
 		Isolation:  string(a.isolation),
 		BoundUser:  a.boundUser,
 		Limits:     a.limits,
@@ -178,6 +179,7 @@ func (a *agent) register() error {
 	}
 	if bye {
 		req.MemoryMb = 0
+		req.Gpus = 0
 	}
 	_, deadline, _ := wire.LeaseTiming(a.lease)
 	a.mu.Unlock()

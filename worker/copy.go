@@ -215,6 +215,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		"BATCH_COPY_ID="+strconv.FormatInt(c.id, 10),
 		"BATCH_PROGRESS_FILE="+progressPath,
 	)
+	gpuEnv, err := a.gpuEnv(c.id, spec.GetGpus())
+	if err != nil {
+		return fail(err)
+	}
+	env = append(env, gpuEnv...)
 	cmd.Env = env // exec keeps the last value of a repeated key
 	var box *prepared
 	if cmd.Err == nil {

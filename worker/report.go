@@ -128,6 +128,9 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	if a.handBack && !res.Killed && !res.TimedOut {
 		a.handBackIfStopping(c, res)
 	}
+	// Its process has ended: its devices are free before the server,
+	// told of the end, can give them to another copy.
+	a.gpus.give(c.id)
 	a.mu.Lock()
 	c.state = copyEnded
 	c.result = res

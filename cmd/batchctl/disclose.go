@@ -129,6 +129,7 @@ the set id only.
 				"with the result: batchctl output --files, --dir, --tar"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
 			&cli.IntFlag{Name: "cpus", Usage: "`N` slots of one worker for each task (the scheduler accounts them, see README, Resources)", DefaultText: "1"},
+			&cli.IntFlag{Name: "gpus", Usage: "`N` GPUs of one worker for each task; the worker gives each copy devices of its own (CUDA_VISIBLE_DEVICES)"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
 			&cli.IntFlag{Name: "retries", Usage: "retry each failed task in place up to `N` times (0 to 100; with --set: change the set's policy)"},
@@ -201,7 +202,7 @@ func (t specTask) spec(shell, what string) (sched.TaskSpec, error) {
 	return sched.TaskSpec{
 		Argv: argv, Env: t.Env, Dir: t.Dir, EstimateSeconds: t.EstimateSeconds,
 		NoSpeculation: t.NoSpeculation, TimeoutSeconds: t.TimeoutSeconds, DeadlineSeconds: t.DeadlineSeconds,
-		Cpus: t.Cpus, MemoryMB: t.MemoryMB, Keep: t.Keep,
+		Cpus: t.Cpus, MemoryMB: t.MemoryMB, GPUs: t.GPUs, Keep: t.Keep,
 	}, nil
 }
 
@@ -544,6 +545,11 @@ func defaultSpec(c *cli.Context) (sched.TaskSpec, error) {
 		return d, usageErr("--memory: %v", err)
 	}
 	d.MemoryMB = mem
+	if n := c.Int("gpus"); n < 0 || n > sched.MaxGPUs {
+		return d, usageErr("--gpus %d: want 0 to %d GPUs of one worker", n, sched.MaxGPUs)
+	} else {
+		d.GPUs = int32(n)
+	}
 	if d.Keep, err = keepPatterns(c.StringSlice("keep")); err != nil {
 		return d, err
 	}
@@ -586,6 +592,9 @@ func withDefaults(s, d sched.TaskSpec) sched.TaskSpec {
 	}
 	if s.MemoryMB == 0 {
 		s.MemoryMB = d.MemoryMB
+	}
+	if s.GPUs == 0 {
+		s.GPUs = d.GPUs
 	}
 	if len(s.Keep) == 0 {
 		s.Keep = d.Keep

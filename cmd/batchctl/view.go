@@ -78,6 +78,7 @@ type specView struct {
 	DeadlineSeconds float64           `json:"deadline_seconds,omitempty"`
 	Cpus            int32             `json:"cpus,omitempty"`
 	MemoryMB        int64             `json:"memory_mb,omitempty"`
+	GPUs            int32             `json:"gpus,omitempty"`
 	Keep            []string          `json:"keep,omitempty"`
 }
 
@@ -257,6 +258,7 @@ type workerView struct {
 	LastHeartbeat *time.Time `json:"last_heartbeat,omitempty"`
 	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
 	MemoryMB      int64      `json:"memory_mb"`
+	GPUs          int32      `json:"gpus,omitempty"`
 	Isolation     string     `json:"isolation"`
 	BoundUser     string     `json:"bound_user,omitempty"`
 	Limits        string     `json:"limits,omitempty"`
@@ -402,7 +404,7 @@ func viewTask(t sched.Task) taskView {
 			Argv: t.Spec.Argv, Env: t.Spec.Env, Dir: t.Spec.Dir,
 			EstimateSeconds: t.Spec.EstimateSeconds, NoSpeculation: t.Spec.NoSpeculation,
 			TimeoutSeconds: t.Spec.TimeoutSeconds, DeadlineSeconds: t.Spec.DeadlineSeconds,
-			Cpus: t.Spec.Cpus, MemoryMB: t.Spec.MemoryMB, Keep: t.Spec.Keep,
+			Cpus: t.Spec.Cpus, MemoryMB: t.Spec.MemoryMB, GPUs: t.Spec.GPUs, Keep: t.Spec.Keep,
 		},
 		DisclosedAt:            timePtr(t.DisclosedAt),
 		RequestedAt:            timePtr(t.RequestedAt),
@@ -501,7 +503,7 @@ func viewCluster(c client.Cluster) clusterView {
 		v.Workers = append(v.Workers, workerView{
 			ID: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 			CanSuspend: w.CanSuspend, State: w.State,
-			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB,
+			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB, GPUs: w.GPUs,
 			Isolation: isolationText(w.Isolation), BoundUser: w.BoundUser, Limits: w.Limits,
 		})
 	}

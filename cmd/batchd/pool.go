@@ -85,6 +85,9 @@ func poolSlurmCommand() *cli.Command {
 			&cli.StringFlag{Name: "disclosed-qos", Usage: "QOS of disclosed pilots (default: --qos)"},
 			&cli.StringFlag{Name: "account", Usage: "Slurm account to charge"},
 			&cli.StringFlag{Name: "time", Usage: "pilots' time limit, Slurm format (e.g. 1:00:00)"},
+			&cli.StringFlag{Name: "time-min", Usage: "with --time-max: the shortest pilot time limit, Slurm format"},
+			&cli.StringFlag{Name: "time-max", Usage: "size each pilot's time limit from the queued work: its longest expected task plus --time-margin, from --time-min to this (Slurm format; instead of --time)"},
+			&cli.DurationFlag{Name: "time-margin", Usage: "with --time-max: added to the longest queued task's expected run time", Value: pool.DefaultTimeMargin},
 			&cli.StringFlag{Name: "mem", Usage: "each pilot's memory, sbatch --mem format (e.g. 16G); its worker offers that to tasks asking for memory"},
 			&cli.StringFlag{Name: "output", Usage: "pilots' log file, sbatch --output (default batchd-pilot-%j.out in --chdir)"},
 			&cli.StringFlag{Name: "chdir", Usage: "pilots' working directory (default: here)"},
@@ -137,7 +140,26 @@ func poolSlurmCommand() *cli.Command {
 				DisclosedPartition: c.String("disclosed-partition"), DisclosedQOS: c.String("disclosed-qos"),
 				Account: c.String("account"), Time: c.String("time"), Mem: c.String("mem"), Output: c.String("output"), Dir: dir,
 				Args: c.StringSlice("sbatch-arg")}
+			var tmin, tmax time.Duration
+			for _, f := range []struct {
+				name string
+				d    *time.Duration
+			}{{"time-min", &tmin}, {"time-max", &tmax}} {
+				if v := c.String(f.name); v != "" {
+					d, err := pool.SlurmDuration(v)
+					if err != nil {
+						return fmt.Errorf("--%s: %w", f.name, err)
+					}
+					*f.d = d
+				}
+			}
+			if tmax > 0 && c.String("time") != "" {
+				return errors.New("give --time or --time-max, not both")
+			}
 			ttl := c.Duration("token-ttl")
+			if ttl == 0 && tmax > 0 {
+				ttl = tmax + time.Hour
+			}
 			if ttl == 0 && c.String("time") != "" {
 				limit, err := pool.SlurmDuration(c.String("time"))
 				if err != nil {
@@ -151,7 +173,8 @@ func poolSlurmCommand() *cli.Command {
 			p, err := pool.New(pool.Config{Name: c.String("name"), Slots: c.Int("slots"), MaxPilots: c.Int("max-pilots"),
 				Disclosed: c.Int("disclosed"), Idle: c.Duration("idle"), Interval: c.Duration("interval"),
 				BackoffMin: c.Duration("backoff"), BackoffMax: c.Duration("backoff-max"), RegisterWait: c.Duration("register-wait"),
-				Worker: argv, TokenTTL: ttl, TokenDir: tokenDir, Logger: log}, eng, srv)
+				Worker: argv, TokenTTL: ttl, TokenDir: tokenDir, Logger: log,
+				TimeMin: tmin, TimeMax: tmax, TimeMargin: c.Duration("time-margin")}, eng, srv)
 			if err != nil {
 				return err
 			}

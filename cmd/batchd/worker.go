@@ -63,6 +63,7 @@ func workerCommand() *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Usage: "per-copy scratch directories (default: $TMPDIR/batchd-worker-NAME)"},
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
 			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
+			&cli.StringFlag{Name: "gpus", Usage: "GPUs offered to tasks that ask for some: N (devices 0 to N-1), a list (0,2 or UUIDs), or slurm: the Slurm job's (CUDA_VISIBLE_DEVICES, else SLURM_JOB_GPUS); default none"},
 			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G, or slurm: the Slurm job's allocation (default: the machine's; 0: none)"},
 			&cli.DurationFlag{Name: "idle-exit", Usage: "leave (exit 0) after holding no copy for this long, e.g. 30s (default: never)"},
 			&cli.StringFlag{Name: "ends-at", Usage: "when the worker's allocation ends: slurm (its Slurm job's time limit), Unix seconds or an RFC 3339 time; it takes no copy that would run past it (default: never ends)"},
@@ -99,8 +100,13 @@ func workerCommand() *cli.Command {
 					mem = -1 // offer none
 				}
 			}
+			gpus, err := workerGPUs(c.String("gpus"), os.Getenv)
+			if err != nil {
+				return err
+			}
 			cfg := worker.Config{
 				MemoryMB:      mem,
+				GPUs:          gpus,
 				Server:        c.String("server"),
 				Name:          c.String("name"),
 				Slots:         c.Int("slots"),

@@ -148,13 +148,26 @@ KillWait=10
 InactiveLimit=0
 SlurmdTimeout=300
 $sched_params
+# Preemption with a GraceTime sends the job's --signal (pilots: B:TERM, to
+# the batch shell only, which passes it to the worker) instead of SIGTERM
+# to every process: the worker hands its copies back before any of them
+# sees the signal, as at the time limit.
+SlurmctldParameters=preempt_send_user_signal
 PreemptType=preempt/partition_prio
 PreemptMode=CANCEL
-NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
+# Two GPUs that are only device nodes under DIR/dev (no GPU is needed):
+# a job's --gres=gpu:N gets CUDA_VISIBLE_DEVICES and SLURM_JOB_GPUS.
+GresTypes=gpu
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 PartitionName=high Nodes=$node Default=YES MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF
 PartitionName=low Nodes=$node MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=CANCEL GraceTime=10
 CONF
 : >"$dir/cgroup.conf"
+mkdir -p "$dir/dev"
+# Slurm wants character devices: these are /dev/null's and /dev/zero's.
+[ -c "$dir/dev/nvidia0" ] || mknod "$dir/dev/nvidia0" c 1 3
+[ -c "$dir/dev/nvidia1" ] || mknod "$dir/dev/nvidia1" c 1 5
+echo "NodeName=$node Name=gpu File=$dir/dev/nvidia[0-1]" >"$dir/gres.conf"
 
 record() { echo "$1 $2" >>"$dir/pids"; }
 

@@ -36,6 +36,8 @@ type Worker struct {
 	RegisteredAt  *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
 	// Memory the worker offers to tasks, MiB (0: none).
 	MemoryMb int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	// GPUs the worker offers to tasks (0: none).
+	Gpus int32 `protobuf:"varint,120,opt,name=gpus,proto3" json:"gpus,omitempty"`
 	// The worker's isolation mechanism (RegisterRequest.isolation).
 	Isolation string `protobuf:"bytes,21,opt,name=isolation,proto3" json:"isolation,omitempty"`
 	// The one user whose tasks the worker runs (empty: any user's).
@@ -148,6 +150,13 @@ func (x *Worker) GetRegisteredAt() *timestamppb.Timestamp {
 func (x *Worker) GetMemoryMb() int64 {
 	if x != nil {
 		return x.MemoryMb
+	}
+	return 0
+}
+
+func (x *Worker) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
 	}
 	return 0
 }
@@ -782,7 +791,7 @@ var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x16batch/v1/history.proto\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x04\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x16batch/v1/history.proto\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x04\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -795,7 +804,8 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x05state\x18\a \x01(\tR\x05state\x12A\n" +
 	"\x0elast_heartbeat\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rlastHeartbeat\x12?\n" +
 	"\rregistered_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fregisteredAt\x12\x1b\n" +
-	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x1c\n" +
+	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x12\n" +
+	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x1c\n" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +

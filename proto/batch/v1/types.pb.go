@@ -249,6 +249,10 @@ type TaskSpec struct {
 	// Memory a copy needs, MiB (0: none asked; at most 2^30). It runs only
 	// on a worker whose offered memory has room for it.
 	MemoryMb int64 `protobuf:"varint,21,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	// GPUs of one worker a copy takes (0: none; at most 64). It runs only
+	// on a worker with that many free; the worker gives it devices of its
+	// own (CUDA_VISIBLE_DEVICES lists their indices).
+	Gpus int32 `protobuf:"varint,120,opt,name=gpus,proto3" json:"gpus,omitempty"`
 	// Files the task leaves that are kept with its result (HTCondor's
 	// transfer_output_files): glob patterns relative to the copy's scratch
 	// directory, one path component per `*`, `?` or `[...]` (no `**`), at
@@ -350,6 +354,13 @@ func (x *TaskSpec) GetCpus() int32 {
 func (x *TaskSpec) GetMemoryMb() int64 {
 	if x != nil {
 		return x.MemoryMb
+	}
+	return 0
+}
+
+func (x *TaskSpec) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
 	}
 	return 0
 }
@@ -1704,7 +1715,7 @@ var File_batch_v1_types_proto protoreflect.FileDescriptor
 
 const file_batch_v1_types_proto_rawDesc = "" +
 	"\n" +
-	"\x14batch/v1/types.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x82\x03\n" +
+	"\x14batch/v1/types.proto\x12\bbatch.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x96\x03\n" +
 	"\bTaskSpec\x12\x12\n" +
 	"\x04argv\x18\x01 \x03(\tR\x04argv\x12-\n" +
 	"\x03env\x18\x02 \x03(\v2\x1b.batch.v1.TaskSpec.EnvEntryR\x03env\x12\x10\n" +
@@ -1715,6 +1726,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x10deadline_seconds\x18\a \x01(\x01R\x0fdeadlineSeconds\x12\x12\n" +
 	"\x04cpus\x18\x14 \x01(\x05R\x04cpus\x12\x1b\n" +
 	"\tmemory_mb\x18\x15 \x01(\x03R\bmemoryMb\x12\x12\n" +
+	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x12\n" +
 	"\x04keep\x18( \x03(\tR\x04keep\x1a6\n" +
 	"\bEnvEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

@@ -408,9 +408,16 @@ type ReportPilotsResponse struct {
 	LeaseSeconds float64 `protobuf:"fixed64,80,opt,name=lease_seconds,json=leaseSeconds,proto3" json:"lease_seconds,omitempty"`
 	// The workers of the reported pilots that have ever registered, live
 	// or gone: a pool that restarts learns which of its pilots served.
-	Registered    []string `protobuf:"bytes,81,rep,name=registered,proto3" json:"registered,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Registered []string `protobuf:"bytes,81,rep,name=registered,proto3" json:"registered,omitempty"`
+	// The longest expected run time, seconds, of a queued task (its
+	// estimate, else its set's, owner's or everyone's mean duration; 0:
+	// none known): a pool sizes its pilots' time limits from it.
+	LongestQueuedSeconds float64 `protobuf:"fixed64,120,opt,name=longest_queued_seconds,json=longestQueuedSeconds,proto3" json:"longest_queued_seconds,omitempty"`
+	// The most GPUs a queued task asks for (0: none does): a pool's pilots
+	// ask the batch system for that many.
+	MostQueuedGpus int32 `protobuf:"varint,121,opt,name=most_queued_gpus,json=mostQueuedGpus,proto3" json:"most_queued_gpus,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ReportPilotsResponse) Reset() {
@@ -476,6 +483,20 @@ func (x *ReportPilotsResponse) GetRegistered() []string {
 		return x.Registered
 	}
 	return nil
+}
+
+func (x *ReportPilotsResponse) GetLongestQueuedSeconds() float64 {
+	if x != nil {
+		return x.LongestQueuedSeconds
+	}
+	return 0
+}
+
+func (x *ReportPilotsResponse) GetMostQueuedGpus() int32 {
+	if x != nil {
+		return x.MostQueuedGpus
+	}
+	return 0
 }
 
 type PoolWorker struct {
@@ -659,6 +680,8 @@ type RegisterRequest struct {
 	// Memory the worker offers to tasks, MiB; tasks that ask for memory
 	// (TaskSpec.memory_mb) run only where it fits. 0: none offered.
 	MemoryMb int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
+	// GPUs the worker offers to tasks (TaskSpec.gpus). 0: none.
+	Gpus int32 `protobuf:"varint,120,opt,name=gpus,proto3" json:"gpus,omitempty"`
 	// How the worker keeps a task from the worker, the server and other
 	// users' tasks: "uid" (each slot runs copies as its own unprivileged
 	// uid), "owner-uid" (copies run as the Unix user named like the batchd
@@ -760,6 +783,13 @@ func (x *RegisterRequest) GetVersion() string {
 func (x *RegisterRequest) GetMemoryMb() int64 {
 	if x != nil {
 		return x.MemoryMb
+	}
+	return 0
+}
+
+func (x *RegisterRequest) GetGpus() int32 {
+	if x != nil {
+		return x.Gpus
 	}
 	return 0
 }
@@ -1670,7 +1700,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
 	"\x06pilots\x18\x03 \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\x04 \x01(\tR\tlastError\"\xe1\x01\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\xc1\x02\n" +
 	"\x14ReportPilotsResponse\x12)\n" +
 	"\x10queued_requested\x18\x01 \x01(\x03R\x0fqueuedRequested\x12)\n" +
 	"\x10queued_disclosed\x18\x02 \x01(\x03R\x0fqueuedDisclosed\x12.\n" +
@@ -1678,7 +1708,9 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\rlease_seconds\x18P \x01(\x01R\fleaseSeconds\x12\x1e\n" +
 	"\n" +
 	"registered\x18Q \x03(\tR\n" +
-	"registered\"\x92\x01\n" +
+	"registered\x124\n" +
+	"\x16longest_queued_seconds\x18x \x01(\x01R\x14longestQueuedSeconds\x12(\n" +
+	"\x10most_queued_gpus\x18y \x01(\x05R\x0emostQueuedGpus\"\x92\x01\n" +
 	"\n" +
 	"PoolWorker\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -1695,7 +1727,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tsuspended\x18\x04 \x01(\bR\tsuspended\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x01R\bprogress\x12\x1f\n" +
 	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
-	"cpuSeconds\"\x84\x03\n" +
+	"cpuSeconds\"\x98\x03\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1f\n" +
@@ -1704,7 +1736,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\bhostname\x18\x04 \x01(\tR\bhostname\x12,\n" +
 	"\arunning\x18\x05 \x03(\v2\x12.batch.v1.HeldCopyR\arunning\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1b\n" +
-	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x1c\n" +
+	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x12\n" +
+	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x1c\n" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
