@@ -45,9 +45,9 @@ var decideVs = []decideV{
 	{name: fmt.Sprintf("%g·T", float64(wideVirtual)), factor: wideVirtual},
 }
 
-// decideDefault is the server's default (cmd/batchd serve): hopper+grass,
-// GRASS as written, V = ⌈2/β·T⌉; the table of Hopper configurations is
-// measured against it.
+// decideDefault is the server's default before this experiment chose a new
+// one (hopper+grass, GRASS as written, V = ⌈2/β·T⌉); the table of Hopper
+// configurations is measured against it.
 var decideDefault = [2]int{0, 1}
 
 // decideSkews are the task skews (Params.TaskSkew) of the experiment's
@@ -151,7 +151,7 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 			gt.Header = append(gt.Header, "Hopper, V = "+v.name)
 		}
 		gt.Header = append(gt.Header, "Hopper's jobs unfinished (most of the three V)")
-		dt := Table{Title: fmt.Sprintf("Every Hopper configuration against the server's default (hopper+grass, %s, V = %s): reduction in mean JCT (%%, mean ± 95%% CI over %d paired seeds; positive is faster than the default)", decideArms[decideDefault[0]].name, decideVs[decideDefault[1]].name, seeds),
+		dt := Table{Title: fmt.Sprintf("Every Hopper configuration against the previous server default (hopper+grass, %s, V = %s): reduction in mean JCT (%%, mean ± 95%% CI over %d paired seeds; positive is faster than the default)", decideArms[decideDefault[0]].name, decideVs[decideDefault[1]].name, seeds),
 			Header: []string{"load", "task skew", "default's JCT (s)"}}
 		for _, a := range decideArms {
 			for _, v := range decideVs {
@@ -200,7 +200,7 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 						row = append(row, fmtCI(g, "%"))
 						if ai != decideDefault[0] || v != decideDefault[1] {
 							rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-default-%s-%s-%d-%d", load, sk, ai, v), Source: "batchd (hopper-decide)",
-								Metric: fmt.Sprintf("reduction in mean JCT of Hopper, %s, V = %s vs the server's default, task skew %s, at %s", decideArms[ai].name, decideVs[v].name, sk, load),
+								Metric: fmt.Sprintf("reduction in mean JCT of Hopper, %s, V = %s vs the previous server default, task skew %s, at %s", decideArms[ai].name, decideVs[v].name, sk, load),
 								Paper:  "(which default: positive is faster than hopper+grass as written, ⌈2/β·T⌉)", Ours: g, Unit: "%", Note: "per-seed gains, paired seeds", Detail: true})
 						}
 					}
