@@ -71,13 +71,7 @@ func TestSlurmPilotEndsNotBilled(t *testing.T) {
 		}
 		waitFor(t, patience, "every task to finish", func() bool { return setFinished(c, set, n) })
 		checkFinishedOnce(t, c, set, n)
-		for _, task := range taskCopies(c, set) {
-			for _, cp := range task.Copies {
-				if cp.State == "won" && ended[strings.TrimPrefix(cp.Worker, "slurm-")] {
-					t.Errorf("task %d won on ended pilot %s", task.Index, cp.Worker)
-				}
-			}
-		}
+		noWinOnEnded(t, c, set, ended)
 	}
 
 	t.Run("preemption", func(t *testing.T) {
@@ -151,5 +145,18 @@ func TestSlurmPilotLossesFail(t *testing.T) {
 	c.ctlJSON(&bill, "bill", "--lines", "--set", fmt.Sprint(d.Set.ID))
 	if len(bill.Lines) != 0 {
 		t.Errorf("%d bill lines for a task lost to pilot ends, want none", len(bill.Lines))
+	}
+}
+
+// noWinOnEnded fails t for each task of set whose winning copy ran on one
+// of the ended pilots (named without the "slurm-" prefix).
+func noWinOnEnded(t *testing.T, c *cluster, set int64, ended map[string]bool) {
+	t.Helper()
+	for _, task := range taskCopies(c, set) {
+		for _, cp := range task.Copies {
+			if cp.State == "won" && ended[strings.TrimPrefix(cp.Worker, "slurm-")] {
+				t.Errorf("task %d won on ended pilot %s", task.Index, cp.Worker)
+			}
+		}
 	}
 }

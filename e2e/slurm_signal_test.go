@@ -42,13 +42,7 @@ func TestSlurmPilotEndWorkerFirst(t *testing.T) {
 		}
 		waitFor(t, patience, "every task to finish", func() bool { return setFinished(c, set, n) })
 		checkFinishedOnce(t, c, set, n)
-		for _, task := range taskCopies(c, set) {
-			for _, cp := range task.Copies {
-				if cp.State == "won" && ended[strings.TrimPrefix(cp.Worker, "slurm-")] {
-					t.Errorf("task %d won on ended pilot %s", task.Index, cp.Worker)
-				}
-			}
-		}
+		noWinOnEnded(t, c, set, ended)
 	}
 
 	t.Run("preemption", func(t *testing.T) {

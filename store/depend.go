@@ -210,19 +210,12 @@ func (db *DB) ResolveDependencies(ctx context.Context, changed []sched.SetID) ([
 func waitingOn(ctx context.Context, tx *Tx, on []sched.SetID, all bool) ([]sched.SetID, error) {
 	var ids []sched.SetID
 	scan := func(q string, args ...any) error {
-		rows, err := tx.QueryContext(ctx, q, args...)
+		more, err := querySetIDs(ctx, tx, q, args...)
 		if err != nil {
 			return fmt.Errorf("find waiting sets: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id sched.SetID
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return rows.Err()
+		ids = append(ids, more...)
+		return nil
 	}
 	if all {
 		return ids, scan(`SELECT id FROM task_sets WHERE waiting = 1 AND staged = 0 ORDER BY id`)
@@ -237,6 +230,24 @@ func waitingOn(ctx context.Context, tx *Tx, on []sched.SetID, all bool) ([]sched
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
+}
+
+// querySetIDs runs q, a query of one column of set ids, and returns them.
+func querySetIDs(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.SetID, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []sched.SetID
+	for rows.Next() {
+		var id sched.SetID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // resolveOne applies the verdict of waiting set id's dependencies; nil

@@ -188,20 +188,9 @@ func (db *DB) DropStaged(ctx context.Context, id sched.SetID) error {
 // not drop the disclose under way there.
 func (db *DB) DropStagedLeftovers(ctx context.Context) (int, error) {
 	var ids []sched.SetID
-	err := db.read(ctx, func(tx *Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM task_sets WHERE staged = 1 ORDER BY id`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id sched.SetID
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return rows.Err()
+	err := db.read(ctx, func(tx *Tx) (err error) {
+		ids, err = querySetIDs(ctx, tx, `SELECT id FROM task_sets WHERE staged = 1 ORDER BY id`)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("find staged sets: %w", err)
