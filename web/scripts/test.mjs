@@ -23,5 +23,7 @@ await esbuild.build({
   logLevel: "warning",
 });
 const files = tests.map((f) => join(out, f.replace(/\.ts$/, ".mjs")));
-const r = spawnSync(process.execPath, ["--test", ...process.argv.slice(2), ...files], { stdio: "inherit" });
+// Times are shown in the browser's zone: the tests pin it to UTC, so that
+// they read the same on every machine.
+const r = spawnSync(process.execPath, ["--test", ...process.argv.slice(2), ...files], { stdio: "inherit", env: { ...process.env, TZ: "UTC" } });
 process.exit(r.status ?? 1);

@@ -72,11 +72,17 @@ export function tsSeconds(ts: Timestamp | undefined): number | undefined {
   return timestampMs(ts) / 1000;
 }
 
-/** fmtClock renders a Timestamp as a UTC date and time, "2026-11-22 02:34:26Z". */
-export function fmtClock(ts: Timestamp | undefined): string {
+/** fmtClock renders a Timestamp as a date and time in timeZone (the browser's own when not given), "2026-11-22 03:34:26"; timeAt (ui/dom.ts) adds the UTC time on hover. */
+export function fmtClock(ts: Timestamp | undefined, timeZone?: string): string {
   const s = tsSeconds(ts);
   if (s === undefined) return "—";
-  return new Date(s * 1000).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  return fmtLocal(s, timeZone);
+}
+
+/** fmtClockUTC renders a Timestamp as a UTC date and time, "2026-11-22 02:34:26Z". */
+export function fmtClockUTC(ts: Timestamp | undefined): string {
+  const s = tsSeconds(ts);
+  return s === undefined ? "—" : fmtUTC(s);
 }
 
 /** fmtUTC renders seconds since the epoch as a UTC date and time, "2026-11-22 02:34:26Z". */

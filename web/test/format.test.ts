@@ -9,6 +9,7 @@ import {
   copyLabel,
   fmtBytes,
   fmtClock,
+  fmtClockUTC,
   fmtCount,
   fmtDuration,
   fmtNumber,
@@ -75,7 +76,9 @@ test("timestamps", () => {
   assert.equal(tsSeconds(undefined), undefined);
   assert.equal(tsSeconds(timestampFromMs(0)), undefined, "the zero Timestamp is unset");
   assert.equal(tsSeconds(timestampFromMs(1500)), 1.5);
-  assert.equal(fmtClock(timestampFromMs(Date.UTC(2026, 10, 22, 2, 34, 26, 900))), "2026-11-22 02:34:26Z");
+  assert.equal(fmtClock(timestampFromMs(Date.UTC(2026, 10, 22, 2, 34, 26, 900)), "UTC"), "2026-11-22 02:34:26");
+  assert.equal(fmtClock(timestampFromMs(Date.UTC(2026, 10, 22, 2, 34, 26, 900)), "Europe/Berlin"), "2026-11-22 03:34:26");
+  assert.equal(fmtClockUTC(timestampFromMs(Date.UTC(2026, 10, 22, 2, 34, 26, 900))), "2026-11-22 02:34:26Z");
   assert.equal(fmtClock(undefined), "—");
 });
 

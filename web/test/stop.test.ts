@@ -18,6 +18,6 @@ test("the rule, the task that fired it and the held tasks", () => {
   });
   assert.equal(
     stopText(ts),
-    "Stop rule: on success, on exit 3,4, on output /^found/, after 2 successes · fired by task 17 (output matched) at 2026-01-02 03:04:05Z, canceled 982 tasks · 2 tasks held",
+    "Stop rule: on success, on exit 3,4, on output /^found/, after 2 successes · fired by task 17 (output matched) at 2026-01-02 03:04:05, canceled 982 tasks · 2 tasks held",
   );
 });

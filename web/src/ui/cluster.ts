@@ -5,7 +5,7 @@ import { freeParts } from "../free";
 import { fmtClock, fmtDuration, fmtNumber, fmtPercent } from "../format";
 import type { GetClusterResponse } from "../gen/batch/v1/cluster_pb";
 import type { Ctx } from "./context";
-import { h, replace } from "./dom";
+import { h, replace, timeAt } from "./dom";
 import { historyCard } from "./historychart";
 
 /** mountCluster draws the cluster into root and refreshes it every two seconds while shown. */
@@ -98,7 +98,7 @@ export function mountCluster(root: HTMLElement, ctx: Ctx): void {
     try {
       const r = await ctx.clients.cluster.getCluster({}, { signal: ctx.signal });
       draw(r);
-      updated.textContent = `Updated ${fmtClock(timestampNow())}`;
+      updated.replaceChildren("Updated ", timeAt(timestampNow()));
       if (failing) ctx.clearProblem();
       failing = false;
     } catch (err) {

@@ -1,5 +1,8 @@
 // A tiny DOM builder: h("p", {class: "x", onclick}, "text", child).
 
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { fmtClock, fmtClockUTC, tsSeconds } from "../format";
+
 /** Child is anything h() accepts as a child; null, undefined and false are skipped. */
 export type Child = Node | string | number | null | undefined | false | Child[];
 
@@ -69,4 +72,11 @@ export function setDisabled(el: HTMLElement, on: boolean): void {
 /** isDisabled reports whether setDisabled marked el unusable. */
 export function isDisabled(el: HTMLElement): boolean {
   return el.getAttribute("aria-disabled") === "true";
+}
+
+/** timeAt is a <time> showing ts in the browser's time zone, with the UTC time on hover; "—" when unset. */
+export function timeAt(ts: Timestamp | undefined): Node {
+  const sec = tsSeconds(ts);
+  if (sec === undefined) return document.createTextNode("—");
+  return h("time", { datetime: new Date(sec * 1000).toISOString(), title: `UTC ${fmtClockUTC(ts)}` }, fmtClock(ts));
 }

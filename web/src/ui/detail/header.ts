@@ -3,11 +3,11 @@
 // set's own actions (request all, retry failed, cancel the rest) with the
 // dialogs that ask before acting on more than one task.
 
-import { fmtClock, fmtCount, fmtDuration, fmtQty, nbsp, plural } from "../../format";
+import { fmtCount, fmtDuration, fmtQty, nbsp, plural } from "../../format";
 import { requestBill, requestCostText } from "../../requestcost";
 import { restCount, retryCount, stateSegments } from "../../state";
 import { stopText } from "../../stop";
-import { h, isDisabled, replace, setDisabled } from "../dom";
+import { h, isDisabled, replace, setDisabled, timeAt } from "../dom";
 import type { SetCtx } from "./context";
 
 /** Header is the head of one set's view. */
@@ -121,7 +121,7 @@ export function mountHeader(sc: SetCtx): Header {
       titleKey = tk;
       title.textContent = `${ts.name || "(unnamed)"} `;
       title.append(h("span", { class: "muted" }, `#${ts.id}`));
-      sub.textContent = `${ts.owner ? `Owner ${ts.owner} · ` : ""}created ${fmtClock(ts.createdAt)}`;
+      sub.replaceChildren(`${ts.owner ? `Owner ${ts.owner} · ` : ""}created `, timeAt(ts.createdAt));
     }
     bar.hidden = !c;
     for (const g of stateSegments(c)) {

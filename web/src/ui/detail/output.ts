@@ -2,10 +2,10 @@
 // stdout and stderr shown, either downloaded whole), its earlier attempts
 // and every copy, and the output a request opens once the task finishes.
 
-import { copyStateName, fmtBytes, fmtClock, fmtDuration, fmtPercent, outputFileName, taskStateName } from "../../format";
+import { copyStateName, fmtBytes, fmtDuration, fmtPercent, outputFileName, taskStateName } from "../../format";
 import type { GetOutputResponse } from "../../gen/batch/v1/taskset_pb";
 import { CopyState, TaskState } from "../../gen/batch/v1/types_pb";
-import { h, isDisabled, replace, setDisabled } from "../dom";
+import { h, isDisabled, replace, setDisabled, timeAt } from "../dom";
 import type { Rows, SetCtx } from "./context";
 import { keptSection } from "./kept";
 
@@ -189,7 +189,7 @@ export function mountOutput(sc: SetCtx, table: Rows): OutputPanel {
         h("td", null, a.lost ? "lost" : taskStateName(a.state)),
         h("td", { class: "num" }, exitText(a.exitCode, a.timedOut, a.state === TaskState.FINISHED)),
         h("td", null, a.retriedBy || "—"),
-        h("td", null, fmtClock(a.retriedAt)),
+        h("td", null, timeAt(a.retriedAt)),
       ),
     );
     rows.push(
@@ -211,8 +211,8 @@ export function mountOutput(sc: SetCtx, table: Rows): OutputPanel {
         h("td", { class: "num" }, c.attempt),
         h("td", null, `${c.worker || "?"}/${c.slot}`),
         h("td", null, copyStateName(c.state)),
-        h("td", null, fmtClock(c.startedAt)),
-        h("td", null, c.endedAt ? fmtClock(c.endedAt) : "—"),
+        h("td", null, timeAt(c.startedAt)),
+        h("td", null, timeAt(c.endedAt)),
         h("td", { class: "num" }, c.state === CopyState.RUNNING || c.state === CopyState.SUSPENDED ? "—" : String(c.exitCode)),
         h("td", { class: "num" }, c.signal ? String(c.signal) : "—"),
         h("td", null, c.timedOut ? "yes" : "—"),
