@@ -307,10 +307,23 @@ func TestSlurmPool(t *testing.T) {
 			}
 		}
 		// A job in high that needs every CPU preempts the pilots in low.
+		// With a GraceTime, Slurm signals the pilot's batch shell
+		// (preempt_send_user_signal), the worker hands its copies back and
+		// the pilot ends by itself, so its last state need not be
+		// PREEMPTED. Preemption is what lets the high job start at all.
 		high := s.run("sbatch", "--parsable", "-p", "high", "-n", "4", "-o", "/dev/null", "--wrap", "sleep 2")
-		waitFor(t, patience, "the pilots to be preempted", func() bool {
+		waitFor(t, patience, "the pilots to be preempted and the high job to start", func() bool {
+			started := false
+			for _, j := range s.jobs() {
+				if j.id == high && j.state != "PENDING" {
+					started = true
+				}
+			}
+			if !started {
+				return false
+			}
 			for _, j := range s.pilots("pre") {
-				if before[j.id] && j.state == "PREEMPTED" {
+				if before[j.id] && j.state != "RUNNING" && j.state != "COMPLETING" {
 					return true
 				}
 			}
