@@ -749,11 +749,7 @@ func (h taskSetHandler) GetTask(ctx context.Context, req *batchv1.GetTaskRequest
 		return nil, err
 	}
 	ref := sched.TaskRef{Set: sched.SetID(req.SetId), Index: req.Index}
-	set, t, err := s.db.GetTask(ctx, owner, ref)
-	if err != nil {
-		return nil, err
-	}
-	sus, err := s.db.CopySuspensions(ctx, owner, ref)
+	set, t, sus, err := s.db.TaskDetail(ctx, owner, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func TestClampRunTime(t *testing.T) {
 
 // A task's copies say when their suspension under way began and how long
 // the ended ones lasted; a copy never suspended is left out.
-func TestCopySuspensions(t *testing.T) {
+func TestTaskDetailSuspensions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db, now := setup(t)
@@ -90,17 +90,20 @@ func TestCopySuspensions(t *testing.T) {
 	suspendedAt := *now
 	decide(sched.DecisionSuspend, 1)
 
-	got, err := db.CopySuspensions(ctx, "u", sched.TaskRef{Set: set, Index: 0})
+	_, task, got, err := db.TaskDetail(ctx, "u", sched.TaskRef{Set: set, Index: 0})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(task.Copies) != 1 || task.Index != 0 {
+		t.Fatalf("task 0 read with its suspensions: %+v", task)
 	}
 	if s, ok := got[1]; len(got) != 1 || !ok || !s.Since.Equal(suspendedAt) || s.Seconds != 4 {
 		t.Fatalf("suspensions of task 0: %+v, want copy 1 suspended since %v after 4 s suspended before", got, suspendedAt)
 	}
-	if got, err := db.CopySuspensions(ctx, "u", sched.TaskRef{Set: set, Index: 1}); err != nil || len(got) != 0 {
+	if _, _, got, err := db.TaskDetail(ctx, "u", sched.TaskRef{Set: set, Index: 1}); err != nil || len(got) != 0 {
 		t.Fatalf("task 1 was never suspended: %+v %v", got, err)
 	}
-	if _, err := db.CopySuspensions(ctx, "someone-else", sched.TaskRef{Set: set, Index: 0}); sched.ErrorCode(err) != sched.ENOTFOUND {
+	if _, _, _, err := db.TaskDetail(ctx, "someone-else", sched.TaskRef{Set: set, Index: 0}); sched.ErrorCode(err) != sched.ENOTFOUND {
 		t.Fatalf("another user's set: %v, want not found", err)
 	}
 }

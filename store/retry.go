@@ -268,47 +268,60 @@ func (db *DB) GetTask(ctx context.Context, owner string, ref sched.TaskRef) (sch
 	)
 	err := db.read(ctx, func(tx *Tx) error {
 		var err error
-		if set, err = getSet(ctx, tx, owner, ref.Set); err != nil {
-			return err
-		}
-		if _, err := taskState(ctx, tx, set, ref.Index); err != nil {
-			return err
-		}
-		ts, err := getTasks(ctx, tx, ref.Set, []int32{ref.Index})
-		if err != nil {
-			return err
-		}
-		if len(ts) != 1 {
-			return sched.Errorf(sched.ENOTFOUND, "task %d of set %d not found", ref.Index, ref.Set)
-		}
-		t = ts[0]
-		// +?: see "No joins per task" in store.go.
-		rows, err := tx.QueryContext(ctx, `SELECT a.attempt, a.state, a.requested_at, a.executed_at, a.finished_at, a.canceled_at, a.exit_code,
-			a.timed_out, a.service_seconds, a.win_copy, a.retried_at, a.retried_by,
-			EXISTS (SELECT 1 FROM attempt_outputs o WHERE o.set_id = a.set_id AND o.idx = a.idx AND o.attempt = a.attempt)
-			FROM task_attempts a WHERE a.set_id = +? AND a.idx = +? ORDER BY a.attempt`, ref.Set, ref.Index)
-		if err != nil {
-			return fmt.Errorf("read attempts: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				a                            sched.Attempt
-				state                        string
-				req, exe, fin, canc, retried int64
-				timedOut, hasOut             int
-			)
-			if err := rows.Scan(&a.Attempt, &state, &req, &exe, &fin, &canc, &a.ExitCode, &timedOut, &a.ServiceSeconds, &a.WinCopy,
-				&retried, &a.RetriedBy, &hasOut); err != nil {
-				return err
-			}
-			a.State, a.TimedOut, a.HasOutput = sched.TaskState(state), timedOut != 0, hasOut != 0
-			a.RequestedAt, a.ExecutedAt, a.FinishedAt, a.CanceledAt, a.RetriedAt = fromNanos(req), fromNanos(exe), fromNanos(fin), fromNanos(canc), fromNanos(retried)
-			t.Attempts = append(t.Attempts, a)
-		}
-		return rows.Err()
+		set, t, err = getTask(ctx, tx, owner, ref)
+		return err
 	})
 	return set, t, err
+}
+
+// getTask is GetTask inside a read transaction.
+func getTask(ctx context.Context, tx *Tx, owner string, ref sched.TaskRef) (set sched.TaskSet, t sched.Task, err error) {
+	if set, err = getSet(ctx, tx, owner, ref.Set); err != nil {
+		return set, t, err
+	}
+	if _, err := taskState(ctx, tx, set, ref.Index); err != nil {
+		return set, t, err
+	}
+	ts, err := getTasks(ctx, tx, ref.Set, []int32{ref.Index})
+	if err != nil {
+		return set, t, err
+	}
+	if len(ts) != 1 {
+		return set, t, sched.Errorf(sched.ENOTFOUND, "task %d of set %d not found", ref.Index, ref.Set)
+	}
+	t = ts[0]
+	t.Attempts, err = getAttempts(ctx, tx, ref)
+	return set, t, err
+}
+
+// getAttempts reads every attempt of a task, oldest first.
+func getAttempts(ctx context.Context, tx *Tx, ref sched.TaskRef) ([]sched.Attempt, error) {
+	var out []sched.Attempt
+	// +?: see "No joins per task" in store.go.
+	rows, err := tx.QueryContext(ctx, `SELECT a.attempt, a.state, a.requested_at, a.executed_at, a.finished_at, a.canceled_at, a.exit_code,
+		a.timed_out, a.service_seconds, a.win_copy, a.retried_at, a.retried_by,
+		EXISTS (SELECT 1 FROM attempt_outputs o WHERE o.set_id = a.set_id AND o.idx = a.idx AND o.attempt = a.attempt)
+		FROM task_attempts a WHERE a.set_id = +? AND a.idx = +? ORDER BY a.attempt`, ref.Set, ref.Index)
+	if err != nil {
+		return nil, fmt.Errorf("read attempts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			a                            sched.Attempt
+			state                        string
+			req, exe, fin, canc, retried int64
+			timedOut, hasOut             int
+		)
+		if err := rows.Scan(&a.Attempt, &state, &req, &exe, &fin, &canc, &a.ExitCode, &timedOut, &a.ServiceSeconds, &a.WinCopy,
+			&retried, &a.RetriedBy, &hasOut); err != nil {
+			return nil, err
+		}
+		a.State, a.TimedOut, a.HasOutput = sched.TaskState(state), timedOut != 0, hasOut != 0
+		a.RequestedAt, a.ExecutedAt, a.FinishedAt, a.CanceledAt, a.RetriedAt = fromNanos(req), fromNanos(exe), fromNanos(fin), fromNanos(canc), fromNanos(retried)
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }
 
 // GetAttemptOutput is GetOutput for attempt number attempt of the task (0:
