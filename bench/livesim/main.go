@@ -55,6 +55,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "jobs" {
+		if err := jobs(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "livesim jobs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "task" {
 		if err := task(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "livesim task:", err)
@@ -109,20 +116,15 @@ func task(args []string) error {
 	}
 	d := time.Duration(draw(*seed, *key, int32(idx), k, *beta, *scale, *limit) * float64(time.Second))
 	prog := os.Getenv("BATCH_PROGRESS_FILE")
-	start := time.Now()
-	for {
-		left := d - time.Since(start)
-		if left <= 0 {
-			return nil
+	return sleepRunning(d, *step, func(frac float64) {
+		if prog == "" {
+			return
 		}
-		time.Sleep(min(left, *step))
-		if prog != "" {
-			if f, err := os.OpenFile(prog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-				fmt.Fprintf(f, "%.4f\n", math.Min(1, float64(time.Since(start))/float64(d)))
-				f.Close()
-			}
+		if f, err := os.OpenFile(prog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			fmt.Fprintf(f, "%.4f\n", frac)
+			f.Close()
 		}
-	}
+	})
 }
 
 type opts struct {
@@ -328,7 +330,10 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (record, 
 	rec.Trace, err = db.ExportTrace(ctx, time.Time{}, time.Time{})
 	db.Close()
 	if err == nil {
-		rec.Latencies, rec.LatencyAt, err = latencies(ctx, filepath.Join(data, "batchd.db"))
+		rec.Latencies, rec.LatencyAt, rec.LatencySuspended, err = latencies(ctx, filepath.Join(data, "batchd.db"))
+	}
+	if err == nil {
+		rec.Suspended, err = suspensions(ctx, filepath.Join(data, "batchd.db"))
 	}
 	rec.Keys = keys.m
 	rec.Wall = time.Since(t0)

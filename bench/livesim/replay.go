@@ -54,13 +54,18 @@ func replayRun(ctx context.Context, rec record, pm progressModel) (outcome, erro
 		return out, err
 	}
 	tr.CopyDuration = ownOverhead(rec, d)
-	o := pm.apply(&tr, rec.Seed, tr.Latency)
+	out.simLive, err = sim.Replay(ctx, &tr, tr.Config, liveOptions(rec, &tr, pm))
+	return out, err
+}
+
+// liveOptions are sim + live's replay options for rec, whose trace tr is.
+func liveOptions(rec record, tr *sched.Trace, pm progressModel) sim.ReplayOptions {
+	o := pm.apply(tr, rec.Seed, tr.Latency)
 	o.LatencyAt, o.ReportRunTime, o.Tick = latencyAt(rec.Latencies, rec.LatencyAt), true, serverTick
 	if o.LatencyAt == nil {
 		o.Latencies = rec.Latencies // a record without decision times
 	}
-	out.simLive, err = sim.Replay(ctx, &tr, tr.Config, o)
-	return out, err
+	return o
 }
 
 // ownOverhead gives every copy its draw plus its own overhead: the run time
