@@ -50,7 +50,7 @@ func jobs(args []string) error {
 	d := func(set sched.SetID, idx int32, k int) float64 {
 		return draw(rec.Seed, rec.Keys[set], idx, k, rec.Beta, rec.Scale, rec.Limit)
 	}
-	tr := *rec.Trace
+	tr := traceOf(rec)
 	tr.CopyDuration = ownOverhead(rec, d)
 	o := liveOptions(rec, &tr, pm)
 	o.KeepJobs = true
