@@ -24,7 +24,8 @@ func jobs(args []string) error {
 	wl := fs.String("workload", "mixed", "workload")
 	seed := fs.Int64("seed", 1, "seed")
 	mode := fs.String("mode", "none", "speculation mode")
-	lat := fs.Bool("latencies", false, "print the latency samples instead")
+	lat := fs.Bool("latencies", false, "print the latency samples and suspensions instead")
+	abl := fs.String("ablation", "sim + live", "the replay: sim + live or one of its ablations (livesim report -ablations names them)")
 	progress := fs.String("progress", defaultProgress, progressHelp)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -53,6 +54,11 @@ func jobs(args []string) error {
 	tr := traceOf(rec)
 	tr.CopyDuration = ownOverhead(rec, d)
 	o := liveOptions(rec, &tr, pm)
+	ai := slices.IndexFunc(ablations, func(a ablation) bool { return a.name == *abl })
+	if ai < 0 {
+		return fmt.Errorf("no ablation %q", *abl)
+	}
+	ablations[ai].opts(rec, &o, &tr)
 	o.KeepJobs = true
 	res, err := sim.Replay(context.Background(), &tr, tr.Config, o)
 	if err != nil {
