@@ -72,6 +72,7 @@ func jobs(args []string) error {
 	for _, j := range res.Jobs {
 		rep[key{sched.SetID(j.Set), math.Round((j.RequestedAt+tr.Start)*1e6) / 1e6}] = j
 	}
+	fmt.Printf("%s, replayed under %s, virtual factor %g, last-wave copies %d\n\n", rec.file(), tr.ConfigText, tr.Config.VirtualFactor, tr.Config.LastWaveCopies)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "set\trequested (s)\ttasks\tlive (s)\treplay (s)\treplay − live\tΣ draw (s)\tΣ live run (s)\tlongest draw\tlongest live run\tsuspended (s)\t")
 	var sumL, sumR float64
