@@ -74,7 +74,7 @@ func jobs(args []string) error {
 	}
 	fmt.Printf("%s, replayed under %s, virtual factor %g, last-wave copies %d\n\n", rec.file(), tr.ConfigText, tr.Config.VirtualFactor, tr.Config.LastWaveCopies)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "set\trequested (s)\ttasks\tlive (s)\treplay (s)\treplay − live\tΣ draw (s)\tΣ live run (s)\tlongest draw\tlongest live run\tsuspended (s)\t")
+	fmt.Fprintln(w, "set\trequested (s)\ttasks\tlive (s)\treplay (s)\treplay − live\tΣ draw (s)\tΣ live run (s)\tlongest draw\tlongest live run\tsuspended (s)\tcopies live\t")
 	var sumL, sumR float64
 	n := 0
 	for si := range rec.Trace.Sets {
@@ -93,8 +93,10 @@ func jobs(args []string) error {
 		for _, at := range ats {
 			var maxExec, sd, sr, md, mr, susp float64
 			done := true
+			ncp := 0
 			for _, ti := range groups[at] {
 				tk := &st.Tasks[ti]
+				ncp += len(tk.Copies)
 				if tk.ExecutedAt <= 0 {
 					done = false
 					continue
@@ -120,7 +122,7 @@ func jobs(args []string) error {
 			live := math.Max(0, maxExec-at)
 			n++
 			sumL, sumR = sumL+live, sumR+j.Response
-			fmt.Fprintf(w, "%d\t%.2f\t%d\t%.2f\t%.2f\t%+.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", st.ID, at-tr.Start, len(groups[at]), live, j.Response, j.Response-live, sd, sr, md, mr, susp)
+			fmt.Fprintf(w, "%d\t%.2f\t%d\t%.2f\t%.2f\t%+.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t\n", st.ID, at-tr.Start, len(groups[at]), live, j.Response, j.Response-live, sd, sr, md, mr, susp, ncp)
 		}
 	}
 	w.Flush()
