@@ -5,8 +5,9 @@
 //
 // Every task is `livesim task`: it takes the next copy number of its task
 // (an O_EXCL file per copy), draws its run time from Pareto(β, scale) keyed
-// by (seed, job, task, copy number), sleeps that long and writes its
-// progress to $BATCH_PROGRESS_FILE as it goes. After each live run the
+// by (seed, job, task, copy number), runs that long (time stopped does
+// not count: runclock.go) and writes its progress to $BATCH_PROGRESS_FILE
+// as it goes. After each live run the
 // driver reads what the server's store recorded (store.ExportTrace, the
 // same path as `batchd sim replay`) and replays it with the real scheduler
 // in virtual time under the same configuration, every copy drawing its run
@@ -85,7 +86,7 @@ func draw(seed int64, key string, idx int32, k int, beta, scale, limit float64) 
 	return math.Min(scale*math.Pow(u, -1/beta), limit)
 }
 
-// task is one copy: claim a copy number, sleep the drawn time, report
+// task is one copy: claim a copy number, run the drawn time, report
 // progress every step.
 func task(args []string) error {
 	fs := flag.NewFlagSet("task", flag.ContinueOnError)
