@@ -14,8 +14,9 @@
 # at 60% offered load for 45 s) or mixed (8 closed-loop batchactive users
 # with sets of 1–4 such jobs, think time 6 s). The workers run unisolated
 # (the tasks claim copy numbers in the run's directory). Every task is a
-# child process that sleeps a Pareto(β 1.259, scale 0.3 s) draw of its own
-# per copy (capped at 60 s) and writes its progress. Then it replays what
+# child process that runs (sleeps, but not while stopped) a Pareto(β 1.259,
+# scale 0.3 s) draw of its own per copy (capped at 60 s) and writes its
+# progress. Then it replays what
 # the store recorded with the real scheduler in virtual time, every copy
 # drawing the same run time (sim; sim + overheads; sim + live, with the
 # live server's latency rule and heartbeats), and prints live and

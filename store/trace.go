@@ -133,7 +133,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 				tr.Latency = lat[len(lat)/2]
 			}
 		}()
-		cs, err := tx.QueryContext(ctx, `SELECT c.set_id, c.idx, c.state, c.run_seconds, c.started_at, c.ended_at
+		cs, err := tx.QueryContext(ctx, `SELECT c.set_id, c.idx, c.state, c.run_seconds, c.suspended_seconds, c.started_at, c.ended_at
 			FROM copies c JOIN task_sets s ON s.id = c.set_id
 			WHERE s.created_at >= ? AND s.created_at < ? ORDER BY c.set_id, c.idx, c.id`, lo, hi)
 		if err != nil {
@@ -144,10 +144,10 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 				set          sched.SetID
 				idx          int32
 				state        string
-				run          float64
+				run, susp    float64
 				start, ended int64
 			)
-			if err := cs.Scan(&set, &idx, &state, &run, &start, &ended); err != nil {
+			if err := cs.Scan(&set, &idx, &state, &run, &susp, &start, &ended); err != nil {
 				cs.Close()
 				return err
 			}
@@ -160,11 +160,13 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 			case "won":
 				tk.Copies = append(tk.Copies, math.Max(run, 1e-6))
 				if ended > start {
-					lat = append(lat, math.Max(0, float64(ended-start)/1e9-run))
+					// Suspended on the server's order, the copy held no
+					// slot and was not late.
+					lat = append(lat, math.Max(0, float64(ended-start)/1e9-run-susp))
 				}
 			case "killed":
 				if run <= 0 && ended > start {
-					run = float64(ended-start) / 1e9
+					run = math.Max(0, float64(ended-start)/1e9-susp)
 				}
 				tk.Copies = append(tk.Copies, -math.Max(run, 1e-6))
 			case "lost":

@@ -21,6 +21,16 @@ var ablations = []ablation{
 	{"latency drawn independently, not by moment", func(rec record, o *sim.ReplayOptions, _ *sched.Trace) {
 		o.LatencyAt, o.Latencies = nil, rec.Latencies
 	}},
+	{"suspensions counted as latency (the earlier reading)", func(rec record, o *sim.ReplayOptions, _ *sched.Trace) {
+		if len(rec.LatencySuspended) != len(rec.Latencies) {
+			return // a record from before suspensions were kept
+		}
+		lat := make([]float64, len(rec.Latencies))
+		for i, x := range rec.Latencies {
+			lat[i] = x + rec.LatencySuspended[i]
+		}
+		o.LatencyAt = latencyAt(lat, rec.LatencyAt)
+	}},
 	{"median latency for every copy", func(_ record, o *sim.ReplayOptions, tr *sched.Trace) {
 		o.LatencyAt, o.Latencies, o.Latency = nil, nil, tr.Latency
 	}},
@@ -58,10 +68,9 @@ func printAblations(recs []record, wls []string, pm progressModel) error {
 				d := func(set sched.SetID, idx int32, k int) float64 {
 					return draw(rec.Seed, rec.Keys[set], idx, k, rec.Beta, rec.Scale, rec.Limit)
 				}
-				tr := *rec.Trace
+				tr := traceOf(rec)
 				tr.CopyDuration = ownOverhead(rec, d)
-				o := pm.apply(&tr, rec.Seed, tr.Latency)
-				o.LatencyAt, o.ReportRunTime, o.Tick = latencyAt(rec.Latencies, rec.LatencyAt), true, serverTick
+				o := liveOptions(rec, &tr, pm)
 				ab.opts(rec, &o, &tr)
 				res, err := sim.Replay(context.Background(), &tr, tr.Config, o)
 				if err != nil {

@@ -5,8 +5,9 @@
 //
 // Every task is `livesim task`: it takes the next copy number of its task
 // (an O_EXCL file per copy), draws its run time from Pareto(β, scale) keyed
-// by (seed, job, task, copy number), sleeps that long and writes its
-// progress to $BATCH_PROGRESS_FILE as it goes. After each live run the
+// by (seed, job, task, copy number), runs that long (time stopped does
+// not count: runclock.go) and writes its progress to $BATCH_PROGRESS_FILE
+// as it goes. After each live run the
 // driver reads what the server's store recorded (store.ExportTrace, the
 // same path as `batchd sim replay`) and replays it with the real scheduler
 // in virtual time under the same configuration, every copy drawing its run
@@ -55,6 +56,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "jobs" {
+		if err := jobs(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "livesim jobs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "task" {
 		if err := task(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "livesim task:", err)
@@ -78,7 +86,7 @@ func draw(seed int64, key string, idx int32, k int, beta, scale, limit float64) 
 	return math.Min(scale*math.Pow(u, -1/beta), limit)
 }
 
-// task is one copy: claim a copy number, sleep the drawn time, report
+// task is one copy: claim a copy number, run the drawn time, report
 // progress every step.
 func task(args []string) error {
 	fs := flag.NewFlagSet("task", flag.ContinueOnError)
@@ -109,20 +117,15 @@ func task(args []string) error {
 	}
 	d := time.Duration(draw(*seed, *key, int32(idx), k, *beta, *scale, *limit) * float64(time.Second))
 	prog := os.Getenv("BATCH_PROGRESS_FILE")
-	start := time.Now()
-	for {
-		left := d - time.Since(start)
-		if left <= 0 {
-			return nil
+	return sleepRunning(d, *step, func(frac float64) {
+		if prog == "" {
+			return
 		}
-		time.Sleep(min(left, *step))
-		if prog != "" {
-			if f, err := os.OpenFile(prog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-				fmt.Fprintf(f, "%.4f\n", math.Min(1, float64(time.Since(start))/float64(d)))
-				f.Close()
-			}
+		if f, err := os.OpenFile(prog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			fmt.Fprintf(f, "%.4f\n", frac)
+			f.Close()
 		}
-	}
+	})
 }
 
 type opts struct {
@@ -328,7 +331,10 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (record, 
 	rec.Trace, err = db.ExportTrace(ctx, time.Time{}, time.Time{})
 	db.Close()
 	if err == nil {
-		rec.Latencies, rec.LatencyAt, err = latencies(ctx, filepath.Join(data, "batchd.db"))
+		rec.Latencies, rec.LatencyAt, rec.LatencySuspended, err = latencies(ctx, filepath.Join(data, "batchd.db"))
+	}
+	if err == nil {
+		rec.Suspended, err = suspensions(ctx, filepath.Join(data, "batchd.db"))
 	}
 	rec.Keys = keys.m
 	rec.Wall = time.Since(t0)

@@ -31,7 +31,12 @@ type record struct {
 	// their run times, and LatencyAt their decisions' times (Unix
 	// seconds), in decision order (latency.go).
 	Latencies, LatencyAt []float64
-	Trace                *sched.Trace
+	// LatencySuspended are the same copies' seconds suspended on the
+	// server's order (not part of their latencies).
+	LatencySuspended []float64
+	// Suspended are the copies the server suspended, with how long.
+	Suspended []suspension
+	Trace     *sched.Trace
 }
 
 func (r record) file() string { return fmt.Sprintf("%s-%s-%d.gob", r.Workload, r.Mode, r.Seed) }

@@ -34,7 +34,7 @@ const serverTick = 1.0
 func replayRun(ctx context.Context, rec record, pm progressModel) (outcome, error) {
 	out := outcome{workload: rec.Workload, mode: rec.Mode, seed: rec.Seed, liveBeta: rec.LiveBeta, liveSpec: rec.LiveSpec, wall: rec.Wall,
 		latQ90: quantile(rec.Latencies, 0.9)}
-	tr := *rec.Trace
+	tr := traceOf(rec)
 	d := func(set sched.SetID, idx int32, k int) float64 {
 		return draw(rec.Seed, rec.Keys[set], idx, k, rec.Beta, rec.Scale, rec.Limit)
 	}
@@ -54,13 +54,31 @@ func replayRun(ctx context.Context, rec record, pm progressModel) (outcome, erro
 		return out, err
 	}
 	tr.CopyDuration = ownOverhead(rec, d)
-	o := pm.apply(&tr, rec.Seed, tr.Latency)
+	out.simLive, err = sim.Replay(ctx, &tr, tr.Config, liveOptions(rec, &tr, pm))
+	return out, err
+}
+
+// traceOf is a copy of rec's trace whose latency is the median of rec's
+// own samples (suspensions left out) where it has them: records made
+// before the store left suspensions out of a trace's latency kept it in.
+func traceOf(rec record) sched.Trace {
+	tr := *rec.Trace
+	if len(rec.Latencies) > 0 {
+		s := slices.Clone(rec.Latencies)
+		slices.Sort(s)
+		tr.Latency = s[len(s)/2]
+	}
+	return tr
+}
+
+// liveOptions are sim + live's replay options for rec, whose trace tr is.
+func liveOptions(rec record, tr *sched.Trace, pm progressModel) sim.ReplayOptions {
+	o := pm.apply(tr, rec.Seed, tr.Latency)
 	o.LatencyAt, o.ReportRunTime, o.Tick = latencyAt(rec.Latencies, rec.LatencyAt), true, serverTick
 	if o.LatencyAt == nil {
 		o.Latencies = rec.Latencies // a record without decision times
 	}
-	out.simLive, err = sim.Replay(ctx, &tr, tr.Config, o)
-	return out, err
+	return o
 }
 
 // ownOverhead gives every copy its draw plus its own overhead: the run time
