@@ -1,18 +1,28 @@
 #!/bin/sh
 # bench/clistart.sh: what a user waits for at the command line.
-#   - `batchctl --version` (the CLI's own start) against a fork/exec of
-#     `date`, alternated, N runs each;
+#   - `batchctl --version` (the CLI's own start), against a fork/exec of
+#     `date` and of a Go hello-world (the floor of any Go program: the
+#     runtime's own start), alternated, N runs each;
 #   - CLI request -> task start: `batchctl disclose -q --request -- date
 #     +%s%N` on an idle server with one local slot, from the moment the
 #     CLI is exec'd to the clock its task prints at its exec (read back
 #     afterwards with `batchctl request SET/0`), N runs.
-# Prints min / median / max in ms of each, with the load before and after.
+# Prints min / median / max in ms of each: the wall time, and the CPU
+# time of the command this script starts (user + system, all threads,
+# from wait4; for request -> start, the disclosing batchctl's), which the
+# machine's other load inflates less.
+# The load is printed before and after.
 #
-#   bench/clistart.sh          # N=30
-#   N=100 bench/clistart.sh
+# BASE=REV also builds batchctl at git revision REV and runs it
+# alternated with this tree's, against the same server: the baseline
+# measured in the same run.
+#
+#   bench/clistart.sh                 # N=30
+#   N=100 BASE=main bench/clistart.sh
 set -eu
 cd "$(dirname "$0")/.."
 n=${N:-30}
+base=${BASE:-}
 tmp=$(mktemp -d)
 srv=
 cleanup() {
@@ -21,8 +31,18 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT INT TERM
+# The flags of `make build`.
 go build -tags urfave_cli_no_docs -o "$tmp/batchd" ./cmd/batchd
 CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$tmp/batchctl" ./cmd/batchctl
+if [ -n "$base" ]; then
+	mkdir "$tmp/base"
+	git archive "$base" | tar -x -C "$tmp/base"
+	(cd "$tmp/base" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$tmp/batchctl-base" ./cmd/batchctl)
+fi
+mkdir "$tmp/hello"
+printf 'module hello\n\ngo 1.22\n' >"$tmp/hello/go.mod"
+printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' >"$tmp/hello/main.go"
+(cd "$tmp/hello" && CGO_ENABLED=0 go build -o "$tmp/hello-go" .)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export BATCH_SERVER=http://127.0.0.1:$port BATCHD_DATA=$tmp/data
 "$tmp/batchd" serve --listen 127.0.0.1:"$port" --data "$tmp/data" --slots 1 --log-level warn 2>"$tmp/serve.log" &
@@ -34,35 +54,67 @@ until "$tmp/batchctl" status >/dev/null 2>&1; do
 	sleep 0.1
 done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$n" "$tmp/batchctl" <<'PY'
-import statistics, subprocess, sys, time
+python3 - "$n" "$tmp" "$base" <<'PY'
+import os, statistics, subprocess, sys, time
 
-n, ctl = int(sys.argv[1]), sys.argv[2]
+n, tmp, base = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ctls = [("batchctl", tmp + "/batchctl")]
+if base:
+    ctls.append(("batchctl@" + base, tmp + "/batchctl-base"))
+devnull = os.open(os.devnull, os.O_WRONLY)
 
 def run(argv):
+    """Wall and CPU milliseconds of one run of argv."""
     t = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return (time.perf_counter() - t) * 1e3
+    p = subprocess.Popen(argv, stdout=devnull, stderr=devnull)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = (time.perf_counter() - t) * 1e3
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit("%s exited with %d" % (argv, p.returncode))
+    return wall, (ru.ru_utime + ru.ru_stime) * 1e3
 
-def summary(name, xs):
-    print("%-45s min %.2f / median %.2f / max %.2f ms (%d runs)" % (name, min(xs), statistics.median(xs), max(xs), len(xs)))
-
-version, date, start = [], [], []
-for i in range(n + 3):  # the first three warm the page cache
-    v, d = run([ctl, "--version"]), run(["date"])
+def start(ctl):
+    """Milliseconds from the CLI's exec to its task's exec, and the CPU
+    milliseconds of that CLI process."""
     t0 = time.time_ns()
-    set_id = subprocess.run([ctl, "disclose", "-q", "--request", "--", "date", "+%s%N"],
-                            capture_output=True, text=True, check=True).stdout.strip()
+    p = subprocess.Popen([ctl, "disclose", "-q", "--request", "--", "date", "+%s%N"],
+                         stdout=subprocess.PIPE, stderr=devnull, text=True)
+    set_id = p.stdout.read().strip()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit("disclose exited with %d" % p.returncode)
+    cpu = (ru.ru_utime + ru.ru_stime) * 1e3
     # Not timed: wait for the task and read the clock it printed.
     out = subprocess.run([ctl, "request", set_id + "/0"], capture_output=True, text=True, check=True).stdout
     clock = [w for w in out.split() if w.isdigit() and len(w) >= 18]
     if not clock:
         sys.exit("no clock in the output: %r" % out)
-    s = (int(clock[-1]) - t0) / 1e6
+    return (int(clock[-1]) - t0) / 1e6, cpu
+
+rows = {}
+def add(name, v):
+    rows.setdefault(name, []).append(v)
+
+for i in range(n + 3):  # the first three warm the page cache
+    got = []
+    for name, ctl in ctls:
+        got.append((name + " --version", run([ctl, "--version"])))
+    got.append(("Go hello-world", run([tmp + "/hello-go"])))
+    got.append(("fork/exec of date", run(["date"])))
+    for name, ctl in ctls:
+        got.append((name + ": CLI request -> task start (idle, 1 slot)", start(ctl)))
     if i >= 3:
-        version.append(v); date.append(d); start.append(s)
-summary("batchctl --version", version)
-summary("fork/exec of date", date)
-summary("CLI request -> task start (idle, 1 slot)", start)
+        for name, (wall, cpu) in got:
+            add((name, "wall"), wall)
+            if cpu is not None:
+                add((name, "cpu"), cpu)
+
+def summary(xs):
+    return "min %.2f / median %.2f / max %.2f ms" % (min(xs), statistics.median(xs), max(xs))
+
+for (name, kind), xs in rows.items():
+    print("%-62s %-4s %s (%d runs)" % (name, kind, summary(xs), len(xs)))
 PY
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

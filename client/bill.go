@@ -56,7 +56,7 @@ func (c *Client) GetBill(ctx context.Context, in BillInput) (Bill, error) {
 			Owner:        in.Owner,
 		}
 		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetBillResponse, error) {
-			return c.billing.GetBill(ctx, req)
+			return c.billing().GetBill(ctx, req)
 		})
 		if err != nil {
 			return Bill{}, err

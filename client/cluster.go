@@ -83,7 +83,7 @@ func (c *Client) GetClusterAllWorkers(ctx context.Context) (Cluster, error) {
 
 func (c *Client) getCluster(ctx context.Context, req *batchv1.GetClusterRequest) (Cluster, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetClusterResponse, error) {
-		return c.cluster.GetCluster(ctx, req)
+		return c.cluster().GetCluster(ctx, req)
 	})
 	if err != nil {
 		return Cluster{}, err

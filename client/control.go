@@ -34,7 +34,7 @@ type HoldInput struct {
 // named, or tasks and All), ENOTFOUND (no such set or task).
 func (c *Client) Hold(ctx context.Context, in HoldInput) (HoldResult, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.HoldTasksResponse, error) {
-		return c.control.HoldTasks(ctx, &batchv1.HoldTasksRequest{SetId: int64(in.Set), Indexes: in.Indexes, All: in.All, Suspend: in.Suspend})
+		return c.control().HoldTasks(ctx, &batchv1.HoldTasksRequest{SetId: int64(in.Set), Indexes: in.Indexes, All: in.All, Suspend: in.Suspend})
 	})
 	if err != nil {
 		return HoldResult{}, err
@@ -45,7 +45,7 @@ func (c *Client) Hold(ctx context.Context, in HoldInput) (HoldResult, error) {
 // Release undoes Hold for the named tasks (or All held ones).
 func (c *Client) Release(ctx context.Context, in HoldInput) (HoldResult, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.ReleaseTasksResponse, error) {
-		return c.control.ReleaseTasks(ctx, &batchv1.ReleaseTasksRequest{SetId: int64(in.Set), Indexes: in.Indexes, All: in.All})
+		return c.control().ReleaseTasks(ctx, &batchv1.ReleaseTasksRequest{SetId: int64(in.Set), Indexes: in.Indexes, All: in.All})
 	})
 	if err != nil {
 		return HoldResult{}, err
@@ -83,7 +83,7 @@ func (c *Client) Update(ctx context.Context, in UpdateInput) (sched.TaskSet, err
 		}
 	}
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.UpdateTaskSetResponse, error) {
-		return c.control.UpdateTaskSet(ctx, req)
+		return c.control().UpdateTaskSet(ctx, req)
 	})
 	if err != nil {
 		return sched.TaskSet{}, err

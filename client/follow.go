@@ -76,7 +76,7 @@ func (c *Client) followOnce(ctx context.Context, task sched.TaskRef, from *Follo
 		timer = time.AfterFunc(idle, func() { silent.Store(true); cancel() })
 		defer timer.Stop()
 	}
-	stream, err := c.sets.FollowOutput(ctx, &batchv1.FollowOutputRequest{SetId: int64(task.Set), Index: task.Index,
+	stream, err := c.sets().FollowOutput(ctx, &batchv1.FollowOutputRequest{SetId: int64(task.Set), Index: task.Index,
 		CopyId: int64(from.Copy), StdoutOffset: from.StdoutOffset, StderrOffset: from.StderrOffset})
 	if err != nil {
 		if silent.Load() {

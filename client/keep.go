@@ -29,7 +29,7 @@ func (c *Client) GetKeptFile(ctx context.Context, task sched.TaskRef, attempt in
 	for offset := int64(0); ; {
 		req := &batchv1.GetKeptFileRequest{SetId: int64(task.Set), Index: task.Index, Attempt: attempt, Path: path, Offset: offset, Limit: maxOutputChunk}
 		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetKeptFileResponse, error) {
-			return c.sets.GetKeptFile(ctx, req)
+			return c.sets().GetKeptFile(ctx, req)
 		})
 		if err != nil {
 			return f, err
@@ -58,7 +58,7 @@ func (c *Client) GetKeptFile(ctx context.Context, task sched.TaskRef, attempt in
 func (c *Client) KeptFiles(ctx context.Context, task sched.TaskRef, attempt int32) ([]sched.KeptFile, error) {
 	req := &batchv1.GetOutputRequest{SetId: int64(task.Set), Index: task.Index, Limit: 1, Attempt: attempt}
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetOutputResponse, error) {
-		return c.sets.GetOutput(ctx, req)
+		return c.sets().GetOutput(ctx, req)
 	})
 	if err != nil {
 		return nil, err

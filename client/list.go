@@ -45,7 +45,7 @@ func (c *Client) ListSets(ctx context.Context, in ListSetsInput) (TaskSetList, e
 		req.Until = timestamppb.New(in.Until)
 	}
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.ListTaskSetsResponse, error) {
-		return c.sets.ListTaskSets(ctx, req)
+		return c.sets().ListTaskSets(ctx, req)
 	})
 	if err != nil {
 		return TaskSetList{}, err

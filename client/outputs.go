@@ -54,7 +54,7 @@ func (c *Client) GetOutputs(ctx context.Context, in GetOutputsInput, fn func(Out
 	for {
 		req := &batchv1.GetOutputsRequest{SetId: int64(in.Set), Indexes: indexes, FirstIndex: first, Count: count, MaxBytes: in.PageBytes, PageToken: token}
 		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.GetOutputsResponse, error) {
-			return c.sets.GetOutputs(ctx, req)
+			return c.sets().GetOutputs(ctx, req)
 		})
 		if err != nil {
 			return err

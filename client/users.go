@@ -41,7 +41,7 @@ func userFromProto(u *batchv1.User) User {
 // EUNAUTHENTICATED, EUNAVAILABLE.
 func (c *Client) WhoAmI(ctx context.Context) (name, role string, err error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.WhoAmIResponse, error) {
-		return c.users.WhoAmI(ctx, &batchv1.WhoAmIRequest{})
+		return c.users().WhoAmI(ctx, &batchv1.WhoAmIRequest{})
 	})
 	if err != nil {
 		return "", "", err
@@ -53,7 +53,7 @@ func (c *Client) WhoAmI(ctx context.Context) (name, role string, err error) {
 // EUNAUTHENTICATED, EUNAVAILABLE.
 func (c *Client) ListUsers(ctx context.Context) ([]User, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.ListUsersResponse, error) {
-		return c.users.ListUsers(ctx, &batchv1.ListUsersRequest{})
+		return c.users().ListUsers(ctx, &batchv1.ListUsersRequest{})
 	})
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (c *Client) AddUser(ctx context.Context, name, role string) (User, string, 
 
 // AddUserWeight is AddUser with a fair-share weight (0: 1).
 func (c *Client) AddUserWeight(ctx context.Context, name, role string, weight float64) (User, string, error) {
-	res, err := c.users.AddUser(ctx, &batchv1.AddUserRequest{Name: name, Role: role, Weight: weight})
+	res, err := c.users().AddUser(ctx, &batchv1.AddUserRequest{Name: name, Role: role, Weight: weight})
 	if err != nil {
 		return User{}, "", fromConnect(err)
 	}
@@ -87,7 +87,7 @@ func (c *Client) AddUserWeight(ctx context.Context, name, role string, weight fl
 // It is tried once, like AddUser. Errors: ENOTFOUND, EFAILEDPRECONDITION
 // (revoked), EPERMISSION, EUNAUTHENTICATED, EUNAVAILABLE.
 func (c *Client) NewToken(ctx context.Context, name string) (string, error) {
-	res, err := c.users.NewToken(ctx, &batchv1.NewTokenRequest{Name: name})
+	res, err := c.users().NewToken(ctx, &batchv1.NewTokenRequest{Name: name})
 	if err != nil {
 		return "", fromConnect(err)
 	}
@@ -99,7 +99,7 @@ func (c *Client) NewToken(ctx context.Context, name string) (string, error) {
 // EUNAVAILABLE.
 func (c *Client) RevokeUser(ctx context.Context, name string) error {
 	_, err := retry(ctx, c, func(ctx context.Context) (*batchv1.RevokeUserResponse, error) {
-		return c.users.RevokeUser(ctx, &batchv1.RevokeUserRequest{Name: name})
+		return c.users().RevokeUser(ctx, &batchv1.RevokeUserRequest{Name: name})
 	})
 	return err
 }
@@ -110,7 +110,7 @@ func (c *Client) RevokeUser(ctx context.Context, name string) error {
 // EUNAUTHENTICATED, EUNAVAILABLE.
 func (c *Client) SetUserWeight(ctx context.Context, name string, weight float64) (User, error) {
 	res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.SetUserWeightResponse, error) {
-		return c.users.SetUserWeight(ctx, &batchv1.SetUserWeightRequest{Name: name, Weight: weight})
+		return c.users().SetUserWeight(ctx, &batchv1.SetUserWeightRequest{Name: name, Weight: weight})
 	})
 	if err != nil {
 		return User{}, err

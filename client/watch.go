@@ -96,7 +96,7 @@ func (c *Client) watchOnce(ctx context.Context, set sched.SetID, fn func(WatchUp
 		timer = time.AfterFunc(idle, func() { silent.Store(true); cancel() })
 		defer timer.Stop()
 	}
-	stream, err := c.sets.WatchTaskSet(ctx, &batchv1.WatchTaskSetRequest{SetId: int64(set)})
+	stream, err := c.sets().WatchTaskSet(ctx, &batchv1.WatchTaskSetRequest{SetId: int64(set)})
 	if err != nil {
 		if silent.Load() {
 			return false, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("no answer to the watch for %s", idle)}

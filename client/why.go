@@ -39,7 +39,7 @@ func (c *Client) Why(ctx context.Context, set sched.SetID, indexes []int32) ([]s
 	for start := 0; start < len(indexes); start += MaxWhyIndexes {
 		req := &batchv1.WhyRequest{SetId: int64(set), Indexes: indexes[start:min(len(indexes), start+MaxWhyIndexes)]}
 		res, err := retry(ctx, c, func(ctx context.Context) (*batchv1.WhyResponse, error) {
-			return c.sets.Why(ctx, req)
+			return c.sets().Why(ctx, req)
 		})
 		if err != nil {
 			return nil, err

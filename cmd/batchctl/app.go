@@ -293,6 +293,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			cmd.Before = noFlagArgs
 		}
 	}
+	cliarg.CacheNames(app)
 	app.OnUsageError = usageError("batchctl", app.Flags)
 	var walk func(prefix string, cmds []*cli.Command)
 	walk = func(prefix string, cmds []*cli.Command) {
