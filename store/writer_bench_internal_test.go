@@ -103,19 +103,19 @@ func benchGroupCommit(b *testing.B, slots int) {
 // steps they took (SQLite built with SQLITE_ENABLE_STMTVTAB: run with
 // CGO_CFLAGS=-DSQLITE_ENABLE_STMTVTAB), most first: what each costs.
 func stmtSteps(b *testing.B, db *DB) {
-	rows, err := db.wconn.QueryContext(context.Background(), `SELECT nstep, run, nscan, sql FROM sqlite_stmt ORDER BY nstep DESC LIMIT 25`)
+	rows, err := db.wconn.QueryContext(context.Background(), `SELECT nstep, run, reprep, sql FROM sqlite_stmt ORDER BY nstep DESC LIMIT 25`)
 	if err != nil {
 		b.Logf("sqlite_stmt: %v", err)
 		return
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var nstep, run, nscan int64
+		var nstep, run, reprep int64
 		var q string
-		if err := rows.Scan(&nstep, &run, &nscan, &q); err != nil {
+		if err := rows.Scan(&nstep, &run, &reprep, &q); err != nil {
 			b.Fatal(err)
 		}
-		b.Logf("%10d steps %7d runs %8d scan steps  %.160s", nstep, run, nscan, strings.Join(strings.Fields(q), " "))
+		b.Logf("%10d steps %7d runs %5d repreps  %.160s", nstep, run, reprep, strings.Join(strings.Fields(q), " "))
 	}
 }
 
