@@ -2,7 +2,7 @@
 // batch is a live copy's end that wins its requested task, in a set with
 // no stop rule in force and no retry wanted, with no kept files and small
 // output. Then the copies, outputs, tasks and bill lines are written one
-// statement each for the whole batch (a few for a large batch: see
+// statement each for the whole batch (a few past 256 reports: see
 // valuesrows.go), their values bound in a VALUES list, instead of about
 // eight statements per report. Anything else goes the per-report way
 // (finishCopy), which stays the reference: TestFinishBatchSameAsOneByOne
@@ -166,7 +166,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		return fmt.Errorf("end %d copies: %w", n, err)
 	}
 	if _, err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
-		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) `+valuesMark, nil, 13, oargs); err != nil {
+		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) SELECT * FROM (`+valuesMark+`) WHERE column1 IS NOT NULL`, nil, 13, oargs); err != nil {
 		return fmt.Errorf("keep output of %d copies: %w", n, translate(err))
 	}
 	if _, err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
@@ -181,7 +181,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	billed := 0
 	if err := queryValues(ctx, tx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, amount,
 		reported_slot_seconds, reported_cpu_seconds, clamped, attempt, billed_at, reason, kind, price_slot_second, price_cpu_second)
-		SELECT v.*, ?1, ?2, ?3, ?4, ?5 FROM (`+valuesMark+`) AS v RETURNING id, copy_id`,
+		SELECT v.*, ?1, ?2, ?3, ?4, ?5 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL RETURNING id, copy_id`,
 		[]any{now, string(sched.BillFinished), string(sched.BillKindCharge), tx.prices.SlotSecond, tx.prices.CPUSecond}, 12, bs,
 		func(rs *sql.Rows) error {
 			var id int64

@@ -1,5 +1,5 @@
-// Recording a group commit's starts in two statements (a few for a large
-// batch: see valuesrows.go): the tasks they run are read in one query and
+// Recording a group commit's starts in two statements (a few past 256
+// starts: see valuesrows.go): the tasks they run are read in one query and
 // their copies inserted in one statement, the decisions' values bound in
 // a VALUES list.
 
@@ -54,7 +54,7 @@ func startCopies(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, e
 			int64(boolInt(d.Speculative)), int64(started[i].Attempt))
 	}
 	if _, err := execValues(ctx, tx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, attempt, state, started_at)
-		SELECT v.*, 'running', ?1 FROM (`+valuesMark+`) AS v`, []any{nanos(tx.now)}, 7, cs); err != nil {
+		SELECT v.*, 'running', ?1 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL`, []any{nanos(tx.now)}, 7, cs); err != nil {
 		return nil, fmt.Errorf("record %d starts: %w", len(ds), translate(err))
 	}
 	for i := range started {

@@ -4,9 +4,13 @@
 // each j.value->>'k' parsed the row's object again: about 0.8 µs a field,
 // some 45 µs of a finished task's 140. A bound value costs a cgo call.
 //
-// A batch is cut into chunks whose sizes are powers of two (at most
-// valuesMaxRows), so that the statement texts, and the plans the writer's
-// connection keeps for them (its _stmt_cache_size), are few.
+// A statement's rows are padded with rows of NULLs up to a power of two
+// (a batch over valuesMaxRows is cut into chunks of that many first), so
+// that a template has few texts, and the writer's connection keeps their
+// plans (its _stmt_cache_size), while a batch of any size still runs one
+// statement per table. Cutting a batch into power-of-two chunks instead
+// ran up to eight statements per table for a batch of 255, each costing
+// more than the NULLs bound in its place.
 
 package store
 
@@ -63,32 +67,33 @@ func valuesSQL(tmpl string, fixed, cols, rows int) string {
 	return s
 }
 
-// valuesChunks calls do for each chunk of n rows: its first row and its
-// size, a power of two, largest first.
-func valuesChunks(n int, do func(first, rows int) error) error {
-	first := 0
-	for n > 0 {
-		rows := valuesMaxRows
-		for rows > n {
-			rows /= 2
+// valuesChunks calls do for each chunk of n rows: its first row, its
+// number of rows, and the size it is padded to, a power of two.
+func valuesChunks(n int, do func(first, rows, size int) error) error {
+	for first := 0; first < n; first += valuesMaxRows {
+		rows := min(n-first, valuesMaxRows)
+		size := 1
+		for size < rows {
+			size *= 2
 		}
-		if err := do(first, rows); err != nil {
+		if err := do(first, rows, size); err != nil {
 			return err
 		}
-		first, n = first+rows, n-rows
 	}
 	return nil
 }
 
 // execValues runs tmpl (see valuesSQL) over the rows in args, cols
 // values a row, with fixed's values first in each statement, and returns
-// the rows the statements changed. Values should be int64, float64,
-// string, []byte or nil: the types database/sql passes without
-// reflection.
+// the rows the statements changed. The padding rows are all NULL: tmpl
+// must write nothing for a row whose first column is NULL (a join on it
+// does not match; an INSERT selects WHERE column1 IS NOT NULL). Values
+// should be int64, float64, string, []byte or nil: the types
+// database/sql passes without reflection.
 func execValues(ctx context.Context, tx *Tx, tmpl string, fixed []any, cols int, args []any) (int64, error) {
 	var changed int64
-	err := valuesChunks(len(args)/cols, func(first, rows int) error {
-		r, err := tx.ExecContext(ctx, valuesSQL(tmpl, len(fixed), cols, rows), chunkArgs(fixed, args[first*cols:(first+rows)*cols])...)
+	err := valuesChunks(len(args)/cols, func(first, rows, size int) error {
+		r, err := tx.ExecContext(ctx, valuesSQL(tmpl, len(fixed), cols, size), chunkArgs(fixed, args[first*cols:(first+rows)*cols], (size-rows)*cols)...)
 		if err != nil {
 			return err
 		}
@@ -102,8 +107,8 @@ func execValues(ctx context.Context, tx *Tx, tmpl string, fixed []any, cols int,
 // queryValues is execValues for a statement that returns rows (RETURNING):
 // scan reads each.
 func queryValues(ctx context.Context, tx *Tx, tmpl string, fixed []any, cols int, args []any, scan func(*sql.Rows) error) error {
-	return valuesChunks(len(args)/cols, func(first, rows int) error {
-		rs, err := tx.QueryContext(ctx, valuesSQL(tmpl, len(fixed), cols, rows), chunkArgs(fixed, args[first*cols:(first+rows)*cols])...)
+	return valuesChunks(len(args)/cols, func(first, rows, size int) error {
+		rs, err := tx.QueryContext(ctx, valuesSQL(tmpl, len(fixed), cols, size), chunkArgs(fixed, args[first*cols:(first+rows)*cols], (size-rows)*cols)...)
 		if err != nil {
 			return err
 		}
@@ -117,10 +122,14 @@ func queryValues(ctx context.Context, tx *Tx, tmpl string, fixed []any, cols int
 	})
 }
 
-// chunkArgs is fixed then rows, in a new slice when fixed is not empty.
-func chunkArgs(fixed, rows []any) []any {
-	if len(fixed) == 0 {
+// chunkArgs is fixed, then rows, then pad NULLs.
+func chunkArgs(fixed, rows []any, pad int) []any {
+	if len(fixed) == 0 && pad == 0 {
 		return rows
 	}
-	return append(append(make([]any, 0, len(fixed)+len(rows)), fixed...), rows...)
+	// The NULLs are the new slice's zero values.
+	out := make([]any, len(fixed)+len(rows)+pad)
+	copy(out, fixed)
+	copy(out[len(fixed):], rows)
+	return out
 }

@@ -11,16 +11,16 @@ import (
 	"batchd/sched"
 )
 
-// A batch's rows are cut into chunks whose sizes are powers of two, at
-// most valuesMaxRows, largest first, covering every row once.
+// A batch's rows go in chunks of at most valuesMaxRows, each padded to a
+// power of two, covering every row once.
 func TestValuesChunks(t *testing.T) {
 	for n := 0; n <= 3*valuesMaxRows+5; n++ {
-		next, last := 0, valuesMaxRows
-		if err := valuesChunks(n, func(first, rows int) error {
-			if first != next || rows > last || rows&(rows-1) != 0 || rows < 1 {
-				t.Fatalf("n=%d: chunk at %d of %d rows after %d rows in chunks up to %d", n, first, rows, next, last)
+		next := 0
+		if err := valuesChunks(n, func(first, rows, size int) error {
+			if first != next || rows < 1 || rows > valuesMaxRows || size < rows || size >= 2*rows || size&(size-1) != 0 {
+				t.Fatalf("n=%d: chunk at %d of %d rows padded to %d, after %d rows", n, first, rows, size, next)
 			}
-			next, last = first+rows, rows
+			next = first + rows
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestValuesSQL(t *testing.T) {
 // writes the same rows and answers the same as the reports one by one.
 func TestFinishBatchChunksSameAsOneByOne(t *testing.T) {
 	t.Parallel()
-	const n = valuesMaxRows + 45 // chunks of 256, 32, 8, 4 and 1 rows
+	const n = valuesMaxRows + 45 // 602 rows: chunks of 256, 256 and 90 (padded to 128)
 	var dbs [2]*DB
 	ctx := context.Background()
 	for k := range dbs {
