@@ -13,21 +13,38 @@
 # min / median / max of tasks/s, the median of the rest, and tasks/s as a
 # ratio (of medians) to the first case of the same run, since the
 # machine may be shared (the load average is printed around each round,
-# and per case as load1).
+# and per case as load1). BASELINE (a git revision) builds that revision's
+# batchd too and runs every round with both, the baseline first in odd
+# rounds and second in even ones: its cases are named "baseline:...".
 #
 #   bench/scaling.sh                 # about 5 minutes on 2 quiet cores
 #   TASKS=5000 COUNT=3 VARIANTS=base,tmpfs,sync-off CASES='.*/noexec/workers=(1|4|64)/' bench/scaling.sh
+#   BASELINE=main TASKS=5000 CASES='base/noexec/^workers=(1|4)$/' bench/scaling.sh
 set -eu
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 go test -c -o "$out.test" ./bench/
 go build -o "$out.batchd" ./cmd/batchd
-trap 'rm -f "$out" "$out.test" "$out.batchd"' EXIT
+trap 'rm -rf "$out" "$out.test" "$out.batchd" "$out.base" "$out.src"' EXIT
+bins=$out.batchd
+if [ -n "${BASELINE:-}" ]; then
+	mkdir "$out.src"
+	git archive "$BASELINE" | tar -x -C "$out.src"
+	(cd "$out.src" && go build -o "$out.base" ./cmd/batchd)
+fi
 for round in $(seq "${COUNT:-3}"); do
 	echo "round $round: load before $(cut -d' ' -f1-3 /proc/loadavg)"
-	(cd bench && BATCHD_BENCH_BIN="$out.batchd" BATCHD_BENCH_VARIANTS="${VARIANTS:-base}" "$out.test" -test.run '^$' -test.bench "Scaling/${CASES:-}" \
-		-test.benchtime "${TASKS:-20000}x" -test.count 1 -test.timeout 60m) | tee -a "$out"
+	if [ -n "${BASELINE:-}" ]; then
+		bins="$out.base $out.batchd"
+		[ $((round % 2)) = 0 ] && bins="$out.batchd $out.base"
+	fi
+	for bin in $bins; do
+		tag=
+		[ "$bin" = "$out.base" ] && tag=baseline:
+		(cd bench && BATCHD_BENCH_BIN="$bin" BATCHD_BENCH_VARIANTS="${VARIANTS:-base}" "$out.test" -test.run '^$' -test.bench "Scaling/${CASES:-}" \
+			-test.benchtime "${TASKS:-20000}x" -test.count 1 -test.timeout 60m) | sed "s|^BenchmarkScaling/|BenchmarkScaling/$tag|" | tee -a "$out"
+	done
 	echo "round $round: load after $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 echo

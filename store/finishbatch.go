@@ -2,19 +2,17 @@
 // batch is a live copy's end that wins its requested task, in a set with
 // no stop rule in force and no retry wanted, with no kept files and small
 // output. Then the copies, outputs, tasks and bill lines are written one
-// statement each for the whole batch, over a JSON array of the rows
-// (json_each), instead of about eight statements per report; the
-// statements' texts, and their cached plans, do not depend on the batch's
-// size. Anything else goes the per-report way (finishCopy), which stays
-// the reference: TestFinishBatchSameAsOneByOne checks that both write the
-// same rows and answer the same.
+// statement each for the whole batch (a few past 256 reports: see
+// valuesrows.go), their values bound in a VALUES list, instead of about
+// eight statements per report. Anything else goes the per-report way
+// (finishCopy), which stays the reference: TestFinishBatchSameAsOneByOne
+// checks that both write the same rows and answer the same.
 
 package store
 
 import (
 	"context"
-	"encoding/hex"
-	"encoding/json"
+	"database/sql"
 	"fmt"
 	"strconv"
 
@@ -22,8 +20,8 @@ import (
 )
 
 // batchOutputMax is the most output bytes (stdout and stderr together) a
-// report of a batched finish carries: its output travels hex-encoded in
-// the batch's JSON.
+// report of a batched finish carries: a statement's bound values stay
+// small, and a large output goes the per-report way.
 const batchOutputMax = 4 << 10
 
 // finishWinners records ins the batched way when every report is of the
@@ -47,8 +45,15 @@ func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishO
 		ids = strconv.AppendInt(ids, int64(in.Copy), 10)
 	}
 	ids = append(ids, ']')
-	rows, err := tx.QueryContext(ctx, `SELECT j.key, (SELECT stopped_idx < 0 AND (stop_on_success != 0 OR stop_on_exit != '' OR stop_on_output != '' OR stop_after != 0)
-		FROM task_sets WHERE id = c.set_id), `+endCols+` FROM json_each(?) j CROSS JOIN copies c ON c.id = j.value`, string(ids))
+	// endCols' columns, the task's and set's by a join: run once per group
+	// commit, not once per task (see "No joins per task" in store.go), and
+	// two look-ups a row instead of ten scalar subqueries.
+	rows, err := tx.QueryContext(ctx, `SELECT j.key, s.stopped_idx < 0 AND (s.stop_on_success != 0 OR s.stop_on_exit != '' OR s.stop_on_output != '' OR s.stop_after != 0),
+		c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
+		c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at, s.owner, s.name, t.state, t.requested_at,
+		c.attempt, t.attempt, t.auto_retries, s.retries, s.retry_on
+		FROM json_each(?) j CROSS JOIN copies c ON c.id = j.value CROSS JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx
+		CROSS JOIN task_sets s ON s.id = c.set_id`, string(ids))
 	if err != nil {
 		return false, fmt.Errorf("read %d copies: %w", len(ins), err)
 	}
@@ -87,38 +92,23 @@ func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishO
 	return true, writeWinners(ctx, tx, ins, ends, out)
 }
 
-// winRow is one winner's row in the batch's JSON.
-type winRow struct {
-	Copy     sched.CopyID   `json:"c"`
-	Set      sched.SetID    `json:"s"`
-	Index    int32          `json:"x"`
-	Worker   sched.WorkerID `json:"w"`
-	Exit     int32          `json:"e"`
-	Signal   int32          `json:"g"`
-	TimedOut int            `json:"t"`
-	CPU      float64        `json:"u"`
-	Run      float64        `json:"r"`
-	Reported float64        `json:"p"`
-	Stdout   string         `json:"o"` // hex
-	Stderr   string         `json:"d"` // hex
-	OutCut   int            `json:"oc"`
-	ErrCut   int            `json:"dc"`
-	// The bill line's columns.
-	Owner   string  `json:"ow"`
-	SetName string  `json:"sn"`
-	Attempt int32   `json:"a"`
-	RepSlot float64 `json:"rs"`
-	RepCPU  float64 `json:"rc"`
-	Clamped int     `json:"cl"`
-	Amount  float64 `json:"am"`
-}
-
 // writeWinners writes the ends ins of the copies ends holds, all winners
 // of requested tasks (finishWinners), and their outcomes into out, as
 // finishCopy would one by one.
 func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow, out []FinishOutcome) error {
 	now := nanos(tx.now)
-	ws := make([]winRow, len(ins))
+	n := len(ins)
+	cs := make([]any, 0, 6*n)
+	oargs := make([]any, 0, 13*n)
+	ts := make([]any, 0, 6*n)
+	bs := make([]any, 0, 12*n)
+	// The sets' counts and sums, in the order the sets first appear.
+	type setSum struct {
+		id              sched.SetID
+		k, f            int64
+		visible, billed float64
+	}
+	var sets []setSum
 	for i, in := range ins {
 		r, c := ends[i], ends[i].copy
 		res := FinishResult{Won: true, WasLive: true, Prior: c.State, Owner: r.owner, ReportedRunSeconds: in.RunSeconds,
@@ -139,79 +129,85 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		b.Amount = tx.prices.Amount(b.SlotSeconds, b.CPUSeconds)
 		res.Bill = &b
 		out[i] = FinishOutcome{Result: res}
-		ws[i] = winRow{Copy: c.ID, Set: c.Task.Set, Index: c.Task.Index, Worker: c.Slot.Worker, Exit: in.ExitCode, Signal: in.Signal,
-			TimedOut: boolInt(in.TimedOut), CPU: in.CPUSeconds, Run: res.RunSeconds, Reported: res.ReportedRunSeconds,
-			Stdout: hex.EncodeToString(stdout), Stderr: hex.EncodeToString(stderr), OutCut: boolInt(oCut), ErrCut: boolInt(eCut),
-			Owner: b.Owner, SetName: b.SetName, Attempt: b.Attempt, RepSlot: b.ReportedSlotSeconds, RepCPU: b.ReportedCPUSeconds,
-			Clamped: boolInt(b.Clamped), Amount: b.Amount}
+		id, set, idx, exit, timedOut := int64(c.ID), int64(c.Task.Set), int64(c.Task.Index), int64(in.ExitCode), int64(boolInt(in.TimedOut))
+		cs = append(cs, id, in.CPUSeconds, res.RunSeconds, exit, int64(in.Signal), timedOut)
+		oargs = append(oargs, set, idx, id, string(c.Slot.Worker), stdout, stderr, int64(boolInt(oCut)), int64(boolInt(eCut)),
+			exit, timedOut, in.CPUSeconds, res.RunSeconds, res.ReportedRunSeconds)
+		ts = append(ts, set, idx, id, exit, timedOut, res.RunSeconds)
+		bs = append(bs, b.Owner, set, idx, b.SetName, id, b.SlotSeconds, b.CPUSeconds, b.Amount, b.ReportedSlotSeconds, b.ReportedCPUSeconds,
+			int64(boolInt(b.Clamped)), int64(b.Attempt))
+		// The visible response as the tasks' UPDATE computes it, in SQL's
+		// own arithmetic: (now - requested_at) / 1e9.
+		visible := max(0, float64(now-r.requestedAt)/1e9)
+		k := len(sets) - 1
+		for k >= 0 && sets[k].id != c.Task.Set {
+			k--
+		}
+		if k < 0 {
+			sets = append(sets, setSum{id: c.Task.Set})
+			k = len(sets) - 1
+		}
+		s := &sets[k]
+		s.k++
+		if in.ExitCode != 0 || in.TimedOut {
+			s.f++
+		}
+		s.visible += visible
+		s.billed += res.RunSeconds
 	}
-	buf, err := json.Marshal(ws)
-	if err != nil {
-		return fmt.Errorf("encode %d ends: %w", len(ins), err)
-	}
-	rows := string(buf)
 	// The sets' counts and billed sums once per set below, not once per
 	// row by the triggers (count_pause, migrations 0021 and 0024).
 	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 1`); err != nil {
 		return fmt.Errorf("pause counts: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = j.value->>'u', run_seconds = j.value->>'r',
-		outcome = 'won', exit_code = j.value->>'e', signal = j.value->>'g', timed_out = j.value->>'t'
-		FROM json_each(?2) j WHERE copies.id = j.value->>'c'`, now, rows); err != nil {
-		return fmt.Errorf("end %d copies: %w", len(ins), err)
+	if _, err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
+		outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6
+		FROM (`+valuesMark+`) AS v WHERE copies.id = v.column1`, []any{now}, 6, cs); err != nil {
+		return fmt.Errorf("end %d copies: %w", n, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
-		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds)
-		SELECT j.value->>'s', j.value->>'x', j.value->>'c', j.value->>'w', unhex(j.value->>'o'), unhex(j.value->>'d'), j.value->>'oc', j.value->>'dc',
-			j.value->>'e', j.value->>'t', j.value->>'u', j.value->>'r', j.value->>'p'
-		FROM json_each(?) j ORDER BY j.key`, rows); err != nil {
-		return fmt.Errorf("keep output of %d copies: %w", len(ins), translate(err))
+	if _, err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
+		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) SELECT * FROM (`+valuesMark+`) WHERE column1 IS NOT NULL`, nil, 13, oargs); err != nil {
+		return fmt.Errorf("keep output of %d copies: %w", n, translate(err))
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = j.value->>'c',
-		exit_code = j.value->>'e', timed_out = j.value->>'t', service_seconds = j.value->>'r', visible_response = MAX(0, (?1 - requested_at) / 1e9)
-		FROM json_each(?2) j WHERE tasks.set_id = j.value->>'s' AND tasks.idx = j.value->>'x'`, now, rows); err != nil {
-		return fmt.Errorf("finish %d tasks: %w", len(ins), err)
+	if _, err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
+		exit_code = v.column4, timed_out = v.column5, service_seconds = v.column6, visible_response = MAX(0, (?1 - requested_at) / 1e9)
+		FROM (`+valuesMark+`) AS v WHERE tasks.set_id = v.column1 AND tasks.idx = v.column2`, []any{now}, 6, ts); err != nil {
+		return fmt.Errorf("finish %d tasks: %w", n, err)
 	}
-	rs, err := tx.QueryContext(ctx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, billed_at, reason,
-		kind, price_slot_second, price_cpu_second, amount, reported_slot_seconds, reported_cpu_seconds, clamped, attempt)
-		SELECT j.value->>'ow', j.value->>'s', j.value->>'x', j.value->>'sn', j.value->>'c', j.value->>'r', j.value->>'u', ?1, ?2,
-			?3, ?4, ?5, j.value->>'am', j.value->>'rs', j.value->>'rc', j.value->>'cl', j.value->>'a'
-		FROM json_each(?6) j ORDER BY j.key RETURNING id, copy_id`,
-		now, string(sched.BillFinished), string(sched.BillKindCharge), tx.prices.SlotSecond, tx.prices.CPUSecond, rows)
-	if err != nil {
-		return fmt.Errorf("bill %d tasks: %w", len(ins), translate(err))
-	}
-	at := make(map[sched.CopyID]int, len(ins))
+	at := make(map[sched.CopyID]int, n)
 	for i, in := range ins {
 		at[in.Copy] = i
 	}
 	billed := 0
-	for rs.Next() {
-		var id int64
-		var c sched.CopyID
-		if err := rs.Scan(&id, &c); err != nil {
-			rs.Close()
-			return fmt.Errorf("bill %d tasks: %w", len(ins), err)
-		}
-		out[at[c]].Result.Bill.ID = id
-		billed++
+	if err := queryValues(ctx, tx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, amount,
+		reported_slot_seconds, reported_cpu_seconds, clamped, attempt, billed_at, reason, kind, price_slot_second, price_cpu_second)
+		SELECT v.*, ?1, ?2, ?3, ?4, ?5 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL RETURNING id, copy_id`,
+		[]any{now, string(sched.BillFinished), string(sched.BillKindCharge), tx.prices.SlotSecond, tx.prices.CPUSecond}, 12, bs,
+		func(rs *sql.Rows) error {
+			var id int64
+			var c sched.CopyID
+			if err := rs.Scan(&id, &c); err != nil {
+				return err
+			}
+			out[at[c]].Result.Bill.ID = id
+			billed++
+			return nil
+		}); err != nil {
+		return fmt.Errorf("bill %d tasks: %w", n, translate(err))
 	}
-	rs.Close()
-	if err := rs.Err(); err != nil {
-		return fmt.Errorf("bill %d tasks: %w", len(ins), translate(err))
-	}
-	if billed != len(ins) {
-		return fmt.Errorf("bill %d tasks: %d lines written", len(ins), billed)
+	if billed != n {
+		return fmt.Errorf("bill %d tasks: %d lines written", n, billed)
 	}
 	// What the triggers would have added row by row: each task went from
 	// requested to finished, failed when its exit code or time-out says so.
-	if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET n_requested = n_requested - a.k, n_finished = n_finished + a.k, n_failed = n_failed + a.f,
-		sum_visible_response = sum_visible_response + a.v, billed_slot_seconds = billed_slot_seconds + a.b
-		FROM (SELECT j.value->>'s' AS id, COUNT(*) AS k, SUM(j.value->>'e' != 0 OR j.value->>'t' != 0) AS f,
-			SUM(MAX(0, (?1 - t.requested_at) / 1e9)) AS v, SUM(j.value->>'r') AS b
-			FROM json_each(?2) j CROSS JOIN tasks t ON t.set_id = j.value->>'s' AND t.idx = j.value->>'x' GROUP BY 1) a
-		WHERE task_sets.id = a.id`, now, rows); err != nil {
-		return fmt.Errorf("count %d finished tasks: %w", len(ins), err)
+	ss := make([]any, 0, 5*len(sets))
+	for _, s := range sets {
+		ss = append(ss, int64(s.id), s.k, s.f, s.visible, s.billed)
+	}
+	if _, err := execValues(ctx, tx, `UPDATE task_sets SET n_requested = n_requested - v.column2, n_finished = n_finished + v.column2,
+		n_failed = n_failed + v.column3, sum_visible_response = sum_visible_response + v.column4, billed_slot_seconds = billed_slot_seconds + v.column5
+		FROM (`+valuesMark+`) AS v WHERE task_sets.id = v.column1`, nil, 5, ss); err != nil {
+		return fmt.Errorf("count %d finished tasks: %w", n, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 0`); err != nil {
 		return fmt.Errorf("resume counts: %w", err)
