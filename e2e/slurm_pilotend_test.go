@@ -112,14 +112,6 @@ func TestSlurmPilotEndsNotBilled(t *testing.T) {
 // the server's limit of such losses fails with that reason, which status
 // and why show, instead of looping; nothing is billed.
 func TestSlurmPilotLossesFail(t *testing.T) {
-	// Known bug: since the pilots' shell gets the end's signal first
-	// (--signal=B:TERM@30), one hand-back is sometimes counted as two
-	// losses, and the task fails after its first run with "lost 2 times".
-	// It fails in most runs of this tree and passed in others; the cause
-	// is not found yet. Run it with BATCHD_E2E_KNOWN_BUGS=1.
-	if os.Getenv("BATCHD_E2E_KNOWN_BUGS") == "" {
-		t.Skip("known bug: a pilot's hand-back is sometimes counted as two pilot-end losses (set BATCHD_E2E_KNOWN_BUGS=1 to run)")
-	}
 	startSlurm(t)
 	c := startServer(t, "--slots", "0", "--speculation", "none", "--pilot-losses", "2")
 	pool := startPool(t, c, "long", "--max-pilots", "1", "--idle", "10s", "--time", "1")

@@ -24,6 +24,8 @@ func (s *Scheduler) Apply(ev Event) (ApplyResult, error) {
 		return ApplyResult{}, s.workerUp(ev)
 	case EventWorkerDown:
 		return ApplyResult{}, s.workerDown(ev)
+	case EventWorkerStopping:
+		return ApplyResult{}, s.workerStopping(ev)
 	case EventDisclosed:
 		return ApplyResult{}, s.disclosed(ev)
 	case EventRequested:

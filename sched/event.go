@@ -103,6 +103,11 @@ const (
 	// state requests and cancels left them. A set not waiting is left as
 	// it is. Fields: Set.
 	EventWaitEnded
+	// EventWorkerStopping: a worker stops taking copies from Time on (a
+	// pilot that began handing its copies back): it gets no new copy,
+	// its running ones go on until they end or are lost. A later
+	// EventWorkerUp sets its end again. Fields: Worker. See workerend.go.
+	EventWorkerStopping
 )
 
 // TaskInfo is what the scheduler knows of one task.

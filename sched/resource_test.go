@@ -227,7 +227,7 @@ func TestWhyNoWorkerAndNeverFits(t *testing.T) {
 			t.Fatalf("no worker: Why(1/%d) = %+v, %v; want %s with no ETA", i, a, err, WhyNoWorker)
 		}
 	}
-	if c := d.s.Capacity(); c.Workers != 0 || !c.Holds(64, 1<<20) {
+	if c := d.s.Capacity(); c.Workers != 0 || !c.Holds(Need{Cpus: 64, MemMB: 1 << 20, GPUs: 8}) {
 		t.Fatalf("no worker: %+v; want none, holding anything", c)
 	}
 	d.apply(Event{Kind: EventWorkerUp, Worker: "big", Slots: 4, MemoryMB: 1024})
@@ -239,16 +239,16 @@ func TestWhyNoWorkerAndNeverFits(t *testing.T) {
 		t.Fatalf("after the big worker left: Why(1/0) = %+v, %v; want %s with no ETA", a, err, WhyNeverFits)
 	}
 	c := d.s.Capacity()
-	if c.Workers != 2 || c.MaxSlots != 2 || c.MaxMemoryMB != 1024 || c.Holds(3, 0) || !c.Holds(2, 1024) || c.Holds(1, 2048) {
+	if c.Workers != 2 || c.MaxSlots != 2 || c.MaxMemoryMB != 1024 || c.Holds(Need{Cpus: 3}) || !c.Holds(Need{Cpus: 2, MemMB: 1024}) || c.Holds(Need{Cpus: 1, MemMB: 2048}) {
 		t.Fatalf("capacity %+v; want 2 workers, at most 2 slots and 1024 MiB", c)
 	}
-	if err := c.Refuse(3, 0); ErrorCode(err) != EFAILEDPRECONDITION || !strings.Contains(ErrorMessage(err), "2 slots and 1 GiB") {
+	if err := c.Refuse(Need{Cpus: 3}); ErrorCode(err) != EFAILEDPRECONDITION || !strings.Contains(ErrorMessage(err), "2 slots and 1 GiB") {
 		t.Errorf("Refuse(3 cpus): %v; want FailedPrecondition naming 2 slots and 1 GiB", err)
 	}
 	// A pool whose largest pilot has 4 slots holds the 3-cpu task, and
 	// memory is not held against the workers while it reports.
 	c.Pool, c.PilotSlots = true, 4
-	if !c.Holds(3, 4096) || c.Holds(5, 0) {
+	if !c.Holds(Need{Cpus: 3, MemMB: 4096}) || c.Holds(Need{Cpus: 5}) {
 		t.Errorf("with a pool of 4-slot pilots: %+v", c)
 	}
 }

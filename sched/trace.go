@@ -39,6 +39,7 @@ type TraceWorker struct {
 	Slots      int32
 	CanSuspend bool
 	MemoryMB   int64
+	GPUs       int32
 	// BoundUser is the one owner whose tasks it runs ("": anyone's).
 	BoundUser string
 	Up, Down  float64
@@ -65,6 +66,7 @@ type TraceTask struct {
 	DeadlineSeconds float64
 	Cpus            int32
 	MemoryMB        int64
+	GPUs            int32
 	DisclosedAt     float64
 	RequestedAt     float64
 	CanceledAt      float64

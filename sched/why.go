@@ -37,12 +37,14 @@ const (
 	// WhyWorkerLost: its copy was lost with a worker; it queued again and
 	// waits for a slot.
 	WhyWorkerLost WhyReason = "worker-lost-requeued"
-	// WhyResources: no worker has the free slots and memory it requests.
+	// WhyResources: no worker has the free slots, memory and GPUs it
+	// requests. Detail says so when GPUs are what none has free.
 	WhyResources WhyReason = "waiting-for-resources"
 	// WhyNoWorker: no worker is up; it waits for one to register.
 	WhyNoWorker WhyReason = "no-worker-up"
-	// WhyNeverFits: no worker up has as many slots or as much memory as
-	// it asks for, even idle; it waits for a bigger worker to register.
+	// WhyNeverFits: no worker up has as many slots, as much memory or as
+	// many GPUs as it asks for, even idle; it waits for a bigger worker to
+	// register. Detail says so when GPUs are what none has.
 	WhyNeverFits WhyReason = "no-worker-fits"
 	// WhyNoWorkerForOwner: every worker up is bound to another user (it
 	// runs tasks without isolation, so only its own user's); Detail names
@@ -123,7 +125,7 @@ func (r WhyReason) Text() string {
 	case WhyNoWorker:
 		return "no worker is up: it starts when one registers"
 	case WhyNeverFits:
-		return "no worker up is big enough for it (slots or memory): it starts only if a bigger worker registers"
+		return "no worker up is big enough for it (slots, memory or GPUs): it starts only if a bigger worker registers"
 	case WhyFairShare:
 		return "its owner holds its fair share while other users wait"
 	case WhyNoWorkerForOwner:
@@ -303,10 +305,10 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 	case s.nends > 0 && s.timeShutOut(t):
 		a.Reason, a.Detail = WhyNoTimeLeft, s.timeDetail(t)
 	case !s.couldEverFit(t):
-		a.Reason = WhyNeverFits
+		a.Reason, a.Detail = WhyNeverFits, s.gpuDetail(t, true)
 	case !t.plain() && s.wheap.fit(nil, t) == nil:
-		// No worker has the free slots and memory it asks for now.
-		a.Reason = WhyResources
+		// No worker has the free slots, memory and GPUs it asks for now.
+		a.Reason, a.Detail = WhyResources, s.gpuDetail(t, false)
 	case !req && s.noDisc:
 		a.Reason = WhyDisclosedWaits
 	case ahead < avail && (req || s.suspended == 0):

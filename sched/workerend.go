@@ -40,6 +40,20 @@ func (s *Scheduler) setWorkerEnd(w *worker, endsAt Time) {
 	}
 }
 
+// workerStopping ends worker ev.Worker's taking of copies at ev.Time, or
+// keeps its end when that is earlier. An unknown worker is left alone.
+func (s *Scheduler) workerStopping(ev Event) error {
+	if !(ev.Time > 0) {
+		return Errorf(EINVALID, "worker %s: stopping at %v (the time must be positive)", ev.Worker, ev.Time)
+	}
+	w := s.workers[ev.Worker]
+	if w == nil || (w.endsAt != 0 && w.endsAt <= ev.Time) {
+		return nil
+	}
+	s.setWorkerEnd(w, ev.Time)
+	return nil
+}
+
 // timeFits reports whether a copy of t started now would end before w
 // stops taking copies.
 func (w *worker) timeFits(t *task) bool {

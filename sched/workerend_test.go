@@ -108,3 +108,31 @@ func TestWorkerEnds(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkerStopping: a worker that begins to stop (a pilot handing its
+// copies back) gets no new copy from then on, even of a task with no
+// estimate and with its slots free; a worker that comes up again takes
+// copies again.
+func TestWorkerStopping(t *testing.T) {
+	t.Parallel()
+	d := newDriver(t, Config{Speculation: SpecNone})
+	d.dur = func(TaskRef, int, bool) float64 { return 10 }
+	d.apply(Event{Kind: EventWorkerUp, Worker: "pilot", Slots: 2, EndsAt: 1000})
+	d.apply(Event{Kind: EventWorkerUp, Worker: "other", Slots: 1})
+	d.now = 10
+	d.apply(Event{Kind: EventWorkerStopping, Worker: "pilot"})
+	d.apply(Event{Kind: EventWorkerStopping, Worker: "unknown"})
+	d.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "alice", Tasks: []TaskInfo{{Index: 0}, {Index: 1}}})
+	d.apply(Event{Kind: EventRequested, Set: 1})
+	d.now = 11
+	if got := startsOf(d.decide()); fmt.Sprint(got) != fmt.Sprint(map[TaskRef]WorkerID{{1, 0}: "other"}) {
+		t.Fatalf("starts %v, want only 1/0 on other (the stopping pilot takes none)", got)
+	}
+	d.apply(Event{Kind: EventWorkerUp, Worker: "pilot", Slots: 2})
+	if got := startsOf(d.decide()); got[TaskRef{1, 1}] != "pilot" {
+		t.Fatalf("starts %v, want 1/1 on pilot once it is up again", got)
+	}
+	if _, err := d.s.Apply(Event{Kind: EventWorkerStopping, Worker: "pilot", Time: 0}); ErrorCode(err) != EINVALID {
+		t.Errorf("stopping at 0: %v, want EINVALID", err)
+	}
+}

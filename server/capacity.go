@@ -9,17 +9,20 @@ import (
 // disclose with a task that no worker up, nor a pilot a pool reported,
 // could hold even idle. Call in the scheduler's lane.
 func (s *Server) checkCapacity(specs []sched.TaskSpec, arr *store.TaskArray) error {
-	cpus, mem := int32(1), int64(0) // the most any task asks for
+	most := sched.Need{Cpus: 1} // the most any task asks for, of each
+	ask := func(sp *sched.TaskSpec) {
+		most = sched.Need{Cpus: max(most.Cpus, sp.Cpus), MemMB: max(most.MemMB, sp.MemoryMB), GPUs: max(most.GPUs, sp.GPUs)}
+	}
 	if arr != nil {
-		cpus, mem = max(cpus, arr.Spec.Cpus), max(mem, arr.Spec.MemoryMB)
+		ask(&arr.Spec)
 	}
 	for i := range specs {
-		cpus, mem = max(cpus, specs[i].Cpus), max(mem, specs[i].MemoryMB)
+		ask(&specs[i])
 	}
-	if cpus == 1 && mem == 0 {
+	if most == (sched.Need{Cpus: 1}) {
 		return nil // any worker holds it
 	}
-	return s.poolCapacity().Refuse(cpus, mem)
+	return s.poolCapacity().Refuse(most)
 }
 
 // poolCapacity is the scheduler's Capacity with the pilots the elastic

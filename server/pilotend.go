@@ -13,7 +13,9 @@ import (
 // stops taking copies (RegisterRequest.ends_at), which the scheduler
 // respects, and that it hands copies back (hand_back); a task lost to
 // pilot ends Config.PilotLosses times fails (store/pilot.go), and the
-// scheduler hears it as a cancel.
+// scheduler hears it as a cancel. A pilot's first hand-back stops its
+// starts (sched.EventWorkerStopping), and the copies its goodbye shows it
+// never started do not count as losses.
 
 // retireEvery is how often the dispatch loop marks gone the workers
 // lapsed longer than Config.WorkerRetention.
@@ -73,6 +75,14 @@ func (s *Server) pilotFailed(now time.Time, ref sched.TaskRef) {
 	s.log.Warn("task lost too often to pilot ends: failed", "set", ref.Set, "index", ref.Index)
 	s.apply(sched.Event{Kind: sched.EventCanceled, Time: seconds(now), Set: ref.Set, Indexes: []int32{ref.Index}})
 	s.watch.publish(ref.Set, []int32{ref.Index})
+}
+
+// pilotStopping tells the scheduler that pilot w handed a copy back: it
+// is stopping and gets no copy from now on (store/pilot.go). Call with mu
+// held, before the scheduler decides.
+func (s *Server) pilotStopping(now time.Time, w sched.WorkerID) {
+	s.log.Info("pilot handed a copy back: no more copies to it", "worker", w)
+	s.apply(sched.Event{Kind: sched.EventWorkerStopping, Time: seconds(now), Worker: w})
 }
 
 // retireWorkers marks gone, at most once every retireEvery, the workers

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,5 +90,59 @@ func TestRegisterWorkerEnd(t *testing.T) {
 			EndsAt: timestamppb.New(end)}); err == nil {
 			t.Errorf("end %v accepted", end)
 		}
+	}
+}
+
+// A pilot's hand-back is one loss to a pilot end. The server starts
+// nothing more on a pilot once it handed a copy back, though its slot is
+// free until its goodbye; and a copy its goodbye shows it never started
+// is not a loss. With a limit of two, the task runs on the next pilot and
+// fails at its second hand-back, with its reason.
+func TestPilotHandBackCountsOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{pilotLosses: 2})
+	pilot := func(name string) *fakeWorker {
+		w, _ := b.workerWith(t, &batchv1.RegisterRequest{Isolation: "namespaces", Name: name, Slots: 1, Hostname: "test", HandBack: true})
+		return w
+	}
+	handBack := func(w *fakeWorker, id int64) {
+		t.Helper()
+		res, err := b.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: w.name, CopyId: id, Killed: true,
+			ExitCode: 143, RunSeconds: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Outcome != batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED {
+			t.Fatalf("hand-back of copy %d: %v, want DISCARDED", id, res.Outcome)
+		}
+	}
+	task := func(set int64) *batchv1.Task {
+		t.Helper()
+		return must[*batchv1.GetTaskResponse](t)(b.tasks.GetTask(ctx(t), &batchv1.GetTaskRequest{SetId: set})).Task
+	}
+	first := pilot("slurm-1")
+	set := must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "long", Request: true,
+		Tasks: []*batchv1.TaskSpec{{Argv: []string{"sleep", "1000"}}}})).TaskSet.Id
+	a := first.start()
+	handBack(first, a.CopyId)
+	b.srv.DispatchOnce()
+	// The goodbye: no slots, holding nothing (the copy was reported).
+	if _, err := b.workers.Register(ctx(t), &batchv1.RegisterRequest{Isolation: "namespaces", Name: "slurm-1", Hostname: "test",
+		HandBack: true, Stopping: true}); err != nil {
+		t.Fatal(err)
+	}
+	if tk := task(set); tk.State != batchv1.TaskState_TASK_STATE_REQUESTED || tk.FailReason != "" {
+		t.Fatalf("after one hand-back and the goodbye: %s (%q), want requested", tk.State, tk.FailReason)
+	}
+	for _, c := range task(set).Copies {
+		if c.Id != a.CopyId && c.Worker == "slurm-1" {
+			t.Errorf("copy %d started on slurm-1 after its hand-back", c.Id)
+		}
+	}
+	second := pilot("slurm-2")
+	c := second.start()
+	handBack(second, c.CopyId)
+	if tk := task(set); tk.State != batchv1.TaskState_TASK_STATE_CANCELED || !strings.Contains(tk.FailReason, "lost 2 times to pilot ends") {
+		t.Fatalf("after the second hand-back: %s (%q), want canceled, lost 2 times", tk.State, tk.FailReason)
 	}
 }

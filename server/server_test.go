@@ -87,6 +87,7 @@ type options struct {
 	keepalive          time.Duration
 	shareUnisolated    bool // Config.ShareUnisolated
 	taskDirs           []string
+	pilotLosses        int // Config.PilotLosses (0: the default)
 }
 
 // logger discards logs unless BATCHD_TEST_LOG is set.
@@ -117,7 +118,8 @@ func setup(t testing.TB, o options) *bundle {
 	srv, err := server.New(server.Config{DataDir: o.dir, Now: o.clock.Now, TickInterval: -1, Logger: logger(),
 		Sched: o.sched, OutputCap: o.cap, KeepMaxTask: o.keepTask, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
 		MaxOpenSets: o.maxSets, MaxQueuedTasks: o.maxQueued, Prices: o.prices, NoDisclosedFairShare: o.noFair,
-		WatchKeepalive: o.keepalive, ShareUnisolated: o.shareUnisolated, TaskDirs: o.taskDirs})
+		WatchKeepalive: o.keepalive, ShareUnisolated: o.shareUnisolated, TaskDirs: o.taskDirs,
+		PilotLosses: o.pilotLosses})
 	if err != nil {
 		t.Fatal(err)
 	}

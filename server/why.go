@@ -87,9 +87,9 @@ func (h taskSetHandler) Why(ctx context.Context, req *batchv1.WhyRequest) (*batc
 				a = sched.WhyAnswer{Task: sched.TaskRef{Set: id, Index: i}, Reason: sched.WhyNotWaiting, Exact: true, PositionExact: true, AheadExact: true,
 					StartInSeconds: -1, FinishInSeconds: -1, MaxRunning: int(set.MaxRunning)}
 			}
-			if a.Reason == sched.WhyNeverFits && s.poolCapacity().Holds(t.Spec.Cpus, t.Spec.MemoryMB) {
+			if a.Reason == sched.WhyNeverFits && s.poolCapacity().Holds(sched.Need{Cpus: t.Spec.Cpus, MemMB: t.Spec.MemoryMB, GPUs: t.Spec.GPUs}) {
 				// No worker up fits it, but a pool can start a pilot that does.
-				a.Reason = sched.WhyResources
+				a.Reason, a.Detail = sched.WhyResources, sched.PoolGPUDetail(t.Spec.GPUs, a.Detail)
 			}
 			if a.Reason == sched.WhyDependency && depDetail != "" {
 				a.Detail = depDetail

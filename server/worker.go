@@ -55,7 +55,8 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		return nil, err
 	}
 	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb, GPUs: req.Gpus,
-		Isolation: sched.NormalIsolation(req.Isolation), BoundUser: req.BoundUser, Limits: req.Limits, EndsAt: endsAt, HandBack: req.HandBack}
+		Isolation: sched.NormalIsolation(req.Isolation), BoundUser: req.BoundUser, Limits: req.Limits, EndsAt: endsAt, HandBack: req.HandBack,
+		Stopping: req.Stopping}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
 			return nil, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds))
@@ -570,6 +571,9 @@ func (s *Server) hearEnd(now time.Time, in store.FinishInput, res store.FinishRe
 	}
 	if res.PilotFailed {
 		s.pilotFailed(now, sched.TaskRef{Set: res.Task.Set, Index: res.Task.Index})
+	}
+	if res.PilotStopping {
+		s.pilotStopping(now, in.Worker)
 	}
 	if res.Retried != nil {
 		// The set's policy retried the attempt this copy won.

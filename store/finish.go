@@ -34,7 +34,11 @@ type FinishResult struct {
 	// such loss the server allows: the task is canceled with its reason
 	// (pilot.go), and the scheduler must hear it.
 	PilotFailed bool
-	Replayed    bool // the copy had been reported before; same answer
+	// PilotStopping: the copy was handed back by a pilot, which takes no
+	// copy from now on (pilot.go): the scheduler must hear it
+	// (sched.EventWorkerStopping) before it decides.
+	PilotStopping bool
+	Replayed      bool // the copy had been reported before; same answer
 	// WasLive: the copy was live, so the scheduler must hear of its end:
 	// as lost when Lost, else as finished.
 	WasLive bool
@@ -337,6 +341,9 @@ func applyEnd(ctx context.Context, tx *Tx, r endRow, o endOutcome, in FinishInpu
 			return err
 		}
 		res.PilotFailed = failed
+		if res.PilotStopping, err = tx.pilotStopping(ctx, in.Worker); err != nil {
+			return err
+		}
 		if err := lostAttempt(ctx, tx, c.Task); err != nil {
 			return err
 		}

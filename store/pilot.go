@@ -13,7 +13,9 @@ import (
 // that a batch system ends. A pilot says when it stops taking copies
 // (ends_at) and that it hands its copies back when it ends (hand_back);
 // every copy such a worker loses, handed back or lost with its lease, is
-// a loss to a pilot end. A task whose current attempt has lost
+// a loss to a pilot end, except the copies its goodbye shows it never
+// started (RegisterInput.Stopping). Its first hand-back marks it
+// stopping: it gets no copy after it. A task whose current attempt has lost
 // PilotLossLimit copies so, with no copy of it left running, does not
 // loop: it is canceled with a reason (fail_reason) that status and why
 // show, and like any canceled task it can be retried.
@@ -94,6 +96,23 @@ func (tx *Tx) pilotLost(ctx context.Context, w sched.WorkerID, ref sched.TaskRef
 		return false, fmt.Errorf("fail task %d/%d: %w", ref.Set, ref.Index, err)
 	}
 	return true, nil
+}
+
+// pilotStopping marks worker w, when it is a pilot, as taking no copy
+// from now on (ends_at now, unless it was earlier), and reports whether
+// it did. A pilot's copy reported killed without the server's order was
+// handed back: the pilot is stopping, and a copy started there now would
+// never run, yet its loss at the pilot's goodbye or lapse would count. A
+// registration sets the end again.
+func (tx *Tx) pilotStopping(ctx context.Context, w sched.WorkerID) (bool, error) {
+	now := nanos(tx.now)
+	r, err := tx.ExecContext(ctx, `UPDATE workers SET ends_at = ? WHERE id = ? AND hand_back = 1 AND (ends_at = 0 OR ends_at > ?)`,
+		now, w, now)
+	if err != nil {
+		return false, fmt.Errorf("mark pilot %s stopping: %w", w, err)
+	}
+	n, err := r.RowsAffected()
+	return n > 0, err
 }
 
 // FailedForPilots returns those of refs that losses to pilot ends

@@ -99,14 +99,95 @@ func TestPilotLosses(t *testing.T) {
 	if f := lose("pilot", false); f.PilotFailed {
 		t.Fatalf("failed at the first loss after a retry")
 	}
-	// The pilot's end and mode are kept for a restart.
+	// The pilot's end, brought forward to its hand-back, and its mode
+	// are kept for a restart.
 	snap, err := db.Load(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range snap.Workers {
-		if w.ID == "pilot" && (!w.EndsAt.Equal(end) || !w.HandBack) {
-			t.Errorf("loaded pilot: ends %v hand-back %v, want %v true", w.EndsAt, w.HandBack, end)
+		if w.ID == "pilot" && (w.EndsAt.IsZero() || w.EndsAt.After(*now) || !w.HandBack) {
+			t.Errorf("loaded pilot: ends %v hand-back %v, want a hand-back's time (by %v) and true", w.EndsAt, w.HandBack, *now)
 		}
+	}
+}
+
+// Only a copy a pilot started counts as lost to its end: a copy live on it
+// that its goodbye does not hold, or that it never reports, was never
+// started there and queues again without a count. A hand-back counts, and
+// marks the pilot stopping (its end is now) until it registers again.
+func TestPilotLossesOnlyStarted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, now := setup(t)
+	db.SetPilotLossLimit(1)
+	end := t0.Add(time.Hour)
+	up := func(slots int32, stopping bool) {
+		t.Helper()
+		if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "pilot", Slots: slots, HandBack: true, EndsAt: end,
+			Stopping: stopping}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up(1, false)
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Name: "s", Tasks: echo(1), Request: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := res.Set.ID
+	wantState := func(when string, want sched.TaskState) {
+		t.Helper()
+		_, tk, err := db.GetTask(ctx, "u", sched.TaskRef{Set: set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.State != want {
+			t.Fatalf("%s: task %s (%q), want %s", when, tk.State, tk.FailReason, want)
+		}
+	}
+	pilotEnd := func() time.Time {
+		t.Helper()
+		snap, err := db.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range snap.Workers {
+			if w.ID == "pilot" {
+				return w.EndsAt
+			}
+		}
+		t.Fatal("pilot not loaded")
+		return time.Time{}
+	}
+
+	start(t, db, 1, set, 0, "pilot")
+	*now = now.Add(time.Second)
+	up(0, true) // the goodbye, not holding copy 1
+	wantState("a copy the goodbye does not hold", sched.TaskRequested)
+
+	up(1, false)
+	start(t, db, 2, set, 0, "pilot")
+	*now = now.Add(time.Second)
+	if lost, err := db.LoseCopies(ctx, "pilot", []sched.CopyID{2}); err != nil || len(lost) != 1 {
+		t.Fatalf("LoseCopies: %v, %v", lost, err)
+	}
+	wantState("a copy its worker never reported", sched.TaskRequested)
+	if got := pilotEnd(); !got.Equal(end) {
+		t.Fatalf("pilot's end %v before any hand-back, want %v", got, end)
+	}
+
+	start(t, db, 3, set, 0, "pilot")
+	*now = now.Add(time.Second)
+	f := finish(t, db, store.FinishInput{Worker: "pilot", Copy: 3, Killed: true, RunSeconds: 1})
+	if !f.Lost || !f.PilotStopping || !f.PilotFailed {
+		t.Fatalf("hand-back: %+v, want lost, the pilot stopping and the task failed", f)
+	}
+	wantState("a hand-back", sched.TaskCanceled)
+	if got := pilotEnd(); !got.Equal(*now) {
+		t.Fatalf("pilot's end %v after its hand-back, want %v", got, *now)
+	}
+	up(1, false)
+	if got := pilotEnd(); !got.Equal(end) {
+		t.Fatalf("pilot's end %v after it registered again, want %v", got, end)
 	}
 }

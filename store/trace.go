@@ -81,7 +81,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 		}
 
 		// Sets and tasks.
-		rows, err := tx.QueryContext(ctx, `SELECT s.id, s.owner, s.max_running, t.idx, t.estimate, t.no_speculation, t.deadline, t.cpus, t.memory_mb,
+		rows, err := tx.QueryContext(ctx, `SELECT s.id, s.owner, s.max_running, t.idx, t.estimate, t.no_speculation, t.deadline, t.cpus, t.memory_mb, t.gpus,
 				t.disclosed_at, t.requested_at, t.canceled_at, t.executed_at
 			FROM task_sets s JOIN tasks t ON t.set_id = s.id
 			WHERE s.created_at >= ? AND s.created_at < ? AND s.staged = 0 ORDER BY s.id, t.idx`, lo, hi)
@@ -98,7 +98,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 				noSpec                   int
 				disc, req, canceld, exec int64
 			)
-			if err := rows.Scan(&set, &owner, &maxRun, &tk.Index, &tk.EstimateSeconds, &noSpec, &tk.DeadlineSeconds, &tk.Cpus, &tk.MemoryMB, &disc, &req, &canceld, &exec); err != nil {
+			if err := rows.Scan(&set, &owner, &maxRun, &tk.Index, &tk.EstimateSeconds, &noSpec, &tk.DeadlineSeconds, &tk.Cpus, &tk.MemoryMB, &tk.GPUs, &disc, &req, &canceld, &exec); err != nil {
 				rows.Close()
 				return err
 			}
@@ -182,8 +182,10 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 
 		// Workers: from their recorded ups and downs, else (a store from
 		// before migration 0014) every worker the store knows, up
-		// throughout.
-		ws, err := tx.QueryContext(ctx, `SELECT at, worker, event, slots, can_suspend, memory_mb, bound_user FROM worker_events WHERE at < ? ORDER BY at, id`, hi)
+		// throughout. Worker events do not record GPUs: a worker's are
+		// those of its latest registration.
+		ws, err := tx.QueryContext(ctx, `SELECT e.at, e.worker, e.event, e.slots, e.can_suspend, e.memory_mb, e.bound_user, COALESCE(w.gpus, 0)
+			FROM worker_events e LEFT JOIN workers w ON w.id = e.worker WHERE e.at < ? ORDER BY e.at, e.id`, hi)
 		if err != nil {
 			return fmt.Errorf("read worker events: %w", err)
 		}
@@ -197,8 +199,9 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 				cs    int
 				mem   int64
 				bound string
+				gpus  int32
 			)
-			if err := ws.Scan(&at, &w, &ev, &slots, &cs, &mem, &bound); err != nil {
+			if err := ws.Scan(&at, &w, &ev, &slots, &cs, &mem, &bound, &gpus); err != nil {
 				ws.Close()
 				return err
 			}
@@ -208,7 +211,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 			}
 			if ev == "up" && slots > 0 {
 				open[w] = len(tr.Workers)
-				tr.Workers = append(tr.Workers, sched.TraceWorker{ID: w, Slots: slots, CanSuspend: cs != 0, MemoryMB: mem, BoundUser: bound, Up: secs(at)})
+				tr.Workers = append(tr.Workers, sched.TraceWorker{ID: w, Slots: slots, CanSuspend: cs != 0, MemoryMB: mem, GPUs: gpus, BoundUser: bound, Up: secs(at)})
 			}
 		}
 		ws.Close()
@@ -216,7 +219,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 			return err
 		}
 		if len(tr.Workers) == 0 {
-			wr, err := tx.QueryContext(ctx, `SELECT id, slots, can_suspend, memory_mb, bound_user FROM workers WHERE slots > 0 ORDER BY id`)
+			wr, err := tx.QueryContext(ctx, `SELECT id, slots, can_suspend, memory_mb, bound_user, gpus FROM workers WHERE slots > 0 ORDER BY id`)
 			if err != nil {
 				return fmt.Errorf("read workers: %w", err)
 			}
@@ -226,7 +229,7 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 					w  sched.TraceWorker
 					cs int
 				)
-				if err := wr.Scan(&w.ID, &w.Slots, &cs, &w.MemoryMB, &w.BoundUser); err != nil {
+				if err := wr.Scan(&w.ID, &w.Slots, &cs, &w.MemoryMB, &w.BoundUser, &w.GPUs); err != nil {
 					return err
 				}
 				w.CanSuspend = cs != 0

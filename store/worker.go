@@ -56,6 +56,11 @@ type RegisterInput struct {
 	// HandBack says it is a pilot that hands its copies back (pilot.go).
 	EndsAt   time.Time
 	HandBack bool
+	// Stopping says this is the worker's goodbye: it lists every copy it
+	// started and has not reported, so any other copy live on it was
+	// never started there. Those queue again without counting as losses
+	// to a pilot end (pilot.go).
+	Stopping bool
 }
 
 // RegisterResult is what a Register did.
@@ -143,7 +148,7 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			if held[c.ID] {
 				continue
 			}
-			if err := loseCopy(ctx, tx, c.ID); err != nil {
+			if err := loseCopyAs(ctx, tx, c.ID, !in.Stopping); err != nil {
 				return err
 			}
 			res.Lost = append(res.Lost, c)
@@ -153,7 +158,15 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 	return res, err
 }
 
+// loseCopy marks a live copy lost and queues its task again, counting
+// the loss against the task when its worker is a pilot (pilot.go).
 func loseCopy(ctx context.Context, tx *Tx, id sched.CopyID) error {
+	return loseCopyAs(ctx, tx, id, true)
+}
+
+// loseCopyAs is loseCopy; pilotEnd false leaves the task's count of
+// losses to pilot ends alone (a copy its worker never started).
+func loseCopyAs(ctx context.Context, tx *Tx, id sched.CopyID, pilotEnd bool) error {
 	now := nanos(tx.now)
 	var (
 		ref sched.TaskRef
@@ -166,8 +179,10 @@ func loseCopy(ctx context.Context, tx *Tx, id sched.CopyID) error {
 	} else if err != nil {
 		return fmt.Errorf("lose copy %d: %w", id, err)
 	}
-	if _, err := tx.pilotLost(ctx, w, ref); err != nil {
-		return err
+	if pilotEnd {
+		if _, err := tx.pilotLost(ctx, w, ref); err != nil {
+			return err
+		}
 	}
 	return lostAttempt(ctx, tx, ref)
 }
@@ -343,7 +358,10 @@ func (db *DB) LoseCopies(ctx context.Context, w sched.WorkerID, ids []sched.Copy
 			if c.Slot.Worker != w || !c.State.Live() {
 				continue
 			}
-			if err := loseCopy(ctx, tx, id); err != nil {
+			// Its worker is up and does not report it: its order never
+			// reached the worker, or its end was not reported. The copy
+			// was not lost to a pilot's end.
+			if err := loseCopyAs(ctx, tx, id, false); err != nil {
 				return err
 			}
 			lost = append(lost, c)

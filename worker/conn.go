@@ -180,6 +180,9 @@ func (a *agent) register() error {
 	if bye {
 		req.MemoryMb = 0
 		req.Gpus = 0
+		// Every copy it started and has not reported is held (listed
+		// in Running) until its report is delivered.
+		req.Stopping = true
 	}
 	_, deadline, _ := wire.LeaseTiming(a.lease)
 	a.mu.Unlock()

@@ -362,7 +362,7 @@ func (r *replay) handle(e rpEvent) error {
 	case rpWorkerUp:
 		w := tr.Workers[e.w]
 		_, err := r.apply(sched.Event{Kind: sched.EventWorkerUp, Time: r.now, Worker: w.ID, Slots: w.Slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
-			BoundUser: w.BoundUser})
+			GPUs: w.GPUs, BoundUser: w.BoundUser})
 		return err
 	case rpWorkerDown:
 		w := tr.Workers[e.w]
@@ -382,7 +382,7 @@ func (r *replay) handle(e rpEvent) error {
 		for i, ti := range e.idx {
 			tk := &st.Tasks[ti]
 			infos[i] = sched.TaskInfo{Index: ti, EstimateSeconds: tk.EstimateSeconds, NoSpeculation: tk.NoSpeculation,
-				DeadlineSeconds: tk.DeadlineSeconds, Cpus: tk.Cpus, MemoryMB: tk.MemoryMB}
+				DeadlineSeconds: tk.DeadlineSeconds, Cpus: tk.Cpus, MemoryMB: tk.MemoryMB, GPUs: tk.GPUs}
 		}
 		_, err := r.apply(sched.Event{Kind: sched.EventDisclosed, Time: r.now, Set: st.ID, Owner: st.Owner, Tasks: infos, MaxRunning: st.MaxRunning})
 		return err

@@ -87,3 +87,21 @@ func TestReplayRecordedDurations(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayGPUs: a trace's GPUs are replayed: two 1-GPU tasks of 5 s on
+// a worker of 2 slots and 1 GPU run one after the other, not side by side.
+func TestReplayGPUs(t *testing.T) {
+	t.Parallel()
+	tr := &sched.Trace{Start: 0, Workers: []sched.TraceWorker{{ID: "a", Slots: 2, GPUs: 1}}}
+	tr.Sets = []sched.TraceSet{{ID: 1, Owner: "u", Tasks: []sched.TraceTask{
+		{Index: 0, GPUs: 1, DisclosedAt: 10, RequestedAt: 10, Copies: []float64{5}},
+		{Index: 1, GPUs: 1, DisclosedAt: 10, RequestedAt: 10, Copies: []float64{5}},
+	}}}
+	r, err := Replay(context.Background(), tr, sched.Config{Policy: sched.PolicyFCFSxFCFS, Speculation: sched.SpecNone}, ReplayOptions{KeepJobs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Jobs) != 1 || math.Abs(r.Jobs[0].Response-10) > 1e-9 {
+		t.Fatalf("jobs %+v, want one job answered after 10 s (the tasks share the GPU)", r.Jobs)
+	}
+}

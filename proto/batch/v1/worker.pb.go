@@ -703,7 +703,12 @@ type RegisterRequest struct {
 	// system ends it (--hand-back): a copy it reports killed without the
 	// server's order, or that its lapse loses, is lost to a pilot end, and a
 	// task lost to pilot ends too often fails (serve --pilot-losses).
-	HandBack      bool `protobuf:"varint,81,opt,name=hand_back,json=handBack,proto3" json:"hand_back,omitempty"`
+	HandBack bool `protobuf:"varint,81,opt,name=hand_back,json=handBack,proto3" json:"hand_back,omitempty"`
+	// The worker is stopping (its goodbye, with no slots): `running` lists
+	// every copy it started and has not reported, so any other copy the
+	// server holds as live on it never started there. Those queue again and
+	// do not count as losses to a pilot end.
+	Stopping      bool `protobuf:"varint,150,opt,name=stopping,proto3" json:"stopping,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -825,6 +830,13 @@ func (x *RegisterRequest) GetEndsAt() *timestamppb.Timestamp {
 func (x *RegisterRequest) GetHandBack() bool {
 	if x != nil {
 		return x.HandBack
+	}
+	return false
+}
+
+func (x *RegisterRequest) GetStopping() bool {
+	if x != nil {
+		return x.Stopping
 	}
 	return false
 }
@@ -1727,7 +1739,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tsuspended\x18\x04 \x01(\bR\tsuspended\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x01R\bprogress\x12\x1f\n" +
 	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
-	"cpuSeconds\"\x98\x03\n" +
+	"cpuSeconds\"\xb5\x03\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1f\n" +
@@ -1743,7 +1755,8 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
 	"\x06limits\x18\x17 \x01(\tR\x06limits\x123\n" +
 	"\aends_at\x18P \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x12\x1b\n" +
-	"\thand_back\x18Q \x01(\bR\bhandBack\"\xe5\x01\n" +
+	"\thand_back\x18Q \x01(\bR\bhandBack\x12\x1b\n" +
+	"\bstopping\x18\x96\x01 \x01(\bR\bstopping\"\xe5\x01\n" +
 	"\x10RegisterResponse\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12#\n" +
 	"\rlease_seconds\x18\x02 \x01(\x01R\fleaseSeconds\x12+\n" +
