@@ -64,7 +64,7 @@ func (o Options) sweepSeeds() int {
 
 // ExperimentNames lists the experiments RunExperiment knows, in report
 // order.
-var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "cluster-node", "hopper-decide", "mixed"}
+var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "cluster-node", "hopper-decide", "hopper-decide-1000", "eps-fair", "mixed"}
 
 // RunExperiment runs the named experiment and analyses it.
 func RunExperiment(ctx context.Context, name string, o Options) (Report, error) {
@@ -92,6 +92,16 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 	case "hopper-decide":
 		var err error
 		if ps, analyze, err = hopperDecideExp(ctx, o); err != nil {
+			return Report{}, err
+		}
+	case "hopper-decide-1000":
+		var err error
+		if ps, analyze, err = hopperDecide1000Exp(ctx, o); err != nil {
+			return Report{}, err
+		}
+	case "eps-fair":
+		var err error
+		if ps, analyze, err = epsFairExp(ctx, o); err != nil {
 			return Report{}, err
 		}
 	case "mixed":
