@@ -78,9 +78,15 @@ func hopperDecide1000Exp(ctx context.Context, o Options) ([]Params, func([]Resul
 			t.Header = append(t.Header, name(ci))
 		}
 		t.Header = append(t.Header, "jobs unfinished (most of the configurations)")
+		fig := Figure{ID: "decide-1000", Kind: FigureBars, Title: "Hopper configurations against the server's default at 1,000 slots (positive: faster than the default)",
+			XLabel: "load, task skew", YLabel: "reduction in mean JCT (%)"}
+		for ci := 1; ci < len(decide1000Configs); ci++ {
+			fig.Series = append(fig.Series, Series{Name: name(ci)})
+		}
 		for ui, u := range utils {
 			for ki, skew := range skews {
 				load, sk := pctList([]float64{u}), pctList([]float64{skew})
+				fig.Categories = append(fig.Categories, load+", "+sk)
 				var jct []float64
 				for seed := range seeds {
 					jct = append(jct, at(ui, ki, 0, seed).MeanVisibleResponse)
@@ -98,7 +104,11 @@ func hopperDecide1000Exp(ctx context.Context, o Options) ([]Params, func([]Resul
 					if ci == 0 {
 						continue
 					}
-					row = append(row, fmtCI(Summarize(g), "%"))
+					su := Summarize(g)
+					se := &fig.Series[ci-1]
+					se.X, se.Y = append(se.X, float64(len(se.X))), append(se.Y, su.Mean)
+					se.YLo, se.YHi = append(se.YLo, su.Mean-su.HalfWidth), append(se.YHi, su.Mean+su.HalfWidth)
+					row = append(row, fmtCI(su, "%"))
 					rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide1000-%s-%s-%d", load, sk, ci), Source: "batchd (hopper-decide, 1,000 slots)",
 						Metric: fmt.Sprintf("reduction in mean JCT of Hopper, %s vs the server's default (%s), task skew %s, at %s, 1,000 slots", name(ci), name(0), sk, load),
 						Paper:  "≤ 0 within the interval (the default is the fastest or tied)", Ours: Summarize(g), Unit: "%", Note: "per-seed gains, paired seeds", Detail: true})
@@ -106,6 +116,7 @@ func hopperDecide1000Exp(ctx context.Context, o Options) ([]Params, func([]Resul
 				t.Rows = append(t.Rows, append(row, fmt.Sprintf("%.2g%%", worst)))
 			}
 		}
+		rep.Figures = append(rep.Figures, fig)
 		rep.Tables = append(rep.Tables, t)
 		return rep
 	}
