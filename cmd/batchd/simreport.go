@@ -825,7 +825,13 @@ task.
   {{d1kW80s1}} at 80%, GRASS capped with ⌈2/β·T⌉ by {{d1kK60s0}},
   {{d1kK60s1}}, {{d1kK80s0}} and {{d1kK80s1}}, and the previous default
   by {{d1kO60s0}}, {{d1kO60s1}}, {{d1kO80s0}} and {{d1kO80s1}} (positive
-  would be faster than the default).
+  would be faster than the default). Whether the default stays the
+  fastest or tied (each rival at most 0, within its interval), cell by
+  cell in the same order: {{atmost d1kW60s0 0}}, {{atmost d1kW60s1 0}},
+  {{atmost d1kW80s0 0}}, {{atmost d1kW80s1 0}}; {{atmost d1kK60s0 0}},
+  {{atmost d1kK60s1 0}}, {{atmost d1kK80s0 0}}, {{atmost d1kK80s1 0}};
+  {{atmost d1kO60s0 0}}, {{atmost d1kO60s1 0}}, {{atmost d1kO80s0 0}},
+  {{atmost d1kO80s1 0}}.
 
 **What is not reproduced, and why.**
 
