@@ -53,3 +53,38 @@ func TestHopperDecidePaired(t *testing.T) {
 		t.Errorf("%d cells", len(first))
 	}
 }
+
+// The 1,000-slot check runs the server's default first and pairs every
+// configuration on the same workload.
+func TestHopperDecide1000Paired(t *testing.T) {
+	t.Parallel()
+	ps, _, err := hopperDecide1000Exp(context.Background(), Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := ps[0].Sched; d.VirtualFactor != wideVirtual || d.LastWaveCopies != grassCopyCap || d.Speculation != sched.SpecHopperGRASS {
+		t.Errorf("first configuration is not the server's default: %+v", d)
+	}
+	type cell struct {
+		u, skew float64
+		seed    int64
+	}
+	first := map[cell]Params{}
+	configs := map[cell]map[sched.Config]bool{}
+	for _, p := range ps {
+		c := cell{p.Utilization, p.TaskSkew, p.Seed}
+		q := p
+		q.Sched = sched.Config{}
+		if f, ok := first[c]; !ok {
+			first[c], configs[c] = q, map[sched.Config]bool{}
+		} else if f != q {
+			t.Fatalf("cell %+v: runs differ beyond the scheduler", c)
+		}
+		configs[c][p.Sched] = true
+	}
+	for c, cs := range configs {
+		if len(cs) != len(decide1000Configs) {
+			t.Errorf("cell %+v: %d distinct configurations, want %d", c, len(cs), len(decide1000Configs))
+		}
+	}
+}
