@@ -58,8 +58,9 @@ type Config struct {
 	// Slots is how many copies the worker runs at once. Default: NumCPU.
 	Slots int
 	// MemoryMB is the memory, MiB, the worker offers to tasks that ask
-	// for memory (TaskSpec.MemoryMB). Default (0): the machine's memory
-	// (MemTotal); negative: none, so that such tasks never run here.
+	// for memory (TaskSpec.MemoryMB). Default (0): AllocatedMemoryMB,
+	// the machine's memory (MemTotal) or the limit of the worker's cgroup
+	// where smaller; negative: none, so that such tasks never run here.
 	MemoryMB int64
 	// GPUs are the GPU devices the worker offers to tasks that ask for
 	// GPUs (TaskSpec.Gpus), as CUDA_VISIBLE_DEVICES names them (indices
@@ -353,7 +354,7 @@ func newAgent(cfg Config) (*agent, error) {
 	}
 	switch {
 	case a.memoryMB == 0:
-		a.memoryMB = machineMemoryMB()
+		a.memoryMB = AllocatedMemoryMB()
 	case a.memoryMB < 0:
 		a.memoryMB = 0
 	}
