@@ -54,6 +54,7 @@ func workerCommand() *cli.Command {
 			&cli.IntFlag{Name: "token-fd", Usage: "read the worker token from file descriptor `N` (e.g. --token-fd 3 3<FILE)"},
 			&cli.StringFlag{Name: "token-file", Usage: "read the worker token from `FILE` (0600; batchd user add --worker NAME mints one)"},
 			&cli.BoolFlag{Name: "remove-token-file", Usage: "remove --token-file once read (pilots)"},
+			&cli.DurationFlag{Name: "token-wait", Usage: "wait up to this long for an empty --token-file to be filled (pilots: they may start before their pool has written it)"},
 			&cli.StringFlag{Name: "token", Usage: "deprecated: worker `TOKEN` on the command line (or $BATCH_WORKER_TOKEN), readable by every process of the machine"},
 			&cli.StringFlag{Name: "user", Usage: "the one batchd `USER` whose tasks this worker runs (required in effect with --isolation none)"},
 			&cli.StringSliceFlag{Name: "hide", Usage: "a `DIR` tasks must not see (namespaces), repeatable"},
