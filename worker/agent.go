@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -233,6 +234,10 @@ type agent struct {
 	// earlier agent's, to clean up at start ("" when none).
 	scratchRoot string
 	oldScratch  string
+	// freshState: this agent made the state directory, so no earlier
+	// agent ran copies from it and none of theirs can be left (a pilot's
+	// state directory, named after its job, is always new).
+	freshState bool
 	// stopped is closed when the worker starts stopping (ctx done or idle).
 	stopped  chan struct{}
 	lastBusy time.Time     // when a copy last started or ended; guarded by mu
@@ -379,6 +384,9 @@ func newAgent(cfg Config) (*agent, error) {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
 	}
 	a.stateDir = dir // copies get absolute paths, whatever their working dir
+	if _, err := os.Lstat(a.stateDir); errors.Is(err, fs.ErrNotExist) {
+		a.freshState = true
+	}
 	if err := os.MkdirAll(a.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
 	}
