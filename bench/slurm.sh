@@ -21,9 +21,10 @@
 # The pool runs one pilot holding all CPUS slots; the array's elements
 # each take one CPU; the steps run CPUS at a time, one CPU each, in an
 # allocation of CPUS CPUs: all three have the same CPUs. Each side's time
-# runs from its submission (the request; sbatch) to its last result, the
-# pilot's or the allocation's start included. batchd serve runs with no
-# local slots and no speculation.
+# runs from its submission (the request; sbatch) to its last result (the
+# pilots: the last finish the server recorded; the time the poll saw it
+# is printed too), the pilot's or the allocation's start included.
+# batchd serve runs with no local slots and no speculation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tasks="${1:-1000}"
@@ -82,8 +83,10 @@ waitgone() {
 pilots() {
   local r="$1" t0 t1 set_id fin
   mkdir -p "$work/pilots$r"
+  # The worker's state directory is the run's own: another Slurm on the
+  # same machine (job ids start at 1 in each) may run a pilot slurm-1 too.
   "$work/bin/batchd" pool slurm --server "$url" --name "p$r" --slots "$cpus" --max-pilots 1 --idle 60s --interval 200ms \
-    --chdir "$work/pilots$r" --cancel-on-exit >"$work/pool$r.log" 2>&1 &
+    --chdir "$work/pilots$r" --worker-arg=--state-dir="$work/pilots$r/state" --cancel-on-exit >"$work/pool$r.log" 2>&1 &
   local pool=$!
   pids+=($pool)
   t0="$(now)"
@@ -93,8 +96,24 @@ pilots() {
     [ "$fin" -ge "$tasks" ] && break
     sleep 0.1
   done
-  t1="$(now)"
+  polled="$(now)"
+  # The end is the last task's finish as the server recorded it (the
+  # steps' end is exact too), not when this poll saw it: at load 20-30
+  # a poll (batchctl, python) lags 0.2-1 s. The first copy's start
+  # (the pilot is up) is recorded beside it.
+  ctl --json status --limit "$tasks" "$set_id" >"$work/set$r.json"
+  read -r t1 first < <(python3 - "$work/set$r.json" <<'PY'
+import datetime, json, sys
+d = json.load(open(sys.argv[1]))
+def ts(s):
+    day, frac = (s.rstrip("Z").split(".") + ["0"])[:2]
+    return datetime.datetime.fromisoformat(day).replace(tzinfo=datetime.timezone.utc).timestamp() + float("0." + frac)
+print(max(ts(t["finished_at"]) for t in d["tasks"]), min(ts(c["started_at"]) for t in d["tasks"] for c in t["copies"]))
+PY
+  )
   echo "$r pilots $(python3 -c "print($t1 - $t0)") $(load)" >>"$work/results"
+  echo "$r pilot-up $(python3 -c "print($first - $t0)")" >>"$work/results"
+  echo "$r pilots-polled $(python3 -c "print($polled - $t0)")" >>"$work/results"
   # Request -> start with the pilot up: each request waits for the last
   # to finish, so the pilot's slots are free.
   for _ in $(seq 1 "$samples"); do
@@ -180,8 +199,11 @@ for k in ("pilots", "array", "steps"):
     xs = list(t[k].values())
     print(f"{k:7s} {n} tasks: {mmm(xs)} s  ({mmm([n / x for x in xs], '{:.1f}')} tasks/s)  min/median/max of {len(xs)}")
 rounds = sorted(t["pilots"])
+print(f"pilots: request -> first copy started (pilot up): {mmm([x for v in by['pilot-up'].values() for x in v])} s")
 print(f"ratio array / pilots (same round): {mmm([t['array'][r] / t['pilots'][r] for r in rounds])}x")
 print(f"ratio steps / pilots (same round): {mmm([t['steps'][r] / t['pilots'][r] for r in rounds])}x")
+polled = {r: v[0] for r, v in by["pilots-polled"].items()}
+print(f"pilots' end as the poll saw it: {mmm(list(polled.values()))} s; ratios array / pilots {mmm([t['array'][r] / polled[r] for r in rounds])}x, steps / pilots {mmm([t['steps'][r] / polled[r] for r in rounds])}x")
 ps = [x * 1000 for v in by["pilot-start"].values() for x in v]
 ss = [x * 1000 for v in by["srun-start"].values() for x in v]
 print(f"request -> start, pilot up: {mmm(ps, '{:.1f}')} ms; srun step: {mmm(ss, '{:.1f}')} ms ({len(ps)} and {len(ss)} samples)")

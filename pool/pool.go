@@ -96,10 +96,10 @@ type PilotSpec struct {
 	Env map[string]string
 	// Mint mints the pilot's own worker token (MintWorkerToken), which may
 	// register only the named worker, and writes it into the token file
-	// that Argv names. The engine calls it once it knows the pilot's
-	// worker name and before the pilot can start (Slurm: the job is
-	// submitted held and released after). Nil: the file is written
-	// already.
+	// that Argv names. The engine calls it as soon as it knows the
+	// pilot's worker name (Slurm: once sbatch has answered the job id);
+	// the pilot may start before, and its worker waits for the file to be
+	// filled (--token-wait). Nil: the file is written already.
 	Mint func(ctx context.Context, worker string) error
 	// Time is the pilot's time limit (0: the engine's own, Slurm.Time).
 	Time time.Duration
@@ -413,7 +413,7 @@ func (p *Pool) submit(ctx context.Context, class Class) error {
 	}
 	spec := PilotSpec{Class: class, Slots: p.cfg.Slots,
 		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back",
-			"--token-file", tokFile, "--remove-token-file", "--hide", p.cfg.TokenDir),
+			"--token-file", tokFile, "--remove-token-file", "--token-wait", p.cfg.RegisterWait.String(), "--hide", p.cfg.TokenDir),
 		Mint: func(ctx context.Context, worker string) error { return p.mint(ctx, worker, tokFile) },
 		Time: pilotTime(p.longest, p.cfg.TimeMargin, p.cfg.TimeMin, p.cfg.TimeMax), GPUs: p.gpus}
 	sctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
@@ -458,12 +458,20 @@ func (p *Pool) mint(ctx context.Context, worker, file string) error {
 	if err != nil {
 		return fmt.Errorf("mint a token for pilot %s: %w", worker, err)
 	}
-	f, err := os.OpenFile(file, os.O_WRONLY|os.O_TRUNC, 0)
+	// The pilot may be reading the file already: it must see it empty or
+	// whole, so the token goes into a new 0600 file renamed over it.
+	f, err := os.CreateTemp(filepath.Dir(file), ".minting-*")
 	if err != nil {
 		return err
 	}
 	_, err = f.WriteString(res.GetToken())
-	return errors.Join(err, f.Close())
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(f.Name(), file)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // dropTokens removes the token files of pilots that ended or are gone

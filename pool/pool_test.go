@@ -126,8 +126,8 @@ func TestPoolSizesToTheQueue(t *testing.T) {
 		if b, rerr := os.ReadFile(sp.Argv[i+1]); err != nil || rerr != nil || string(b) != own || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("token file %s: %v %v, want 0600 with the token", sp.Argv[i+1], fi, err)
 		}
-		if !slices.Contains(sp.Argv, "--hand-back") || !slices.Contains(sp.Argv, "--idle-exit") {
-			t.Fatalf("pilot argv %v lacks --hand-back or --idle-exit", sp.Argv)
+		if !slices.Contains(sp.Argv, "--hand-back") || !slices.Contains(sp.Argv, "--idle-exit") || !slices.Contains(sp.Argv, "--token-wait") {
+			t.Fatalf("pilot argv %v lacks --hand-back, --idle-exit or --token-wait", sp.Argv)
 		}
 	}
 	if req != 3 || disc != 2 {

@@ -192,10 +192,13 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 // spec.Env added to the environment (sbatch --export=ALL passes it on).
 // The pool's own tokens (BATCH_WORKER_TOKEN, BATCH_TOKEN) are left out
 // of it: Slurm would keep them where the job's user, and so the tasks on
-// the pilot, can read them. With spec.Mint the job is submitted held,
-// spec.Mint writes the pilot's token once the job id names its worker,
-// and scontrol release lets it start; when either fails, the job is
-// cancelled.
+// the pilot, can read them. With spec.Mint, spec.Mint writes the pilot's
+// token once the job id names its worker. The job is not held for it:
+// Slurm tries to start a job when it is submitted, where a held job that
+// is released waits for the next scheduling pass (up to sched_interval
+// or bf_interval), so the pilot's worker waits for its token file to be
+// filled (--token-wait) instead. When minting fails, the job is
+// cancelled (the pool removes the file, and the worker gives up).
 func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "BATCH_WORKER_TOKEN=") || strings.HasPrefix(kv, "BATCH_TOKEN=")
@@ -203,11 +206,7 @@ func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
 	for k, v := range spec.Env {
 		env = append(env, k+"="+v)
 	}
-	args := s.SbatchArgs(spec)
-	if spec.Mint != nil {
-		args = append(args, "--hold")
-	}
-	out, err := s.run(ctx, env, s.Script(spec.Argv), "sbatch", args...)
+	out, err := s.run(ctx, env, s.Script(spec.Argv), "sbatch", s.SbatchArgs(spec)...)
 	if err != nil {
 		return "", err
 	}
@@ -219,13 +218,8 @@ func (s *Slurm) Submit(ctx context.Context, spec PilotSpec) (string, error) {
 	if spec.Mint == nil {
 		return id, nil
 	}
-	// Held until its token is in its file: the token names the pilot's
-	// worker, which only the job id tells.
-	err = spec.Mint(ctx, s.WorkerName(id))
-	if err == nil {
-		_, err = s.run(ctx, nil, "", "scontrol", "release", id)
-	}
-	if err != nil {
+	// The token names the pilot's worker, which only the job id tells.
+	if err := spec.Mint(ctx, s.WorkerName(id)); err != nil {
 		if cerr := s.Cancel(ctx, []string{id}); cerr != nil {
 			err = errors.Join(err, cerr)
 		}

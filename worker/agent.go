@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -58,8 +59,9 @@ type Config struct {
 	// Slots is how many copies the worker runs at once. Default: NumCPU.
 	Slots int
 	// MemoryMB is the memory, MiB, the worker offers to tasks that ask
-	// for memory (TaskSpec.MemoryMB). Default (0): the machine's memory
-	// (MemTotal); negative: none, so that such tasks never run here.
+	// for memory (TaskSpec.MemoryMB). Default (0): AllocatedMemoryMB,
+	// the machine's memory (MemTotal) or the limit of the worker's cgroup
+	// where smaller; negative: none, so that such tasks never run here.
 	MemoryMB int64
 	// GPUs are the GPU devices the worker offers to tasks that ask for
 	// GPUs (TaskSpec.Gpus), as CUDA_VISIBLE_DEVICES names them (indices
@@ -232,6 +234,10 @@ type agent struct {
 	// earlier agent's, to clean up at start ("" when none).
 	scratchRoot string
 	oldScratch  string
+	// freshState: this agent made the state directory, so no earlier
+	// agent ran copies from it and none of theirs can be left (a pilot's
+	// state directory, named after its job, is always new).
+	freshState bool
 	// stopped is closed when the worker starts stopping (ctx done or idle).
 	stopped  chan struct{}
 	lastBusy time.Time     // when a copy last started or ended; guarded by mu
@@ -353,7 +359,7 @@ func newAgent(cfg Config) (*agent, error) {
 	}
 	switch {
 	case a.memoryMB == 0:
-		a.memoryMB = machineMemoryMB()
+		a.memoryMB = AllocatedMemoryMB()
 	case a.memoryMB < 0:
 		a.memoryMB = 0
 	}
@@ -378,6 +384,9 @@ func newAgent(cfg Config) (*agent, error) {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
 	}
 	a.stateDir = dir // copies get absolute paths, whatever their working dir
+	if _, err := os.Lstat(a.stateDir); errors.Is(err, fs.ErrNotExist) {
+		a.freshState = true
+	}
 	if err := os.MkdirAll(a.stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("worker: state dir: %w", err)
 	}

@@ -404,10 +404,15 @@ func (a *agent) cleanScratch() error {
 		if dir == "" || dir == a.scratchRoot && dir != filepath.Join(a.stateDir, "copies") {
 			continue
 		}
-		if n, err := killLeftovers(dir + string(filepath.Separator)); err != nil {
-			a.log.Warn("looking for leftover processes", "err", err)
-		} else if n > 0 {
-			a.log.Warn("killed leftover processes of an earlier worker", "count", n)
+		// In a new state directory no earlier agent's copies can carry
+		// it in their environment: a pilot does not read every
+		// process's environment (tens of milliseconds) at its start.
+		if !a.freshState {
+			if n, err := killLeftovers(dir + string(filepath.Separator)); err != nil {
+				a.log.Warn("looking for leftover processes", "err", err)
+			} else if n > 0 {
+				a.log.Warn("killed leftover processes of an earlier worker", "count", n)
+			}
 		}
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("worker: state dir: %w", err)

@@ -43,7 +43,8 @@ func isolationConfig(c *cli.Context, cfg *worker.Config) error {
 }
 
 // workerToken finds the worker token: --token-fd, --token-file (removed
-// after reading with --remove-token-file), else, deprecated, --token or
+// after reading with --remove-token-file, waited for while empty with
+// --token-wait), else, deprecated, --token or
 // $BATCH_WORKER_TOKEN. The variable is cleared from this process's
 // environment either way; a token that came in the environment or on the
 // command line is said to be readable by others.
@@ -63,7 +64,7 @@ func workerToken(c *cli.Context, log *slog.Logger) (string, error) {
 	case c.IsSet("token-fd"):
 		return worker.TokenFromFD(c.Int("token-fd"))
 	case c.IsSet("token-file"):
-		return worker.TokenFromFile(c.String("token-file"), c.Bool("remove-token-file"))
+		return worker.WaitTokenFile(c.Context, c.String("token-file"), c.Bool("remove-token-file"), c.Duration("token-wait"))
 	case c.IsSet("token"):
 		log.Warn("DEPRECATED: --token puts the worker token on the command line, which every process of the machine may read (/proc/PID/cmdline); use --token-fd or --token-file")
 		return strings.TrimSpace(c.String("token")), nil

@@ -44,11 +44,11 @@ func poolSlurmCommand() *cli.Command {
 		Description: "Runs until SIGTERM or SIGINT (pilots stay and leave when idle; --cancel-on-exit ends them).\n\n" +
 			"Each pilot is `sbatch --parsable --job-name batchd-POOL-CLASS --ntasks 1 --cpus-per-task SLOTS`\n" +
 			"with a script that execs `BATCHD worker --server URL --slots SLOTS --idle-exit IDLE\n" +
-			"--hand-back --token-file FILE --remove-token-file --hide DIR --name slurm-$SLURM_JOB_ID`.\n" +
-			"Each pilot gets a worker token of its own, never the pool's: the pool submits it held\n" +
-			"(sbatch --hold), asks the server for a token that registers only that pilot's worker\n" +
-			"(slurm-JOBID) and lives --token-ttl, writes it into a 0600 file of its own in --token-dir (a\n" +
-			"directory the nodes share) and releases the job. The worker reads and removes the file before\n" +
+			"--hand-back --token-file FILE --remove-token-file --token-wait WAIT --hide DIR --name slurm-$SLURM_JOB_ID`.\n" +
+			"Each pilot gets a worker token of its own, never the pool's: once sbatch has answered, the pool\n" +
+			"asks the server for a token that registers only that pilot's worker (slurm-JOBID) and lives\n" +
+			"--token-ttl, and writes it into the pilot's 0600 file in --token-dir (a directory the nodes\n" +
+			"share), which the worker waits for (--register-wait). The worker reads and removes the file before\n" +
 			"it runs any task and hides the directory from its tasks: never in the job's environment or\n" +
 			"script, which Slurm keeps where the job's user (and so a task on the pilot) can read them.\n" +
 			"The server revokes a pilot's token once the pool reports the pilot ended.\n\n" +

@@ -54,6 +54,7 @@ func workerCommand() *cli.Command {
 			&cli.IntFlag{Name: "token-fd", Usage: "read the worker token from file descriptor `N` (e.g. --token-fd 3 3<FILE)"},
 			&cli.StringFlag{Name: "token-file", Usage: "read the worker token from `FILE` (0600; batchd user add --worker NAME mints one)"},
 			&cli.BoolFlag{Name: "remove-token-file", Usage: "remove --token-file once read (pilots)"},
+			&cli.DurationFlag{Name: "token-wait", Usage: "wait up to this long for an empty --token-file to be filled (pilots: they may start before their pool has written it)"},
 			&cli.StringFlag{Name: "token", Usage: "deprecated: worker `TOKEN` on the command line (or $BATCH_WORKER_TOKEN), readable by every process of the machine"},
 			&cli.StringFlag{Name: "user", Usage: "the one batchd `USER` whose tasks this worker runs (required in effect with --isolation none)"},
 			&cli.StringSliceFlag{Name: "hide", Usage: "a `DIR` tasks must not see (namespaces), repeatable"},
@@ -64,7 +65,7 @@ func workerCommand() *cli.Command {
 			&cli.DurationFlag{Name: "drain", Usage: "on shutdown, how long to keep delivering held results", Value: 10 * time.Second},
 			&cli.BoolFlag{Name: "no-suspend", Usage: "tell the server this worker cannot suspend copies (preemption kills)"},
 			&cli.StringFlag{Name: "gpus", Usage: "GPUs offered to tasks that ask for some: N (devices 0 to N-1), a list (0,2 or UUIDs), or slurm: the Slurm job's (CUDA_VISIBLE_DEVICES, else SLURM_JOB_GPUS); default none"},
-			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G, or slurm: the Slurm job's allocation (default: the machine's; 0: none)"},
+			&cli.StringFlag{Name: "memory", Usage: "memory offered to tasks that ask for some, e.g. 8G, or slurm: the Slurm job's allocation (default: the machine's, or its cgroup's limit where smaller; 0: none)"},
 			&cli.DurationFlag{Name: "idle-exit", Usage: "leave (exit 0) after holding no copy for this long, e.g. 30s (default: never)"},
 			&cli.StringFlag{Name: "ends-at", Usage: "when the worker's allocation ends: slurm (its Slurm job's time limit), Unix seconds or an RFC 3339 time; it takes no copy that would run past it (default: never ends)"},
 			&cli.DurationFlag{Name: "end-margin", Usage: "stop taking copies this long before --ends-at (default 30s, at most a quarter of the time left)"},
@@ -90,8 +91,14 @@ func workerCommand() *cli.Command {
 			}
 			var mem int64
 			if c.String("memory") == "slurm" {
-				// The job's allocation; without one, the machine's.
-				mem, _ = slurmMemoryMB(os.Getenv)
+				// The job's allocation, where the machine or the
+				// worker's cgroup does not give less; without one,
+				// theirs (the worker's default).
+				if mem, _ = slurmMemoryMB(os.Getenv); mem > 0 {
+					if a := worker.AllocatedMemoryMB(); a > 0 {
+						mem = min(mem, a)
+					}
+				}
 			} else {
 				if mem, err = cliarg.ParseMiB(c.String("memory")); err != nil {
 					return fmt.Errorf("--memory: %w", err)
