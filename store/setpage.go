@@ -84,4 +84,3 @@ func addCounts(ctx context.Context, tx *Tx, byID map[sched.SetID]*sched.TaskSet,
 	}
 	return rows.Err()
 }
-
