@@ -48,11 +48,11 @@ type apiGate struct {
 	now   func() time.Time
 
 	mu      sync.Mutex
-	running int           // API calls holding a turn
-	workers int           // worker calls in progress
+	running int // API calls holding a turn
+	workers int // worker calls in progress
 	// lastWorkerEnd is when the last worker call ended.
 	lastWorkerEnd time.Time
-	waiters []*gateWaiter // API calls waiting, in arrival order
+	waiters       []*gateWaiter // API calls waiting, in arrival order
 	// nextBusyAdmit is the earliest an API call may be admitted while a
 	// worker call is in progress (the API's share); busyHeld counts the
 	// turns so admitted and not yet given back (one at a time).
