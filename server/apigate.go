@@ -34,8 +34,8 @@ import (
 //     that is never idle (thousands of remote slots report all the
 //     time), an API call is still admitted then, but only so that the
 //     API's turns stay busy at most apiShareWhileBusy of the time: after a
-//     turn held for d while workers were busy, the next such admission
-//     waits d·(1−share)/share.
+//     turn held for d, an admission while workers are busy waits until
+//     d·(1−share)/share has passed since it was given back.
 //   - Worker calls never wait for the gate; they only count themselves.
 //
 // Streams (watches, followers, the assignment streams, DiscloseStream) take
@@ -58,7 +58,8 @@ type apiGate struct {
 	// turns so admitted and not yet given back (one at a time).
 	nextBusyAdmit time.Time
 	busyHeld      int
-	timer         *time.Timer // armed to admit at nextBusyAdmit
+	timer         *time.Timer // armed to run grant at timerAt
+	timerAt       time.Time
 	// seen, when set (tests), hears each event with mu held: "api-admit",
 	// "api-wait", "worker-start", "worker-end".
 	seen func(event string)
@@ -168,9 +169,9 @@ func (g *apiGate) admit() (busy bool) {
 	return false
 }
 
-// releaser returns the function that gives a turn back; a turn admitted
-// while worker calls were in progress (busy) moves nextBusyAdmit by the
-// API's share of the time it was held.
+// releaser returns the function that gives a turn back, which moves
+// nextBusyAdmit by the API's share of the time the turn was held; busy
+// says whether it was admitted while the worker lane was busy.
 func (g *apiGate) releaser(busy bool) func() {
 	start := g.now()
 	var once sync.Once
@@ -180,9 +181,10 @@ func (g *apiGate) releaser(busy bool) func() {
 			g.running--
 			if busy {
 				g.busyHeld--
-				now := g.now()
-				held := now.Sub(start)
-				g.nextBusyAdmit = now.Add(time.Duration(float64(held) * (1 - g.share) / g.share))
+			}
+			now := g.now()
+			if next := now.Add(time.Duration(float64(now.Sub(start)) * (1 - g.share) / g.share)); next.After(g.nextBusyAdmit) {
+				g.nextBusyAdmit = next
 			}
 			g.grant()
 			g.mu.Unlock()
@@ -229,18 +231,26 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// armTimer makes grant run again after d, unless a timer is armed
-// already. Requires mu.
+// armTimer makes grant run again after d, unless a timer is armed to run
+// it sooner. Requires mu.
 func (g *apiGate) armTimer(d time.Duration) {
+	at := g.now().Add(d)
 	if g.timer != nil {
-		return
+		if !at.Before(g.timerAt) {
+			return
+		}
+		g.timer.Stop()
 	}
-	g.timer = time.AfterFunc(d, func() {
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
 		g.mu.Lock()
-		g.timer = nil
+		if g.timer == t {
+			g.timer = nil
+		}
 		g.grant()
 		g.mu.Unlock()
 	})
+	g.timer, g.timerAt = t, at
 }
 
 // stats returns the API calls admitted, those that waited, and those
