@@ -68,10 +68,13 @@ type apiGate struct {
 }
 
 // apiShareWhileBusy is the share of the time the API's turns may be busy
-// while a worker call is in progress: half. The API then still answers
-// at half its idle rate under any dispatch load, and dispatch gets the
-// other half of the time however many API clients call.
-const apiShareWhileBusy = 0.5
+// while the worker lane is busy: a quarter. The API then still answers at
+// a quarter of its idle rate under any dispatch load, and dispatch gets
+// the rest of the time however many API clients call. At a half, the
+// copies of all users ended at 0.19 of their unloaded rate under 200
+// saturating clients on 2 local slots, at a quarter 0.44 (one run each,
+// load 50-67).
+const apiShareWhileBusy = 0.25
 
 // apiBusyWindow is how long after a worker call the worker lane counts as
 // busy: copies of short tasks end every few milliseconds, and the next

@@ -115,7 +115,7 @@ func TestAPIGateWorkerCallsFirst(t *testing.T) {
 
 // Under a worker lane that never goes quiet the API still gets turns, one
 // after each gap of its share: a turn held for d (here 10 ms of the test's
-// clock) lets the next one in d later, not before.
+// clock) lets the next one in d·(1−share)/share later, not before.
 func TestAPIGateShareWhileBusy(t *testing.T) {
 	clk := newFakeClock()
 	g := newAPIGate(1, clk.now)
@@ -146,13 +146,14 @@ func TestAPIGateShareWhileBusy(t *testing.T) {
 		if n := g.runningCalls(); n != 1 {
 			t.Fatalf("call %d: %d API calls hold a turn, want 1", i, n)
 		}
-		clk.add(10 * time.Millisecond) // held for 10 ms
+		const held = 10 * time.Millisecond
+		clk.add(held)
 		rel()
 		if i < 2 {
 			if g.runningCalls() != 0 || g.waitingCalls() != 2-i || len(admitted) != 0 {
 				t.Fatalf("call %d: the next call was admitted before its gap", i)
 			}
-			clk.add(10 * time.Millisecond) // the gap: at share 1/2, as long as the turn was held
+			clk.add(time.Duration(float64(held) * (1 - g.share) / g.share)) // the gap
 		}
 	}
 	if _, _, b := g.stats(); b != 3 {
