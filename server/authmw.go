@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -104,6 +105,23 @@ func (s *Server) authenticate(next http.Handler, limits map[string]readLimit) ht
 			return
 		}
 		defer release()
+		if !streamProcedures[proc] {
+			switch {
+			case CallerFrom(ctx).Role == store.RoleWorker:
+				defer s.gate.workerCall()()
+			case !apiWriteProcedures[proc]:
+				// The API's turn (apigate.go), before the body is read:
+				// reading and decoding it is CPU the dispatch path needs.
+				turn, err := s.gate.apiCall(ctx)
+				if err != nil {
+					interceptor{s}.logCall(ctx, proc, start, err)
+					_ = ew.Write(w, r, err)
+					return
+				}
+				defer turn()
+				ctx = context.WithValue(ctx, gateTurnKey{}, turn)
+			}
+		}
 		r = r.WithContext(ctx)
 		r.Body = body
 		next.ServeHTTP(w, r)

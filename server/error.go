@@ -260,18 +260,14 @@ func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			i.logCall(ctx, req.Spec().Procedure, start, err)
 			return nil, err
 		}
-		if CallerFrom(ctx).Role != store.RoleWorker && !apiWriteProcedures[req.Spec().Procedure] {
-			// API calls take turns (apiSlots): however many clients call
-			// at once, they use at most that many threads, and the
-			// dispatch path never waits for a processor behind them.
-			select {
-			case i.s.apiSlots <- struct{}{}:
-			case <-ctx.Done():
-				err := connect.NewError(connect.CodeCanceled, ctx.Err())
+		if _, ok := ctx.Value(gateTurnKey{}).(func()); !ok && CallerFrom(ctx).Role != store.RoleWorker && !apiWriteProcedures[req.Spec().Procedure] {
+			// A call that came some other way takes its turn here.
+			release, err := i.s.gate.apiCall(ctx)
+			if err != nil {
 				i.logCall(ctx, req.Spec().Procedure, start, err)
 				return nil, err
 			}
-			defer func() { <-i.s.apiSlots }()
+			defer release()
 		}
 		res, err := next(ctx, req)
 		err = i.s.connectError(ctx, err)
@@ -280,9 +276,10 @@ func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	}
 }
 
-// apiWriteProcedures are the API calls that do not take an apiSlots
-// turn: they queue in the API lane (apiWrite), which carries them out in
-// batches, and would otherwise hold a turn while they wait for it.
+// apiWriteProcedures are the API calls that take no apiGate turn: they
+// queue in the API lane (apiWrite), which carries them out in batches
+// under the server's lock, and would otherwise hold a turn while they
+// wait for it.
 var apiWriteProcedures = map[string]bool{
 	batchv1connect.TaskSetServiceDiscloseProcedure:             true,
 	batchv1connect.TaskSetServiceRequestProcedure:              true,

@@ -30,24 +30,28 @@ func (t localTransport) caller(ctx context.Context) context.Context {
 
 func (t localTransport) Register(ctx context.Context, req *batchv1.RegisterRequest) (*batchv1.RegisterResponse, error) {
 	ctx = t.caller(ctx)
+	defer t.s.gate.workerCall()()
 	res, err := workerHandler(t).Register(ctx, req)
 	return res, t.s.connectError(ctx, err)
 }
 
 func (t localTransport) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequest) (*batchv1.HeartbeatResponse, error) {
 	ctx = t.caller(ctx)
+	defer t.s.gate.workerCall()()
 	res, err := workerHandler(t).Heartbeat(ctx, req)
 	return res, t.s.connectError(ctx, err)
 }
 
 func (t localTransport) ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error) {
 	ctx = t.caller(ctx)
+	defer t.s.gate.workerCall()()
 	res, err := workerHandler(t).ReportFinished(ctx, req)
 	return res, t.s.connectError(ctx, err)
 }
 
 func (t localTransport) ReportOutput(ctx context.Context, req *batchv1.ReportOutputRequest) (*batchv1.ReportOutputResponse, error) {
 	ctx = t.caller(ctx)
+	defer t.s.gate.workerCall()()
 	res, err := workerHandler(t).ReportOutput(ctx, req)
 	return res, t.s.connectError(ctx, err)
 }

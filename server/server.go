@@ -137,10 +137,11 @@ type Config struct {
 	RequestRate  float64
 	RequestBurst int
 	// APIConcurrency is how many unary API calls (all but the worker
-	// protocol and streams) run at once; more wait their turn (default:
-	// half the processors, at least 1). It keeps CPU for dispatch: the
-	// local slots, worker reports and the scheduler never wait behind
-	// API traffic for a processor.
+	// protocol and streams) are read, run and answered at once; more wait
+	// their turn, and while worker calls are in progress they get turns
+	// only for their share of the time (apiGate; default: half the
+	// processors, at least 1). It keeps CPU for dispatch: the local
+	// slots, worker reports and the scheduler go ahead of API traffic.
 	APIConcurrency int
 	// MaxRequestMemory is the budget, in bytes, of memory that request
 	// bodies in flight may hold, each user at most half of it (see
@@ -207,9 +208,8 @@ type Server struct {
 
 	watch   *broker
 	metrics *metrics
-	// apiSlots bounds the API calls (not the worker protocol) running at
-	// once (Config.APIConcurrency).
-	apiSlots chan struct{}
+	// gate admits the unary API calls, worker calls first (apigate.go).
+	gate *apiGate
 	// bodies is the memory budget of request bodies in flight.
 	bodies *admission
 	// owners caches the owners of sets admins named (ownerFor).
@@ -372,7 +372,7 @@ func New(cfg Config) (srv *Server, err error) {
 	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
-		apiSlots: make(chan struct{}, cfg.APIConcurrency), bodies: newAdmission(cfg.MaxRequestMemory)}
+		gate: newAPIGate(cfg.APIConcurrency, time.Now), bodies: newAdmission(cfg.MaxRequestMemory)}
 	tok, err := store.NewToken()
 	if err != nil {
 		return nil, err
@@ -391,6 +391,7 @@ func New(cfg Config) (srv *Server, err error) {
 	s.metrics.reg.MustRegister(s.dm.collectors(s.db)...)
 	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
 	s.metrics.reg.MustRegister(s.bodies.collectors()...)
+	s.metrics.reg.MustRegister(s.gate.collectors()...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
 	return s, nil

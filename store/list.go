@@ -135,12 +135,8 @@ func (db *DB) ListSets(ctx context.Context, f SetFilter) ([]sched.TaskSet, strin
 			found = found[:size]
 			next = strconv.FormatInt(int64(found[size-1].id), 10)
 		}
-		for _, k := range found {
-			set, err := getSet(ctx, tx, k.owner, k.id)
-			if err != nil {
-				return err
-			}
-			sets = append(sets, set)
+		if sets, err = getSets(ctx, tx, found); err != nil {
+			return err
 		}
 		return pageExtras(ctx, tx, sets)
 	})

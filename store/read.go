@@ -140,35 +140,14 @@ func clampPage(n int32, def, most int) int {
 // getSet reads a set of the owner with its counts; ENOTFOUND otherwise (a
 // set of another owner is not found, so that nobody learns it exists).
 func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.TaskSet, error) {
-	set := sched.TaskSet{ID: id}
-	var (
-		created     int64
-		sumResponse float64
-		retries     int32
-		retryOn     string
-		stop        stopRow
-	)
+	var set sched.TaskSet
 	// The counts, the billed sum and the response sum are kept on the set's
 	// row by triggers (migration 0006): one row read, whatever the set's size.
-	err := tx.QueryRowContext(ctx, `SELECT owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
-		billed_slot_seconds, sum_visible_response, max_running, retries, retry_on, `+stopCols+`, timeout_seconds, waiting, canceled_reason, n_failed
-		FROM task_sets WHERE id = ? AND owner = ? AND staged = 0`, id, owner).
-		Scan(&set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
-			&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning, &retries, &retryOn,
-			&stop.onSuccess, &stop.onExit, &stop.onOutput, &stop.after, &stop.stoppedAt, &stop.stoppedIdx, &stop.stoppedAttempt, &stop.why, &stop.canceled,
-			&set.TimeoutSeconds, &set.Waiting, &set.CanceledReason, &set.Failed)
+	err := scanSetRow(tx.QueryRowContext(ctx, `SELECT id, `+setRowCols+` FROM task_sets WHERE id = ? AND owner = ? AND staged = 0`, id, owner), &set)
 	if err == sql.ErrNoRows {
-		return set, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
+		return sched.TaskSet{ID: id}, sched.Errorf(sched.ENOTFOUND, "task set %d not found", id)
 	} else if err != nil {
-		return set, fmt.Errorf("read set %d: %w", id, err)
-	}
-	set.CreatedAt = fromNanos(created)
-	if set.Retry, err = sched.ParseRetryOn(retryOn); err != nil {
-		return set, fmt.Errorf("read set %d: retry policy %q: %w", id, retryOn, err)
-	}
-	set.Retry.Retries = retries
-	if set.Stop, set.Stopped, err = stop.decode(id); err != nil {
-		return set, err
+		return sched.TaskSet{ID: id}, err
 	}
 	if set.Counts.Held, err = countHeld(ctx, tx, id); err != nil {
 		return set, err
@@ -178,11 +157,50 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 		Scan(&set.Counts.Running); err != nil {
 		return set, fmt.Errorf("count running: %w", err)
 	}
+	set.State = sched.SetStateOf(set.Counts, set.Failed, set.Waiting)
+	return set, nil
+}
+
+// setRowCols are the columns of task_sets that scanSetRow reads, after
+// the set's id.
+const setRowCols = `owner, name, created_at, ntasks, n_disclosed, n_executed, n_requested, n_finished, n_canceled,
+	billed_slot_seconds, sum_visible_response, max_running, retries, retry_on, ` + stopCols + `, timeout_seconds, waiting, canceled_reason, n_failed`
+
+// rowScanner is a row to scan: *sql.Row or *sql.Rows.
+type rowScanner interface{ Scan(dest ...any) error }
+
+// scanSetRow reads a set's row (id, then setRowCols) into set: everything
+// but the counts of held and running tasks and the state, which depend on
+// them. It returns sql.ErrNoRows as such.
+func scanSetRow(row rowScanner, set *sched.TaskSet) error {
+	var (
+		created     int64
+		sumResponse float64
+		retries     int32
+		retryOn     string
+		stop        stopRow
+	)
+	err := row.Scan(&set.ID, &set.Owner, &set.Name, &created, &set.Counts.Total, &set.Counts.Disclosed, &set.Counts.Executed, &set.Counts.Requested,
+		&set.Counts.Finished, &set.Counts.Canceled, &set.BilledSlotSeconds, &sumResponse, &set.MaxRunning, &retries, &retryOn,
+		&stop.onSuccess, &stop.onExit, &stop.onOutput, &stop.after, &stop.stoppedAt, &stop.stoppedIdx, &stop.stoppedAttempt, &stop.why, &stop.canceled,
+		&set.TimeoutSeconds, &set.Waiting, &set.CanceledReason, &set.Failed)
+	if err == sql.ErrNoRows {
+		return err
+	} else if err != nil {
+		return fmt.Errorf("read set %d: %w", set.ID, err)
+	}
+	set.CreatedAt = fromNanos(created)
+	if set.Retry, err = sched.ParseRetryOn(retryOn); err != nil {
+		return fmt.Errorf("read set %d: retry policy %q: %w", set.ID, retryOn, err)
+	}
+	set.Retry.Retries = retries
+	if set.Stop, set.Stopped, err = stop.decode(set.ID); err != nil {
+		return err
+	}
 	if set.Counts.Finished > 0 {
 		set.MeanVisibleResponseSeconds = sumResponse / float64(set.Counts.Finished)
 	}
-	set.State = sched.SetStateOf(set.Counts, set.Failed, set.Waiting)
-	return set, nil
+	return nil
 }
 
 const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed_at, finished_at, canceled_at,

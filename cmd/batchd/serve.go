@@ -69,7 +69,7 @@ func serveCommand() *cli.Command {
 			&cli.Float64Flag{Name: "rate", Value: server.DefaultRequestRate, EnvVars: []string{"BATCHD_RATE"}, Usage: "per-user calls a second, token bucket (-1: none)"},
 			&cli.IntFlag{Name: "burst", Value: server.DefaultRequestBurst, EnvVars: []string{"BATCHD_BURST"}, Usage: "per-user calls at once (token bucket size)"},
 			&cli.IntFlag{Name: "api-concurrency", EnvVars: []string{"BATCHD_API_CONCURRENCY"},
-				Usage: "unary API calls that run at once; more wait their turn, so that API traffic cannot take the CPU that dispatch needs (default: half the CPUs, at least 1)"},
+				Usage: "unary API calls read and run at once; more wait their turn, and while workers report they get turns a quarter of the time, so that API traffic cannot take the CPU that dispatch needs (default: half the CPUs, at least 1)"},
 			&cli.StringFlag{Name: "max-request-memory", Value: "512MiB", EnvVars: []string{"BATCHD_MAX_REQUEST_MEMORY"},
 				Usage: "memory request bodies in flight may hold, each user at most half (e.g. 512MiB, 2GiB); more wait up to 5 s, then are refused with a hint to retry"},
 			&cli.IntFlag{Name: "procs", EnvVars: []string{"BATCHD_PROCS"}, DefaultText: "4 per CPU, at least 8; GOMAXPROCS in the environment wins",
