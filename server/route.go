@@ -45,12 +45,16 @@ func (s *Server) retriedRoute(ctx context.Context, id sched.SetID) sched.Route {
 }
 
 // fillPartitionQueues adds to a pool's answer the queued work routed to
-// the pool or to no pool, by the partition it names, sorted by partition.
+// the pool or to no pool, by the partition it names ("" first, always
+// there), sorted by partition.
 func (s *Server) fillPartitionQueues(pool string, out *batchv1.ReportPilotsResponse) {
 	s.mu.Lock()
 	qs := s.sched.QueuedByRoute(func(r sched.Route) bool { return r.Pool == "" || r.Pool == pool })
 	s.mu.Unlock()
-	at := map[string]*batchv1.PartitionQueue{}
+	// The entry for no partition is always there, so that a pool tells
+	// this answer from an older server's, which has none.
+	out.PartitionQueues = append(out.PartitionQueues, &batchv1.PartitionQueue{})
+	at := map[string]*batchv1.PartitionQueue{"": out.PartitionQueues[0]}
 	for _, q := range qs {
 		pq := at[q.Route.Partition]
 		if pq == nil {

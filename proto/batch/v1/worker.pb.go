@@ -418,7 +418,8 @@ type ReportPilotsResponse struct {
 	MostQueuedGpus int32 `protobuf:"varint,121,opt,name=most_queued_gpus,json=mostQueuedGpus,proto3" json:"most_queued_gpus,omitempty"`
 	// The queued work this pool may run (routed to the pool or to no
 	// pool), by the partition it names ("" for none: the pool's own
-	// partition), sorted by partition. queued_requested and
+	// partition; always listed, so that a pool tells this answer from an
+	// older server's), sorted by partition. queued_requested and
 	// queued_disclosed above count all queued work, routed or not.
 	PartitionQueues []*PartitionQueue `protobuf:"bytes,155,rep,name=partition_queues,json=partitionQueues,proto3" json:"partition_queues,omitempty"`
 	unknownFields   protoimpl.UnknownFields

@@ -257,7 +257,8 @@ export type ReportPilotsResponse = Message<"batch.v1.ReportPilotsResponse"> & {
   /**
    * The queued work this pool may run (routed to the pool or to no
    * pool), by the partition it names ("" for none: the pool's own
-   * partition), sorted by partition. queued_requested and
+   * partition; always listed, so that a pool tells this answer from an
+   * older server's), sorted by partition. queued_requested and
    * queued_disclosed above count all queued work, routed or not.
    *
    * @generated from field: repeated batch.v1.PartitionQueue partition_queues = 155;
