@@ -154,7 +154,7 @@ func (in DiscloseInput) keyHash() string {
 	if in.IdempotencyKey == "" {
 		return ""
 	}
-	return extendHash(in.Hash(), in.After, in.Labels)
+	return routeHash(extendHash(in.Hash(), in.After, in.Labels), in.Route)
 }
 
 // taskState is the state and request time of in's new tasks.

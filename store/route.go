@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"batchd/sched"
@@ -129,4 +132,15 @@ func (db *DB) RouteKnown(ctx context.Context, r sched.Route) (bool, error) {
 		return false, fmt.Errorf("look up route: %w", err)
 	}
 	return n > 0, nil
+}
+
+// routeHash folds a disclose's route into its content hash (unchanged
+// for the zero route), so that a key replayed with another route is a
+// conflict rather than a replay.
+func routeHash(hash string, r sched.Route) string {
+	if r.IsZero() {
+		return hash
+	}
+	sum := sha256.Sum256([]byte(hash + "\x00pool=" + strconv.Quote(r.Pool) + "\x00partition=" + strconv.Quote(r.Partition)))
+	return hex.EncodeToString(sum[:])
 }
