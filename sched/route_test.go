@@ -285,3 +285,33 @@ func TestQueuedByRoute(t *testing.T) {
 		}
 	}
 }
+
+// Preemptive SRPT takes a requested copy's slot for a shorter routed
+// task only on the routed task's pool: a longer copy elsewhere is left
+// alone.
+func TestRoutePreemptRequestedOnlyOnRoute(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Config{Speculation: SpecNone, PreemptRequested: true})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "w", Slots: 1, CanSuspend: true})
+	b.apply(Event{Kind: EventWorkerUp, Worker: "p", Slots: 1, CanSuspend: true, Route: Route{Pool: "p"}})
+	long := []TaskInfo{{Index: 0, EstimateSeconds: 1000}}
+	b.apply(Event{Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: long})
+	b.apply(Event{Kind: EventRequested, Set: 1})
+	b.apply(Event{Kind: EventDisclosed, Set: 2, Owner: "u", Tasks: []TaskInfo{{Index: 0, EstimateSeconds: 500}}, Route: Route{Pool: "p"}})
+	b.apply(Event{Kind: EventRequested, Set: 2})
+	if on := startsOn(b.s.Decide(0)); on[TaskRef{1, 0}] != "w" || on[TaskRef{2, 0}] != "p" {
+		t.Fatalf("started %v, want set 1 on w and set 2 on p", on)
+	}
+	// A short routed task: the long copy on w is the SRPT victim, but
+	// its slot is off the route; the copy on p needs less than it does.
+	b.apply(Event{Kind: EventDisclosed, Time: 1, Set: 3, Owner: "u", Tasks: []TaskInfo{{Index: 0, EstimateSeconds: 1}}, Route: Route{Pool: "p"}})
+	b.apply(Event{Kind: EventRequested, Time: 1, Set: 3})
+	for _, d := range b.s.Decide(1) {
+		if (d.Kind == DecisionSuspend || d.Kind == DecisionKill) && d.Slot.Worker == "w" {
+			t.Errorf("preempted %v on w, off the routed task's pool", d.Task)
+		}
+		if d.Kind == DecisionStart && d.Task == (TaskRef{3, 0}) && d.Slot.Worker != "p" {
+			t.Errorf("routed task started on %s", d.Slot.Worker)
+		}
+	}
+}
