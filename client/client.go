@@ -181,6 +181,8 @@ type DiscloseInput struct {
 	After []sched.Dependency
 	// Labels are a new set's labels.
 	Labels []sched.Label
+	// Route is where a new set's copies may run (zero: anywhere).
+	Route sched.Route
 }
 
 // Array is a task array: one task per value First, First+Step, ... up to
@@ -198,6 +200,9 @@ type DiscloseResult struct {
 	Count      int32
 	// Replayed is true when the server had already seen the key.
 	Replayed bool
+	// UnknownRoute is true when the new set is routed to a pool or
+	// partition under which no worker has ever registered.
+	UnknownRoute bool
 }
 
 // Disclose creates a task set or appends tasks to one. A big set (over
@@ -221,7 +226,7 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 			return DiscloseResult{}, err
 		}
 		return DiscloseResult{Set: setFromPB(res.GetTaskSet()), FirstIndex: res.GetFirstIndex(), Count: res.GetCount(),
-			Replayed: res.GetReplayed()}, nil
+			Replayed: res.GetReplayed(), UnknownRoute: res.GetUnknownRoute()}, nil
 	}
 	req := &batchv1.DiscloseRequest{
 		SetId:          int64(in.Set),
@@ -233,6 +238,8 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 		Stop:           stopToPB(in.Stop),
 		After:          depsToPB(in.After),
 		Labels:         labelsToPB(in.Labels),
+		Pool:           in.Route.Pool,
+		Partition:      in.Route.Partition,
 	}
 	for _, t := range in.Tasks {
 		req.Tasks = append(req.Tasks, specToPB(t))
@@ -251,6 +258,8 @@ func (c *Client) Disclose(ctx context.Context, in DiscloseInput) (DiscloseResult
 		FirstIndex: res.GetFirstIndex(),
 		Count:      res.GetCount(),
 		Replayed:   res.GetReplayed(),
+
+		UnknownRoute: res.GetUnknownRoute(),
 	}, nil
 }
 
@@ -290,7 +299,7 @@ func (c *Client) discloseStream(ctx context.Context, in DiscloseInput, key strin
 		return nil, err
 	}
 	msg := &batchv1.DiscloseStreamRequest{SetId: int64(in.Set), Name: in.Name, IdempotencyKey: key, Request: in.Request, MaxRunning: in.MaxRunning, Retry: retryToPB(in.Retry),
-		Stop: stopToPB(in.Stop), After: depsToPB(in.After), Labels: labelsToPB(in.Labels)}
+		Stop: stopToPB(in.Stop), After: depsToPB(in.After), Labels: labelsToPB(in.Labels), Pool: in.Route.Pool, Partition: in.Route.Partition}
 	size := 0
 	for i, t := range in.Tasks {
 		msg.Tasks = append(msg.Tasks, specToPB(t))

@@ -142,6 +142,7 @@ func setFromPB(s *batchv1.TaskSet) sched.TaskSet {
 		After:                      depsFromPB(s.GetAfter()),
 		CanceledReason:             s.GetCanceledReason(),
 		Labels:                     labelsFromPB(s.GetLabels()),
+		Route:                      sched.Route{Pool: s.GetPool(), Partition: s.GetPartition()},
 	}
 }
 
@@ -287,5 +288,6 @@ func workerFromPB(w *batchv1.Worker) sched.Worker {
 		Isolation:     w.GetIsolation(),
 		BoundUser:     w.GetBoundUser(),
 		Limits:        w.GetLimits(),
+		Route:         sched.Route{Pool: w.GetPool(), Partition: w.GetPartition()},
 	}
 }

@@ -107,6 +107,9 @@ type PilotSpec struct {
 	// a queued task asks for, so that the pilot can run any of them. Its
 	// worker offers what the batch system gives it (--gpus slurm).
 	GPUs int
+	// Partition is the partition the queued work it is for names ("":
+	// the engine's own for Class; route.go).
+	Partition string
 }
 
 // State is a pilot's state, reduced from the batch system's.
@@ -243,7 +246,10 @@ type Pool struct {
 	// gpus is the most GPUs a queued task asks for, as the server last
 	// answered it.
 	gpus int
-	now  func() time.Time
+	// badParts holds the partitions the batch system refused, until when
+	// they are left alone (route.go).
+	badParts map[string]time.Time
+	now      func() time.Time
 }
 
 // DefaultTokenTTL is how long a pilot's token lives when Config.TokenTTL
@@ -350,7 +356,10 @@ func (p *Pool) CancelAll(ctx context.Context) error {
 // Plan is what one round decided.
 type Plan struct {
 	Submit map[Class]int
-	Cancel []string
+	// Partitions splits Submit by the partition the pilots are for ("":
+	// the pool's own for the class; route.go).
+	Partitions map[Class]map[string]int
+	Cancel     []string
 }
 
 // Round runs one round: list, report, plan, submit and cancel.
@@ -378,7 +387,7 @@ func (p *Pool) Round(ctx context.Context) error {
 	dead := p.silentPilots(pilots, silent, time.Duration(resp.GetLeaseSeconds()*float64(time.Second)))
 	p.dropTokens(pilots)
 	p.longest, p.gpus = resp.GetLongestQueuedSeconds(), int(resp.GetMostQueuedGpus())
-	plan := p.plan(pilots, up, resp.GetQueuedRequested(), resp.GetQueuedDisclosed())
+	plan := p.planQueues(pilots, up, partQueues(resp))
 	plan.Cancel = append(plan.Cancel, stuck...)
 	plan.Cancel = append(plan.Cancel, dead...)
 	if len(plan.Cancel) > 0 {
@@ -391,21 +400,29 @@ func (p *Pool) Round(ctx context.Context) error {
 		}
 	}
 	for _, class := range []Class{Requested, Disclosed} {
-		for range plan.Submit[class] {
-			if p.now().Before(p.notBefore) {
-				p.log.Debug("backing off", "until", p.notBefore, "last_error", p.lastErr)
-				return nil
-			}
-			if err := p.submit(ctx, class); err != nil {
-				return nil // said and backed off
+		parts := plan.Partitions[class]
+		for _, part := range slices.Sorted(maps.Keys(parts)) {
+			for range parts[part] {
+				if p.now().Before(p.notBefore) {
+					p.log.Debug("backing off", "until", p.notBefore, "last_error", p.lastErr)
+					return nil
+				}
+				if err := p.submit(ctx, class, part); err != nil {
+					if part != "" && partitionRefused(err) {
+						break // said once; the other partitions go on
+					}
+					return nil // said and backed off
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// submit submits one pilot of class, backing off when that fails.
-func (p *Pool) submit(ctx context.Context, class Class) error {
+// submit submits one pilot of class for the work of partition ("": the
+// pool's own), backing off when that fails, or leaving a partition the
+// batch system refuses alone (route.go).
+func (p *Pool) submit(ctx context.Context, class Class, partition string) error {
 	tokFile, err := p.tokenFile()
 	if err != nil {
 		p.fail(fmt.Sprintf("token file for a pilot: %v", err))
@@ -413,19 +430,24 @@ func (p *Pool) submit(ctx context.Context, class Class) error {
 	}
 	spec := PilotSpec{Class: class, Slots: p.cfg.Slots,
 		Argv: append(slices.Clone(p.cfg.Worker), "--slots", fmt.Sprint(p.cfg.Slots), "--idle-exit", p.cfg.Idle.String(), "--hand-back",
-			"--token-file", tokFile, "--remove-token-file", "--token-wait", p.cfg.RegisterWait.String(), "--hide", p.cfg.TokenDir),
-		Mint: func(ctx context.Context, worker string) error { return p.mint(ctx, worker, tokFile) },
-		Time: pilotTime(p.longest, p.cfg.TimeMargin, p.cfg.TimeMin, p.cfg.TimeMax), GPUs: p.gpus}
+			"--token-file", tokFile, "--remove-token-file", "--token-wait", p.cfg.RegisterWait.String(), "--hide", p.cfg.TokenDir, "--pool", p.cfg.Name),
+		Partition: partition,
+		Mint:      func(ctx context.Context, worker string) error { return p.mint(ctx, worker, tokFile) },
+		Time:      pilotTime(p.longest, p.cfg.TimeMargin, p.cfg.TimeMin, p.cfg.TimeMax), GPUs: p.gpus}
 	sctx, cancel := context.WithTimeout(ctx, p.cfg.RequestTimeout)
 	id, err := p.eng.Submit(sctx, spec)
 	cancel()
 	if err != nil {
 		os.Remove(tokFile)
+		if partition != "" && partitionRefused(err) {
+			p.refusePartition(partition, err)
+			return err
+		}
 		p.fail(fmt.Sprintf("submit a %s pilot: %v", class, err))
 		return err
 	}
 	p.tokenFiles[id] = tokFile
-	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots, "time", spec.Time, "gpus", spec.GPUs)
+	p.log.Info("pilot submitted", "id", id, "class", class, "slots", p.cfg.Slots, "time", spec.Time, "gpus", spec.GPUs, "partition", partition)
 	return nil
 }
 
@@ -553,16 +575,28 @@ func (p *Pool) judge(pilots []Pilot, up map[string]bool) (stuck []string) {
 	return stuck
 }
 
-// plan decides what to submit and what to cancel.
-func (p *Pool) plan(pilots []Pilot, up map[string]bool, requested, disclosed int64) Plan {
+// planQueues decides what to submit and what to cancel, per class and
+// per partition the queued work names (route.go). The disclosed pilots
+// of all partitions together stay within Config.Disclosed's tasks.
+func (p *Pool) planQueues(pilots []Pilot, up map[string]bool, queues []partQueue) Plan {
 	slots := int64(p.cfg.Slots)
-	want := map[Class]int{
-		Requested: int((requested + slots - 1) / slots),
-		Disclosed: int((min(disclosed, int64(p.cfg.Disclosed)) + slots - 1) / slots),
+	want := map[Class]map[string]int{Requested: {}, Disclosed: {}}
+	discLeft := int64(p.cfg.Disclosed)
+	for _, q := range queues {
+		if q.partition != "" && p.partitionOff(q.partition) {
+			continue
+		}
+		if n := int((q.requested + slots - 1) / slots); n > 0 {
+			want[Requested][q.partition] = n
+		}
+		d := min(q.disclosed, discLeft)
+		discLeft -= d
+		if n := int((d + slots - 1) / slots); n > 0 {
+			want[Disclosed][q.partition] = n
+		}
 	}
 	live := 0
-	coming := map[Class]int{}
-	pending := map[Class][]Pilot{}
+	var comingPilots []Pilot
 	var hopeless []string
 	for _, pl := range pilots {
 		if pl.State == Ended {
@@ -574,28 +608,53 @@ func (p *Pool) plan(pilots []Pilot, up map[string]bool, requested, disclosed int
 			continue
 		}
 		live++
-		switch {
-		case pl.State == Pending:
-			coming[pl.Class]++
-			pending[pl.Class] = append(pending[pl.Class], pl)
-		case pl.State == Running && !up[p.eng.WorkerName(pl.ID)] && !p.registered[pl.ID]:
-			coming[pl.Class]++
+		if pl.State == Pending || (pl.State == Running && !up[p.eng.WorkerName(pl.ID)] && !p.registered[pl.ID]) {
+			comingPilots = append(comingPilots, pl)
 		}
 	}
-	out := Plan{Submit: map[Class]int{}, Cancel: hopeless}
+	bucket := bucketOf(comingPilots, want)
+	type key struct {
+		class Class
+		part  string
+	}
+	coming := map[key]int{}
+	pending := map[key][]Pilot{}
+	for _, pl := range comingPilots {
+		k := key{pl.Class, bucket[pl.ID]}
+		coming[k]++
+		if pl.State == Pending {
+			pending[k] = append(pending[k], pl)
+		}
+	}
+	out := Plan{Submit: map[Class]int{}, Partitions: map[Class]map[string]int{}, Cancel: hopeless}
 	room := max(0, p.cfg.MaxPilots-live)
 	for _, class := range []Class{Requested, Disclosed} {
-		n := min(want[class]-coming[class], room)
-		if n > 0 {
-			out.Submit[class] = n
-			room -= n
+		parts := map[string]bool{}
+		for part := range want[class] {
+			parts[part] = true
 		}
-		// Pending pilots beyond what the queue can use: cancel the newest.
-		extra := coming[class] - want[class]
-		ps := pending[class]
-		slices.SortFunc(ps, func(a, b Pilot) int { return b.Submitted.Compare(a.Submitted) })
-		for i := 0; i < extra && i < len(ps); i++ {
-			out.Cancel = append(out.Cancel, ps[i].ID)
+		for k := range coming {
+			if k.class == class {
+				parts[k.part] = true
+			}
+		}
+		for _, part := range slices.Sorted(maps.Keys(parts)) {
+			k := key{class, part}
+			if n := min(want[class][part]-coming[k], room); n > 0 {
+				out.Submit[class] += n
+				if out.Partitions[class] == nil {
+					out.Partitions[class] = map[string]int{}
+				}
+				out.Partitions[class][part] = n
+				room -= n
+			}
+			// Pending pilots beyond what the queue can use: cancel the newest.
+			extra := coming[k] - want[class][part]
+			ps := pending[k]
+			slices.SortFunc(ps, func(a, b Pilot) int { return b.Submitted.Compare(a.Submitted) })
+			for i := 0; i < extra && i < len(ps); i++ {
+				out.Cancel = append(out.Cancel, ps[i].ID)
+			}
 		}
 	}
 	return out

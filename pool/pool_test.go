@@ -20,6 +20,8 @@ type engine struct {
 	cancelled []string
 	fail      error
 	next      int
+	badParts  []string // partitions sbatch refuses
+	refused   int      // submissions refused for their partition
 }
 
 func (e *engine) Name() string                { return "test" }
@@ -32,6 +34,10 @@ func (e *engine) Submit(ctx context.Context, s PilotSpec) (string, error) {
 	if e.fail != nil {
 		return "", e.fail
 	}
+	if s.Partition != "" && slices.Contains(e.badParts, s.Partition) {
+		e.refused++
+		return "", errors.New("sbatch: error: invalid partition specified: " + s.Partition)
+	}
 	e.next++
 	id := string(rune('a' + e.next))
 	if s.Mint != nil { // as Slurm does, once the id names the worker
@@ -40,7 +46,8 @@ func (e *engine) Submit(ctx context.Context, s PilotSpec) (string, error) {
 		}
 	}
 	e.submitted = append(e.submitted, s)
-	e.pilots = append(e.pilots, Pilot{ID: id, State: Pending, Raw: "PENDING", Class: s.Class, Slots: s.Slots, Submitted: time.Unix(int64(e.next), 0)})
+	e.pilots = append(e.pilots, Pilot{ID: id, State: Pending, Raw: "PENDING", Class: s.Class, Slots: s.Slots, Submitted: time.Unix(int64(e.next), 0),
+		Partition: s.Partition})
 	return id, nil
 }
 
@@ -64,6 +71,7 @@ type server struct {
 	longest              float64 // longest queued expected run time, s
 	gpus                 int32   // most GPUs a queued task asks for
 	reports              []*batchv1.ReportPilotsRequest
+	parts                []*batchv1.PartitionQueue // queued work per partition (nil: an older server's answer)
 	minted               []*batchv1.MintWorkerTokenRequest
 }
 
@@ -83,6 +91,7 @@ func (s *server) ReportPilots(_ context.Context, req *batchv1.ReportPilotsReques
 	out.Registered = s.registered
 	out.LongestQueuedSeconds = s.longest
 	out.MostQueuedGpus = s.gpus
+	out.PartitionQueues = s.parts
 	return out, nil
 }
 
@@ -328,7 +337,7 @@ func TestSlurmSbatch(t *testing.T) {
 	}
 	script := s.Script([]string{"/opt/batch d/batchd", "worker", "--server", "http://h:1/x?a=b&c", "--idle-exit", "30s"})
 	for _, want := range []string{
-		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm --gpus slurm &`,
+		`'/opt/batch d/batchd' worker --server 'http://h:1/x?a=b&c' --idle-exit 30s --name "slurm-$SLURM_JOB_ID" --ends-at slurm --memory slurm --gpus slurm --partition slurm &`,
 		`'/opt/batch d/batchd' worker --kill-leftovers --name "slurm-$SLURM_JOB_ID"`,
 	} {
 		if !strings.Contains(script, want+"\n") {

@@ -130,7 +130,7 @@ func (s *Slurm) Script(argv []string) string {
 		}
 	}
 	return "#!/bin/sh\n# a batchd pilot: one worker for the job's allocation\n" +
-		worker + " --ends-at slurm --memory slurm --gpus slurm &\n" +
+		worker + " --ends-at slurm --memory slurm --gpus slurm --partition slurm &\n" +
 		"w=$!\n" +
 		"trap 'kill -TERM $w 2>/dev/null' TERM INT\n" +
 		"while :; do wait $w; rc=$?; kill -0 $w 2>/dev/null || break; done\n" +
@@ -151,6 +151,9 @@ func (s *Slurm) SbatchArgs(spec PilotSpec) []string {
 		if s.DisclosedQOS != "" {
 			qos = s.DisclosedQOS
 		}
+	}
+	if spec.Partition != "" {
+		part = spec.Partition // the partition the queued work names (route.go)
 	}
 	if part != "" {
 		args = append(args, "--partition="+part)

@@ -107,6 +107,10 @@ func (s *Scheduler) workerUp(ev Event) error {
 		return Errorf(EINVALID, "worker %s: %d GPUs (at most %d)", ev.Worker, ev.GPUs, MaxWorkerGPUs)
 	}
 	w.gpus = ev.GPUs
+	if err := ev.Route.Validate(); err != nil {
+		return err
+	}
+	w.route = ev.Route
 	old := w.slots
 	w.slots = ev.Slots
 	for int32(len(w.busy)) < w.slots {
@@ -230,8 +234,12 @@ func (s *Scheduler) disclosed(ev Event) error {
 	if ev.MaxRunning < 0 {
 		return Errorf(EINVALID, "set %d: max running %d is negative", ev.Set, ev.MaxRunning)
 	}
+	if err := ev.Route.Validate(); err != nil {
+		return err
+	}
 	if st == nil {
 		st = s.newSet(ev.Set, ev.Owner, ev.Time)
+		st.route = ev.Route
 	}
 	if ev.MaxRunning > 0 {
 		s.setMaxRunning(st, ev.MaxRunning)

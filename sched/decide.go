@@ -231,7 +231,7 @@ func (s *Scheduler) greedy(now Time, out []Decision) []Decision {
 				break
 			}
 			if t := st.rq.peek(); !s.startQueued(t, "requested", slotFreeOrPreempt, now, &out) {
-				if t.plain() {
+				if t.plain() || (t.routed() && t.routeOnly()) {
 					break
 				}
 				s.setAside(t)

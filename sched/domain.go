@@ -145,6 +145,8 @@ type TaskSet struct {
 	MaxRunning int32
 	// Retry is the set's retry policy (zero: no automatic retries).
 	Retry RetryPolicy
+	// Route is where the set's copies may run (zero: anywhere; route.go).
+	Route Route
 	// Stop is the set's stop rule (zero: none); Stopped says which task
 	// fired it (nil until one did).
 	Stop    StopRule
@@ -273,6 +275,8 @@ type Worker struct {
 	// when it left (state "gone"; zero while known).
 	EndsAt, LeftAt time.Time
 	HandBack       bool
+	// Route is the worker's pool and partition (route.go).
+	Route Route
 }
 
 // Output is what a finished task printed and how it ended.

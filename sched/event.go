@@ -152,6 +152,10 @@ type Event struct {
 	// EndsAt is when a worker stops taking copies (EventWorkerUp; 0:
 	// never): a pilot's allocation end less its margin. See workerend.go.
 	EndsAt Time
+	// Route is a worker's pool and partition (EventWorkerUp), or a set's
+	// route (EventDisclosed and EventRetried that make the set; ignored
+	// for a set held already). See route.go.
+	Route Route
 
 	Set     SetID
 	Owner   string

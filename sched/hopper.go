@@ -334,7 +334,7 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 			break
 		}
 		if !s.startQueued(q, "requested", slotFreeOrPreempt, now, &out) {
-			if q.plain() {
+			if q.plain() || (q.routed() && q.routeOnly()) {
 				break
 			}
 			s.setAside(q)

@@ -39,6 +39,9 @@ func (s *Scheduler) fillJobClone(st *set, target int, now Time, out []Decision) 
 			if q.plain() {
 				return out
 			}
+			if q.routed() && q.routeOnly() {
+				break
+			}
 			s.setAside(q)
 		}
 	}

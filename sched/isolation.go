@@ -64,9 +64,10 @@ func Isolated(mech string) bool {
 // owner, or to t's.
 func (w *worker) serves(t *task) bool { return w.bound == "" || w.bound == t.set.owner }
 
-// allows reports whether w may start a copy of t now: it serves t's owner
-// and a copy would end before w stops taking copies (workerend.go).
-func (w *worker) allows(t *task) bool { return w.serves(t) && w.timeFits(t) }
+// allows reports whether w may start a copy of t now: it serves t's owner,
+// a copy would end before w stops taking copies (workerend.go), and it is
+// on t's set's route (route.go).
+func (w *worker) allows(t *task) bool { return w.serves(t) && w.timeFits(t) && w.routes(t) }
 
 // bind binds w to owner ("": to none), counting bound workers.
 func (s *Scheduler) bind(w *worker, owner string) {

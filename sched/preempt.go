@@ -38,8 +38,8 @@ func (s *Scheduler) backfillRequested(now Time, out []Decision) []Decision {
 				if s.plainFor(t) {
 					return out
 				}
-				if t.plain() {
-					break // only workers bound to other owners have room: so for the set's other tasks
+				if t.plain() || (t.routed() && t.routeOnly()) {
+					break // only workers bound to other owners (or off its route) have room: so for the set's other tasks
 				}
 				s.setAside(t) // no room for its resources: the next may fit
 			}

@@ -43,8 +43,9 @@ func (t *task) slots() int {
 	return 1
 }
 
-// plain reports whether t asks for one slot and no memory.
-func (t *task) plain() bool { return t.cpus <= 1 && t.memMB == 0 && t.gpus == 0 }
+// plain reports whether t asks for one slot, no memory and no GPU, and
+// may run on any worker (no route: route.go).
+func (t *task) plain() bool { return t.cpus <= 1 && t.memMB == 0 && t.gpus == 0 && !t.routed() }
 
 // slots is how many slots c holds (or held before it was suspended).
 func (c *liveCopy) slots() int { return 1 + int(c.nextra) }
@@ -136,9 +137,10 @@ func (s *Scheduler) anyCouldFit(t *task) bool {
 
 // blockedOnResources notes that requested task t found no room: when some
 // worker could hold it, disclosed work leaves the free slots alone for the
-// rest of this Decide (see the file comment).
+// rest of this Decide (see the file comment). A routed task holds nothing
+// back (route.go): most free slots may be off its route.
 func (s *Scheduler) blockedOnResources(t *task) {
-	if !t.plain() && s.anyCouldFit(t) {
+	if !t.plain() && !t.routed() && s.anyCouldFit(t) {
 		s.holdForResources = true
 	}
 }

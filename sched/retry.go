@@ -172,7 +172,7 @@ func (s *Scheduler) retried(ev Event) error {
 		if st != nil {
 			owner = st.owner
 		}
-		if err := s.disclosed(Event{Kind: EventDisclosed, Time: ev.Time, Set: ev.Set, Owner: owner, Tasks: fresh}); err != nil {
+		if err := s.disclosed(Event{Kind: EventDisclosed, Time: ev.Time, Set: ev.Set, Owner: owner, Tasks: fresh, Route: ev.Route}); err != nil {
 			return err
 		}
 	}

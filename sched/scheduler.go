@@ -167,6 +167,9 @@ type set struct {
 	fsUser           *fsUser
 	fsHeld, fsQueued int
 	fpos             int
+
+	// route is where the set's copies may run (route.go; zero: anywhere).
+	route Route
 }
 
 // worker is one worker and its slots.
@@ -188,6 +191,8 @@ type worker struct {
 	// workerend.go).
 	endsAt Time
 	clock  *Scheduler
+	// route is the worker's pool and partition (route.go).
+	route Route
 }
 
 func (w *worker) free() int { return len(w.freeSlots) }

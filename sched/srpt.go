@@ -115,7 +115,7 @@ func (s *Scheduler) preemptRequested(now Time, out []Decision) []Decision {
 				}
 				for _, rt := range v.running {
 					for _, c := range rt.copies {
-						if !s.victimOK(c) {
+						if !s.victimOK(c) || !c.worker.routes(t) { // its slot must be on t's route (route.go)
 							continue
 						}
 						if rem, ok := s.remaining(c, now); ok && rem > best && s.beats(q, need, v, rem) {

@@ -60,6 +60,9 @@ const (
 	// WhyNoTimeLeft: every worker up that may run it ends (a pilot's time
 	// limit) before a copy of it would; Detail gives the times.
 	WhyNoTimeLeft WhyReason = "no-worker-time-left"
+	// WhyRoute: its set is routed to a pool or partition (route.go) whose
+	// workers are none up, or all busy; Detail says which.
+	WhyRoute WhyReason = "waiting-for-pool"
 )
 
 // Short is the reason in a word or two, for a table's column.
@@ -97,6 +100,8 @@ func (r WhyReason) Short() string {
 		return "dependency"
 	case WhyNoTimeLeft:
 		return "no time left"
+	case WhyRoute:
+		return "pool"
 	}
 	return string(r)
 }
@@ -304,8 +309,12 @@ func (s *Scheduler) Why(ref TaskRef, now Time) (WhyAnswer, error) {
 		a.Reason, a.Detail = WhyNoWorkerForOwner, s.boundDetail(st.owner)
 	case s.nends > 0 && s.timeShutOut(t):
 		a.Reason, a.Detail = WhyNoTimeLeft, s.timeDetail(t)
+	case t.routed() && !s.routeUp(t):
+		a.Reason, a.Detail = WhyRoute, s.routeDetail(t, false)
 	case !s.couldEverFit(t):
 		a.Reason, a.Detail = WhyNeverFits, s.gpuDetail(t, true)
+	case t.routed() && s.wheap.fit(nil, t) == nil:
+		a.Reason, a.Detail = WhyRoute, s.routeDetail(t, true)
 	case !t.plain() && s.wheap.fit(nil, t) == nil:
 		// No worker has the free slots, memory and GPUs it asks for now.
 		a.Reason, a.Detail = WhyResources, s.gpuDetail(t, false)

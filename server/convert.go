@@ -120,7 +120,8 @@ func setToProto(s sched.TaskSet) *batchv1.TaskSet {
 			Finished: c.Finished, Canceled: c.Canceled, Running: c.Running, Total: c.Total, Held: c.Held},
 		BilledSlotSeconds: s.BilledSlotSeconds, MeanVisibleResponseSeconds: s.MeanVisibleResponseSeconds, MaxRunning: s.MaxRunning,
 		Retry: retryToProto(s.Retry), Stop: stopToProto(s.Stop), Stopped: stopFiredToProto(s.Stopped), TimeoutSeconds: s.TimeoutSeconds,
-		State: setStateToProto[s.State], After: depsToProto(s.After), CanceledReason: s.CanceledReason, Labels: labelsToProto(s.Labels), Failed: s.Failed}
+		State: setStateToProto[s.State], After: depsToProto(s.After), CanceledReason: s.CanceledReason, Labels: labelsToProto(s.Labels), Failed: s.Failed,
+		Pool: s.Route.Pool, Partition: s.Route.Partition}
 }
 
 func retryToProto(p sched.RetryPolicy) *batchv1.RetryPolicy {
@@ -220,7 +221,8 @@ func billGroupToProto(g store.BillGroup) *batchv1.BillGroup {
 func workerToProto(w sched.Worker) *batchv1.Worker {
 	return &batchv1.Worker{Id: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 		CanSuspend: w.CanSuspend, State: w.State, LastHeartbeat: ts(w.LastHeartbeat), RegisteredAt: ts(w.RegisteredAt), MemoryMb: w.MemoryMB, Gpus: w.GPUs,
-		Isolation: w.Isolation, BoundUser: w.BoundUser, Limits: w.Limits, EndsAt: ts(w.EndsAt), LeftAt: ts(w.LeftAt)}
+		Isolation: w.Isolation, BoundUser: w.BoundUser, Limits: w.Limits, EndsAt: ts(w.EndsAt), LeftAt: ts(w.LeftAt),
+		Pool: w.Route.Pool, Partition: w.Route.Partition}
 }
 
 // seconds converts a time to the scheduler's clock (Unix seconds).

@@ -124,6 +124,7 @@ func (h workerHandler) ReportPilots(ctx context.Context, req *batchv1.ReportPilo
 	out := &batchv1.ReportPilotsResponse{QueuedRequested: int64(st.QueuedRequested), QueuedDisclosed: int64(st.QueuedDisclosed),
 		LeaseSeconds: s.cfg.Lease.Seconds()}
 	s.fillQueuedNeeds(out)
+	s.fillPartitionQueues(req.Pool, out)
 	names := make([]sched.WorkerID, 0, len(req.Pilots))
 	for _, p := range req.Pilots {
 		if p.Worker != "" {

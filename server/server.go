@@ -458,14 +458,14 @@ func (s *Server) load(ctx context.Context, fresh bool) error {
 			slots = 0
 		}
 		s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: seconds(now), Worker: w.ID, Slots: slots, CanSuspend: w.CanSuspend, MemoryMB: w.MemoryMB,
-			GPUs: w.GPUs, BoundUser: w.BoundUser, EndsAt: endSeconds(w.EndsAt)})
+			GPUs: w.GPUs, BoundUser: w.BoundUser, EndsAt: endSeconds(w.EndsAt), Route: w.Route})
 		if s.workers[w.ID] == nil || fresh {
 			s.workers[w.ID] = newWorkerConn(w.ID, w.Hostname, w.Slots, w.CanSuspend, w.BoundUser, now)
 		}
 	}
 	for _, st := range snap.Sets {
 		s.apply(sched.Event{Kind: sched.EventDisclosed, Time: seconds(st.DisclosedAt), Set: st.Set, Owner: st.Owner, Tasks: st.Tasks, MaxRunning: st.MaxRunning,
-			After: st.After})
+			After: st.After, Route: st.Route})
 	}
 	for _, d := range snap.Durations {
 		s.apply(sched.Event{Kind: sched.EventDurationObserved, Time: seconds(now), Set: d.Set, Owner: d.Owner, Duration: d.Seconds, Censored: d.Censored})

@@ -29,7 +29,7 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 		return nil, sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d tasks in one call; the limit is %d: disclose in several calls (append with set_id)", len(req.Tasks), store.MaxTasksPerCall)
 	}
 	hd := discloseHeader{setID: req.SetId, name: req.Name, key: req.IdempotencyKey, request: req.Request, maxRunning: req.MaxRunning, retry: retryFromProto(req.Retry),
-		stop: stopFromProto(req.Stop)}
+		stop: stopFromProto(req.Stop), route: sched.Route{Pool: req.Pool, Partition: req.Partition}}
 	if err := hd.setDeps(req.After, req.Labels); err != nil {
 		return nil, err
 	}
@@ -48,7 +48,8 @@ func (h taskSetHandler) Disclose(ctx context.Context, req *batchv1.DiscloseReque
 	if err != nil {
 		return nil, err
 	}
-	return &batchv1.DiscloseResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
+	return &batchv1.DiscloseResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed,
+		UnknownRoute: s.unknownRoute(ctx, res)}, nil
 }
 
 // DiscloseStream is Disclose for big sets: it converts each chunk to specs
@@ -73,7 +74,7 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 		}
 		if first {
 			hd = discloseHeader{setID: m.SetId, name: m.Name, key: m.IdempotencyKey, request: m.Request, maxRunning: m.MaxRunning, retry: retryFromProto(m.Retry),
-				stop: stopFromProto(m.Stop)}
+				stop: stopFromProto(m.Stop), route: sched.Route{Pool: m.Pool, Partition: m.Partition}}
 			if err := hd.setDeps(m.After, m.Labels); err != nil {
 				return nil, err
 			}
@@ -84,8 +85,9 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 			if arr, err = arrayFromProto(m.Array, len(m.Tasks)); err != nil {
 				return nil, err
 			}
-		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request || m.Array != nil || len(m.After) > 0 || len(m.Labels) > 0 {
-			return nil, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key, request, array, after and labels")
+		} else if m.SetId != 0 || m.Name != "" || m.IdempotencyKey != "" || m.Request || m.Array != nil || len(m.After) > 0 || len(m.Labels) > 0 ||
+			m.Pool != "" || m.Partition != "" {
+			return nil, sched.Errorf(sched.EINVALID, "only the first message of a DiscloseStream carries set_id, name, idempotency_key, request, array, after, labels, pool and partition")
 		} else if arr != nil && len(m.Tasks) > 0 {
 			return nil, sched.Errorf(sched.EINVALID, "give tasks or an array, not both")
 		}
@@ -109,7 +111,8 @@ func (h taskSetHandler) DiscloseStream(ctx context.Context, stream *connect.Clie
 	if err != nil {
 		return nil, err
 	}
-	return &batchv1.DiscloseStreamResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed}, nil
+	return &batchv1.DiscloseStreamResponse{TaskSet: setToProto(res.Set), FirstIndex: res.FirstIndex, Count: res.Count, Replayed: res.Replayed,
+		UnknownRoute: s.unknownRoute(ctx, res)}, nil
 }
 
 // tightGCBytes is the size past which a DiscloseStream tightens the
@@ -131,6 +134,8 @@ type discloseHeader struct {
 	// after and labels are a new set's dependencies and labels.
 	after  []sched.Dependency
 	labels []store.Label
+	// route is where a new set's copies may run (zero: anywhere).
+	route sched.Route
 }
 
 // setDeps converts and checks a disclose's dependencies and labels
@@ -161,6 +166,9 @@ func (hd discloseHeader) check() error {
 		return sched.Errorf(sched.EINVALID, "max_running = %d must not be negative (0 = no cap)", hd.maxRunning)
 	}
 	if err := hd.retry.Validate(); err != nil {
+		return err
+	}
+	if err := hd.route.Validate(); err != nil {
 		return err
 	}
 	return checkSetID("set_id", hd.setID)
@@ -253,7 +261,7 @@ func (s *Server) disclose(ctx context.Context, hd discloseHeader, specs []sched.
 	var res store.DiscloseResult
 	in := store.DiscloseInput{Owner: owner, SetID: sched.SetID(hd.setID), Name: hd.name,
 		Tasks: specs, Array: arr, IdempotencyKey: hd.key, Request: hd.request, MaxRunning: hd.maxRunning, Retry: hd.retry,
-		Stop: hd.stop, After: hd.after, Labels: hd.labels}
+		Stop: hd.stop, After: hd.after, Labels: hd.labels, Route: hd.route}
 	if hd.key != "" {
 		// The key with other content is AlreadyExists (db.Disclose);
 		// hashed outside the lock, as 200,000 specs take a while.
@@ -332,7 +340,7 @@ func (s *Server) disclosed(ctx context.Context, hd discloseHeader, owner string,
 	at := seconds(res.DisclosedAt)
 	// The set's cap as stored, not only this call's: an append to a set
 	// the scheduler forgot (every task had ended) makes it anew.
-	ev := sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning}
+	ev := sched.Event{Kind: sched.EventDisclosed, Time: at, Set: res.Set.ID, Owner: owner, Tasks: infos, MaxRunning: res.Set.MaxRunning, Route: res.Set.Route}
 	if res.Created {
 		ev.After = hd.after
 	}
@@ -719,7 +727,8 @@ func (h taskSetHandler) Retry(ctx context.Context, req *batchv1.RetryRequest) (*
 		if err != nil || len(res.Retried) == 0 {
 			return
 		}
-		s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(res.At), Set: sched.SetID(req.SetId), Owner: owner, Tasks: res.Retried})
+		s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(res.At), Set: sched.SetID(req.SetId), Owner: owner, Tasks: res.Retried,
+			Route: s.retriedRoute(ctx, sched.SetID(req.SetId))})
 		s.metrics.retried(sched.RetriedByUser, len(res.Retried))
 		idx := make([]int32, len(res.Retried))
 		for i, t := range res.Retried {

@@ -29,6 +29,7 @@ var whyReasonToProto = map[sched.WhyReason]batchv1.WaitReason{
 	sched.WhyHeld:             batchv1.WaitReason_WAIT_REASON_HELD,
 	sched.WhyDependency:       batchv1.WaitReason_WAIT_REASON_WAITING_FOR_DEPENDENCY,
 	sched.WhyNoTimeLeft:       batchv1.WaitReason_WAIT_REASON_NO_WORKER_TIME_LEFT,
+	sched.WhyRoute:            batchv1.WaitReason_WAIT_REASON_WAITING_FOR_POOL,
 }
 
 // Why explains why the named tasks wait, from the scheduler's state. The

@@ -43,6 +43,10 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	if req.Gpus < 0 || req.Gpus > sched.MaxWorkerGPUs {
 		return nil, sched.Errorf(sched.EINVALID, "gpus must be between 0 and %d", sched.MaxWorkerGPUs)
 	}
+	route := sched.Route{Pool: req.Pool, Partition: req.Partition}
+	if err := route.Validate(); err != nil {
+		return nil, err
+	}
 	endsAt, err := workerEnd(req.EndsAt, s.now())
 	if err != nil {
 		return nil, err
@@ -56,7 +60,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 	}
 	in := store.RegisterInput{Worker: id, Hostname: req.Hostname, Slots: req.Slots, CanSuspend: req.CanSuspend, Version: req.Version, MemoryMB: req.MemoryMb, GPUs: req.Gpus,
 		Isolation: sched.NormalIsolation(req.Isolation), BoundUser: req.BoundUser, Limits: req.Limits, EndsAt: endsAt, HandBack: req.HandBack,
-		Stopping: req.Stopping}
+		Stopping: req.Stopping, Route: route}
 	for _, c := range req.Running {
 		if !seconds0(c.CpuSeconds) || math.IsNaN(c.Progress) || math.IsInf(c.Progress, 0) {
 			return nil, sched.Errorf(sched.EINVALID, "copy %d: cpu_seconds must be finite, not negative and at most %g, progress finite", c.CopyId, float64(store.MaxSeconds))
@@ -82,7 +86,7 @@ func (h workerHandler) Register(ctx context.Context, req *batchv1.RegisterReques
 		s.apply(sched.Event{Kind: sched.EventWorkerDown, Time: at, Worker: id})
 	}
 	s.apply(sched.Event{Kind: sched.EventWorkerUp, Time: at, Worker: id, Slots: req.Slots, CanSuspend: req.CanSuspend, MemoryMB: req.MemoryMb,
-		GPUs: req.Gpus, BoundUser: req.BoundUser, EndsAt: endSeconds(endsAt)})
+		GPUs: req.Gpus, BoundUser: req.BoundUser, EndsAt: endSeconds(endsAt), Route: route})
 	w := newWorkerConn(id, req.Hostname, req.Slots, req.CanSuspend, req.BoundUser, now)
 	s.workers[id] = w
 	heard := new(atomic.Int64)
@@ -577,6 +581,7 @@ func (s *Server) hearEnd(now time.Time, in store.FinishInput, res store.FinishRe
 	}
 	if res.Retried != nil {
 		// The set's policy retried the attempt this copy won.
-		s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(now), Set: res.Task.Set, Owner: res.Owner, Tasks: []sched.TaskInfo{*res.Retried}})
+		s.apply(sched.Event{Kind: sched.EventRetried, Time: seconds(now), Set: res.Task.Set, Owner: res.Owner, Tasks: []sched.TaskInfo{*res.Retried},
+			Route: s.retriedRoute(context.Background(), res.Task.Set)})
 	}
 }

@@ -38,6 +38,9 @@ type DiscloseInput struct {
 	After []sched.Dependency
 	// Labels are a new set's labels (labels.go); a new set only.
 	Labels []Label
+	// Route is where a new set's copies may run (route.go; zero:
+	// anywhere); ignored on an append.
+	Route sched.Route
 	// RequestHash is the content hash recorded with IdempotencyKey ("":
 	// Hash computes it from the fields above; a streamed disclose passes
 	// the hash of the whole stream, see DiscloseHasher).
@@ -151,7 +154,7 @@ func (in DiscloseInput) keyHash() string {
 	if in.IdempotencyKey == "" {
 		return ""
 	}
-	return extendHash(in.Hash(), in.After, in.Labels)
+	return routeHash(extendHash(in.Hash(), in.After, in.Labels), in.Route)
 }
 
 // taskState is the state and request time of in's new tasks.
@@ -200,6 +203,9 @@ func createSet(ctx context.Context, tx *Tx, in DiscloseInput, staged bool) (sche
 		return 0, err
 	}
 	if err := addLabels(ctx, tx, setID, in.Labels); err != nil {
+		return 0, err
+	}
+	if err := setSetRoute(ctx, tx, setID, in.Route); err != nil {
 		return 0, err
 	}
 	if err := addNameGrams(ctx, tx, setID); err != nil {

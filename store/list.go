@@ -138,6 +138,9 @@ func (db *DB) ListSets(ctx context.Context, f SetFilter) ([]sched.TaskSet, strin
 		if sets, err = getSets(ctx, tx, found); err != nil {
 			return err
 		}
+		if err := pageRoutes(ctx, tx, sets); err != nil {
+			return err
+		}
 		return pageExtras(ctx, tx, sets)
 	})
 	return sets, next, err

@@ -22,6 +22,8 @@ type SetSnapshot struct {
 	// Waiting: the set waits for After (its dependencies) to end.
 	Waiting bool
 	After   []sched.Dependency
+	// Route is where the set's copies may run (route.go).
+	Route sched.Route
 }
 
 // Duration is the run time of one winning copy, or (Censored) how long a
@@ -120,7 +122,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 			return fmt.Errorf("max copy id: %w", err)
 		}
 		ws, err := tx.QueryContext(ctx, `SELECT id, hostname, slots, can_suspend, last_heartbeat, memory_mb, isolation, bound_user, limits,
-			ends_at, hand_back, gpus FROM workers WHERE state = 'up' ORDER BY id`)
+			ends_at, hand_back, gpus, pool, partition FROM workers WHERE state = 'up' ORDER BY id`)
 		if err != nil {
 			return fmt.Errorf("read workers: %w", err)
 		}
@@ -130,7 +132,7 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 				cs, hbk  int
 				hb, ends int64
 			)
-			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB, &w.Isolation, &w.BoundUser, &w.Limits, &ends, &hbk, &w.GPUs); err != nil {
+			if err := ws.Scan(&w.ID, &w.Hostname, &w.Slots, &cs, &hb, &w.MemoryMB, &w.Isolation, &w.BoundUser, &w.Limits, &ends, &hbk, &w.GPUs, &w.Route.Pool, &w.Route.Partition); err != nil {
 				ws.Close()
 				return err
 			}
@@ -146,6 +148,9 @@ func (db *DB) Load(ctx context.Context) (Snapshot, error) {
 			return err
 		}
 		if err := loadWaiting(ctx, tx, &snap); err != nil {
+			return err
+		}
+		if err := loadSetRoutes(ctx, tx, &snap); err != nil {
 			return err
 		}
 		// The winners, and after each winner the copies of its task that

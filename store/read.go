@@ -158,7 +158,7 @@ func getSet(ctx context.Context, tx *Tx, owner string, id sched.SetID) (sched.Ta
 		return set, fmt.Errorf("count running: %w", err)
 	}
 	set.State = sched.SetStateOf(set.Counts, set.Failed, set.Waiting)
-	return set, nil
+	return set, readSetRoute(ctx, tx, &set)
 }
 
 // setRowCols are the columns of task_sets that scanSetRow reads, after

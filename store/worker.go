@@ -48,6 +48,8 @@ type RegisterInput struct {
 	Running    []HeldCopy
 	MemoryMB   int64 // memory offered to tasks, MiB
 	GPUs       int32 // GPUs offered to tasks
+	// Route is the pool and partition the worker names (sched/route.go).
+	Route sched.Route
 	// Isolation, BoundUser and Limits: how the worker keeps tasks apart
 	// ("none" when empty), the one user it serves ("" = anyone) and what
 	// it enforces per copy (see sched.Worker).
@@ -97,6 +99,9 @@ func (db *DB) RegisterWorker(ctx context.Context, in RegisterInput) (RegisterRes
 			return err
 		}
 		if err := setWorkerGPUs(ctx, tx, in); err != nil {
+			return err
+		}
+		if err := setWorkerRoute(ctx, tx, in); err != nil {
 			return err
 		}
 		if err := recordWorkerEvent(ctx, tx, in.Worker, true, in.Slots, in.CanSuspend, in.MemoryMB, in.BoundUser); err != nil {

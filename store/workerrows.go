@@ -21,7 +21,7 @@ import (
 // the worker's live copies through that index instead of every copy.
 const workerCols = `w.id, w.hostname, w.slots, w.can_suspend, w.state, w.last_heartbeat, w.registered_at,
 	(SELECT COUNT(*) FROM copies c WHERE c.worker = w.id AND c.state IN ('running', 'suspended') AND c.state = 'running'), w.memory_mb, w.isolation, w.bound_user, w.limits,
-	w.ends_at, w.left_at, w.hand_back, w.gpus`
+	w.ends_at, w.left_at, w.hand_back, w.gpus, w.pool, w.partition`
 
 // liveWorkersQuery reads the live workers; its WHERE is workers_live's.
 const liveWorkersQuery = `SELECT ` + workerCols + ` FROM workers w WHERE w.state != 'gone' ORDER BY w.id`
@@ -53,7 +53,7 @@ func (db *DB) listWorkers(ctx context.Context, q string) ([]sched.Worker, error)
 				hb, regd, ends, leftT int64
 			)
 			if err := rows.Scan(&w.ID, &w.Hostname, &w.Slots, &canSusp, &w.State, &hb, &regd, &w.BusySlots, &w.MemoryMB,
-				&w.Isolation, &w.BoundUser, &w.Limits, &ends, &leftT, &handBack, &w.GPUs); err != nil {
+				&w.Isolation, &w.BoundUser, &w.Limits, &ends, &leftT, &handBack, &w.GPUs, &w.Route.Pool, &w.Route.Partition); err != nil {
 				return err
 			}
 			w.Name, w.CanSuspend, w.HandBack = string(w.ID), canSusp != 0, handBack != 0

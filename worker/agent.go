@@ -63,6 +63,10 @@ type Config struct {
 	// the machine's memory (MemTotal) or the limit of the worker's cgroup
 	// where smaller; negative: none, so that such tasks never run here.
 	MemoryMB int64
+	// Pool and Partition are where the worker is: sets routed to a pool
+	// or partition run only on workers that name it. Default: none (the
+	// worker runs unrouted sets only).
+	Pool, Partition string
 	// GPUs are the GPU devices the worker offers to tasks that ask for
 	// GPUs (TaskSpec.Gpus), as CUDA_VISIBLE_DEVICES names them (indices
 	// or UUIDs). Each such copy gets devices of its own in its
@@ -206,6 +210,7 @@ type agent struct {
 	slots      int
 	canSuspend bool
 	memoryMB   int64
+	pool, part string   // Config.Pool, Config.Partition
 	gpus       *gpuPool // gpu.go
 	version    string
 	stateDir   string
@@ -313,6 +318,8 @@ func newAgent(cfg Config) (*agent, error) {
 		slots:        cfg.Slots,
 		canSuspend:   !cfg.NoSuspend,
 		memoryMB:     cfg.MemoryMB,
+		pool:         cfg.Pool,
+		part:         cfg.Partition,
 		gpus:         newGPUPool(cfg.GPUs),
 		version:      cfg.Version,
 		stateDir:     cfg.StateDir,

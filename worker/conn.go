@@ -171,6 +171,8 @@ func (a *agent) register() error {
 		Version:    a.version,
 		MemoryMb:   a.memoryMB,
 		Gpus:       int32(a.gpus.count()),
+		Pool:       a.pool,
+		Partition:  a.part,
 		Isolation:  string(a.isolation),
 		BoundUser:  a.boundUser,
 		Limits:     a.limits,

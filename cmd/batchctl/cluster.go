@@ -52,7 +52,7 @@ func cluster(c *cli.Context) error {
 		fmt.Fprintln(w, "INSECURE: workers without isolation run any user's tasks (--share-unisolated-workers)")
 	}
 	fmt.Fprintf(w, "slots: %d busy of %d\n", v.BusySlots, v.Slots)
-	t := newTable(c, "worker", "host", "slots", "busy", "memory", "suspend", "isolation", "runs for", "state", "last heartbeat")
+	t := newTable(c, "worker", "host", "slots", "busy", "memory", "suspend", "isolation", "runs for", "state", "last heartbeat", "pool")
 	for _, x := range cl.Workers {
 		mem := "-"
 		if x.MemoryMB > 0 {
@@ -63,7 +63,7 @@ func cluster(c *cli.Context) error {
 			runsFor = x.BoundUser
 		}
 		if err := t.Append(string(x.ID), x.Hostname, x.Slots, x.BusySlots, mem, x.CanSuspend, isolationText(x.Isolation), runsFor,
-			x.State, when(x.LastHeartbeat)); err != nil {
+			x.State, when(x.LastHeartbeat), routeText(x.Route)); err != nil {
 			return err
 		}
 	}

@@ -129,6 +129,8 @@ the set id only.
 				"with the result: batchctl output --files, --dir, --tar"},
 			&cli.BoolFlag{Name: "request", Aliases: []string{"r"}, Usage: "request the tasks at once (a plain batch submission)"},
 			&cli.IntFlag{Name: "cpus", Usage: "`N` slots of one worker for each task (the scheduler accounts them, see README, Resources)", DefaultText: "1"},
+			&cli.StringFlag{Name: "pool", Usage: "run the set's copies only on workers of pool `NAME` (batchd worker --pool; local: the server's own slots); a new set only"},
+			&cli.StringFlag{Name: "partition", Usage: "run the set's copies only on workers in batch-system partition `NAME` (a Slurm pool starts pilots for it there); a new set only"},
 			&cli.IntFlag{Name: "gpus", Usage: "`N` GPUs of one worker for each task; the worker gives each copy devices of its own (CUDA_VISIBLE_DEVICES)"},
 			&cli.StringFlag{Name: "memory", Usage: "memory each task needs on its worker, e.g. 512M or 2G; it runs only where a worker offers that much free"},
 			&cli.IntFlag{Name: "max-running", Usage: "run at most `N` copies of the set at once, speculative copies included (0: no cap; with --set: change the set's cap)"},
@@ -397,10 +399,12 @@ func disclose(c *cli.Context) error {
 		MaxRunning: int32(maxRunning),
 		Retry:      policy,
 		Stop:       rule,
+		Route:      sched.Route{Pool: c.String("pool"), Partition: c.String("partition")},
 	})
 	if err != nil {
 		return err
 	}
+	warnUnknownRoute(c, res)
 	w := c.App.Writer
 	if asJSON(c) {
 		return writeJSON(w, struct {

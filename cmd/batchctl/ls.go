@@ -103,7 +103,7 @@ func ls(c *cli.Context) error {
 			NextPageToken string    `json:"next_page_token"`
 		}{views, token})
 	}
-	header := []any{"set", "name", "state", "created", "tasks", "running", "finished", "failed", "canceled", "billed", "after / labels"}
+	header := []any{"set", "name", "state", "created", "tasks", "running", "finished", "failed", "canceled", "billed", "after / labels", "pool"}
 	if in.AllOwners || in.Owner != "" {
 		header = append(header[:2:2], append([]any{"owner"}, header[2:]...)...)
 	}
@@ -111,8 +111,8 @@ func ls(c *cli.Context) error {
 	for _, s := range sets {
 		n := s.Counts
 		row := []any{strconv.FormatInt(int64(s.ID), 10), s.Name, setStateText(s), when(s.CreatedAt), n.Total, n.Running, n.Finished, s.Failed,
-			n.Canceled, secs(s.BilledSlotSeconds), afterAndLabels(s)}
-		if len(header) > 11 {
+			n.Canceled, secs(s.BilledSlotSeconds), afterAndLabels(s), routeText(s.Route)}
+		if len(header) > 12 {
 			row = append(row[:2:2], append([]any{s.Owner}, row[2:]...)...)
 		}
 		if err := t.Append(row...); err != nil {

@@ -152,6 +152,9 @@ func showSet(c *cli.Context, cl *client.Client, id sched.SetID) error {
 	if set.MaxRunning > 0 {
 		capText = fmt.Sprintf(" (at most %d at once)", set.MaxRunning)
 	}
+	if !set.Route.IsZero() {
+		capText += " in " + set.Route.String()
+	}
 	fmt.Fprintf(c.App.Writer, "set %d%s: %s, %d disclosed, %d executed, %d requested, %d finished, %d canceled, %d running%s; billed %s\n",
 		set.ID, label, plural(n.Total, "task"), n.Disclosed, n.Executed, n.Requested, n.Finished, n.Canceled, n.Running, capText, secs(set.BilledSlotSeconds))
 	if line := stopLine(set); line != "" {

@@ -51,6 +51,9 @@ type setView struct {
 	// CanceledReason says why the server canceled the set.
 	CanceledReason string            `json:"canceled_reason,omitempty"`
 	Labels         map[string]string `json:"labels,omitempty"`
+	// Pool and Partition route the set's copies (empty: anywhere).
+	Pool      string `json:"pool,omitempty"`
+	Partition string `json:"partition,omitempty"`
 }
 
 type stopView struct {
@@ -259,6 +262,8 @@ type workerView struct {
 	RegisteredAt  *time.Time `json:"registered_at,omitempty"`
 	MemoryMB      int64      `json:"memory_mb"`
 	GPUs          int32      `json:"gpus,omitempty"`
+	Pool          string     `json:"pool,omitempty"`
+	Partition     string     `json:"partition,omitempty"`
 	Isolation     string     `json:"isolation"`
 	BoundUser     string     `json:"bound_user,omitempty"`
 	Limits        string     `json:"limits,omitempty"`
@@ -378,6 +383,8 @@ func viewSet(s sched.TaskSet) setView {
 		After:                      afterStrings(s.After),
 		CanceledReason:             s.CanceledReason,
 		Labels:                     labelMap(s.Labels),
+		Pool:                       s.Route.Pool,
+		Partition:                  s.Route.Partition,
 	}
 }
 
@@ -503,7 +510,7 @@ func viewCluster(c client.Cluster) clusterView {
 		v.Workers = append(v.Workers, workerView{
 			ID: string(w.ID), Name: w.Name, Hostname: w.Hostname, Slots: w.Slots, BusySlots: w.BusySlots,
 			CanSuspend: w.CanSuspend, State: w.State,
-			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB, GPUs: w.GPUs,
+			LastHeartbeat: timePtr(w.LastHeartbeat), RegisteredAt: timePtr(w.RegisteredAt), MemoryMB: w.MemoryMB, GPUs: w.GPUs, Pool: w.Route.Pool, Partition: w.Route.Partition,
 			Isolation: isolationText(w.Isolation), BoundUser: w.BoundUser, Limits: w.Limits,
 		})
 	}

@@ -252,6 +252,7 @@ func runServe(c *cli.Context) error {
 		go func() {
 			defer close(workerDone)
 			wcfg.Transport, wcfg.Name, wcfg.Slots = srv.LocalTransport(), localName, slots
+			wcfg.Pool = sched.LocalPool
 			wcfg.StateDir, wcfg.Logger, wcfg.Version = filepath.Join(data, "worker"), log.With("part", "local-worker"), version
 			wcfg.Grace, wcfg.Hurry, wcfg.Nice = c.Duration("drain"), hurry, c.Int("task-nice")
 			workerErr = worker.Run(wctx, wcfg)

@@ -69,6 +69,8 @@ func workerCommand() *cli.Command {
 			&cli.DurationFlag{Name: "idle-exit", Usage: "leave (exit 0) after holding no copy for this long, e.g. 30s (default: never)"},
 			&cli.StringFlag{Name: "ends-at", Usage: "when the worker's allocation ends: slurm (its Slurm job's time limit), Unix seconds or an RFC 3339 time; it takes no copy that would run past it (default: never ends)"},
 			&cli.DurationFlag{Name: "end-margin", Usage: "stop taking copies this long before --ends-at (default 30s, at most a quarter of the time left)"},
+			&cli.StringFlag{Name: "pool", Usage: "the pool this worker belongs to: sets routed to it (batchctl disclose --pool) run only on its workers (default: none; such a worker runs unrouted sets only)"},
+			&cli.StringFlag{Name: "partition", Usage: "the batch-system partition this worker runs in, or slurm: its Slurm job's (SLURM_JOB_PARTITION); sets routed to a partition run only on its workers"},
 			&cli.BoolFlag{Name: "hand-back", Usage: "on SIGTERM, hand running copies back at once, also those the signal reached first (pilots)"},
 			// Benchmarks of the control plane only (bench/scaling_test.go):
 			// copies end at once without running anything.
@@ -134,6 +136,7 @@ func workerCommand() *cli.Command {
 				return err
 			}
 			cfg.EndMargin = c.Duration("end-margin")
+			cfg.Pool, cfg.Partition = c.String("pool"), workerPartition(c.String("partition"), os.Getenv)
 			if err := isolationConfig(c, &cfg); err != nil {
 				return err
 			}

@@ -38,6 +38,10 @@ type Worker struct {
 	MemoryMb int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
 	// GPUs the worker offers to tasks (0: none).
 	Gpus int32 `protobuf:"varint,120,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	// The pool the worker belongs to (RegisterRequest.pool).
+	Pool string `protobuf:"bytes,155,opt,name=pool,proto3" json:"pool,omitempty"`
+	// The batch-system partition the worker runs in (RegisterRequest.partition).
+	Partition string `protobuf:"bytes,156,opt,name=partition,proto3" json:"partition,omitempty"`
 	// The worker's isolation mechanism (RegisterRequest.isolation).
 	Isolation string `protobuf:"bytes,21,opt,name=isolation,proto3" json:"isolation,omitempty"`
 	// The one user whose tasks the worker runs (empty: any user's).
@@ -159,6 +163,20 @@ func (x *Worker) GetGpus() int32 {
 		return x.Gpus
 	}
 	return 0
+}
+
+func (x *Worker) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *Worker) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
 }
 
 func (x *Worker) GetIsolation() string {
@@ -791,7 +809,7 @@ var File_batch_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x16batch/v1/history.proto\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x04\n" +
+	"\x16batch/v1/cluster.proto\x12\bbatch.v1\x1a\x16batch/v1/history.proto\x1a\x14batch/v1/types.proto\x1a\x15batch/v1/worker.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x04\n" +
 	"\x06Worker\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
@@ -805,7 +823,9 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\x0elast_heartbeat\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rlastHeartbeat\x12?\n" +
 	"\rregistered_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\fregisteredAt\x12\x1b\n" +
 	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x12\n" +
-	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x1c\n" +
+	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x13\n" +
+	"\x04pool\x18\x9b\x01 \x01(\tR\x04pool\x12\x1d\n" +
+	"\tpartition\x18\x9c\x01 \x01(\tR\tpartition\x12\x1c\n" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +

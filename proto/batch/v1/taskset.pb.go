@@ -66,28 +66,32 @@ const (
 	// Every worker up that may run it ends (a pilot's time limit) before a
 	// copy of it would end.
 	WaitReason_WAIT_REASON_NO_WORKER_TIME_LEFT WaitReason = 80
+	// Its set is routed to a pool or partition whose workers are none up,
+	// or all busy (reason_text says which).
+	WaitReason_WAIT_REASON_WAITING_FOR_POOL WaitReason = 155
 )
 
 // Enum value maps for WaitReason.
 var (
 	WaitReason_name = map[int32]string{
-		0:  "WAIT_REASON_UNSPECIFIED",
-		1:  "WAIT_REASON_RUNNING",
-		2:  "WAIT_REASON_NOT_WAITING",
-		3:  "WAIT_REASON_NEXT",
-		4:  "WAIT_REASON_NO_FREE_SLOT",
-		5:  "WAIT_REASON_MAX_RUNNING",
-		6:  "WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS",
-		7:  "WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK",
-		8:  "WAIT_REASON_WORKER_LOST_REQUEUED",
-		9:  "WAIT_REASON_WAITING_FOR_RESOURCES",
-		10: "WAIT_REASON_NO_WORKER_UP",
-		11: "WAIT_REASON_NO_WORKER_FITS",
-		12: "WAIT_REASON_FAIR_SHARE",
-		13: "WAIT_REASON_NO_WORKER_FOR_OWNER",
-		60: "WAIT_REASON_HELD",
-		70: "WAIT_REASON_WAITING_FOR_DEPENDENCY",
-		80: "WAIT_REASON_NO_WORKER_TIME_LEFT",
+		0:   "WAIT_REASON_UNSPECIFIED",
+		1:   "WAIT_REASON_RUNNING",
+		2:   "WAIT_REASON_NOT_WAITING",
+		3:   "WAIT_REASON_NEXT",
+		4:   "WAIT_REASON_NO_FREE_SLOT",
+		5:   "WAIT_REASON_MAX_RUNNING",
+		6:   "WAIT_REASON_DISCLOSED_WAITS_FOR_IDLE_SLOTS",
+		7:   "WAIT_REASON_SUSPENDED_FOR_REQUESTED_WORK",
+		8:   "WAIT_REASON_WORKER_LOST_REQUEUED",
+		9:   "WAIT_REASON_WAITING_FOR_RESOURCES",
+		10:  "WAIT_REASON_NO_WORKER_UP",
+		11:  "WAIT_REASON_NO_WORKER_FITS",
+		12:  "WAIT_REASON_FAIR_SHARE",
+		13:  "WAIT_REASON_NO_WORKER_FOR_OWNER",
+		60:  "WAIT_REASON_HELD",
+		70:  "WAIT_REASON_WAITING_FOR_DEPENDENCY",
+		80:  "WAIT_REASON_NO_WORKER_TIME_LEFT",
+		155: "WAIT_REASON_WAITING_FOR_POOL",
 	}
 	WaitReason_value = map[string]int32{
 		"WAIT_REASON_UNSPECIFIED":                    0,
@@ -107,6 +111,7 @@ var (
 		"WAIT_REASON_HELD":                           60,
 		"WAIT_REASON_WAITING_FOR_DEPENDENCY":         70,
 		"WAIT_REASON_NO_WORKER_TIME_LEFT":            80,
+		"WAIT_REASON_WAITING_FOR_POOL":               155,
 	}
 )
 
@@ -166,7 +171,15 @@ type DiscloseRequest struct {
 	// asks for any outcome. A new set only.
 	After []*Dependency `protobuf:"bytes,70,rep,name=after,proto3" json:"after,omitempty"`
 	// A new set's labels (keys of letters, digits and ._-/; at most 32).
-	Labels        []*Label `protobuf:"bytes,71,rep,name=labels,proto3" json:"labels,omitempty"`
+	Labels []*Label `protobuf:"bytes,71,rep,name=labels,proto3" json:"labels,omitempty"`
+	// Routes a new set's copies (ignored on an append): only workers of
+	// this pool run them (RegisterRequest.pool; empty: any worker). A pool
+	// no worker has registered under is accepted (pools come and go).
+	Pool string `protobuf:"bytes,155,opt,name=pool,proto3" json:"pool,omitempty"`
+	// Only workers in this batch-system partition run the set's copies
+	// (RegisterRequest.partition; empty: any), and a Slurm pool starts
+	// pilots for it there.
+	Partition     string `protobuf:"bytes,156,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -278,6 +291,20 @@ func (x *DiscloseRequest) GetLabels() []*Label {
 	return nil
 }
 
+func (x *DiscloseRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *DiscloseRequest) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
 // TaskArray is a task array (Slurm's --array): one task per value of
 // first, first+step, ... up to last, each with the same spec. A task of
 // the array sees its value as $BATCH_ARRAY_VALUE (and its index in the set
@@ -362,7 +389,10 @@ type DiscloseResponse struct {
 	FirstIndex int32 `protobuf:"varint,2,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
 	Count      int32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
 	// True when this answer is the replay of an earlier call with the key.
-	Replayed      bool `protobuf:"varint,4,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	Replayed bool `protobuf:"varint,4,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	// True when the set names a pool (or partition) under which no worker
+	// has ever registered: accepted, but nothing runs it until one does.
+	UnknownRoute  bool `protobuf:"varint,155,opt,name=unknown_route,json=unknownRoute,proto3" json:"unknown_route,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -425,6 +455,13 @@ func (x *DiscloseResponse) GetReplayed() bool {
 	return false
 }
 
+func (x *DiscloseResponse) GetUnknownRoute() bool {
+	if x != nil {
+		return x.UnknownRoute
+	}
+	return false
+}
+
 // DiscloseStreamRequest is one chunk of a DiscloseStream. The first chunk
 // carries set_id, name, idempotency_key and request (as in DiscloseRequest);
 // later chunks carry only tasks.
@@ -441,9 +478,12 @@ type DiscloseStreamRequest struct {
 	// Only in the first message, as in DiscloseRequest.
 	Array *TaskArray `protobuf:"bytes,21,opt,name=array,proto3" json:"array,omitempty"`
 	// Only in the first message, as in DiscloseRequest.
-	Stop          *StopRule     `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
-	After         []*Dependency `protobuf:"bytes,70,rep,name=after,proto3" json:"after,omitempty"`
-	Labels        []*Label      `protobuf:"bytes,71,rep,name=labels,proto3" json:"labels,omitempty"`
+	Stop   *StopRule     `protobuf:"bytes,60,opt,name=stop,proto3" json:"stop,omitempty"`
+	After  []*Dependency `protobuf:"bytes,70,rep,name=after,proto3" json:"after,omitempty"`
+	Labels []*Label      `protobuf:"bytes,71,rep,name=labels,proto3" json:"labels,omitempty"`
+	// Only in the first message, as in DiscloseRequest.
+	Pool          string `protobuf:"bytes,155,opt,name=pool,proto3" json:"pool,omitempty"`
+	Partition     string `protobuf:"bytes,156,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -555,6 +595,20 @@ func (x *DiscloseStreamRequest) GetLabels() []*Label {
 	return nil
 }
 
+func (x *DiscloseStreamRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *DiscloseStreamRequest) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
 // DiscloseStreamResponse is DiscloseResponse for the whole stream.
 type DiscloseStreamResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -562,6 +616,7 @@ type DiscloseStreamResponse struct {
 	FirstIndex    int32                  `protobuf:"varint,2,opt,name=first_index,json=firstIndex,proto3" json:"first_index,omitempty"`
 	Count         int32                  `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
 	Replayed      bool                   `protobuf:"varint,4,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	UnknownRoute  bool                   `protobuf:"varint,155,opt,name=unknown_route,json=unknownRoute,proto3" json:"unknown_route,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -620,6 +675,13 @@ func (x *DiscloseStreamResponse) GetCount() int32 {
 func (x *DiscloseStreamResponse) GetReplayed() bool {
 	if x != nil {
 		return x.Replayed
+	}
+	return false
+}
+
+func (x *DiscloseStreamResponse) GetUnknownRoute() bool {
+	if x != nil {
+		return x.UnknownRoute
 	}
 	return false
 }
@@ -2614,7 +2676,7 @@ var File_batch_v1_taskset_proto protoreflect.FileDescriptor
 
 const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\n" +
-	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9f\x03\n" +
+	"\x16batch/v1/taskset.proto\x12\bbatch.v1\x1a\x13batch/v1/live.proto\x1a\x14batch/v1/types.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd3\x03\n" +
 	"\x0fDiscloseRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2627,18 +2689,21 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\x12&\n" +
 	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\x12*\n" +
 	"\x05after\x18F \x03(\v2\x14.batch.v1.DependencyR\x05after\x12'\n" +
-	"\x06labels\x18G \x03(\v2\x0f.batch.v1.LabelR\x06labels\"q\n" +
+	"\x06labels\x18G \x03(\v2\x0f.batch.v1.LabelR\x06labels\x12\x13\n" +
+	"\x04pool\x18\x9b\x01 \x01(\tR\x04pool\x12\x1d\n" +
+	"\tpartition\x18\x9c\x01 \x01(\tR\tpartition\"q\n" +
 	"\tTaskArray\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\x03R\x05first\x12\x12\n" +
 	"\x04last\x18\x02 \x01(\x03R\x04last\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\x03R\x04step\x12&\n" +
-	"\x04spec\x18\x04 \x01(\v2\x12.batch.v1.TaskSpecR\x04spec\"\x93\x01\n" +
+	"\x04spec\x18\x04 \x01(\v2\x12.batch.v1.TaskSpecR\x04spec\"\xb9\x01\n" +
 	"\x10DiscloseResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
-	"\breplayed\x18\x04 \x01(\bR\breplayed\"\xa5\x03\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\x12$\n" +
+	"\runknown_route\x18\x9b\x01 \x01(\bR\funknownRoute\"\xd9\x03\n" +
 	"\x15DiscloseStreamRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12(\n" +
@@ -2651,13 +2716,16 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05array\x18\x15 \x01(\v2\x13.batch.v1.TaskArrayR\x05array\x12&\n" +
 	"\x04stop\x18< \x01(\v2\x12.batch.v1.StopRuleR\x04stop\x12*\n" +
 	"\x05after\x18F \x03(\v2\x14.batch.v1.DependencyR\x05after\x12'\n" +
-	"\x06labels\x18G \x03(\v2\x0f.batch.v1.LabelR\x06labels\"\x99\x01\n" +
+	"\x06labels\x18G \x03(\v2\x0f.batch.v1.LabelR\x06labels\x12\x13\n" +
+	"\x04pool\x18\x9b\x01 \x01(\tR\x04pool\x12\x1d\n" +
+	"\tpartition\x18\x9c\x01 \x01(\tR\tpartition\"\xbf\x01\n" +
 	"\x16DiscloseStreamResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\x1f\n" +
 	"\vfirst_index\x18\x02 \x01(\x05R\n" +
 	"firstIndex\x12\x14\n" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12\x1a\n" +
-	"\breplayed\x18\x04 \x01(\bR\breplayed\"S\n" +
+	"\breplayed\x18\x04 \x01(\bR\breplayed\x12$\n" +
+	"\runknown_route\x18\x9b\x01 \x01(\bR\funknownRoute\"S\n" +
 	"\x0eRequestRequest\x12\x15\n" +
 	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
 	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12\x10\n" +
@@ -2833,7 +2901,7 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\"c\n" +
 	"\x0fGetTaskResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12\"\n" +
-	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xbd\x04\n" +
+	"\x04task\x18\x02 \x01(\v2\x0e.batch.v1.TaskR\x04task*\xe0\x04\n" +
 	"\n" +
 	"WaitReason\x12\x1b\n" +
 	"\x17WAIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n" +
@@ -2853,7 +2921,8 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\x1fWAIT_REASON_NO_WORKER_FOR_OWNER\x10\r\x12\x14\n" +
 	"\x10WAIT_REASON_HELD\x10<\x12&\n" +
 	"\"WAIT_REASON_WAITING_FOR_DEPENDENCY\x10F\x12#\n" +
-	"\x1fWAIT_REASON_NO_WORKER_TIME_LEFT\x10P2\x86\b\n" +
+	"\x1fWAIT_REASON_NO_WORKER_TIME_LEFT\x10P\x12!\n" +
+	"\x1cWAIT_REASON_WAITING_FOR_POOL\x10\x9b\x012\x86\b\n" +
 	"\x0eTaskSetService\x12C\n" +
 	"\bDisclose\x12\x19.batch.v1.DiscloseRequest\x1a\x1a.batch.v1.DiscloseResponse\"\x00\x12W\n" +
 	"\x0eDiscloseStream\x12\x1f.batch.v1.DiscloseStreamRequest\x1a .batch.v1.DiscloseStreamResponse\"\x00(\x01\x12@\n" +

@@ -511,7 +511,11 @@ type TaskSet struct {
 	Labels []*Label `protobuf:"bytes,73,rep,name=labels,proto3" json:"labels,omitempty"`
 	// Requested tasks whose current attempt failed (non-zero exit or
 	// timeout).
-	Failed        int64 `protobuf:"varint,74,opt,name=failed,proto3" json:"failed,omitempty"`
+	Failed int64 `protobuf:"varint,74,opt,name=failed,proto3" json:"failed,omitempty"`
+	// The pool whose workers alone run the set's copies (empty: any).
+	Pool string `protobuf:"bytes,155,opt,name=pool,proto3" json:"pool,omitempty"`
+	// The partition whose workers alone run the set's copies (empty: any).
+	Partition     string `protobuf:"bytes,156,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -663,6 +667,20 @@ func (x *TaskSet) GetFailed() int64 {
 		return x.Failed
 	}
 	return 0
+}
+
+func (x *TaskSet) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *TaskSet) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
 }
 
 // StopRule ends a set early: the moment one of its tasks ends in a way a
@@ -1740,7 +1758,7 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\bcanceled\x18\x05 \x01(\x03R\bcanceled\x12\x18\n" +
 	"\arunning\x18\x06 \x01(\x03R\arunning\x12\x14\n" +
 	"\x05total\x18\a \x01(\x03R\x05total\x12\x12\n" +
-	"\x04held\x18< \x01(\x03R\x04held\"\xad\x05\n" +
+	"\x04held\x18< \x01(\x03R\x04held\"\xe1\x05\n" +
 	"\aTaskSet\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -1760,7 +1778,9 @@ const file_batch_v1_types_proto_rawDesc = "" +
 	"\x05after\x18G \x03(\v2\x14.batch.v1.DependencyR\x05after\x12'\n" +
 	"\x0fcanceled_reason\x18H \x01(\tR\x0ecanceledReason\x12'\n" +
 	"\x06labels\x18I \x03(\v2\x0f.batch.v1.LabelR\x06labels\x12\x16\n" +
-	"\x06failed\x18J \x01(\x03R\x06failed\"u\n" +
+	"\x06failed\x18J \x01(\x03R\x06failed\x12\x13\n" +
+	"\x04pool\x18\x9b\x01 \x01(\tR\x04pool\x12\x1d\n" +
+	"\tpartition\x18\x9c\x01 \x01(\tR\tpartition\"u\n" +
 	"\bStopRule\x12\x1d\n" +
 	"\n" +
 	"on_success\x18\x01 \x01(\bR\tonSuccess\x12\x17\n" +

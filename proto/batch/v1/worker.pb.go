@@ -416,8 +416,14 @@ type ReportPilotsResponse struct {
 	// The most GPUs a queued task asks for (0: none does): a pool's pilots
 	// ask the batch system for that many.
 	MostQueuedGpus int32 `protobuf:"varint,121,opt,name=most_queued_gpus,json=mostQueuedGpus,proto3" json:"most_queued_gpus,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The queued work this pool may run (routed to the pool or to no
+	// pool), by the partition it names ("" for none: the pool's own
+	// partition; always listed, so that a pool tells this answer from an
+	// older server's), sorted by partition. queued_requested and
+	// queued_disclosed above count all queued work, routed or not.
+	PartitionQueues []*PartitionQueue `protobuf:"bytes,155,rep,name=partition_queues,json=partitionQueues,proto3" json:"partition_queues,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ReportPilotsResponse) Reset() {
@@ -499,6 +505,75 @@ func (x *ReportPilotsResponse) GetMostQueuedGpus() int32 {
 	return 0
 }
 
+func (x *ReportPilotsResponse) GetPartitionQueues() []*PartitionQueue {
+	if x != nil {
+		return x.PartitionQueues
+	}
+	return nil
+}
+
+// PartitionQueue is the queued work a pool may run that names one
+// partition (or none).
+type PartitionQueue struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Partition       string                 `protobuf:"bytes,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	QueuedRequested int64                  `protobuf:"varint,2,opt,name=queued_requested,json=queuedRequested,proto3" json:"queued_requested,omitempty"`
+	QueuedDisclosed int64                  `protobuf:"varint,3,opt,name=queued_disclosed,json=queuedDisclosed,proto3" json:"queued_disclosed,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PartitionQueue) Reset() {
+	*x = PartitionQueue{}
+	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionQueue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionQueue) ProtoMessage() {}
+
+func (x *PartitionQueue) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionQueue.ProtoReflect.Descriptor instead.
+func (*PartitionQueue) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PartitionQueue) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *PartitionQueue) GetQueuedRequested() int64 {
+	if x != nil {
+		return x.QueuedRequested
+	}
+	return 0
+}
+
+func (x *PartitionQueue) GetQueuedDisclosed() int64 {
+	if x != nil {
+		return x.QueuedDisclosed
+	}
+	return 0
+}
+
 type PoolWorker struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Name      string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -516,7 +591,7 @@ type PoolWorker struct {
 
 func (x *PoolWorker) Reset() {
 	*x = PoolWorker{}
-	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	mi := &file_batch_v1_worker_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -528,7 +603,7 @@ func (x *PoolWorker) String() string {
 func (*PoolWorker) ProtoMessage() {}
 
 func (x *PoolWorker) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[5]
+	mi := &file_batch_v1_worker_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -541,7 +616,7 @@ func (x *PoolWorker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PoolWorker.ProtoReflect.Descriptor instead.
 func (*PoolWorker) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{5}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PoolWorker) GetName() string {
@@ -595,7 +670,7 @@ type HeldCopy struct {
 
 func (x *HeldCopy) Reset() {
 	*x = HeldCopy{}
-	mi := &file_batch_v1_worker_proto_msgTypes[6]
+	mi := &file_batch_v1_worker_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -607,7 +682,7 @@ func (x *HeldCopy) String() string {
 func (*HeldCopy) ProtoMessage() {}
 
 func (x *HeldCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[6]
+	mi := &file_batch_v1_worker_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -620,7 +695,7 @@ func (x *HeldCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeldCopy.ProtoReflect.Descriptor instead.
 func (*HeldCopy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{6}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HeldCopy) GetCopyId() int64 {
@@ -682,6 +757,14 @@ type RegisterRequest struct {
 	MemoryMb int64 `protobuf:"varint,20,opt,name=memory_mb,json=memoryMb,proto3" json:"memory_mb,omitempty"`
 	// GPUs the worker offers to tasks (TaskSpec.gpus). 0: none.
 	Gpus int32 `protobuf:"varint,120,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	// The pool the worker belongs to: sets routed to a pool
+	// (DiscloseRequest.pool) run only on its workers. Empty: no pool, so
+	// only unrouted sets run here. A Slurm pool's pilots name the pool.
+	Pool string `protobuf:"bytes,155,opt,name=pool,proto3" json:"pool,omitempty"`
+	// The batch-system partition the worker runs in (a Slurm pilot's
+	// SLURM_JOB_PARTITION; empty: none): sets routed to a partition run
+	// only on workers that name it.
+	Partition string `protobuf:"bytes,156,opt,name=partition,proto3" json:"partition,omitempty"`
 	// How the worker keeps a task from the worker, the server and other
 	// users' tasks: "uid" (each slot runs copies as its own unprivileged
 	// uid), "owner-uid" (copies run as the Unix user named like the batchd
@@ -715,7 +798,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[7]
+	mi := &file_batch_v1_worker_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +810,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[7]
+	mi := &file_batch_v1_worker_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +823,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{7}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RegisterRequest) GetName() string {
@@ -797,6 +880,20 @@ func (x *RegisterRequest) GetGpus() int32 {
 		return x.Gpus
 	}
 	return 0
+}
+
+func (x *RegisterRequest) GetPool() string {
+	if x != nil {
+		return x.Pool
+	}
+	return ""
+}
+
+func (x *RegisterRequest) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
 }
 
 func (x *RegisterRequest) GetIsolation() string {
@@ -859,7 +956,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[8]
+	mi := &file_batch_v1_worker_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -871,7 +968,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[8]
+	mi := &file_batch_v1_worker_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -884,7 +981,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{8}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RegisterResponse) GetWorkerId() string {
@@ -938,7 +1035,7 @@ type AssignmentsRequest struct {
 
 func (x *AssignmentsRequest) Reset() {
 	*x = AssignmentsRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[9]
+	mi := &file_batch_v1_worker_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1047,7 @@ func (x *AssignmentsRequest) String() string {
 func (*AssignmentsRequest) ProtoMessage() {}
 
 func (x *AssignmentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[9]
+	mi := &file_batch_v1_worker_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1060,7 @@ func (x *AssignmentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignmentsRequest.ProtoReflect.Descriptor instead.
 func (*AssignmentsRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{9}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AssignmentsRequest) GetWorkerId() string {
@@ -995,7 +1092,7 @@ type StartCopy struct {
 
 func (x *StartCopy) Reset() {
 	*x = StartCopy{}
-	mi := &file_batch_v1_worker_proto_msgTypes[10]
+	mi := &file_batch_v1_worker_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1104,7 @@ func (x *StartCopy) String() string {
 func (*StartCopy) ProtoMessage() {}
 
 func (x *StartCopy) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[10]
+	mi := &file_batch_v1_worker_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1117,7 @@ func (x *StartCopy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartCopy.ProtoReflect.Descriptor instead.
 func (*StartCopy) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{10}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StartCopy) GetCopyId() int64 {
@@ -1107,7 +1204,7 @@ type AssignmentsResponse struct {
 
 func (x *AssignmentsResponse) Reset() {
 	*x = AssignmentsResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[11]
+	mi := &file_batch_v1_worker_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1216,7 @@ func (x *AssignmentsResponse) String() string {
 func (*AssignmentsResponse) ProtoMessage() {}
 
 func (x *AssignmentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[11]
+	mi := &file_batch_v1_worker_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1229,7 @@ func (x *AssignmentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssignmentsResponse.ProtoReflect.Descriptor instead.
 func (*AssignmentsResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{11}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AssignmentsResponse) GetAction() isAssignmentsResponse_Action {
@@ -1261,7 +1358,7 @@ type CopyProgress struct {
 
 func (x *CopyProgress) Reset() {
 	*x = CopyProgress{}
-	mi := &file_batch_v1_worker_proto_msgTypes[12]
+	mi := &file_batch_v1_worker_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1273,7 +1370,7 @@ func (x *CopyProgress) String() string {
 func (*CopyProgress) ProtoMessage() {}
 
 func (x *CopyProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[12]
+	mi := &file_batch_v1_worker_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1286,7 +1383,7 @@ func (x *CopyProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyProgress.ProtoReflect.Descriptor instead.
 func (*CopyProgress) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{12}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CopyProgress) GetCopyId() int64 {
@@ -1320,7 +1417,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[13]
+	mi := &file_batch_v1_worker_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +1429,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[13]
+	mi := &file_batch_v1_worker_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +1442,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{13}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -1374,7 +1471,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[14]
+	mi := &file_batch_v1_worker_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1483,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[14]
+	mi := &file_batch_v1_worker_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1496,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{14}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HeartbeatResponse) GetLeaseSeconds() float64 {
@@ -1448,7 +1545,7 @@ type ReportFinishedRequest struct {
 
 func (x *ReportFinishedRequest) Reset() {
 	*x = ReportFinishedRequest{}
-	mi := &file_batch_v1_worker_proto_msgTypes[15]
+	mi := &file_batch_v1_worker_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1557,7 @@ func (x *ReportFinishedRequest) String() string {
 func (*ReportFinishedRequest) ProtoMessage() {}
 
 func (x *ReportFinishedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[15]
+	mi := &file_batch_v1_worker_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1570,7 @@ func (x *ReportFinishedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedRequest.ProtoReflect.Descriptor instead.
 func (*ReportFinishedRequest) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{15}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReportFinishedRequest) GetWorkerId() string {
@@ -1593,7 +1690,7 @@ type KeptFileContent struct {
 
 func (x *KeptFileContent) Reset() {
 	*x = KeptFileContent{}
-	mi := &file_batch_v1_worker_proto_msgTypes[16]
+	mi := &file_batch_v1_worker_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1605,7 +1702,7 @@ func (x *KeptFileContent) String() string {
 func (*KeptFileContent) ProtoMessage() {}
 
 func (x *KeptFileContent) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[16]
+	mi := &file_batch_v1_worker_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1618,7 +1715,7 @@ func (x *KeptFileContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeptFileContent.ProtoReflect.Descriptor instead.
 func (*KeptFileContent) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{16}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *KeptFileContent) GetFile() *KeptFile {
@@ -1644,7 +1741,7 @@ type ReportFinishedResponse struct {
 
 func (x *ReportFinishedResponse) Reset() {
 	*x = ReportFinishedResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[17]
+	mi := &file_batch_v1_worker_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1753,7 @@ func (x *ReportFinishedResponse) String() string {
 func (*ReportFinishedResponse) ProtoMessage() {}
 
 func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[17]
+	mi := &file_batch_v1_worker_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1766,7 @@ func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedResponse.ProtoReflect.Descriptor instead.
 func (*ReportFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{17}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReportFinishedResponse) GetOutcome() ReportOutcome {
@@ -1712,7 +1809,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x06engine\x18\x02 \x01(\tR\x06engine\x12'\n" +
 	"\x06pilots\x18\x03 \x03(\v2\x0f.batch.v1.PilotR\x06pilots\x12\x1d\n" +
 	"\n" +
-	"last_error\x18\x04 \x01(\tR\tlastError\"\xc1\x02\n" +
+	"last_error\x18\x04 \x01(\tR\tlastError\"\x87\x03\n" +
 	"\x14ReportPilotsResponse\x12)\n" +
 	"\x10queued_requested\x18\x01 \x01(\x03R\x0fqueuedRequested\x12)\n" +
 	"\x10queued_disclosed\x18\x02 \x01(\x03R\x0fqueuedDisclosed\x12.\n" +
@@ -1722,7 +1819,12 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"registered\x18Q \x03(\tR\n" +
 	"registered\x124\n" +
 	"\x16longest_queued_seconds\x18x \x01(\x01R\x14longestQueuedSeconds\x12(\n" +
-	"\x10most_queued_gpus\x18y \x01(\x05R\x0emostQueuedGpus\"\x92\x01\n" +
+	"\x10most_queued_gpus\x18y \x01(\x05R\x0emostQueuedGpus\x12D\n" +
+	"\x10partition_queues\x18\x9b\x01 \x03(\v2\x18.batch.v1.PartitionQueueR\x0fpartitionQueues\"\x84\x01\n" +
+	"\x0ePartitionQueue\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\tR\tpartition\x12)\n" +
+	"\x10queued_requested\x18\x02 \x01(\x03R\x0fqueuedRequested\x12)\n" +
+	"\x10queued_disclosed\x18\x03 \x01(\x03R\x0fqueuedDisclosed\"\x92\x01\n" +
 	"\n" +
 	"PoolWorker\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
@@ -1739,7 +1841,7 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\tsuspended\x18\x04 \x01(\bR\tsuspended\x12\x1a\n" +
 	"\bprogress\x18\x05 \x01(\x01R\bprogress\x12\x1f\n" +
 	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
-	"cpuSeconds\"\xb5\x03\n" +
+	"cpuSeconds\"\xe9\x03\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05slots\x18\x02 \x01(\x05R\x05slots\x12\x1f\n" +
@@ -1749,7 +1851,9 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\arunning\x18\x05 \x03(\v2\x12.batch.v1.HeldCopyR\arunning\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1b\n" +
 	"\tmemory_mb\x18\x14 \x01(\x03R\bmemoryMb\x12\x12\n" +
-	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x1c\n" +
+	"\x04gpus\x18x \x01(\x05R\x04gpus\x12\x13\n" +
+	"\x04pool\x18\x9b\x01 \x01(\tR\x04pool\x12\x1d\n" +
+	"\tpartition\x18\x9c\x01 \x01(\tR\tpartition\x12\x1c\n" +
 	"\tisolation\x18\x15 \x01(\tR\tisolation\x12\x1d\n" +
 	"\n" +
 	"bound_user\x18\x16 \x01(\tR\tboundUser\x12\x16\n" +
@@ -1849,7 +1953,7 @@ func file_batch_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_batch_v1_worker_proto_goTypes = []any{
 	(ReportOutcome)(0),              // 0: batch.v1.ReportOutcome
 	(*MintWorkerTokenRequest)(nil),  // 1: batch.v1.MintWorkerTokenRequest
@@ -1857,60 +1961,62 @@ var file_batch_v1_worker_proto_goTypes = []any{
 	(*Pilot)(nil),                   // 3: batch.v1.Pilot
 	(*ReportPilotsRequest)(nil),     // 4: batch.v1.ReportPilotsRequest
 	(*ReportPilotsResponse)(nil),    // 5: batch.v1.ReportPilotsResponse
-	(*PoolWorker)(nil),              // 6: batch.v1.PoolWorker
-	(*HeldCopy)(nil),                // 7: batch.v1.HeldCopy
-	(*RegisterRequest)(nil),         // 8: batch.v1.RegisterRequest
-	(*RegisterResponse)(nil),        // 9: batch.v1.RegisterResponse
-	(*AssignmentsRequest)(nil),      // 10: batch.v1.AssignmentsRequest
-	(*StartCopy)(nil),               // 11: batch.v1.StartCopy
-	(*AssignmentsResponse)(nil),     // 12: batch.v1.AssignmentsResponse
-	(*CopyProgress)(nil),            // 13: batch.v1.CopyProgress
-	(*HeartbeatRequest)(nil),        // 14: batch.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),       // 15: batch.v1.HeartbeatResponse
-	(*ReportFinishedRequest)(nil),   // 16: batch.v1.ReportFinishedRequest
-	(*KeptFileContent)(nil),         // 17: batch.v1.KeptFileContent
-	(*ReportFinishedResponse)(nil),  // 18: batch.v1.ReportFinishedResponse
-	(*timestamppb.Timestamp)(nil),   // 19: google.protobuf.Timestamp
-	(*TaskSpec)(nil),                // 20: batch.v1.TaskSpec
-	(*KeptFile)(nil),                // 21: batch.v1.KeptFile
-	(*ReportOutputRequest)(nil),     // 22: batch.v1.ReportOutputRequest
-	(*ReportOutputResponse)(nil),    // 23: batch.v1.ReportOutputResponse
+	(*PartitionQueue)(nil),          // 6: batch.v1.PartitionQueue
+	(*PoolWorker)(nil),              // 7: batch.v1.PoolWorker
+	(*HeldCopy)(nil),                // 8: batch.v1.HeldCopy
+	(*RegisterRequest)(nil),         // 9: batch.v1.RegisterRequest
+	(*RegisterResponse)(nil),        // 10: batch.v1.RegisterResponse
+	(*AssignmentsRequest)(nil),      // 11: batch.v1.AssignmentsRequest
+	(*StartCopy)(nil),               // 12: batch.v1.StartCopy
+	(*AssignmentsResponse)(nil),     // 13: batch.v1.AssignmentsResponse
+	(*CopyProgress)(nil),            // 14: batch.v1.CopyProgress
+	(*HeartbeatRequest)(nil),        // 15: batch.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),       // 16: batch.v1.HeartbeatResponse
+	(*ReportFinishedRequest)(nil),   // 17: batch.v1.ReportFinishedRequest
+	(*KeptFileContent)(nil),         // 18: batch.v1.KeptFileContent
+	(*ReportFinishedResponse)(nil),  // 19: batch.v1.ReportFinishedResponse
+	(*timestamppb.Timestamp)(nil),   // 20: google.protobuf.Timestamp
+	(*TaskSpec)(nil),                // 21: batch.v1.TaskSpec
+	(*KeptFile)(nil),                // 22: batch.v1.KeptFile
+	(*ReportOutputRequest)(nil),     // 23: batch.v1.ReportOutputRequest
+	(*ReportOutputResponse)(nil),    // 24: batch.v1.ReportOutputResponse
 }
 var file_batch_v1_worker_proto_depIdxs = []int32{
-	19, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 1: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
-	19, // 2: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
+	20, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
+	20, // 1: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
+	20, // 2: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
 	3,  // 3: batch.v1.ReportPilotsRequest.pilots:type_name -> batch.v1.Pilot
-	6,  // 4: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
-	19, // 5: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
-	7,  // 6: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
-	19, // 7: batch.v1.RegisterRequest.ends_at:type_name -> google.protobuf.Timestamp
-	20, // 8: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
-	11, // 9: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
-	13, // 10: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
-	19, // 11: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
-	17, // 12: batch.v1.ReportFinishedRequest.kept:type_name -> batch.v1.KeptFileContent
-	21, // 13: batch.v1.KeptFileContent.file:type_name -> batch.v1.KeptFile
-	0,  // 14: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
-	8,  // 15: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
-	10, // 16: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
-	14, // 17: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
-	16, // 18: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
-	4,  // 19: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
-	1,  // 20: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
-	22, // 21: batch.v1.WorkerService.ReportOutput:input_type -> batch.v1.ReportOutputRequest
-	9,  // 22: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
-	12, // 23: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
-	15, // 24: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
-	18, // 25: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
-	5,  // 26: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
-	2,  // 27: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
-	23, // 28: batch.v1.WorkerService.ReportOutput:output_type -> batch.v1.ReportOutputResponse
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	7,  // 4: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
+	6,  // 5: batch.v1.ReportPilotsResponse.partition_queues:type_name -> batch.v1.PartitionQueue
+	20, // 6: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
+	8,  // 7: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
+	20, // 8: batch.v1.RegisterRequest.ends_at:type_name -> google.protobuf.Timestamp
+	21, // 9: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
+	12, // 10: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
+	14, // 11: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
+	20, // 12: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
+	18, // 13: batch.v1.ReportFinishedRequest.kept:type_name -> batch.v1.KeptFileContent
+	22, // 14: batch.v1.KeptFileContent.file:type_name -> batch.v1.KeptFile
+	0,  // 15: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
+	9,  // 16: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
+	11, // 17: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
+	15, // 18: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
+	17, // 19: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
+	4,  // 20: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
+	1,  // 21: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
+	23, // 22: batch.v1.WorkerService.ReportOutput:input_type -> batch.v1.ReportOutputRequest
+	10, // 23: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
+	13, // 24: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
+	16, // 25: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
+	19, // 26: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
+	5,  // 27: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
+	2,  // 28: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
+	24, // 29: batch.v1.WorkerService.ReportOutput:output_type -> batch.v1.ReportOutputResponse
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_worker_proto_init() }
@@ -1920,7 +2026,7 @@ func file_batch_v1_worker_proto_init() {
 	}
 	file_batch_v1_live_proto_init()
 	file_batch_v1_types_proto_init()
-	file_batch_v1_worker_proto_msgTypes[11].OneofWrappers = []any{
+	file_batch_v1_worker_proto_msgTypes[12].OneofWrappers = []any{
 		(*AssignmentsResponse_Start)(nil),
 		(*AssignmentsResponse_Kill)(nil),
 		(*AssignmentsResponse_Suspend)(nil),
@@ -1934,7 +2040,7 @@ func file_batch_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_worker_proto_rawDesc), len(file_batch_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -5,6 +5,7 @@
 
 import { fmtCount, fmtDuration, fmtQty, nbsp, plural } from "../../format";
 import { requestBill, requestCostText } from "../../requestcost";
+import { routeText } from "../../setroute";
 import { restCount, retryCount, stateSegments } from "../../state";
 import { stopText } from "../../stop";
 import { h, isDisabled, replace, setDisabled, timeAt } from "../dom";
@@ -147,7 +148,8 @@ export function mountHeader(sc: SetCtx): Header {
     setText(
       summary,
       `${plural(c?.total ?? 0n, "task")} · mean visible response ${c && c.finished > 0n ? nbsp(fmtDuration(ts.meanVisibleResponseSeconds)) : "—"}` +
-        ` · billed ${fmtQty(ts.billedSlotSeconds, "slot-seconds")}`,
+        ` · billed ${fmtQty(ts.billedSlotSeconds, "slot-seconds")}` +
+        (routeText(ts) ? ` · ${routeText(ts)}` : ""),
     );
     const stop = stopText(ts);
     setText(stopEl, stop);

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file batch/v1/worker.proto.
  */
 export const file_batch_v1_worker: GenFile = /*@__PURE__*/
-  fileDesc("ChViYXRjaC92MS93b3JrZXIucHJvdG8SCGJhdGNoLnYxIj0KFk1pbnRXb3JrZXJUb2tlblJlcXVlc3QSDgoGd29ya2VyGAEgASgJEhMKC3R0bF9zZWNvbmRzGAIgASgBIlgKF01pbnRXb3JrZXJUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoACCgVQaWxvdBIKCgJpZBgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDAoEbm9kZRgEIAEoCRINCgVzbG90cxgFIAEoBRIwCgxzdWJtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBndvcmtlchgIIAEoCRIRCglwYXJ0aXRpb24YCSABKAkSDQoFY2xhc3MYCiABKAkSDAoEcG9vbBgLIAEoCRINCgVlbmRlZBgMIAEoCCJoChNSZXBvcnRQaWxvdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkSDgoGZW5naW5lGAIgASgJEh8KBnBpbG90cxgDIAMoCzIPLmJhdGNoLnYxLlBpbG90EhIKCmxhc3RfZXJyb3IYBCABKAki1gEKFFJlcG9ydFBpbG90c1Jlc3BvbnNlEhgKEHF1ZXVlZF9yZXF1ZXN0ZWQYASABKAMSGAoQcXVldWVkX2Rpc2Nsb3NlZBgCIAEoAxIlCgd3b3JrZXJzGAMgAygLMhQuYmF0Y2gudjEuUG9vbFdvcmtlchIVCg1sZWFzZV9zZWNvbmRzGFAgASgBEhIKCnJlZ2lzdGVyZWQYUSADKAkSHgoWbG9uZ2VzdF9xdWV1ZWRfc2Vjb25kcxh4IAEoARIYChBtb3N0X3F1ZXVlZF9ncHVzGHkgASgFImQKClBvb2xXb3JrZXISDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRISCgpidXN5X3Nsb3RzGAMgASgFEg0KBXN0YXRlGFAgASgJEhYKDnNpbGVudF9zZWNvbmRzGFEgASgBIpMBCghIZWxkQ29weRIPCgdjb3B5X2lkGAEgASgDEgwKBHNsb3QYAiABKAUSLgoKc3RhcnRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJc3VzcGVuZGVkGAQgASgIEhAKCHByb2dyZXNzGAUgASgBEhMKC2NwdV9zZWNvbmRzGAYgASgBIrYCCg9SZWdpc3RlclJlcXVlc3QSDAoEbmFtZRgBIAEoCRINCgVzbG90cxgCIAEoBRITCgtjYW5fc3VzcGVuZBgDIAEoCBIQCghob3N0bmFtZRgEIAEoCRIjCgdydW5uaW5nGAUgAygLMhIuYmF0Y2gudjEuSGVsZENvcHkSDwoHdmVyc2lvbhgGIAEoCRIRCgltZW1vcnlfbWIYFCABKAMSDAoEZ3B1cxh4IAEoBRIRCglpc29sYXRpb24YFSABKAkSEgoKYm91bmRfdXNlchgWIAEoCRIOCgZsaW1pdHMYFyABKAkSKwoHZW5kc19hdBhQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJaGFuZF9iYWNrGFEgASgIEhEKCHN0b3BwaW5nGJYBIAEoCCKXAQoQUmVnaXN0ZXJSZXNwb25zZRIRCgl3b3JrZXJfaWQYASABKAkSFQoNbGVhc2Vfc2Vjb25kcxgCIAEoARIZChFoZWFydGJlYXRfc2Vjb25kcxgDIAEoARIMCgRraWxsGAQgAygDEhgKEG91dHB1dF9jYXBfYnl0ZXMYBSABKAMSFgoOa2VlcF9jYXBfYnl0ZXMYKCABKAMiJwoSQXNzaWdubWVudHNSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCSK3AQoJU3RhcnRDb3B5Eg8KB2NvcHlfaWQYASABKAMSDAoEc2xvdBgCIAEoBRIOCgZzZXRfaWQYAyABKAMSDQoFaW5kZXgYBCABKAUSIAoEc3BlYxgFIAEoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhMKC3NwZWN1bGF0aXZlGAYgASgIEg0KBW93bmVyGAcgASgJEg8KB2F0dGVtcHQYHiABKAUSFQoNZm9sbG93X291dHB1dBgyIAEoCCLYAQoTQXNzaWdubWVudHNSZXNwb25zZRIkCgVzdGFydBgBIAEoCzITLmJhdGNoLnYxLlN0YXJ0Q29weUgAEg4KBGtpbGwYAiABKANIABIRCgdzdXNwZW5kGAMgASgDSAASEAoGcmVzdW1lGAQgASgDSAASFwoNZm9sbG93X291dHB1dBgyIAEoA0gAEhkKD3VuZm9sbG93X291dHB1dBgzIAEoA0gAEhgKC3Jlc3VtZV9zbG90GG4gASgFSAGIAQFCCAoGYWN0aW9uQg4KDF9yZXN1bWVfc2xvdCJGCgxDb3B5UHJvZ3Jlc3MSDwoHY29weV9pZBgBIAEoAxIQCghwcm9ncmVzcxgCIAEoARITCgtjcHVfc2Vjb25kcxgDIAEoASJNChBIZWFydGJlYXRSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCRImCgZjb3BpZXMYAiADKAsyFi5iYXRjaC52MS5Db3B5UHJvZ3Jlc3MiOAoRSGVhcnRiZWF0UmVzcG9uc2USFQoNbGVhc2Vfc2Vjb25kcxgBIAEoARIMCgRraWxsGAIgAygDIusCChVSZXBvcnRGaW5pc2hlZFJlcXVlc3QSEQoJd29ya2VyX2lkGAEgASgJEg8KB2NvcHlfaWQYAiABKAMSEQoJZXhpdF9jb2RlGAMgASgFEg4KBmtpbGxlZBgEIAEoCBIRCgl0aW1lZF9vdXQYBSABKAgSDgoGc3Rkb3V0GAYgASgMEg4KBnN0ZGVychgHIAEoDBIYChBzdGRvdXRfdHJ1bmNhdGVkGAggASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYCSABKAgSEwoLY3B1X3NlY29uZHMYCiABKAESEwoLcnVuX3NlY29uZHMYCyABKAESLAoIZW5kZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3N0YXJ0X2Vycm9yGA0gASgJEg4KBnNpZ25hbBgeIAEoBRInCgRrZXB0GCggAygLMhkuYmF0Y2gudjEuS2VwdEZpbGVDb250ZW50IkQKD0tlcHRGaWxlQ29udGVudBIgCgRmaWxlGAEgASgLMhIuYmF0Y2gudjEuS2VwdEZpbGUSDwoHY29udGVudBgCIAEoDCJCChZSZXBvcnRGaW5pc2hlZFJlc3BvbnNlEigKB291dGNvbWUYASABKA4yFy5iYXRjaC52MS5SZXBvcnRPdXRjb21lKmUKDVJlcG9ydE91dGNvbWUSHgoaUkVQT1JUX09VVENPTUVfVU5TUEVDSUZJRUQQABIWChJSRVBPUlRfT1VUQ09NRV9XT04QARIcChhSRVBPUlRfT1VUQ09NRV9ESVNDQVJERUQQAjK/BAoNV29ya2VyU2VydmljZRJDCghSZWdpc3RlchIZLmJhdGNoLnYxLlJlZ2lzdGVyUmVxdWVzdBoaLmJhdGNoLnYxLlJlZ2lzdGVyUmVzcG9uc2UiABJOCgtBc3NpZ25tZW50cxIcLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVxdWVzdBodLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVzcG9uc2UiADABEkYKCUhlYXJ0YmVhdBIaLmJhdGNoLnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5iYXRjaC52MS5IZWFydGJlYXRSZXNwb25zZSIAElUKDlJlcG9ydEZpbmlzaGVkEh8uYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXF1ZXN0GiAuYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXNwb25zZSIAEk8KDFJlcG9ydFBpbG90cxIdLmJhdGNoLnYxLlJlcG9ydFBpbG90c1JlcXVlc3QaHi5iYXRjaC52MS5SZXBvcnRQaWxvdHNSZXNwb25zZSIAElgKD01pbnRXb3JrZXJUb2tlbhIgLmJhdGNoLnYxLk1pbnRXb3JrZXJUb2tlblJlcXVlc3QaIS5iYXRjaC52MS5NaW50V29ya2VyVG9rZW5SZXNwb25zZSIAEk8KDFJlcG9ydE91dHB1dBIdLmJhdGNoLnYxLlJlcG9ydE91dHB1dFJlcXVlc3QaHi5iYXRjaC52MS5SZXBvcnRPdXRwdXRSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_live, file_batch_v1_types, file_google_protobuf_timestamp]);
+  fileDesc("ChViYXRjaC92MS93b3JrZXIucHJvdG8SCGJhdGNoLnYxIj0KFk1pbnRXb3JrZXJUb2tlblJlcXVlc3QSDgoGd29ya2VyGAEgASgJEhMKC3R0bF9zZWNvbmRzGAIgASgBIlgKF01pbnRXb3JrZXJUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoACCgVQaWxvdBIKCgJpZBgBIAEoCRINCgVzdGF0ZRgCIAEoCRIOCgZyZWFzb24YAyABKAkSDAoEbm9kZRgEIAEoCRINCgVzbG90cxgFIAEoBRIwCgxzdWJtaXR0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnN0YXJ0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBndvcmtlchgIIAEoCRIRCglwYXJ0aXRpb24YCSABKAkSDQoFY2xhc3MYCiABKAkSDAoEcG9vbBgLIAEoCRINCgVlbmRlZBgMIAEoCCJoChNSZXBvcnRQaWxvdHNSZXF1ZXN0EgwKBHBvb2wYASABKAkSDgoGZW5naW5lGAIgASgJEh8KBnBpbG90cxgDIAMoCzIPLmJhdGNoLnYxLlBpbG90EhIKCmxhc3RfZXJyb3IYBCABKAkiiwIKFFJlcG9ydFBpbG90c1Jlc3BvbnNlEhgKEHF1ZXVlZF9yZXF1ZXN0ZWQYASABKAMSGAoQcXVldWVkX2Rpc2Nsb3NlZBgCIAEoAxIlCgd3b3JrZXJzGAMgAygLMhQuYmF0Y2gudjEuUG9vbFdvcmtlchIVCg1sZWFzZV9zZWNvbmRzGFAgASgBEhIKCnJlZ2lzdGVyZWQYUSADKAkSHgoWbG9uZ2VzdF9xdWV1ZWRfc2Vjb25kcxh4IAEoARIYChBtb3N0X3F1ZXVlZF9ncHVzGHkgASgFEjMKEHBhcnRpdGlvbl9xdWV1ZXMYmwEgAygLMhguYmF0Y2gudjEuUGFydGl0aW9uUXVldWUiVwoOUGFydGl0aW9uUXVldWUSEQoJcGFydGl0aW9uGAEgASgJEhgKEHF1ZXVlZF9yZXF1ZXN0ZWQYAiABKAMSGAoQcXVldWVkX2Rpc2Nsb3NlZBgDIAEoAyJkCgpQb29sV29ya2VyEgwKBG5hbWUYASABKAkSDQoFc2xvdHMYAiABKAUSEgoKYnVzeV9zbG90cxgDIAEoBRINCgVzdGF0ZRhQIAEoCRIWCg5zaWxlbnRfc2Vjb25kcxhRIAEoASKTAQoISGVsZENvcHkSDwoHY29weV9pZBgBIAEoAxIMCgRzbG90GAIgASgFEi4KCnN0YXJ0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhEKCXN1c3BlbmRlZBgEIAEoCBIQCghwcm9ncmVzcxgFIAEoARITCgtjcHVfc2Vjb25kcxgGIAEoASLZAgoPUmVnaXN0ZXJSZXF1ZXN0EgwKBG5hbWUYASABKAkSDQoFc2xvdHMYAiABKAUSEwoLY2FuX3N1c3BlbmQYAyABKAgSEAoIaG9zdG5hbWUYBCABKAkSIwoHcnVubmluZxgFIAMoCzISLmJhdGNoLnYxLkhlbGRDb3B5Eg8KB3ZlcnNpb24YBiABKAkSEQoJbWVtb3J5X21iGBQgASgDEgwKBGdwdXMYeCABKAUSDQoEcG9vbBibASABKAkSEgoJcGFydGl0aW9uGJwBIAEoCRIRCglpc29sYXRpb24YFSABKAkSEgoKYm91bmRfdXNlchgWIAEoCRIOCgZsaW1pdHMYFyABKAkSKwoHZW5kc19hdBhQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJaGFuZF9iYWNrGFEgASgIEhEKCHN0b3BwaW5nGJYBIAEoCCKXAQoQUmVnaXN0ZXJSZXNwb25zZRIRCgl3b3JrZXJfaWQYASABKAkSFQoNbGVhc2Vfc2Vjb25kcxgCIAEoARIZChFoZWFydGJlYXRfc2Vjb25kcxgDIAEoARIMCgRraWxsGAQgAygDEhgKEG91dHB1dF9jYXBfYnl0ZXMYBSABKAMSFgoOa2VlcF9jYXBfYnl0ZXMYKCABKAMiJwoSQXNzaWdubWVudHNSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCSK3AQoJU3RhcnRDb3B5Eg8KB2NvcHlfaWQYASABKAMSDAoEc2xvdBgCIAEoBRIOCgZzZXRfaWQYAyABKAMSDQoFaW5kZXgYBCABKAUSIAoEc3BlYxgFIAEoCzISLmJhdGNoLnYxLlRhc2tTcGVjEhMKC3NwZWN1bGF0aXZlGAYgASgIEg0KBW93bmVyGAcgASgJEg8KB2F0dGVtcHQYHiABKAUSFQoNZm9sbG93X291dHB1dBgyIAEoCCLYAQoTQXNzaWdubWVudHNSZXNwb25zZRIkCgVzdGFydBgBIAEoCzITLmJhdGNoLnYxLlN0YXJ0Q29weUgAEg4KBGtpbGwYAiABKANIABIRCgdzdXNwZW5kGAMgASgDSAASEAoGcmVzdW1lGAQgASgDSAASFwoNZm9sbG93X291dHB1dBgyIAEoA0gAEhkKD3VuZm9sbG93X291dHB1dBgzIAEoA0gAEhgKC3Jlc3VtZV9zbG90GG4gASgFSAGIAQFCCAoGYWN0aW9uQg4KDF9yZXN1bWVfc2xvdCJGCgxDb3B5UHJvZ3Jlc3MSDwoHY29weV9pZBgBIAEoAxIQCghwcm9ncmVzcxgCIAEoARITCgtjcHVfc2Vjb25kcxgDIAEoASJNChBIZWFydGJlYXRSZXF1ZXN0EhEKCXdvcmtlcl9pZBgBIAEoCRImCgZjb3BpZXMYAiADKAsyFi5iYXRjaC52MS5Db3B5UHJvZ3Jlc3MiOAoRSGVhcnRiZWF0UmVzcG9uc2USFQoNbGVhc2Vfc2Vjb25kcxgBIAEoARIMCgRraWxsGAIgAygDIusCChVSZXBvcnRGaW5pc2hlZFJlcXVlc3QSEQoJd29ya2VyX2lkGAEgASgJEg8KB2NvcHlfaWQYAiABKAMSEQoJZXhpdF9jb2RlGAMgASgFEg4KBmtpbGxlZBgEIAEoCBIRCgl0aW1lZF9vdXQYBSABKAgSDgoGc3Rkb3V0GAYgASgMEg4KBnN0ZGVychgHIAEoDBIYChBzdGRvdXRfdHJ1bmNhdGVkGAggASgIEhgKEHN0ZGVycl90cnVuY2F0ZWQYCSABKAgSEwoLY3B1X3NlY29uZHMYCiABKAESEwoLcnVuX3NlY29uZHMYCyABKAESLAoIZW5kZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3N0YXJ0X2Vycm9yGA0gASgJEg4KBnNpZ25hbBgeIAEoBRInCgRrZXB0GCggAygLMhkuYmF0Y2gudjEuS2VwdEZpbGVDb250ZW50IkQKD0tlcHRGaWxlQ29udGVudBIgCgRmaWxlGAEgASgLMhIuYmF0Y2gudjEuS2VwdEZpbGUSDwoHY29udGVudBgCIAEoDCJCChZSZXBvcnRGaW5pc2hlZFJlc3BvbnNlEigKB291dGNvbWUYASABKA4yFy5iYXRjaC52MS5SZXBvcnRPdXRjb21lKmUKDVJlcG9ydE91dGNvbWUSHgoaUkVQT1JUX09VVENPTUVfVU5TUEVDSUZJRUQQABIWChJSRVBPUlRfT1VUQ09NRV9XT04QARIcChhSRVBPUlRfT1VUQ09NRV9ESVNDQVJERUQQAjK/BAoNV29ya2VyU2VydmljZRJDCghSZWdpc3RlchIZLmJhdGNoLnYxLlJlZ2lzdGVyUmVxdWVzdBoaLmJhdGNoLnYxLlJlZ2lzdGVyUmVzcG9uc2UiABJOCgtBc3NpZ25tZW50cxIcLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVxdWVzdBodLmJhdGNoLnYxLkFzc2lnbm1lbnRzUmVzcG9uc2UiADABEkYKCUhlYXJ0YmVhdBIaLmJhdGNoLnYxLkhlYXJ0YmVhdFJlcXVlc3QaGy5iYXRjaC52MS5IZWFydGJlYXRSZXNwb25zZSIAElUKDlJlcG9ydEZpbmlzaGVkEh8uYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXF1ZXN0GiAuYmF0Y2gudjEuUmVwb3J0RmluaXNoZWRSZXNwb25zZSIAEk8KDFJlcG9ydFBpbG90cxIdLmJhdGNoLnYxLlJlcG9ydFBpbG90c1JlcXVlc3QaHi5iYXRjaC52MS5SZXBvcnRQaWxvdHNSZXNwb25zZSIAElgKD01pbnRXb3JrZXJUb2tlbhIgLmJhdGNoLnYxLk1pbnRXb3JrZXJUb2tlblJlcXVlc3QaIS5iYXRjaC52MS5NaW50V29ya2VyVG9rZW5SZXNwb25zZSIAEk8KDFJlcG9ydE91dHB1dBIdLmJhdGNoLnYxLlJlcG9ydE91dHB1dFJlcXVlc3QaHi5iYXRjaC52MS5SZXBvcnRPdXRwdXRSZXNwb25zZSIAQh9aHWJhdGNoZC9wcm90by9iYXRjaC92MTtiYXRjaHYxYgZwcm90bzM", [file_batch_v1_live, file_batch_v1_types, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message batch.v1.MintWorkerTokenRequest
@@ -253,6 +253,17 @@ export type ReportPilotsResponse = Message<"batch.v1.ReportPilotsResponse"> & {
    * @generated from field: int32 most_queued_gpus = 121;
    */
   mostQueuedGpus: number;
+
+  /**
+   * The queued work this pool may run (routed to the pool or to no
+   * pool), by the partition it names ("" for none: the pool's own
+   * partition; always listed, so that a pool tells this answer from an
+   * older server's), sorted by partition. queued_requested and
+   * queued_disclosed above count all queued work, routed or not.
+   *
+   * @generated from field: repeated batch.v1.PartitionQueue partition_queues = 155;
+   */
+  partitionQueues: PartitionQueue[];
 };
 
 /**
@@ -261,6 +272,36 @@ export type ReportPilotsResponse = Message<"batch.v1.ReportPilotsResponse"> & {
  */
 export const ReportPilotsResponseSchema: GenMessage<ReportPilotsResponse> = /*@__PURE__*/
   messageDesc(file_batch_v1_worker, 4);
+
+/**
+ * PartitionQueue is the queued work a pool may run that names one
+ * partition (or none).
+ *
+ * @generated from message batch.v1.PartitionQueue
+ */
+export type PartitionQueue = Message<"batch.v1.PartitionQueue"> & {
+  /**
+   * @generated from field: string partition = 1;
+   */
+  partition: string;
+
+  /**
+   * @generated from field: int64 queued_requested = 2;
+   */
+  queuedRequested: bigint;
+
+  /**
+   * @generated from field: int64 queued_disclosed = 3;
+   */
+  queuedDisclosed: bigint;
+};
+
+/**
+ * Describes the message batch.v1.PartitionQueue.
+ * Use `create(PartitionQueueSchema)` to create a new message.
+ */
+export const PartitionQueueSchema: GenMessage<PartitionQueue> = /*@__PURE__*/
+  messageDesc(file_batch_v1_worker, 5);
 
 /**
  * @generated from message batch.v1.PoolWorker
@@ -303,7 +344,7 @@ export type PoolWorker = Message<"batch.v1.PoolWorker"> & {
  * Use `create(PoolWorkerSchema)` to create a new message.
  */
 export const PoolWorkerSchema: GenMessage<PoolWorker> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 5);
+  messageDesc(file_batch_v1_worker, 6);
 
 /**
  * HeldCopy is a copy a worker still runs (or is suspended) when it
@@ -348,7 +389,7 @@ export type HeldCopy = Message<"batch.v1.HeldCopy"> & {
  * Use `create(HeldCopySchema)` to create a new message.
  */
 export const HeldCopySchema: GenMessage<HeldCopy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 6);
+  messageDesc(file_batch_v1_worker, 7);
 
 /**
  * @generated from message batch.v1.RegisterRequest
@@ -405,6 +446,24 @@ export type RegisterRequest = Message<"batch.v1.RegisterRequest"> & {
    * @generated from field: int32 gpus = 120;
    */
   gpus: number;
+
+  /**
+   * The pool the worker belongs to: sets routed to a pool
+   * (DiscloseRequest.pool) run only on its workers. Empty: no pool, so
+   * only unrouted sets run here. A Slurm pool's pilots name the pool.
+   *
+   * @generated from field: string pool = 155;
+   */
+  pool: string;
+
+  /**
+   * The batch-system partition the worker runs in (a Slurm pilot's
+   * SLURM_JOB_PARTITION; empty: none): sets routed to a partition run
+   * only on workers that name it.
+   *
+   * @generated from field: string partition = 156;
+   */
+  partition: string;
 
   /**
    * How the worker keeps a task from the worker, the server and other
@@ -469,7 +528,7 @@ export type RegisterRequest = Message<"batch.v1.RegisterRequest"> & {
  * Use `create(RegisterRequestSchema)` to create a new message.
  */
 export const RegisterRequestSchema: GenMessage<RegisterRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 7);
+  messageDesc(file_batch_v1_worker, 8);
 
 /**
  * @generated from message batch.v1.RegisterResponse
@@ -518,7 +577,7 @@ export type RegisterResponse = Message<"batch.v1.RegisterResponse"> & {
  * Use `create(RegisterResponseSchema)` to create a new message.
  */
 export const RegisterResponseSchema: GenMessage<RegisterResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 8);
+  messageDesc(file_batch_v1_worker, 9);
 
 /**
  * @generated from message batch.v1.AssignmentsRequest
@@ -535,7 +594,7 @@ export type AssignmentsRequest = Message<"batch.v1.AssignmentsRequest"> & {
  * Use `create(AssignmentsRequestSchema)` to create a new message.
  */
 export const AssignmentsRequestSchema: GenMessage<AssignmentsRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 9);
+  messageDesc(file_batch_v1_worker, 10);
 
 /**
  * StartCopy tells a worker to run one copy of a task on one of its slots.
@@ -600,7 +659,7 @@ export type StartCopy = Message<"batch.v1.StartCopy"> & {
  * Use `create(StartCopySchema)` to create a new message.
  */
 export const StartCopySchema: GenMessage<StartCopy> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 10);
+  messageDesc(file_batch_v1_worker, 11);
 
 /**
  * @generated from message batch.v1.AssignmentsResponse
@@ -673,7 +732,7 @@ export type AssignmentsResponse = Message<"batch.v1.AssignmentsResponse"> & {
  * Use `create(AssignmentsResponseSchema)` to create a new message.
  */
 export const AssignmentsResponseSchema: GenMessage<AssignmentsResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 11);
+  messageDesc(file_batch_v1_worker, 12);
 
 /**
  * @generated from message batch.v1.CopyProgress
@@ -702,7 +761,7 @@ export type CopyProgress = Message<"batch.v1.CopyProgress"> & {
  * Use `create(CopyProgressSchema)` to create a new message.
  */
 export const CopyProgressSchema: GenMessage<CopyProgress> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 12);
+  messageDesc(file_batch_v1_worker, 13);
 
 /**
  * @generated from message batch.v1.HeartbeatRequest
@@ -724,7 +783,7 @@ export type HeartbeatRequest = Message<"batch.v1.HeartbeatRequest"> & {
  * Use `create(HeartbeatRequestSchema)` to create a new message.
  */
 export const HeartbeatRequestSchema: GenMessage<HeartbeatRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 13);
+  messageDesc(file_batch_v1_worker, 14);
 
 /**
  * @generated from message batch.v1.HeartbeatResponse
@@ -749,7 +808,7 @@ export type HeartbeatResponse = Message<"batch.v1.HeartbeatResponse"> & {
  * Use `create(HeartbeatResponseSchema)` to create a new message.
  */
 export const HeartbeatResponseSchema: GenMessage<HeartbeatResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 14);
+  messageDesc(file_batch_v1_worker, 15);
 
 /**
  * @generated from message batch.v1.ReportFinishedRequest
@@ -850,7 +909,7 @@ export type ReportFinishedRequest = Message<"batch.v1.ReportFinishedRequest"> & 
  * Use `create(ReportFinishedRequestSchema)` to create a new message.
  */
 export const ReportFinishedRequestSchema: GenMessage<ReportFinishedRequest> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 15);
+  messageDesc(file_batch_v1_worker, 16);
 
 /**
  * KeptFileContent is a kept file as a worker reports it.
@@ -876,7 +935,7 @@ export type KeptFileContent = Message<"batch.v1.KeptFileContent"> & {
  * Use `create(KeptFileContentSchema)` to create a new message.
  */
 export const KeptFileContentSchema: GenMessage<KeptFileContent> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 16);
+  messageDesc(file_batch_v1_worker, 17);
 
 /**
  * @generated from message batch.v1.ReportFinishedResponse
@@ -893,7 +952,7 @@ export type ReportFinishedResponse = Message<"batch.v1.ReportFinishedResponse"> 
  * Use `create(ReportFinishedResponseSchema)` to create a new message.
  */
 export const ReportFinishedResponseSchema: GenMessage<ReportFinishedResponse> = /*@__PURE__*/
-  messageDesc(file_batch_v1_worker, 17);
+  messageDesc(file_batch_v1_worker, 18);
 
 /**
  * @generated from enum batch.v1.ReportOutcome
