@@ -51,6 +51,12 @@ func pageRoutes(ctx context.Context, tx *Tx, sets []sched.TaskSet) error {
 	if err != nil {
 		return fmt.Errorf("read routes: %w", err)
 	}
+	return scanRoutes(rows, func(id sched.SetID, r sched.Route) { sets[at[id]].Route = r })
+}
+
+// scanRoutes calls set with each (id, pool, partition) row, and closes
+// rows.
+func scanRoutes(rows *sql.Rows, set func(sched.SetID, sched.Route)) error {
 	defer rows.Close()
 	for rows.Next() {
 		var (
@@ -60,7 +66,7 @@ func pageRoutes(ctx context.Context, tx *Tx, sets []sched.TaskSet) error {
 		if err := rows.Scan(&id, &r.Pool, &r.Partition); err != nil {
 			return err
 		}
-		sets[at[id]].Route = r
+		set(id, r)
 	}
 	return rows.Err()
 }
@@ -78,20 +84,11 @@ func loadSetRoutes(ctx context.Context, tx *Tx, snap *Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("read routes: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			id sched.SetID
-			r  sched.Route
-		)
-		if err := rows.Scan(&id, &r.Pool, &r.Partition); err != nil {
-			return err
-		}
+	return scanRoutes(rows, func(id sched.SetID, r sched.Route) {
 		if i, ok := at[id]; ok {
 			snap.Sets[i].Route = r
 		}
-	}
-	return rows.Err()
+	})
 }
 
 // setWorkerRoute records the pool and partition a registering worker
