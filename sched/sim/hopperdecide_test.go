@@ -21,22 +21,8 @@ func TestHopperDecidePaired(t *testing.T) {
 	if len(ps)%per != 0 {
 		t.Fatalf("%d runs, not a multiple of %d configurations", len(ps), per)
 	}
-	type cell struct {
-		u, skew float64
-		seed    int64
-	}
-	first := map[cell]Params{}
-	configs := map[cell]map[sched.Config]bool{}
+	configs := pairedCells(t, ps)
 	for _, p := range ps {
-		c := cell{p.Utilization, p.TaskSkew, p.Seed}
-		q := p
-		q.Sched = sched.Config{}
-		if f, ok := first[c]; !ok {
-			first[c], configs[c] = q, map[sched.Config]bool{}
-		} else if f != q {
-			t.Fatalf("cell %+v: runs differ beyond the scheduler", c)
-		}
-		configs[c][p.Sched] = true
 		if p.Sched.HopperClone && p.Sched.Speculation != sched.SpecHopperGRASS {
 			t.Errorf("cloning inside Hopper's shares without Hopper: %+v", p.Sched)
 		}
@@ -49,9 +35,35 @@ func TestHopperDecidePaired(t *testing.T) {
 			t.Errorf("cell %+v: %d distinct configurations, want %d", c, len(cs), per)
 		}
 	}
-	if len(first) < 2 {
-		t.Errorf("%d cells", len(first))
+	if len(configs) < 2 {
+		t.Errorf("%d cells", len(configs))
 	}
+}
+
+// decideCell is one load, skew and seed of a paired experiment.
+type decideCell struct {
+	u, skew float64
+	seed    int64
+}
+
+// pairedCells checks that the runs of each cell differ only in the
+// scheduler's configuration, and returns each cell's configurations.
+func pairedCells(t *testing.T, ps []Params) map[decideCell]map[sched.Config]bool {
+	t.Helper()
+	first := map[decideCell]Params{}
+	configs := map[decideCell]map[sched.Config]bool{}
+	for _, p := range ps {
+		c := decideCell{p.Utilization, p.TaskSkew, p.Seed}
+		q := p
+		q.Sched = sched.Config{}
+		if f, ok := first[c]; !ok {
+			first[c], configs[c] = q, map[sched.Config]bool{}
+		} else if f != q {
+			t.Fatalf("cell %+v: runs differ beyond the scheduler", c)
+		}
+		configs[c][p.Sched] = true
+	}
+	return configs
 }
 
 // The 1,000-slot check runs the server's default first and pairs every
@@ -65,23 +77,7 @@ func TestHopperDecide1000Paired(t *testing.T) {
 	if d := ps[0].Sched; d.VirtualFactor != wideVirtual || d.LastWaveCopies != grassCopyCap || d.Speculation != sched.SpecHopperGRASS {
 		t.Errorf("first configuration is not the server's default: %+v", d)
 	}
-	type cell struct {
-		u, skew float64
-		seed    int64
-	}
-	first := map[cell]Params{}
-	configs := map[cell]map[sched.Config]bool{}
-	for _, p := range ps {
-		c := cell{p.Utilization, p.TaskSkew, p.Seed}
-		q := p
-		q.Sched = sched.Config{}
-		if f, ok := first[c]; !ok {
-			first[c], configs[c] = q, map[sched.Config]bool{}
-		} else if f != q {
-			t.Fatalf("cell %+v: runs differ beyond the scheduler", c)
-		}
-		configs[c][p.Sched] = true
-	}
+	configs := pairedCells(t, ps)
 	for c, cs := range configs {
 		if len(cs) != len(decide1000Configs) {
 			t.Errorf("cell %+v: %d distinct configurations, want %d", c, len(cs), len(decide1000Configs))
