@@ -62,18 +62,6 @@ func TestSlurmPilotEndsNotBilled(t *testing.T) {
 	c := startServer(t, "--slots", "0", "--speculation", "none")
 	const n = 2
 
-	// finish opens the gate and checks every task finished exit 0 on a
-	// pilot other than the ended ones, billed once.
-	finish := func(t *testing.T, set int64, gate string, ended map[string]bool) {
-		t.Helper()
-		if err := os.WriteFile(gate, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, patience, "every task to finish", func() bool { return setFinished(c, set, n) })
-		checkFinishedOnce(t, c, set, n)
-		noWinOnEnded(t, c, set, ended)
-	}
-
 	t.Run("preemption", func(t *testing.T) {
 		pool := startPool(t, c, "pe", "--max-pilots", "2", "--idle", "30s", "--partition", "low")
 		defer pool.stop()
@@ -84,7 +72,7 @@ func TestSlurmPilotEndsNotBilled(t *testing.T) {
 		before := runningPilots(s, "pe")
 		s.run("sbatch", "--parsable", "-p", "high", "-n", "4", "-o", "/dev/null", "--wrap", "sleep 2")
 		waitFor(t, patience, "both copies to be handed back", func() bool { return len(lostOn(c, d.Set.ID, before)) >= n })
-		finish(t, d.Set.ID, gate, before)
+		finishAfterPilotEnds(t, c, d.Set.ID, n, gate, before)
 	})
 
 	t.Run("time limit", func(t *testing.T) {
@@ -103,7 +91,7 @@ func TestSlurmPilotEndsNotBilled(t *testing.T) {
 				t.Logf("pilot %s ended %s", j.id, j.state)
 			}
 		}
-		finish(t, d.Set.ID, gate, before)
+		finishAfterPilotEnds(t, c, d.Set.ID, n, gate, before)
 	})
 }
 
@@ -150,6 +138,19 @@ func TestSlurmPilotLossesFail(t *testing.T) {
 
 // noWinOnEnded fails t for each task of set whose winning copy ran on one
 // of the ended pilots (named without the "slurm-" prefix).
+// finishAfterPilotEnds opens the gate of a set of n gated tasks whose
+// pilots in ended were ended, and checks that every task then finished
+// exit 0, billed once, on a pilot other than the ended ones.
+func finishAfterPilotEnds(t *testing.T, c *cluster, set int64, n int, gate string, ended map[string]bool) {
+	t.Helper()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, patience, "every task to finish", func() bool { return setFinished(c, set, n) })
+	checkFinishedOnce(t, c, set, n)
+	noWinOnEnded(t, c, set, ended)
+}
+
 func noWinOnEnded(t *testing.T, c *cluster, set int64, ended map[string]bool) {
 	t.Helper()
 	for _, task := range taskCopies(c, set) {

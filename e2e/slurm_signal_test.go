@@ -37,12 +37,7 @@ func TestSlurmPilotEndWorkerFirst(t *testing.T) {
 		if b, err := os.ReadFile(trapped); err == nil && len(b) > 0 {
 			t.Errorf("copies saw the pilot's SIGTERM before the worker handed them back (task, copy):\n%s", b)
 		}
-		if err := os.WriteFile(gate, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, patience, "every task to finish", func() bool { return setFinished(c, set, n) })
-		checkFinishedOnce(t, c, set, n)
-		noWinOnEnded(t, c, set, ended)
+		finishAfterPilotEnds(t, c, set, n, gate, ended)
 	}
 
 	t.Run("preemption", func(t *testing.T) {
