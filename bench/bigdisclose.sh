@@ -5,8 +5,10 @@
 # tasks (default 200) while another user discloses DISCLOSES sets of TASKS
 # `true` tasks at once (default 8 of 200,000), which queue (the worker
 # does not run that user's tasks). It prints how long the short tasks
-# took, the lease lapses and the heartbeats answered without the server's
-# lock, from /metrics, and the load before and after.
+# took, the lease lapses, the heartbeats answered without the server's
+# lock and the heartbeats' p99 (the bucket of batchd_heartbeat_seconds
+# that holds the 99th percentile: the server's time to answer, from its
+# handler's start), from /metrics, and the load before and after.
 #
 #   bench/bigdisclose.sh
 #   DISCLOSES=4 TASKS=50000 bench/bigdisclose.sh
@@ -67,4 +69,13 @@ t2=$(date +%s.%N)
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$short short tasks on 4 slots: $(echo "$t1 - $t0" | bc) s; $n discloses of $tasks tasks done after $(echo "$t2 - $t0" | bc) s"
 echo "lease lapses: $(metric batchd_lease_lapses_total); heartbeats answered without the lock: $(metric batchd_heartbeats_unlocked_total)"
+curl -s "$url/metrics" | awk '
+	/^batchd_heartbeat_seconds_bucket/ { match($0, /le="[^"]*"/); le[++k] = substr($0, RSTART + 4, RLENGTH - 5); c[k] = $2 }
+	/^batchd_heartbeat_seconds_count/ { n = $2 }
+	END {
+		if (n == 0) { print "no heartbeats timed"; exit }
+		for (i = 1; i <= k; i++) if (c[i] >= 0.99 * n) { p = le[i]; break }
+		for (i = 1; i <= k; i++) if (c[i] >= n) { m = le[i]; break }
+		printf "heartbeats answered: %d; p99 <= %s s, all <= %s s (batchd_heartbeat_seconds buckets)\n", n, p, m
+	}'
 grep -c "lease lapsed" "$tmp/serve.log" | sed 's/^/"worker lease lapsed" lines in the server log: /'

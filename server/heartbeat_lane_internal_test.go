@@ -60,4 +60,24 @@ func TestHeartbeatBesideLongWrite(t *testing.T) {
 	if n := s.dm.heartbeatsUnlocked.Load(); n != 1 {
 		t.Errorf("%d heartbeats answered without the lock, want 1", n)
 	}
+	if n := heartbeatsTimed(t, s); n != 1 {
+		t.Errorf("batchd_heartbeat_seconds counts %d heartbeats, want 1 (the one answered without the lock)", n)
+	}
+}
+
+// heartbeatsTimed is the number of heartbeats batchd_heartbeat_seconds
+// has recorded.
+func heartbeatsTimed(t *testing.T, s *Server) uint64 {
+	t.Helper()
+	mfs, err := s.metrics.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "batchd_heartbeat_seconds" {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatal("no batchd_heartbeat_seconds in the server's metrics")
+	return 0
 }

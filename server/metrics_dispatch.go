@@ -3,6 +3,7 @@ package server
 import (
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -19,6 +20,17 @@ type dispatchMetrics struct {
 	// heartbeatsUnlocked counts heartbeats answered without the lock
 	// (heartbeatWait).
 	heartbeatsUnlocked atomic.Int64
+	// heartbeat is how long the server took to answer each heartbeat,
+	// from its handler's start (the wait for the lock and the store's
+	// write included); set by collectors.
+	heartbeat prometheus.Histogram
+}
+
+// observeHeartbeat records a heartbeat answered now that began at start.
+func (d *dispatchMetrics) observeHeartbeat(start time.Time) {
+	if d.heartbeat != nil {
+		d.heartbeat.Observe(time.Since(start).Seconds())
+	}
 }
 
 // selfCPUSeconds is the user and system CPU time of this process, its
@@ -32,7 +44,11 @@ func selfCPUSeconds() float64 {
 }
 
 func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
+	d.heartbeat = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batchd_heartbeat_seconds",
+		Help:    "Time the server took to answer a worker's heartbeat, from its handler's start: the wait for the lock (at most 50 ms, then answered without it) and the store's write.",
+		Buckets: []float64{.001, .002, .005, .01, .02, .05, .075, .1, .2, .5, 1, 2, 5}})
 	return []prometheus.Collector{
+		d.heartbeat,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_store_write_transactions_total",
 			Help: "Write transactions the store committed (one SQLite writer does them all, one at a time)."},
 			func() float64 { n, _ := db.WriteStats(); return float64(n) }),

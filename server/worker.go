@@ -267,6 +267,7 @@ func (f *assignFeed) close() {
 // Heartbeat renews the worker's lease and records its copies' progress.
 func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequest) (*batchv1.HeartbeatResponse, error) {
 	s := h.s
+	defer s.dm.observeHeartbeat(time.Now())
 	id := sched.WorkerID(req.WorkerId)
 	if err := s.checkWorker(ctx, id); err != nil {
 		return nil, err
