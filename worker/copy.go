@@ -237,11 +237,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		cmd.Stdin = f
 	}
 
-	outR, outW, err := os.Pipe()
+	outR, outW, err := outputPipe()
 	if err != nil {
 		return fail(err)
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := outputPipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
