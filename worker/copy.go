@@ -90,6 +90,7 @@ type copyRun struct {
 	cpu          float64 // last CPU seconds seen
 	result       *batchv1.ReportFinishedRequest
 	scratch      string // the copy's directory: progress file, default working dir ("" before it starts)
+	scratchIndex int    // the sandbox index the copy ran at, -1 none (scratchDirs.give)
 }
 
 // runTime is the wall time the copy held its slot, excluding suspension.
@@ -181,7 +182,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		// nobody else's task whatever it is sent.
 		return fail(fmt.Errorf("this worker runs only %s's tasks, not %s's", a.boundUser, owner))
 	}
-	scratch, err := a.scratch.take()
+	scratch, near, err := a.scratch.take()
 	if err != nil {
 		return fail(fmt.Errorf("scratch dir: %w", err))
 	}
@@ -224,9 +225,12 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	cmd.Env = env // exec keeps the last value of a repeated key
 	var box *prepared
 	if cmd.Err == nil {
-		if box, err = a.sandbox.prepare(cmd, c.start.GetOwner(), c.scratch); err != nil {
+		if box, err = a.sandbox.prepareNear(cmd, c.start.GetOwner(), c.scratch, near); err != nil {
 			return fail(err)
 		}
+		a.mu.Lock()
+		c.scratchIndex = box.index
+		a.mu.Unlock()
 	}
 	// done gives back what prepare took, once the copy is reaped.
 	done := func() {
