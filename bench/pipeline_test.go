@@ -266,8 +266,8 @@ func forkExecRate(b *testing.B, n, par int) (rate, parentCPU float64) {
 }
 
 // BenchmarkPipeline measures tasks per second through disclose → dispatch →
-// run `true` → finish → bill, with 64 slots and with 2 (one per core of the
-// development machine): one op is one task. b.N tasks are disclosed (and
+// run `true` → finish → bill, with 64 slots, 16, and 2 (one per core of
+// the development machine): one op is one task. b.N tasks are disclosed (and
 // requested) in one call, the benchmark waits until all are finished and
 // checks that each has exactly one bill line. It reports tasks/s, the same
 // rate for plain fork/exec of `true` on as many goroutines as slots
@@ -276,7 +276,7 @@ func forkExecRate(b *testing.B, n, par int) (rate, parentCPU float64) {
 // CPU the baseline's own process spent per fork/exec/wait
 // (fork-parent-cpu-ms/task) and the difference (bookkeeping-cpu-ms/task).
 func BenchmarkPipeline(b *testing.B) {
-	for _, n := range []int{slots, 2} {
+	for _, n := range []int{slots, 16, 2} {
 		b.Run(fmt.Sprintf("slots=%d", n), func(b *testing.B) { benchPipeline(b, n) })
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -89,6 +90,7 @@ type copyRun struct {
 	cpu          float64 // last CPU seconds seen
 	result       *batchv1.ReportFinishedRequest
 	scratch      string // the copy's directory: progress file, default working dir ("" before it starts)
+	scratchIndex int    // the sandbox index the copy ran at, -1 none (scratchDirs.give)
 }
 
 // runTime is the wall time the copy held its slot, excluding suspension.
@@ -180,7 +182,7 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		// nobody else's task whatever it is sent.
 		return fail(fmt.Errorf("this worker runs only %s's tasks, not %s's", a.boundUser, owner))
 	}
-	scratch, err := a.scratch.take()
+	scratch, near, err := a.scratch.take()
 	if err != nil {
 		return fail(fmt.Errorf("scratch dir: %w", err))
 	}
@@ -223,9 +225,12 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 	cmd.Env = env // exec keeps the last value of a repeated key
 	var box *prepared
 	if cmd.Err == nil {
-		if box, err = a.sandbox.prepare(cmd, c.start.GetOwner(), c.scratch); err != nil {
+		if box, err = a.sandbox.prepareNear(cmd, c.start.GetOwner(), c.scratch, near); err != nil {
 			return fail(err)
 		}
+		a.mu.Lock()
+		c.scratchIndex = box.index
+		a.mu.Unlock()
 	}
 	// done gives back what prepare took, once the copy is reaped.
 	done := func() {
@@ -237,11 +242,11 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		cmd.Stdin = f
 	}
 
-	outR, outW, err := os.Pipe()
+	outR, outW, err := outputPipe()
 	if err != nil {
 		return fail(err)
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := outputPipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
@@ -330,17 +335,20 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		return fail(startError(err, spec.GetDir()))
 	}
 
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() { defer readers.Done(); copyOut(c.live.stream(0), outR) }()
-	go func() { defer readers.Done(); copyOut(c.live.stream(1), errR) }()
+	// The last of the two readers to end closes readersDone.
+	readersDone := make(chan struct{})
+	var readersLeft atomic.Int32
+	readersLeft.Store(2)
+	read := func(w io.Writer, r io.Reader) {
+		copyOut(w, r)
+		if readersLeft.Add(-1) == 0 {
+			close(readersDone)
+		}
+	}
+	go read(c.live.stream(0), outR)
+	go read(c.live.stream(1), errR)
 
-	stopMonitor := make(chan struct{})
-	monitorDone := make(chan struct{})
-	go func() {
-		defer close(monitorDone)
-		a.monitor(c, progressPath, stopMonitor)
-	}()
+	mon := a.startMonitor(c, progressPath)
 
 	// Wait for the leader to exit without reaping it, kill whatever is
 	// left of its group while the group id is still pinned, then reap.
@@ -381,13 +389,10 @@ func (a *agent) execute(c *copyRun) *batchv1.ReportFinishedRequest {
 		runtime.UnlockOSThread()
 		c.unlocked = true
 	}
-	close(stopMonitor)
-	<-monitorDone
+	mon.stop()
 
 	// The group is dead; a process that left the group (setsid) may still
 	// hold the pipes: give it a moment, then stop reading.
-	readersDone := make(chan struct{})
-	go func() { readers.Wait(); close(readersDone) }()
 	select {
 	case <-readersDone:
 	default:
@@ -498,17 +503,45 @@ func tvSeconds(tv syscall.Timeval) float64 {
 	return float64(tv.Sec) + float64(tv.Usec)/1e6
 }
 
-// monitor polls the copy's progress file and CPU time, and enforces its
-// timeout (counted in run time, so suspension does not count), until done.
-func (a *agent) monitor(c *copyRun, progressPath string, done <-chan struct{}) {
+// copyMonitor is a copy's monitor (see monitor), started on its first
+// look: a copy that ends before costs no goroutine.
+type copyMonitor struct {
+	t    *time.Timer
+	quit chan struct{} // closed by stop
+	done chan struct{} // closed when the monitor has returned
+}
+
+// startMonitor arranges for c's monitor to start at its first look, one
+// poll interval in (sooner for a shorter timeout: the timeout is checked
+// at each look). A poke before then is seen at the first look.
+func (a *agent) startMonitor(c *copyRun, progressPath string) *copyMonitor {
+	m := &copyMonitor{quit: make(chan struct{}), done: make(chan struct{})}
 	timeout := time.Duration(c.start.GetSpec().GetTimeoutSeconds() * float64(time.Second))
-	// The first look is one poll interval in (sooner for a shorter
-	// timeout): a copy that ends before costs no file or /proc read.
 	first := a.poll
 	if timeout > 0 && timeout < first {
 		first = timeout
 	}
-	t := time.NewTimer(first)
+	m.t = time.AfterFunc(first, func() {
+		defer close(m.done)
+		a.monitor(c, progressPath, timeout, m.quit)
+	})
+	return m
+}
+
+// stop ends the monitor, or keeps it from starting, and waits for it.
+func (m *copyMonitor) stop() {
+	if m.t.Stop() {
+		return // it never started
+	}
+	close(m.quit)
+	<-m.done
+}
+
+// monitor polls the copy's progress file and CPU time, and enforces its
+// timeout (counted in run time, so suspension does not count), until done.
+// Its first look is at once (startMonitor waited for it).
+func (a *agent) monitor(c *copyRun, progressPath string, timeout time.Duration, done <-chan struct{}) {
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {

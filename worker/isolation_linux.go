@@ -39,15 +39,20 @@ type sandbox struct {
 	cg  *cgroups // nil: no cgroup of our own to put copies in
 }
 
-// indexPool hands out the smallest free index.
+// indexPool hands out free indexes.
 type indexPool struct {
 	mu    sync.Mutex
 	inUse []bool
 }
 
-func (p *indexPool) take() int {
+// takeNear takes index want if it is free, else the smallest free one.
+func (p *indexPool) takeNear(want int) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if want >= 0 && want < len(p.inUse) && !p.inUse[want] {
+		p.inUse[want] = true
+		return want
+	}
 	for i, used := range p.inUse {
 		if !used {
 			p.inUse[i] = true
@@ -75,13 +80,19 @@ type identity struct {
 // the copy as the mechanism wants, with scratch as its scratch directory.
 // Start it with start; call done once the copy is reaped.
 func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, error) {
+	return s.prepareNear(cmd, owner, scratch, -1)
+}
+
+// prepareNear is prepare taking index near if it is free: the index the
+// scratch directory was last used at, whose uid owns it already.
+func (s *sandbox) prepareNear(cmd *exec.Cmd, owner, scratch string, near int) (*prepared, error) {
 	attr := sysProcAttr()
 	cmd.SysProcAttr = attr
 	id := identity{uid: os.Getuid(), gid: os.Getgid(), index: -1}
 	release := func() {}
 	switch s.mech {
 	case IsolationUID:
-		if err := s.slotUID(&id, &release); err != nil {
+		if err := s.slotUID(&id, &release, near); err != nil {
 			return nil, err
 		}
 	case IsolationOwnerUID:
@@ -109,18 +120,14 @@ func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, erro
 		if s.root {
 			// A root worker's namespaced copies run as slot uids too: uid 0
 			// would still own root's files.
-			if err := s.slotUID(&id, &release); err != nil {
+			if err := s.slotUID(&id, &release, near); err != nil {
 				return nil, err
 			}
 		}
 	}
 	if id.uid != os.Getuid() {
 		// The scratch directory is the copy's alone: 0700 to its uid.
-		if err := os.Chown(scratch, id.uid, id.gid); err != nil {
-			release()
-			return nil, fmt.Errorf("scratch dir: %w", err)
-		}
-		if err := os.Chmod(scratch, 0o700); err != nil {
+		if err := ownScratch(scratch, id.uid, id.gid); err != nil {
 			release()
 			return nil, fmt.Errorf("scratch dir: %w", err)
 		}
@@ -131,7 +138,7 @@ func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, erro
 		attr.Credential = &syscall.Credential{Uid: uint32(id.uid), Gid: uint32(id.gid), Groups: id.groups}
 	}
 	if s.cg != nil && id.index < 0 {
-		id.index = s.ids.take()
+		id.index = s.ids.takeNear(near)
 		prev := release
 		idx := id.index
 		release = func() { prev(); s.ids.give(idx) }
@@ -139,10 +146,25 @@ func (s *sandbox) prepare(cmd *exec.Cmd, owner, scratch string) (*prepared, erro
 	return &prepared{attr: attr, index: id.index, uid: id.uid, release: release}, nil
 }
 
-// slotUID takes an index and makes id its slot uid and gid, with no
-// supplementary group; release then gives the index back.
-func (s *sandbox) slotUID(id *identity, release *func()) error {
-	i := s.ids.take()
+// ownScratch makes dir uid's and gid's, mode 0700, unless it is so
+// already (a directory handed back to a copy of the index it was last
+// used at): a stat instead of a chown and a chmod.
+func ownScratch(dir string, uid, gid int) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(dir, &st); err == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR &&
+		int(st.Uid) == uid && int(st.Gid) == gid && st.Mode&0o7777 == 0o700 {
+		return nil
+	}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
+}
+
+// slotUID takes an index (near if free) and makes id its slot uid and
+// gid, with no supplementary group; release then gives the index back.
+func (s *sandbox) slotUID(id *identity, release *func(), near int) error {
+	i := s.ids.takeNear(near)
 	if i >= s.uids.Count {
 		s.ids.give(i)
 		return fmt.Errorf("all %d slot uids (%s) are in use", s.uids.Count, s.uids)

@@ -42,6 +42,8 @@ func (a *agent) start(s *batchv1.StartCopy) {
 		live:     newLiveOutput(a.outCap),
 		wake:     make(chan struct{}, 1),
 		progress: -1,
+
+		scratchIndex: -1,
 	}
 	a.copies[c.id] = c
 	a.copiesWG.Add(1)

@@ -152,7 +152,7 @@ func (a *agent) finish(c *copyRun, res *batchv1.ReportFinishedRequest) {
 	default:
 	}
 	if c.scratch != "" {
-		if err := a.scratch.give(c.scratch); err != nil {
+		if err := a.scratch.give(c.scratch, c.scratchIndex); err != nil {
 			a.log.Warn("removing scratch dir", "copy", c.id, "err", err)
 		}
 	}

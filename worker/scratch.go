@@ -21,36 +21,46 @@ type scratchDirs struct {
 	max  int // empty directories kept for reuse
 
 	mu   sync.Mutex
-	free []string
+	free []freeScratch
 	next int64
 }
 
-// take returns an empty directory.
-func (p *scratchDirs) take() (string, error) {
+// freeScratch is an empty directory kept for reuse, and the sandbox
+// index (its slot uid owns the directory) it was last used at, -1 none.
+type freeScratch struct {
+	dir   string
+	index int
+}
+
+// take returns an empty directory, and the sandbox index it was last used
+// at (-1 for none): a copy that runs at that index again finds it owned
+// by its slot uid already.
+func (p *scratchDirs) take() (string, int, error) {
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
-		dir := p.free[n-1]
+		f := p.free[n-1]
 		p.free = p.free[:n-1]
 		p.mu.Unlock()
-		return dir, nil
+		return f.dir, f.index, nil
 	}
 	p.next++
 	dir := filepath.Join(p.root, strconv.FormatInt(p.next, 10))
 	p.mu.Unlock()
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", err
+		return "", -1, err
 	}
-	return dir, nil
+	return dir, -1, nil
 }
 
-// give takes back a directory once its copy has ended: kept for reuse if
-// the copy left it empty, else removed.
-func (p *scratchDirs) give(dir string) error {
+// give takes back a directory once its copy, which ran at sandbox index
+// index (-1 none), has ended: kept for reuse if the copy left it empty,
+// else removed.
+func (p *scratchDirs) give(dir string, index int) error {
 	empty, err := emptyDir(dir)
 	if err == nil && empty {
 		p.mu.Lock()
 		if len(p.free) < p.max {
-			p.free = append(p.free, dir)
+			p.free = append(p.free, freeScratch{dir: dir, index: index})
 			p.mu.Unlock()
 			return nil
 		}

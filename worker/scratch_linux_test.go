@@ -1,0 +1,85 @@
+//go:build linux
+
+package worker
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+)
+
+// A scratch directory goes back to a copy at the index it was last used
+// at when that index is free, and then needs no chown or chmod (its
+// inode's change time stays); one its copy opened up is closed again, and
+// one taken at another index belongs to that index's uid.
+func TestScratchReusedAtItsIndex(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("slot uids need root")
+	}
+	s := &sandbox{mech: IsolationUID, root: true, uids: UIDRange{First: 63100, Count: 4}, ids: &indexPool{}}
+	p := &scratchDirs{root: t.TempDir(), max: 4}
+	stat := func(dir string) syscall.Stat_t {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Lstat(dir, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	prepare := func() (*prepared, string) {
+		t.Helper()
+		dir, near, err := p.take()
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := s.prepareNear(exec.Command("true"), "", dir, near)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return box, dir
+	}
+	other, _ := prepare() // holds index 0
+	box, dir := prepare()
+	if box.index != 1 || stat(dir).Uid != 63101 || stat(dir).Mode&0o7777 != 0o700 {
+		t.Fatalf("index %d, dir uid %d mode %o", box.index, stat(dir).Uid, stat(dir).Mode&0o7777)
+	}
+	box.release()
+	if err := p.give(dir, box.index); err != nil {
+		t.Fatal(err)
+	}
+	before := stat(dir)
+
+	box, again := prepare()
+	if again != dir || box.index != 1 {
+		t.Fatalf("took %s at index %d, want %s at 1", again, box.index, dir)
+	}
+	if after := stat(dir); after.Ctim != before.Ctim {
+		t.Errorf("the directory was changed (ctime %v, then %v): owned by the index's uid already", before.Ctim, after.Ctim)
+	}
+
+	// Its copy opened it up: the next copy there gets it 0700 again.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	box.release()
+	if err := p.give(dir, box.index); err != nil {
+		t.Fatal(err)
+	}
+	box, _ = prepare()
+	if st := stat(dir); box.index != 1 || st.Mode&0o7777 != 0o700 || st.Uid != 63101 {
+		t.Errorf("index %d, dir uid %d mode %o; want index 1, uid 63101, 0700", box.index, st.Uid, st.Mode&0o7777)
+	}
+
+	// Its index is busy: another index's uid takes it over.
+	if err := p.give(dir, box.index); err != nil {
+		t.Fatal(err)
+	}
+	third, again := prepare()
+	if again != dir || third.index != 2 || stat(dir).Uid != 63102 || stat(dir).Gid != 63102 {
+		t.Errorf("took %s at index %d, uid %d; want %s at 2, uid 63102", again, third.index, stat(dir).Uid, dir)
+	}
+	third.release()
+	box.release()
+	other.release()
+}
