@@ -25,6 +25,7 @@ type cpEnd struct {
 	start, end float64
 	how        string  // won, killed, lost, ended (ran out, another won)
 	req        float64 // the task's request (Unix seconds)
+	lat        float64 // its latency: live, a winner's end − start − run − suspended (else NaN); replayed, the one it was given
 }
 
 // copies compares one kept run with its replay copy by copy (`livesim
@@ -41,6 +42,8 @@ func copies(args []string) error {
 	mode := fs.String("mode", "grass", "speculation mode")
 	abl := fs.String("ablation", "sim + live", "the replay: sim + live or one of its ablations")
 	all := fs.Bool("all", false, "print every task with more than one copy, not only the summary")
+	from := fs.Float64("from", -1, "print every copy live and replayed that was running between -from and -to (seconds of the run), by start")
+	to := fs.Float64("to", -1, "see -from")
 	progress := fs.String("progress", defaultProgress, progressHelp)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -82,6 +85,10 @@ func copies(args []string) error {
 		}
 		return int(a.idx - b.idx)
 	})
+	if *from >= 0 {
+		printWindow(live, rep, rec.Trace.Start+*from, rec.Trace.Start+*to, rec.Trace.Start)
+		return nil
+	}
 	if *all {
 		w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, "set/task\tlive copies: start–end how\treplay copies: start–end how\t")
@@ -95,7 +102,9 @@ func copies(args []string) error {
 	printGroups(live, rep)
 	printFirstStarts(live, rep)
 	printBusy(live, rep)
+	printWinnerLatency(live, rep)
 	printIdleQueued(live, rep, rec.Slots)
+	printStartBatches(live, rep)
 	printLagComparison(rec)
 	return nil
 }
@@ -113,7 +122,11 @@ func copyEnds(rec record, pm progressModel, abl string) (live, rep map[taskKey][
 	live = map[taskKey][]cpEnd{}
 	for _, c := range rec.Copies {
 		k := taskKey{c.Set, c.Index}
-		live[k] = append(live[k], cpEnd{c.Started - reqAt[k], c.Ended - reqAt[k], c.State, reqAt[k]})
+		lat := math.NaN()
+		if c.State == "won" {
+			lat = copyLatency(int64(c.Started*1e9), int64(c.Ended*1e9), c.Run, c.Suspended)
+		}
+		live[k] = append(live[k], cpEnd{c.Started - reqAt[k], c.Ended - reqAt[k], c.State, reqAt[k], lat})
 	}
 	d := func(set sched.SetID, idx int32, k int) float64 {
 		return draw(rec.Seed, rec.Keys[set], idx, k, rec.Beta, rec.Scale, rec.Limit)
@@ -135,7 +148,7 @@ func copyEnds(rec record, pm progressModel, abl string) (live, rep map[taskKey][
 		case c.Killed:
 			how = "killed"
 		}
-		rep[k] = append(rep[k], cpEnd{c.Start - reqAt[k], c.End - reqAt[k], how, reqAt[k]})
+		rep[k] = append(rep[k], cpEnd{c.Start - reqAt[k], c.End - reqAt[k], how, reqAt[k], c.Lat})
 	}
 	if _, err := sim.Replay(context.Background(), &tr, tr.Config, o); err != nil {
 		return nil, nil, err
@@ -401,4 +414,81 @@ func printIdleQueued(live, rep map[taskKey][]cpEnd, slots int) {
 		return sum
 	}
 	fmt.Printf("slot-seconds free while a requested task waited for its first copy: live %.2f, replay %.2f\n", idle(live), idle(rep))
+}
+
+// printWinnerLatency prints, over the tasks whose winner is the same copy
+// number live and in the replay, that copy's latency live against the one
+// the replay gave it, by whether it was the task's first copy.
+func printWinnerLatency(live, rep map[taskKey][]cpEnd) {
+	var l, r [2][]float64
+	for k, cs := range live {
+		rs := rep[k]
+		wl, wr := winner(cs), winner(rs)
+		if wl < 0 || wl != wr {
+			continue
+		}
+		g := min(wl, 1)
+		l[g], r[g] = append(l[g], cs[wl].lat), append(r[g], rs[wr].lat)
+	}
+	for g, n := range []string{"first copies", "later copies"} {
+		fmt.Printf("winners, same copy on both sides, %s: n %d, latency live mean %.3f s, q90 %.3f; given in the replay mean %.3f s, q90 %.3f\n", n, len(l[g]), mean(l[g]), quantile(l[g], 0.9), mean(r[g]), quantile(r[g], 0.9))
+	}
+}
+
+// printWindow prints every copy live and replayed that ran between a and b
+// (Unix seconds), by start, with times from t0.
+func printWindow(live, rep map[taskKey][]cpEnd, a, b, t0 float64) {
+	type row struct {
+		side       string
+		k          taskKey
+		start, end float64
+		how        string
+	}
+	var rows []row
+	for side, m := range map[string]map[taskKey][]cpEnd{"live": live, "replay": rep} {
+		for k, cs := range m {
+			for _, c := range cs {
+				s, e := c.req+c.start, c.req+c.end
+				if c.end <= 0 {
+					e = math.Inf(1)
+				}
+				if s <= b && e >= a {
+					rows = append(rows, row{side, k, s - t0, e - t0, c.how})
+				}
+			}
+		}
+	}
+	slices.SortFunc(rows, func(x, y row) int {
+		if x.side != y.side {
+			return cmpFloat(float64(len(x.side)), float64(len(y.side)))
+		}
+		return cmpFloat(x.start, y.start)
+	})
+	for _, r := range rows {
+		fmt.Printf("%-6s %d/%d\t%.2f–%.2f %s\n", r.side, r.k.set, r.k.idx, r.start, r.end, r.how)
+	}
+}
+
+// printStartBatches prints how many copies each start decision started
+// (copies stamped with the same decision time), live and in the replay.
+func printStartBatches(live, rep map[taskKey][]cpEnd) {
+	count := func(m map[taskKey][]cpEnd) (int, float64, int) {
+		by := map[float64]int{}
+		for _, cs := range m {
+			for _, c := range cs {
+				by[math.Round((c.req+c.start)*1e6)]++
+			}
+		}
+		n, big := 0, 0
+		for _, v := range by {
+			n += v
+			if v >= 3 {
+				big += v
+			}
+		}
+		return len(by), float64(n) / float64(len(by)), big
+	}
+	ld, lm, lb := count(live)
+	rd, rm, rb := count(rep)
+	fmt.Printf("start decisions: live %d (%.2f copies each, %d copies in decisions of 3 or more), replay %d (%.2f each, %d)\n", ld, lm, lb, rd, rm, rb)
 }

@@ -108,6 +108,15 @@ type ReplayOptions struct {
 	// ReportRunTime makes a copy's end report its run time without its
 	// latency, as a live worker's does (replaylatency.go).
 	ReportRunTime bool
+	// OwnLatency, when not nil, gives copy k of task idx of set its own
+	// latency where it has one (ok), before LatencyAt and the others
+	// (replaylatency.go).
+	OwnLatency func(set sched.SetID, idx int32, k int) (lat float64, ok bool)
+	// TaskWork, when not nil, is the run time copy k of a task counts its
+	// progress against (a live task's own notion of its length, without
+	// its process's start and its latency): a heartbeat then carries the
+	// fraction of that the task has run (replayheartbeat.go).
+	TaskWork func(set sched.SetID, idx int32, k int) float64
 	// OnCopy, when not nil, is told of every copy's end (replaycopies.go).
 	OnCopy func(CopyTrace)
 }
