@@ -64,7 +64,7 @@ func copies(args []string) error {
 	if len(rec.Copies) == 0 {
 		return fmt.Errorf("%s keeps no copies (a record made before they were kept)", rec.file())
 	}
-	live, rep, err := copyEnds(rec, pm, *abl)
+	live, rep, repLag, err := copyEnds(rec, pm, *abl)
 	if err != nil {
 		return err
 	}
@@ -105,13 +105,13 @@ func copies(args []string) error {
 	printWinnerLatency(live, rep)
 	printIdleQueued(live, rep, rec.Slots)
 	printStartBatches(live, rep)
-	printLagComparison(rec)
+	printLagComparison(rec, repLag)
 	return nil
 }
 
 // copyEnds is every task's copies live (from the store's rows) and in
 // rec's replay under ablation abl, each from the task's request.
-func copyEnds(rec record, pm progressModel, abl string) (live, rep map[taskKey][]cpEnd, err error) {
+func copyEnds(rec record, pm progressModel, abl string) (live, rep map[taskKey][]cpEnd, repLag []lagPoint, err error) {
 	tr := traceOf(rec)
 	reqAt := map[taskKey]float64{}
 	for _, st := range tr.Sets {
@@ -135,7 +135,7 @@ func copyEnds(rec record, pm progressModel, abl string) (live, rep map[taskKey][
 	o := liveOptions(rec, &tr, pm)
 	ai := slices.IndexFunc(ablations, func(a ablation) bool { return a.name == abl })
 	if ai < 0 {
-		return nil, nil, fmt.Errorf("no ablation %q", abl)
+		return nil, nil, nil, fmt.Errorf("no ablation %q", abl)
 	}
 	ablations[ai].opts(rec, &o, &tr)
 	rep = map[taskKey][]cpEnd{}
@@ -149,14 +149,15 @@ func copyEnds(rec record, pm progressModel, abl string) (live, rep map[taskKey][
 			how = "killed"
 		}
 		rep[k] = append(rep[k], cpEnd{c.Start - reqAt[k], c.End - reqAt[k], how, reqAt[k], c.Lat})
+		repLag = append(repLag, lagPoint{c.End, c.SchedLag})
 	}
 	if _, err := sim.Replay(context.Background(), &tr, tr.Config, o); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, cs := range rep {
 		slices.SortFunc(cs, func(a, b cpEnd) int { return cmpFloat(a.start, b.start) })
 	}
-	return live, rep, nil
+	return live, rep, repLag, nil
 }
 
 func cmpFloat(a, b float64) int {
@@ -250,7 +251,7 @@ func mean(xs []float64) float64 {
 // give: the same rule (sched/lag.go: a high quantile of the last samples)
 // over the winning copies' ended − started − run − suspended, in end
 // order, as the replay's scheduler learns it.
-func printLagComparison(rec record) {
+func printLagComparison(rec record, repLag []lagPoint) {
 	if len(rec.Lag) == 0 {
 		return
 	}
@@ -275,6 +276,21 @@ func printLagComparison(rec record) {
 		}
 		return quantile(xs, 0.9)
 	}
+	// The replay's scheduler's estimate at t: the last end it heard by t.
+	repAt := func(t float64) float64 {
+		i, _ := slices.BinarySearchFunc(repLag, t, func(p lagPoint, t float64) int { return cmpFloat(p.At, t) })
+		if i == 0 {
+			return math.NaN()
+		}
+		return repLag[i-1].Lag
+	}
+	var repL, repRatios []float64
+	for _, p := range rec.Lag {
+		if x := repAt(p.At); x > 0 && p.Lag > 0 {
+			repL = append(repL, x)
+			repRatios = append(repRatios, p.Lag/x)
+		}
+	}
 	var ratios []float64
 	var liveL, storeL []float64
 	for _, p := range rec.Lag {
@@ -285,6 +301,7 @@ func printLagComparison(rec record) {
 	}
 	fmt.Printf("latency estimate at its %d changes: live scheduler mean %.3f s, median %.3f; the store's samples' q90 then mean %.3f s, median %.3f; live / store median %.3f\n",
 		len(ratios), mean(liveL), quantile(liveL, 0.5), mean(storeL), quantile(storeL, 0.5), quantile(ratios, 0.5))
+	fmt.Printf("the replay's scheduler's estimate at the same moments: mean %.3f s, median %.3f; live / replay median %.3f\n", mean(repL), quantile(repL, 0.5), quantile(repRatios, 0.5))
 }
 
 // printGroups prints the tasks' completion times (request to the winner's

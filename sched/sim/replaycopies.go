@@ -15,6 +15,9 @@ type CopyTrace struct {
 	Start, End float64
 	Won        bool
 	Killed     bool
+	// SchedLag is the scheduler's latency estimate (Scheduler.Lag) once
+	// it heard of this end.
+	SchedLag float64
 }
 
 // copyEnded tells ReplayOptions.OnCopy of c's end now: a kill, or a run to
@@ -23,5 +26,5 @@ func (r *replay) copyEnded(c *rpCopy, won, killed bool) {
 	if r.o.OnCopy == nil {
 		return
 	}
-	r.o.OnCopy(CopyTrace{Set: r.tr.Sets[c.set].ID, Task: int32(c.task), K: c.k, Lat: c.lat, Start: c.began, End: r.now, Won: won, Killed: killed})
+	r.o.OnCopy(CopyTrace{Set: r.tr.Sets[c.set].ID, Task: int32(c.task), K: c.k, Lat: c.lat, Start: c.began, End: r.now, Won: won, Killed: killed, SchedLag: r.s.Lag()})
 }

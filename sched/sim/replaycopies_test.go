@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"batchd/sched"
@@ -52,5 +53,26 @@ func TestReplayOnCopy(t *testing.T) {
 	}
 	if len(seen) < res.Tasks || res.SpeculativeStarted == 0 || extra != res.SpeculativeStarted {
 		t.Fatalf("%d tasks heard of (%d finished), %d copies past the first, %d speculative started", len(seen), res.Tasks, extra, res.SpeculativeStarted)
+	}
+}
+
+// TestReplayOnCopySchedLag: with run times reported, a copy's end carries
+// the latency the scheduler has learned by then: none before its first
+// sample, the replay's latency after.
+func TestReplayOnCopySchedLag(t *testing.T) {
+	t.Parallel()
+	tr := testTrace()
+	tr.ProgressEvery = 0.5
+	cfg := sched.Config{Policy: sched.PolicySRPTxFCFS, Speculation: sched.SpecGRASS}
+	var lags []float64
+	if _, err := Replay(context.Background(), tr, cfg, ReplayOptions{Seed: 2, Latency: 0.3, ReportRunTime: true, OnCopy: func(c CopyTrace) {
+		if c.Won {
+			lags = append(lags, c.SchedLag)
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(lags) < 2 || math.Abs(lags[len(lags)-1]-0.3) > 1e-6 {
+		t.Fatalf("the scheduler's latency at the winners' ends: %v, want 0.3 at the last", lags)
 	}
 }
