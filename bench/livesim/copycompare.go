@@ -38,7 +38,7 @@ func copies(args []string) error {
 	fs := flag.NewFlagSet("copies", flag.ContinueOnError)
 	keep := fs.String("keep", "", "directory of records saved by `livesim -keep`")
 	wl := fs.String("workload", "cluster", "workload")
-	seed := fs.Int64("seed", 1, "seed")
+	seed := fs.Int64("seed", 1, "seed (0: every seed's run at once)")
 	mode := fs.String("mode", "grass", "speculation mode")
 	abl := fs.String("ablation", "sim + live", "the replay: sim + live or one of its ablations")
 	all := fs.Bool("all", false, "print every task with more than one copy, not only the summary")
@@ -56,17 +56,43 @@ func copies(args []string) error {
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(recs, func(r record) bool { return r.Workload == *wl && r.Seed == *seed && r.Mode == *mode })
-	if i < 0 {
+	var runs []record
+	for _, r := range recs {
+		if r.Workload == *wl && r.Mode == *mode && (r.Seed == *seed || *seed == 0) {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
 		return fmt.Errorf("no record %s-%s-%d in %q", *wl, *mode, *seed, *keep)
 	}
-	rec := recs[i]
-	if len(rec.Copies) == 0 {
-		return fmt.Errorf("%s keeps no copies (a record made before they were kept)", rec.file())
+	// With -seed 0, every seed's run at once: their tasks apart (a set's
+	// id offset by its seed), their times apart (the runs ran one after
+	// another).
+	live, rep := map[taskKey][]cpEnd{}, map[taskKey][]cpEnd{}
+	var lagLines []string
+	for _, rec := range runs {
+		if len(rec.Copies) == 0 {
+			return fmt.Errorf("%s keeps no copies (a record made before they were kept)", rec.file())
+		}
+		l, r, repLag, err := copyEnds(rec, pm, *abl)
+		if err != nil {
+			return err
+		}
+		off := sched.SetID(0)
+		if *seed == 0 {
+			off = sched.SetID(rec.Seed << 32)
+		}
+		for k, cs := range l {
+			live[taskKey{k.set + off, k.idx}] = cs
+		}
+		for k, cs := range r {
+			rep[taskKey{k.set + off, k.idx}] = cs
+		}
+		lagLines = append(lagLines, lagComparison(rec, repLag))
 	}
-	live, rep, repLag, err := copyEnds(rec, pm, *abl)
-	if err != nil {
-		return err
+	rec := runs[0]
+	if len(runs) > 1 {
+		fmt.Printf("%d runs (%s, %s, seeds %d–%d) at once\n", len(runs), *wl, *mode, runs[0].Seed, runs[len(runs)-1].Seed)
 	}
 	var keys []taskKey
 	for k, cs := range live {
@@ -105,7 +131,12 @@ func copies(args []string) error {
 	printWinnerLatency(live, rep)
 	printIdleQueued(live, rep, rec.Slots)
 	printStartBatches(live, rep)
-	printLagComparison(rec, repLag)
+	for i, l := range lagLines {
+		if len(runs) > 1 {
+			fmt.Printf("seed %d: ", runs[i].Seed)
+		}
+		fmt.Print(l)
+	}
 	return nil
 }
 
@@ -246,14 +277,14 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-// printLagComparison prints the live scheduler's latency estimate (the
+// lagComparison says how the live scheduler's latency estimate (the
 // server's metrics, polled) against the estimate the store's own samples
 // give: the same rule (sched/lag.go: a high quantile of the last samples)
 // over the winning copies' ended − started − run − suspended, in end
 // order, as the replay's scheduler learns it.
-func printLagComparison(rec record, repLag []lagPoint) {
+func lagComparison(rec record, repLag []lagPoint) string {
 	if len(rec.Lag) == 0 {
-		return
+		return ""
 	}
 	type sample struct{ at, x float64 }
 	var ss []sample
@@ -299,9 +330,9 @@ func printLagComparison(rec record, repLag []lagPoint) {
 			liveL, storeL = append(liveL, p.Lag), append(storeL, e)
 		}
 	}
-	fmt.Printf("latency estimate at its %d changes: live scheduler mean %.3f s, median %.3f; the store's samples' q90 then mean %.3f s, median %.3f; live / store median %.3f\n",
-		len(ratios), mean(liveL), quantile(liveL, 0.5), mean(storeL), quantile(storeL, 0.5), quantile(ratios, 0.5))
-	fmt.Printf("the replay's scheduler's estimate at the same moments: mean %.3f s, median %.3f; live / replay median %.3f\n", mean(repL), quantile(repL, 0.5), quantile(repRatios, 0.5))
+	return fmt.Sprintf("latency estimate at its %d changes: live scheduler mean %.3f s, median %.3f; the store's samples' q90 then mean %.3f s, median %.3f; live / store median %.3f\n",
+		len(ratios), mean(liveL), quantile(liveL, 0.5), mean(storeL), quantile(storeL, 0.5), quantile(ratios, 0.5)) +
+		fmt.Sprintf("the replay's scheduler's estimate at the same moments: mean %.3f s, median %.3f; live / replay median %.3f\n", mean(repL), quantile(repL, 0.5), quantile(repRatios, 0.5))
 }
 
 // printGroups prints the tasks' completion times (request to the winner's
