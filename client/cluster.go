@@ -31,6 +31,9 @@ type Metrics struct {
 	Beta                       float64
 	BetaSamples                int64
 	ScaledBilledResources      float64
+	// LatencySeconds is the latency the scheduler adds to a copy's start
+	// decision when it judges a running copy.
+	LatencySeconds float64
 }
 
 // Cluster is the state of the whole service.
@@ -113,6 +116,7 @@ func (c *Client) getCluster(ctx context.Context, req *batchv1.GetClusterRequest)
 			Beta:                       m.GetBeta(),
 			BetaSamples:                m.GetBetaSamples(),
 			ScaledBilledResources:      m.GetScaledBilledResources(),
+			LatencySeconds:             m.GetLatencySeconds(),
 		},
 		Policy:      res.GetPolicy(),
 		Speculation: res.GetSpeculation(),

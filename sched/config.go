@@ -239,4 +239,7 @@ type Stats struct {
 	Beta                     float64
 	BetaSamples              int
 	RequestedJobs, Disclosed int // jobs (task sets) with queued or running work per class
+	// Lag is the driver's latency the scheduler adds to a copy's start
+	// decision (Scheduler.Lag; seconds, 0 without reported run times).
+	Lag float64
 }

@@ -390,5 +390,6 @@ func (s *Scheduler) Stats() Stats {
 		BetaSamples:        s.beta.n,
 		RequestedJobs:      s.jobs.n,
 		Disclosed:          s.discJobs,
+		Lag:                s.lag.value,
 	}
 }

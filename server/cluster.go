@@ -295,7 +295,7 @@ func (m *metrics) snapshot(st sched.Stats) *batchv1.Metrics {
 	out := &batchv1.Metrics{FinishedTasks: m.nFinished, BilledSlotSeconds: m.sumBilled,
 		FreeSlotSeconds: free.Total(), Free: freeWorkToProto(free),
 		SpeculativeCopiesStarted: m.nSpecStarted, SpeculativeCopiesWon: st.SpeculativeWon,
-		Beta: st.Beta, BetaSamples: int64(st.BetaSamples)}
+		Beta: st.Beta, BetaSamples: int64(st.BetaSamples), LatencySeconds: st.Lag}
 	if m.nFinished > 0 {
 		out.MeanVisibleResponseSeconds = m.sumResponse / float64(m.nFinished)
 		out.MeanVisibleSlowdown = m.sumSlowdown / float64(m.nFinished)

@@ -150,7 +150,9 @@ func (s *Server) decide(now time.Time) {
 		s.refreshStats()
 		return
 	}
-	started, err := s.db.ApplyDecisions(context.Background(), ds)
+	// Stamped at the decision's time: the record of a copy is what the
+	// scheduler judged (store/decisionclock.go).
+	started, err := s.db.ApplyDecisionsAt(context.Background(), now, ds)
 	s.carryOut(now, ds, started, err)
 }
 

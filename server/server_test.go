@@ -26,6 +26,9 @@ import (
 type clock struct {
 	mu sync.Mutex
 	t  time.Time
+	// step advances the clock after each reading (0: pinned), as a real
+	// one moves between one reading and the next.
+	step time.Duration
 }
 
 func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
@@ -33,7 +36,9 @@ func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.t
+	t := c.t
+	c.t = c.t.Add(c.step)
+	return t
 }
 
 func (c *clock) Advance(d time.Duration) {

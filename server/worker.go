@@ -464,8 +464,10 @@ func (s *Server) finishBatch(batch []*finishCall) {
 	defer s.mu.Unlock()
 	var now time.Time
 	heard := false // the scheduler heard of an end
-	outs, ds, started, decErr, err := s.db.FinishThenDecide(context.Background(), ins, func(outs []store.FinishOutcome) []sched.Decision {
-		now = s.now()
+	// The scheduler hears of the ends at the time the store stamps them
+	// (store/decisionclock.go).
+	outs, ds, started, decErr, err := s.db.FinishThenDecideAt(context.Background(), ins, func(at time.Time, outs []store.FinishOutcome) []sched.Decision {
+		now = at
 		for i, c := range batch {
 			if res := outs[i].Result; outs[i].Err == nil && !res.Replayed {
 				heard = true

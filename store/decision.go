@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"batchd/sched"
 )
@@ -100,32 +101,5 @@ func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started
 // when ApplyDecisions fails). An error, the transaction's own, means that
 // nothing was committed, decisions included, although decide ran.
 func (db *DB) FinishThenDecide(ctx context.Context, ins []FinishInput, decide func([]FinishOutcome) []sched.Decision) (outs []FinishOutcome, ds []sched.Decision, started []Started, decErr, err error) {
-	outs = make([]FinishOutcome, len(ins))
-	err = db.write(ctx, func(tx *Tx) error {
-		if err := finishCopiesTx(ctx, tx, ins, outs); err != nil {
-			return err
-		}
-		ds = decide(outs)
-		if len(ds) == 0 {
-			return nil
-		}
-		// A savepoint, so that decisions that cannot be recorded leave the
-		// ends committed.
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT decisions"); err != nil {
-			return err
-		}
-		started, decErr = applyDecisions(ctx, tx, ds)
-		if decErr != nil {
-			started = nil
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO decisions"); err != nil {
-				return err
-			}
-		}
-		_, err := tx.ExecContext(ctx, "RELEASE decisions")
-		return err
-	})
-	if err != nil {
-		return nil, ds, nil, nil, err
-	}
-	return outs, ds, started, decErr, nil
+	return db.FinishThenDecideAt(ctx, ins, func(_ time.Time, outs []FinishOutcome) []sched.Decision { return decide(outs) })
 }

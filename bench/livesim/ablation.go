@@ -41,6 +41,16 @@ var ablations = []ablation{
 		ovh := math.Max(0, overhead(rec.Trace, d))
 		tr.CopyDuration = func(set sched.SetID, idx int32, k int) float64 { return d(set, idx, k) + ovh }
 	}},
+	{"each copy that won live with its own latency", func(rec record, o *sim.ReplayOptions, _ *sched.Trace) {
+		if len(rec.Copies) > 0 {
+			o.OwnLatency = ownLatency(rec)
+		}
+	}},
+	{"progress a fraction of the draw, from the task's start", func(rec record, o *sim.ReplayOptions, _ *sched.Trace) {
+		o.TaskWork = func(set sched.SetID, idx int32, k int) float64 {
+			return draw(rec.Seed, rec.Keys[set], idx, k, rec.Beta, rec.Scale, rec.Limit)
+		}
+	}},
 	{"scheduler run after every progress report too (no tick)", func(_ record, o *sim.ReplayOptions, _ *sched.Trace) { o.Tick = 0 }},
 	{"exact progress every second of run, not heartbeats", func(_ record, o *sim.ReplayOptions, tr *sched.Trace) {
 		o.Heartbeats, tr.ProgressEvery = nil, 1

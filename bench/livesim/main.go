@@ -63,6 +63,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "copies" {
+		if err := copies(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "livesim copies:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == "task" {
 		if err := task(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "livesim task:", err)
@@ -308,12 +315,16 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (record, 
 		return []string{o.self, "task", "--dir", claims, "--seed", fmt.Sprint(seed), "--key", key, "--beta", fmt.Sprint(o.beta),
 			"--scale", fmt.Sprint(o.scale), "--cap", fmt.Sprint(o.limit), "--step", o.step.String()}
 	}
+	stopLag := make(chan struct{})
+	lagPoints := pollLag(ctx, cl, 200*time.Millisecond, stopLag)
 	switch wl {
 	case "cluster":
 		err = driveCluster(ctx, o, cl, seed, argv, keys)
 	case "mixed":
 		err = driveMixed(ctx, o, cl, seed, argv, keys)
 	}
+	close(stopLag)
+	rec.Lag = lagPoints()
 	if err != nil {
 		return rec, err
 	}
@@ -335,6 +346,9 @@ func liveRun(ctx context.Context, o opts, wl, mode string, seed int64) (record, 
 	}
 	if err == nil {
 		rec.Suspended, err = suspensions(ctx, filepath.Join(data, "batchd.db"))
+	}
+	if err == nil {
+		rec.Copies, err = copyRows(ctx, filepath.Join(data, "batchd.db"))
 	}
 	rec.Keys = keys.m
 	rec.Wall = time.Since(t0)

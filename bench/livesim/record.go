@@ -36,7 +36,12 @@ type record struct {
 	LatencySuspended []float64
 	// Suspended are the copies the server suspended, with how long.
 	Suspended []suspension
-	Trace     *sched.Trace
+	// Copies are every copy the store recorded (copies.go).
+	Copies []copyRow
+	// Lag is the live scheduler's latency estimate as the server's metrics
+	// gave it during the run, at each change.
+	Lag   []lagPoint
+	Trace *sched.Trace
 }
 
 func (r record) file() string { return fmt.Sprintf("%s-%s-%d.gob", r.Workload, r.Mode, r.Seed) }

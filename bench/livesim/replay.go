@@ -115,3 +115,29 @@ func ownOverhead(rec record, d func(sched.SetID, int32, int) float64) func(sched
 		return d(set, idx, k) + ov[int(h.Sum64()%uint64(len(ov)))]
 	}
 }
+
+// ownLatency gives every copy that won live its own recorded latency (from
+// its start decision to its report, less its run time and its time
+// suspended), keyed as the trace numbers copies: by start among its
+// task's copies.
+func ownLatency(rec record) func(sched.SetID, int32, int) (float64, bool) {
+	type key struct {
+		set sched.SetID
+		idx int32
+		k   int
+	}
+	own := map[key]float64{}
+	n := map[taskKey]int{}
+	for _, c := range rec.Copies {
+		tk := taskKey{c.Set, c.Index}
+		k := n[tk]
+		n[tk]++
+		if c.State == "won" && c.Ended > c.Started {
+			own[key{c.Set, c.Index, k}] = copyLatency(int64(c.Started*1e9), int64(c.Ended*1e9), c.Run, c.Suspended)
+		}
+	}
+	return func(set sched.SetID, idx int32, k int) (float64, bool) {
+		x, ok := own[key{set, idx, k}]
+		return x, ok
+	}
+}

@@ -108,6 +108,17 @@ type ReplayOptions struct {
 	// ReportRunTime makes a copy's end report its run time without its
 	// latency, as a live worker's does (replaylatency.go).
 	ReportRunTime bool
+	// OwnLatency, when not nil, gives copy k of task idx of set its own
+	// latency where it has one (ok), before LatencyAt and the others
+	// (replaylatency.go).
+	OwnLatency func(set sched.SetID, idx int32, k int) (lat float64, ok bool)
+	// TaskWork, when not nil, is the run time copy k of a task counts its
+	// progress against (a live task's own notion of its length, without
+	// its process's start and its latency): a heartbeat then carries the
+	// fraction of that the task has run (replayheartbeat.go).
+	TaskWork func(set sched.SetID, idx int32, k int) float64
+	// OnCopy, when not nil, is told of every copy's end (replaycopies.go).
+	OnCopy func(CopyTrace)
 }
 
 // Replay runs tr under cfg and measures it as Run does: a request is the
@@ -192,6 +203,8 @@ type rpCopy struct {
 	set, task        int
 	work, done, from float64 // total run time; run before from; current run began at from
 	lat              float64 // latency included in work (replaylatency.go)
+	k                int     // its number among its task's copies
+	began            float64 // its start decision
 	slot             sched.SlotRef
 	running, ended   bool
 	gen              uint32
@@ -440,6 +453,7 @@ func (r *replay) handle(e rpEvent) error {
 		r.stop(c)
 		c.ended = true
 		res, err := r.apply(sched.Event{Kind: sched.EventCopyFinished, Time: r.now, Copy: sched.CopyID(e.cp), Duration: r.reportedRun(c)})
+		r.copyEnded(c, err == nil && res.Won, false)
 		if err != nil || !res.Won {
 			return err
 		}
@@ -572,7 +586,8 @@ func (r *replay) decide() error {
 			}
 			t := &r.tasks[si][d.Task.Index]
 			lat := r.copyLatency(si, int(d.Task.Index), t.copies)
-			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies) + lat, lat: lat, slot: d.Slot, running: true, from: r.now}
+			c := &rpCopy{set: si, task: int(d.Task.Index), work: r.duration(si, int(d.Task.Index), t.copies) + lat, lat: lat, slot: d.Slot, running: true, from: r.now,
+				k: t.copies, began: r.now}
 			t.copies++
 			r.copies[d.Copy] = c
 			r.push(rpEvent{t: r.now + c.work, kind: rpCopyEnd, cp: int64(d.Copy), gen: c.gen})
@@ -589,6 +604,7 @@ func (r *replay) decide() error {
 			if d.Kind == sched.DecisionKill {
 				c.ended = true
 				delete(r.copies, d.Copy)
+				r.copyEnded(c, false, true)
 			}
 		case sched.DecisionResume:
 			c := r.copies[d.Copy]

@@ -81,7 +81,7 @@ func (r *replay) heartbeat(wi int) error {
 	slices.Sort(ids)
 	for _, cid := range ids {
 		c := r.copies[cid]
-		p := h.reported(c.done+r.now-c.from, c.work)
+		p := h.reported(r.taskClock(c, c.done+r.now-c.from))
 		if p <= 0 || p == r.hb.sent[cid] {
 			continue
 		}
@@ -95,4 +95,24 @@ func (r *replay) heartbeat(wi int) error {
 		r.hb.pending++
 	}
 	return nil
+}
+
+// taskClock is what a heartbeat's fraction counts for copy c that has been
+// running run seconds since its start decision: without
+// ReplayOptions.TaskWork, run of c.work (the whole of it, latency and
+// overhead included); with it, the task's own clock, which starts once the
+// assignment reached the worker (half the copy's latency) and the process
+// started (the rest of c.work beyond its latency and the task's work), of
+// the task's work.
+func (r *replay) taskClock(c *rpCopy, run float64) (float64, float64) {
+	f := r.o.TaskWork
+	if f == nil {
+		return run, c.work
+	}
+	w := f(r.tr.Sets[c.set].ID, int32(c.task), c.k)
+	if !(w > 0) {
+		return run, c.work
+	}
+	start := c.lat/2 + max(0, c.work-c.lat-w)
+	return max(0, run-start), w
 }

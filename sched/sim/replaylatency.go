@@ -13,9 +13,15 @@ package sim
 // same rule as the live one.
 
 // copyLatency is the latency of copy k of task ti of set si, started now:
+// its own (ReplayOptions.OwnLatency) where it has one, else
 // ReplayOptions.LatencyAt's, else a draw from ReplayOptions.Latencies when
 // given, else ReplayOptions.Latency.
 func (r *replay) copyLatency(si, ti, k int) float64 {
+	if f := r.o.OwnLatency; f != nil {
+		if x, ok := f(r.tr.Sets[si].ID, int32(ti), k); ok {
+			return max(0, x)
+		}
+	}
 	if f := r.o.LatencyAt; f != nil {
 		return max(0, f(r.now))
 	}

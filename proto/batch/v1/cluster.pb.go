@@ -310,8 +310,12 @@ type Metrics struct {
 	Beta                  float64 `protobuf:"fixed64,11,opt,name=beta,proto3" json:"beta,omitempty"`
 	BetaSamples           int64   `protobuf:"varint,12,opt,name=beta_samples,json=betaSamples,proto3" json:"beta_samples,omitempty"`
 	ScaledBilledResources float64 `protobuf:"fixed64,13,opt,name=scaled_billed_resources,json=scaledBilledResources,proto3" json:"scaled_billed_resources,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// The latency (seconds) the scheduler adds to a copy's start decision
+	// when it judges a running copy: a high quantile of its recent copies'
+	// time from start decision to report less their run time.
+	LatencySeconds float64 `protobuf:"fixed64,190,opt,name=latency_seconds,json=latencySeconds,proto3" json:"latency_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Metrics) Reset() {
@@ -431,6 +435,13 @@ func (x *Metrics) GetBetaSamples() int64 {
 func (x *Metrics) GetScaledBilledResources() float64 {
 	if x != nil {
 		return x.ScaledBilledResources
+	}
+	return 0
+}
+
+func (x *Metrics) GetLatencySeconds() float64 {
+	if x != nil {
+		return x.LatencySeconds
 	}
 	return 0
 }
@@ -837,7 +848,7 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	"\tdisclosed\x18\x02 \x01(\x03R\tdisclosed\x12)\n" +
 	"\x10suspended_copies\x18\x03 \x01(\x03R\x0fsuspendedCopies\x12%\n" +
 	"\x0erunning_copies\x18\x04 \x01(\x03R\rrunningCopies\x12-\n" +
-	"\x12speculative_copies\x18\x05 \x01(\x03R\x11speculativeCopies\"\xee\x04\n" +
+	"\x12speculative_copies\x18\x05 \x01(\x03R\x11speculativeCopies\"\x98\x05\n" +
 	"\aMetrics\x12%\n" +
 	"\x0efinished_tasks\x18\x01 \x01(\x03R\rfinishedTasks\x12A\n" +
 	"\x1dmean_visible_response_seconds\x18\x02 \x01(\x01R\x1ameanVisibleResponseSeconds\x122\n" +
@@ -852,7 +863,8 @@ const file_batch_v1_cluster_proto_rawDesc = "" +
 	" \x01(\x03R\x14speculativeCopiesWon\x12\x12\n" +
 	"\x04beta\x18\v \x01(\x01R\x04beta\x12!\n" +
 	"\fbeta_samples\x18\f \x01(\x03R\vbetaSamples\x126\n" +
-	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResourcesJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"4\n" +
+	"\x17scaled_billed_resources\x18\r \x01(\x01R\x15scaledBilledResources\x12(\n" +
+	"\x0flatency_seconds\x18\xbe\x01 \x01(\x01R\x0elatencySecondsJ\x04\b\b\x10\tR\x1especulative_waste_slot_seconds\"4\n" +
 	"\x11GetClusterRequest\x12\x1f\n" +
 	"\vall_workers\x18P \x01(\bR\n" +
 	"allWorkers\"\xd4\x04\n" +
