@@ -131,6 +131,10 @@ func (s *sandbox) prepareNear(cmd *exec.Cmd, owner, scratch string, near int) (*
 			release()
 			return nil, fmt.Errorf("scratch dir: %w", err)
 		}
+		if err := scrubScratch(scratch, id.uid, id.gid); err != nil {
+			release()
+			return nil, fmt.Errorf("scratch dir: %w", err)
+		}
 	}
 	if s.mech == IsolationNamespaces {
 		s.namespaces(cmd, attr, id, scratch)
@@ -159,6 +163,26 @@ func ownScratch(dir string, uid, gid int) error {
 		return err
 	}
 	return os.Chmod(dir, 0o700)
+}
+
+// scrubScratch makes sure dir, now uid's and 0700, is empty. A directory
+// kept for reuse was empty when its copy handed it back, but while it
+// waited its old slot uid still owned it, and another copy running as that
+// uid (a later copy at the same index) could put files in it, which this
+// copy, perhaps another user's, would then find. Now that only uid can
+// write there and no other copy runs as uid, one look is enough; a
+// directory that is not empty is made again.
+func scrubScratch(dir string, uid, gid int) error {
+	if empty, err := emptyDir(dir); err == nil && empty {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chown(dir, uid, gid)
 }
 
 // slotUID takes an index (near if free) and makes id its slot uid and

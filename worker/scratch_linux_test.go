@@ -5,6 +5,7 @@ package worker
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -82,4 +83,64 @@ func TestScratchReusedAtItsIndex(t *testing.T) {
 	third.release()
 	box.release()
 	other.release()
+}
+
+// A directory kept for reuse waits owned by its last copy's slot uid, so
+// a later copy running as that uid can put files in it after it was
+// checked empty. The copy that takes it next, at that index or another,
+// finds it empty all the same.
+func TestScratchPlantedWhileFree(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("slot uids need root")
+	}
+	for _, sameIndex := range []bool{true, false} {
+		s := &sandbox{mech: IsolationUID, root: true, uids: UIDRange{First: 63200, Count: 4}, ids: &indexPool{}}
+		p := &scratchDirs{root: t.TempDir(), max: 4}
+		dir, near, err := p.take()
+		if err != nil {
+			t.Fatal(err)
+		}
+		box, err := s.prepareNear(exec.Command("true"), "", dir, near)
+		if err != nil {
+			t.Fatal(err)
+		}
+		box.release()
+		if err := p.give(dir, box.index); err != nil {
+			t.Fatal(err)
+		}
+		// What a later copy as uid 63200 could do while dir waits.
+		planted := filepath.Join(dir, "planted")
+		if err := os.WriteFile(planted, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(planted, 63200, 63200); err != nil {
+			t.Fatal(err)
+		}
+		if !sameIndex {
+			s.ids.takeNear(0) // index 0 busy: the directory goes to index 1
+		}
+		got, near, err := p.take()
+		if err != nil || got != dir {
+			t.Fatalf("took %s (%v), want %s", got, err, dir)
+		}
+		box, err = s.prepareNear(exec.Command("true"), "", got, near)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := os.ReadDir(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(names) != 0 {
+			t.Errorf("same index %v: the copy at index %d found %d files in its scratch directory, want none", sameIndex, box.index, len(names))
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(got, &st); err != nil {
+			t.Fatal(err)
+		}
+		if want := uint32(63200 + box.index); st.Uid != want || st.Mode&0o7777 != 0o700 {
+			t.Errorf("same index %v: dir uid %d mode %o, want uid %d mode 700", sameIndex, st.Uid, st.Mode&0o7777, want)
+		}
+		box.release()
+	}
 }
