@@ -40,8 +40,8 @@ func TestHopperDecidePaired(t *testing.T) {
 		if p.Sched.LastWaveShare && (p.Sched.LastWaveCopies != grassCopyCap || p.Sched.GrassPerTask) {
 			t.Errorf("share-capped GRASS without the floor, or with per-task estimates: %+v", p.Sched)
 		}
-		if p.Sched.LastWaveShare && p.Sched.Speculation == sched.SpecHopperGRASS && p.Sched.VirtualFloor {
-			t.Errorf("share-capped GRASS at V = ⌊2/β·T⌋: %+v", p.Sched)
+		if (p.Sched.LastWaveShare || p.Sched.GrassPerTask || p.Sched.HopperClone) && p.Sched.VirtualFloor {
+			t.Errorf("an arm after the first two at V = ⌊2/β·T⌋: %+v", p.Sched)
 		}
 	}
 	for c, cs := range configs {
