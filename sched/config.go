@@ -150,7 +150,15 @@ type Config struct {
 	GrassPerTask bool
 	// LastWaveCopies bounds the live copies of one task in its job's last
 	// wave, where GRASS lifts MaxEarlyCopies; 0 (default) or less: no bound.
+	// With LastWaveShare it is the bound's floor instead.
 	LastWaveCopies int
+	// LastWaveShare bounds the live copies of one task in its job's last
+	// wave by the job's share of the slots spread over its remaining
+	// tasks, ⌈S/(N·R)⌉ (S slots, N requested jobs in flight, R the job's
+	// unfinished tasks: GRASS's k = S_j/R in the last wave), and never
+	// below LastWaveCopies (or MaxEarlyCopies when that is 0); see
+	// grasstask.go. Off by default.
+	LastWaveShare bool
 	// Grass selects GRASS's rule inside a job's Hopper share (or, with
 	// SpecGRASS, inside whatever the job gets): "switch"
 	// (default: RAS while more than two waves of the job are queued, GS in

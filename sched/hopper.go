@@ -292,7 +292,7 @@ func (s *Scheduler) fillJob(st *set, target int, now Time, out []Decision) []Dec
 	ras := s.cfg.Grass.useRAS(st.rq.len(), target)
 	maxCopies := s.cfg.MaxEarlyCopies
 	if st.rq.len() == 0 {
-		maxCopies = s.lastWaveCopies()
+		maxCopies = s.lastWaveCopies(st)
 	}
 	var cands []specCand
 	if len(st.running) > 0 {

@@ -22,7 +22,7 @@ func (s *Scheduler) extraSpeculation(now Time, out []Decision) []Decision {
 		// a task whose copies all hang does not get the whole cluster.
 		maxCopies := s.cfg.MaxEarlyCopies
 		if st.rq.len() == 0 {
-			maxCopies = s.lastWaveCopies()
+			maxCopies = s.lastWaveCopies(st)
 		}
 		s.specCands = s.candidates(st, true, false, maxCopies, now, s.specCands)
 		for _, cd := range s.specCands {

@@ -202,7 +202,7 @@ func runServe(c *cli.Context) error {
 		PilotLosses: c.Int("pilot-losses"), WorkerRetention: c.Duration("worker-retention"),
 		Sched: sched.Config{Policy: policy, Speculation: spec, Budget: budget, Preemption: pre, PreemptRequested: c.Bool("preempt-requested"),
 			FairShareHalfLife: halfLifeSeconds(c.Duration("fair-share-half-life")),
-			VirtualFactor:     c.Float64("virtual-factor"), LastWaveCopies: c.Int("last-wave-copies")},
+			VirtualFactor:     c.Float64("virtual-factor"), LastWaveCopies: c.Int("last-wave-copies"), LastWaveShare: c.Bool("last-wave-share")},
 		NoDisclosedFairShare: c.Bool("no-fair-share"), NoFairShare: !c.Bool("fair-share"),
 		Logger: log, Version: version,
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},

@@ -15,6 +15,7 @@ import (
 const (
 	defaultVirtualFactor  = 8
 	defaultLastWaveCopies = 4
+	defaultLastWaveShare  = false
 )
 
 // specTuningFlags are serve's flags for Hopper's virtual size and GRASS's
@@ -24,6 +25,8 @@ func specTuningFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "virtual-factor", Value: defaultVirtualFactor, EnvVars: []string{"BATCHD_VIRTUAL_FACTOR"},
 			Usage: "hopper+grass: a job's virtual size V = factor × its remaining tasks (0: the paper's max(2/β, 1), β fitted online)"},
 		&cli.IntFlag{Name: "last-wave-copies", Value: defaultLastWaveCopies, EnvVars: []string{"BATCHD_LAST_WAVE_COPIES"},
-			Usage: "GRASS: at most this many live copies of one task once none of its job's tasks is queued (0: no bound, GRASS as written)"},
+			Usage: "GRASS: at most this many live copies of one task once none of its job's tasks is queued (0: no bound, GRASS as written); with --last-wave-share, the bound's floor"},
+		&cli.BoolFlag{Name: "last-wave-share", Value: defaultLastWaveShare, EnvVars: []string{"BATCHD_LAST_WAVE_SHARE"},
+			Usage: "GRASS: bound a task's live copies in its job's last wave by the job's share of the slots instead, ⌈slots / (jobs in flight × the job's remaining tasks)⌉, never below --last-wave-copies"},
 	}
 }

@@ -51,6 +51,7 @@ func simRunCommand() *cli.Command {
 			&cli.Float64Flag{Name: "virtual-factor", Usage: "hopper+grass: virtual size V = this × remaining tasks (0 = Hopper's max(2/β, 1); at least 1)"},
 			&cli.BoolFlag{Name: "grass-per-task", Usage: "GRASS: estimate a further copy of a task from the task's own copies (sched.Config.GrassPerTask)"},
 			&cli.IntFlag{Name: "last-wave-copies", Usage: "GRASS: at most this many live copies of a task in its job's last wave (0 = no bound)"},
+			&cli.BoolFlag{Name: "last-wave-share", Usage: "GRASS: at most ⌈slots / (jobs in flight × the job's remaining tasks)⌉ live copies of a task in its job's last wave, never below --last-wave-copies (sched.Config.LastWaveShare)"},
 			&cli.IntFlag{Name: "seeds", Value: 5, Usage: "seeds per configuration (95% CI over them)"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "first seed"},
 			&cli.IntFlag{Name: "slots", Usage: "total slots"},
@@ -241,7 +242,7 @@ func simConfigs(c *cli.Context, w sim.Workload) ([]sched.Config, error) {
 				gs = []sched.GrassMode{sched.GrassSwitch} // GRASS's rule matters only where GRASS runs
 			}
 			for _, g := range gs {
-				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), VirtualFactor: c.Float64("virtual-factor"), Grass: g, GrassPerTask: c.Bool("grass-per-task"), LastWaveCopies: c.Int("last-wave-copies"), PreemptRequested: c.Bool("preempt-requested"), StragglerAfter: c.Duration("straggler-after").Seconds()})
+				out = append(out, sched.Config{Policy: p, Speculation: sp, Budget: b, Preemption: pre, Epsilon: c.Float64("epsilon"), VirtualFactor: c.Float64("virtual-factor"), Grass: g, GrassPerTask: c.Bool("grass-per-task"), LastWaveCopies: c.Int("last-wave-copies"), LastWaveShare: c.Bool("last-wave-share"), PreemptRequested: c.Bool("preempt-requested"), StragglerAfter: c.Duration("straggler-after").Seconds()})
 			}
 		}
 	}

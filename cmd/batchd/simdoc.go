@@ -145,8 +145,10 @@ experiment" has every cell.
 
 Whether the default holds at 1,000 slots is the experiment
 ` + "`batchd sim experiment --seeds 5 hopper-decide-1000`" + ` (the cluster
-workload's full size, node model, skew 0 and 1%, 60% and 80%, 10 paired
-seeds); the report leaves it out for its time.
+workload's full size, node model, GRASS as written, capped and
+share-capped under SRPT and Hopper at V = 8·T, skew 0, 1% and 5%, 60% and
+80%, 10 paired seeds); the report leaves it out for its time, and the
+section "The deciding experiment at 1,000 slots" below has its tables.
 
 ε-fairness, side by side. On the node-level workload the raw share of
 jobs more than 5% slower at ε = 0.1 than at ε = 0 — the paper's measure,

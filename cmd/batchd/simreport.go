@@ -766,9 +766,13 @@ task.
   task's copies in the job's last wave; with skewed tasks (a share of tasks
   whose copies all take the task's long duration; --task-skew) it copies a
   skewed straggler again and again, each copy as slow as the last, and
-  can saturate the cluster. Two labelled switches answer it:
+  can saturate the cluster. Three labelled switches answer it:
   "capped" keeps at most a few live copies of a task in its job's last
-  wave (sched.Config.LastWaveCopies), and "per task" estimates a further
+  wave (sched.Config.LastWaveCopies); "share-capped" keeps at most
+  max(4, ⌈S/(N·R)⌉), the job's share of the S slots among the N jobs in
+  flight spread over its R remaining tasks (sched.Config.LastWaveShare:
+  GRASS Appendix A's last-wave k = S_j/R, with Hopper's fair share S/N as
+  the job's slots, so the bound grows with the cluster); and "per task" estimates a further
   copy of a task that already runs a speculative copy from the task's own
   copies (at least what its best copy takes in all, ω + E[τ − ω | τ > ω],
   GRASS §4's remaining time; sched.Config.GrassPerTask). The section "The
@@ -808,10 +812,12 @@ task.
   for its fairness floor (ε), not for speed here. Whether the default
   holds on the cluster workload's full size (1,000 slots, jobs up to
   2,000 tasks) is the experiment hopper-decide-1000 ("batchd sim
-  experiment --seeds 5 hopper-decide-1000": the default against its
-  nearest rivals and the previous default, skew 0 and 1%, at 60% and 80%,
-  10 paired seeds). This report does not run it: on 1,000 slots it would
-  break the report's time budget.
+  experiment --seeds 5 hopper-decide-1000": GRASS as written, capped
+  and share-capped, each under SRPT and inside Hopper's shares at
+  V = 8·T, skew 0, 1% and 5%, at 60% and 80%, 10 paired seeds). This
+  report does not run it: on 1,000 slots it would break the report's
+  time budget; its tables, with the command and the machine's load,
+  are in sim.md ("The deciding experiment at 1,000 slots").
 
 **What is not reproduced, and why.**
 

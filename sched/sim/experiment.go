@@ -63,10 +63,11 @@ func (o Options) sweepSeeds() int {
 }
 
 // ExperimentNames lists the experiments the report runs, in its order.
-// RunExperiment also knows fair-share, stop-rules and hopper-decide-1000
-// (the server's default on 1,000 slots), which the report leaves out:
-// the last alone would add more CPU time than the report's budget has
-// left.
+// RunExperiment also knows fair-share, stop-rules, hopper-decide-1000
+// (the deciding experiment on 1,000 slots) and petrou-2x (the sweep's
+// overloaded points with the window doubled), which the report leaves
+// out: either of the last two alone would add more CPU time than the
+// report's budget has left.
 var ExperimentNames = []string{"petrou-sweep", "petrou-fixed", "cluster", "hopper-fig3", "cluster-node", "hopper-decide", "eps-fair", "mixed"}
 
 // RunExperiment runs the named experiment and analyses it.
@@ -109,6 +110,8 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		}
 	case "mixed":
 		ps, analyze = mixedExp(o)
+	case "petrou-2x":
+		ps, analyze = petrouOverload(o)
 	case "fair-share":
 		var err error
 		if ps, analyze, err = fairShareExp(ctx, o); err != nil {
@@ -121,7 +124,7 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		rep.WallSeconds = time.Since(start).Seconds()
 		return rep, err
 	default:
-		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s, hopper-decide-1000, fair-share or stop-rules)", name, strings.Join(ExperimentNames, ", "))
+		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s, hopper-decide-1000, petrou-2x, fair-share or stop-rules)", name, strings.Join(ExperimentNames, ", "))
 	}
 	for i := range ps {
 		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested

@@ -8,6 +8,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"batchd/sched"
 )
@@ -22,14 +23,38 @@ type decideArm struct {
 	// capped: at most grassCopyCap live copies of a task in its job's
 	// last wave (Config.LastWaveCopies).
 	capped bool
-	clone  bool // cloning (Hopper §4.1's model) instead of GRASS
+	// share: the last-wave bound follows the job's share of the slots,
+	// at most max(grassCopyCap, ⌈S/(N·R)⌉) live copies of a task
+	// (Config.LastWaveShare).
+	share bool
+	clone bool // cloning (Hopper §4.1's model) instead of GRASS
+	// vs are the decideVs indices Hopper runs this arm at (nil: all).
+	vs []int
+}
+
+// runsAt reports whether arm a runs Hopper at decideVs[v].
+func (a decideArm) runsAt(v int) bool {
+	return a.vs == nil || slices.Contains(a.vs, v)
+}
+
+// apply sets p's copy bounds for arm a.
+func (a decideArm) apply(p *Params) {
+	p.Sched.GrassPerTask = a.perTask
+	if a.capped || a.share {
+		p.Sched.LastWaveCopies = grassCopyCap
+	}
+	p.Sched.LastWaveShare = a.share
 }
 
 var decideArms = []decideArm{
 	{name: "GRASS as written", spec: sched.SpecGRASS},
 	{name: "GRASS capped", spec: sched.SpecGRASS, capped: true},
-	{name: "GRASS per task, capped", spec: sched.SpecGRASS, perTask: true, capped: true},
-	{name: "cloning", spec: sched.SpecClone, clone: true},
+	// ⌊2/β·T⌋ lost to ⌈2/β·T⌉ in every cell for every arm when all ran
+	// at it: the arms after the first two run without it, to keep the
+	// report's time.
+	{name: "GRASS per task, capped", spec: sched.SpecGRASS, perTask: true, capped: true, vs: []int{1, 2}},
+	{name: "cloning", spec: sched.SpecClone, clone: true, vs: []int{1, 2}},
+	{name: "GRASS share-capped", spec: sched.SpecGRASS, share: true, vs: []int{1, 2}},
 }
 
 // decideV is one virtual size of Hopper's.
@@ -49,6 +74,10 @@ var decideVs = []decideV{
 // one (hopper+grass, GRASS as written, V = ⌈2/β·T⌉); the table of Hopper
 // configurations is measured against it.
 var decideDefault = [2]int{0, 1}
+
+// serverDefault is the server's default the experiment chose (GRASS
+// capped, V = 8·T); the last table sets its rivals at V = 8·T against it.
+var serverDefault = [2]int{1, 2}
 
 // decideSkews are the task skews (Params.TaskSkew) of the experiment's
 // rows: none, the node experiment's 1%, and 5%.
@@ -97,6 +126,9 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 		for ki, skew := range skews {
 			for ai, a := range decideArms {
 				for v := -1; v < len(decideVs); v++ {
+					if v >= 0 && !a.runsAt(v) {
+						continue
+					}
 					for seed := range seeds {
 						p := base
 						p.Utilization, p.Seed, p.TaskSkew = u, int64(seed+1), skew
@@ -106,10 +138,7 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 							p.Sched.VirtualFactor, p.Sched.VirtualFloor = decideVs[v].factor, decideVs[v].floor
 							p.Sched.HopperClone = a.clone
 						}
-						p.Sched.GrassPerTask = a.perTask
-						if a.capped {
-							p.Sched.LastWaveCopies = grassCopyCap
-						}
+						a.apply(&p)
 						index[key{ui, ki, ai, v, seed}] = len(ps)
 						ps = append(ps, p)
 					}
@@ -143,8 +172,8 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 			return Summarize(x)
 		}
 		rep := Report{Title: "The deciding Hopper experiment: Hopper against SRPT by skew, GRASS and V"}
-		rep.Setup = fmt.Sprintf("The node-level straggler model of the section above on a %d-slot cluster (%d per worker, jobs 1..%d tasks, β = %g, x_m = %gs; a pilot run measured %.1f slot-seconds per task), at %s load, with %s of tasks skewed (every copy of a skewed task takes the task's long draw: no copy escapes it). Each arm chooses copies the same way under SRPT (srpt×fcfs, best effort: the baseline) and inside Hopper's shares: GRASS as written; GRASS capped, at most %d live copies of a task in its job's last wave (Config.LastWaveCopies); GRASS per task, capped, with per-task estimates as well (Config.GrassPerTask); cloning, extra copies of running tasks without waiting for a straggler, fewest copies first (SRPT: speculation clone on every free slot; Hopper: Config.HopperClone, up to the job's share: the model of Hopper §4.1). Hopper runs with V = ⌊2/β·T⌋ (Pseudocode 1, Config.VirtualFloor), ⌈2/β·T⌉ (the server's rounding) and %g·T, β fitted online. %d paired seeds: every configuration of a seed sees the same arrivals and copy durations; gains are 1 − JCT(Hopper)/JCT(SRPT) per seed, then the mean and its 95%% interval over seeds (Student's t).",
-			base.Slots, base.SlotsPerWorker, base.JobSizeMax, base.Beta, base.TaskScale, base.WorkPerTask, pctList(utils), pctList(skews), grassCopyCap, float64(wideVirtual), seeds)
+		rep.Setup = fmt.Sprintf("The node-level straggler model of the section above on a %d-slot cluster (%d per worker, jobs 1..%d tasks, β = %g, x_m = %gs; a pilot run measured %.1f slot-seconds per task), at %s load, with %s of tasks skewed (every copy of a skewed task takes the task's long draw: no copy escapes it). Each arm chooses copies the same way under SRPT (srpt×fcfs, best effort: the baseline) and inside Hopper's shares: GRASS as written; GRASS capped, at most %d live copies of a task in its job's last wave (Config.LastWaveCopies); GRASS per task, capped, with per-task estimates as well (Config.GrassPerTask); cloning, extra copies of running tasks without waiting for a straggler, fewest copies first (SRPT: speculation clone on every free slot; Hopper: Config.HopperClone, up to the job's share: the model of Hopper §4.1); GRASS share-capped, at most max(%d, ⌈S/(N·R)⌉) live copies of a task in its job's last wave, S slots over N jobs in flight and R the job's remaining tasks (Config.LastWaveShare: GRASS's last-wave k = S_j/R, Appendix A, with Hopper's fair share S/N as S_j). Hopper runs with V = ⌊2/β·T⌋ (Pseudocode 1, Config.VirtualFloor), ⌈2/β·T⌉ (the server's rounding) and %g·T, β fitted online; the last three arms at the last two only (⌊2/β·T⌋ lost to ⌈2/β·T⌉ in every cell for every arm when all ran at it). %d paired seeds: every configuration of a seed sees the same arrivals and copy durations; gains are 1 − JCT(Hopper)/JCT(SRPT) per seed, then the mean and its 95%% interval over seeds (Student's t).",
+			base.Slots, base.SlotsPerWorker, base.JobSizeMax, base.Beta, base.TaskScale, base.WorkPerTask, pctList(utils), pctList(skews), grassCopyCap, grassCopyCap, float64(wideVirtual), seeds)
 		gt := Table{Title: fmt.Sprintf("Hopper's gain over SRPT with the same arm (reduction in mean JCT, %%, mean ± 95%% CI over %d paired seeds), and the SRPT baseline's mean JCT (s)", seeds),
 			Header: []string{"load", "task skew", "arm", "SRPT's JCT (s)", "SRPT's jobs unfinished"}}
 		for _, v := range decideVs {
@@ -181,6 +210,10 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 				for ai, a := range decideArms {
 					row := []string{load, sk, a.name, fmtCI(jct(ui, ki, ai, -1), ""), fmtCI(unfinished(ui, ki, ai, -1), "%")}
 					for v := range decideVs {
+						if !a.runsAt(v) {
+							row = append(row, "not run")
+							continue
+						}
 						g := gain(ui, ki, ai, -1, ai, v)
 						row = append(row, fmtCI(g, "%"))
 						rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-%s-%s-%d-%d", load, sk, ai, v), Source: "batchd (hopper-decide)",
@@ -189,13 +222,19 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 					}
 					worst := 0.0
 					for v := range decideVs {
-						worst = max(worst, unfinished(ui, ki, ai, v).Mean)
+						if a.runsAt(v) {
+							worst = max(worst, unfinished(ui, ki, ai, v).Mean)
+						}
 					}
 					gt.Rows = append(gt.Rows, append(row, fmt.Sprintf("%.2g%%", worst)))
 				}
 				row := []string{load, sk, fmtCI(jct(ui, ki, decideDefault[0], decideDefault[1]), "")}
-				for ai := range decideArms {
+				for ai, a := range decideArms {
 					for v := range decideVs {
+						if !a.runsAt(v) {
+							row = append(row, "not run")
+							continue
+						}
 						g := gain(ui, ki, decideDefault[0], decideDefault[1], ai, v)
 						row = append(row, fmtCI(g, "%"))
 						if ai != decideDefault[0] || v != decideDefault[1] {
@@ -208,7 +247,39 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 				dt.Rows = append(dt.Rows, row)
 			}
 		}
-		rep.Tables = append(rep.Tables, gt, dt)
+		// The server's default against its rivals at the same V = 8·T:
+		// every GRASS arm, under Hopper and under SRPT.
+		ct := Table{Title: fmt.Sprintf("Against the server's default (hopper+grass, %s, V = %s): reduction in mean JCT (%%, mean ± 95%% CI over %d paired seeds; positive is faster than the default)", decideArms[serverDefault[0]].name, decideVs[serverDefault[1]].name, seeds),
+			Header: []string{"load", "task skew", "default's JCT (s)"}}
+		var rivals [][2]int // (arm, v); v = -1: SRPT
+		for _, v := range []int{serverDefault[1], -1} {
+			for ai, a := range decideArms {
+				if a.clone || [2]int{ai, v} == serverDefault {
+					continue
+				}
+				rivals = append(rivals, [2]int{ai, v})
+				if v < 0 {
+					ct.Header = append(ct.Header, "SRPT, "+a.name)
+				} else {
+					ct.Header = append(ct.Header, "Hopper, "+a.name+", V = "+decideVs[v].name)
+				}
+			}
+		}
+		for ui, u := range utils {
+			for ki, skew := range skews {
+				load, sk := pctList([]float64{u}), pctList([]float64{skew})
+				row := []string{load, sk, fmtCI(jct(ui, ki, serverDefault[0], serverDefault[1]), "")}
+				for _, r := range rivals {
+					g := gain(ui, ki, serverDefault[0], serverDefault[1], r[0], r[1])
+					row = append(row, fmtCI(g, "%"))
+					rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-server-%s-%s-%d-%d", load, sk, r[0], r[1]), Source: "batchd (hopper-decide)",
+						Metric: fmt.Sprintf("reduction in mean JCT of %s vs the server's default, task skew %s, at %s", ct.Header[len(row)-1], sk, load),
+						Paper:  "(which default: positive is faster than hopper+grass, GRASS capped, V = 8·T)", Ours: g, Unit: "%", Note: "per-seed gains, paired seeds", Detail: true})
+				}
+				ct.Rows = append(ct.Rows, row)
+			}
+		}
+		rep.Tables = append(rep.Tables, gt, dt, ct)
 		return rep
 	}
 	return ps, analyze, nil

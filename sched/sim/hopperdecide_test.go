@@ -17,7 +17,15 @@ func TestHopperDecidePaired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	per := len(decideArms) * (1 + len(decideVs))
+	per := 0
+	for _, a := range decideArms {
+		per++ // SRPT
+		for v := range decideVs {
+			if a.runsAt(v) {
+				per++
+			}
+		}
+	}
 	if len(ps)%per != 0 {
 		t.Fatalf("%d runs, not a multiple of %d configurations", len(ps), per)
 	}
@@ -28,6 +36,12 @@ func TestHopperDecidePaired(t *testing.T) {
 		}
 		if p.Sched.GrassPerTask && p.Sched.LastWaveCopies != grassCopyCap {
 			t.Errorf("per-task GRASS without the cap: %+v", p.Sched)
+		}
+		if p.Sched.LastWaveShare && (p.Sched.LastWaveCopies != grassCopyCap || p.Sched.GrassPerTask) {
+			t.Errorf("share-capped GRASS without the floor, or with per-task estimates: %+v", p.Sched)
+		}
+		if (p.Sched.LastWaveShare || p.Sched.GrassPerTask || p.Sched.HopperClone) && p.Sched.VirtualFloor {
+			t.Errorf("an arm after the first two at V = ⌊2/β·T⌋: %+v", p.Sched)
 		}
 	}
 	for c, cs := range configs {
@@ -66,21 +80,60 @@ func pairedCells(t *testing.T, ps []Params) map[decideCell]map[sched.Config]bool
 	return configs
 }
 
-// The 1,000-slot check runs the server's default first and pairs every
-// configuration on the same workload.
+// The 1,000-slot check runs each arm under SRPT and under Hopper at
+// V = 8·T, pairs every configuration on the same workload, and has the
+// server's default (Hopper, GRASS capped at grassCopyCap) among them.
 func TestHopperDecide1000Paired(t *testing.T) {
 	t.Parallel()
 	ps, _, err := hopperDecide1000Exp(context.Background(), Options{Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := ps[0].Sched; d.VirtualFactor != wideVirtual || d.LastWaveCopies != grassCopyCap || d.Speculation != sched.SpecHopperGRASS {
-		t.Errorf("first configuration is not the server's default: %+v", d)
+	def := false
+	for _, p := range ps {
+		d := p.Sched
+		def = def || d.VirtualFactor == wideVirtual && d.LastWaveCopies == grassCopyCap && !d.LastWaveShare && d.Speculation == sched.SpecHopperGRASS
+	}
+	if !def {
+		t.Error("no run of the server's default")
 	}
 	configs := pairedCells(t, ps)
 	for c, cs := range configs {
-		if len(cs) != len(decide1000Configs) {
-			t.Errorf("cell %+v: %d distinct configurations, want %d", c, len(cs), len(decide1000Configs))
+		if want := 2 * len(decide1000Arms); len(cs) != want {
+			t.Errorf("cell %+v: %d distinct configurations, want %d", c, len(cs), want)
 		}
+	}
+}
+
+// The 2× check pairs each point and seed across the two windows: the runs
+// differ only in the measured window, which doubles, and cover only
+// points where requested work fills the server.
+func TestPetrouOverloadPaired(t *testing.T) {
+	t.Parallel()
+	ps, analyze := petrouOverload(Options{Quick: true, SweepSeeds: 2})
+	half := len(ps) / 2
+	if len(ps) == 0 || len(ps)%2 != 0 {
+		t.Fatalf("%d runs", len(ps))
+	}
+	for i := range half {
+		a, b := ps[i], ps[half+i]
+		if !requestedFills(a) {
+			t.Errorf("run %d: requested work does not fill the server", i)
+		}
+		if b.Duration != 2*a.Duration {
+			t.Errorf("run %d: windows %g and %g", i, a.Duration, b.Duration)
+		}
+		b.Duration = a.Duration
+		if a != b {
+			t.Errorf("run %d: the 1× and 2× runs differ beyond the window", i)
+		}
+	}
+	rs := make([]Result, len(ps))
+	for i := range rs {
+		rs[i] = Result{MeanVisibleResponse: 1 + float64(i/half)}
+	}
+	rep := analyze(rs)
+	if got := rep.Tables[1].Rows[0][3]; got != "2.00×" {
+		t.Errorf("2× over 1× with every 2× mean double: %q", got)
 	}
 }
