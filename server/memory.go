@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// trimEvery is how often the server looks at the memory it holds and does
-// not use (trimMemory).
+// trimEvery is how often the server looks at the memory and the threads
+// it holds and does not use (trimMemory, trimThreads).
 const trimEvery = 15 * time.Second
 
 // trimFloor is the free heap never worth a forced collection.
@@ -39,6 +39,7 @@ func (s *Server) trimMemory() {
 			return
 		case <-t.C:
 		}
+		trimThreads()
 		// The store's checkpoints run beside the writer and cannot report
 		// to a caller: say here when they fail, as the WAL then grows.
 		if _, failed, lastErr, walPages := s.db.CheckpointStats(); failed > ckFailed {

@@ -6,8 +6,9 @@ import (
 	"batchd/store"
 )
 
-// storeFileCollectors are the sizes of the store's files on disk and the
-// WAL truncations that keep the log's file bounded.
+// storeFileCollectors are the sizes of the store's files on disk, the
+// WAL truncations that keep the log's file bounded, and SQLite's memory
+// and connections.
 func storeFileCollectors(db *store.DB) []prometheus.Collector {
 	return []prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_store_wal_file_bytes",
@@ -25,5 +26,14 @@ func storeFileCollectors(db *store.DB) []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_store_wal_truncations_busy_total",
 			Help: "TRUNCATE checkpoints given up because readers did not end within their bounded wait (the next commit tries again)."},
 			func() float64 { _, n := db.TruncateStats(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_store_sqlite_memory_bytes",
+			Help: "Bytes SQLite has allocated (page caches, prepared statements, sorts; all connections): anonymous memory outside the Go heap."},
+			func() float64 { n, _ := store.SQLiteMemory(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_store_sqlite_memory_highwater_bytes",
+			Help: "The most bytes SQLite had allocated at once since the server started."},
+			func() float64 { _, n := store.SQLiteMemory(); return float64(n) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_store_read_conns",
+			Help: "The store's reading connections: with the writer's and the checkpointer's, the most SQLite calls (and the OS threads they hold) at once."},
+			func() float64 { return float64(store.ReadConns()) }),
 	}
 }

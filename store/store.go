@@ -224,7 +224,7 @@ func (db *DB) Open() error {
 		sdb.Close()
 		return fmt.Errorf("open database for reading: %w", err)
 	}
-	keepConns(rdb, 8)
+	keepConns(rdb, ReadConns())
 	db.ro = rdb
 	// The checkpointer's own connection (see writerDriverName); its busy
 	// handler is a TRUNCATE checkpoint's bounded wait.
