@@ -53,21 +53,24 @@ seq "$short" | sed 's/.*/sleep 0.05/' >"$tmp/short.txt"
 metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 k=0
+bulk=
 while [ $k -lt "$n" ]; do
 	"$tmp/batchctl" --token "$btoken" disclose -q --file "$tmp/big.txt" >/dev/null &
+	bulk="$bulk $!"
 	k=$((k + 1))
 done
 t0=$(date +%s.%N)
 set_id=$("$tmp/batchctl" disclose --request -q --file "$tmp/short.txt")
 "$tmp/batchctl" request -q "$set_id" >/dev/null || true
 t1=$(date +%s.%N)
-wait_bulk() { # the discloses, not the server or worker
-	for j in $(jobs -p); do case " $pids " in *" $j "*) ;; *) wait "$j" || true ;; esac; done
-}
-wait_bulk
+# The discloses, not the server or worker. (`jobs -p` in a command
+# substitution runs in a subshell, which has no jobs: it waited for none.)
+failed=0
+for j in $bulk; do wait "$j" || failed=$((failed + 1)); done
 t2=$(date +%s.%N)
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$short short tasks on 4 slots: $(echo "$t1 - $t0" | bc) s; $n discloses of $tasks tasks done after $(echo "$t2 - $t0" | bc) s"
+[ "$failed" -eq 0 ] || echo "$failed of the $n discloses failed"
 echo "lease lapses: $(metric batchd_lease_lapses_total); heartbeats answered without the lock: $(metric batchd_heartbeats_unlocked_total)"
 curl -s "$url/metrics" | awk '
 	/^batchd_heartbeat_seconds_bucket/ { match($0, /le="[^"]*"/); le[++k] = substr($0, RSTART + 4, RLENGTH - 5); c[k] = $2 }
