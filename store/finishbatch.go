@@ -160,16 +160,16 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 1`); err != nil {
 		return fmt.Errorf("pause counts: %w", err)
 	}
-	if _, err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
+	if err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
 		outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6
 		FROM (`+valuesMark+`) AS v WHERE copies.id = v.column1`, []any{now}, 6, cs); err != nil {
 		return fmt.Errorf("end %d copies: %w", n, err)
 	}
-	if _, err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
+	if err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
 		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) SELECT * FROM (`+valuesMark+`) WHERE column1 IS NOT NULL`, nil, 13, oargs); err != nil {
 		return fmt.Errorf("keep output of %d copies: %w", n, translate(err))
 	}
-	if _, err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
+	if err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
 		exit_code = v.column4, timed_out = v.column5, service_seconds = v.column6, visible_response = MAX(0, (?1 - requested_at) / 1e9)
 		FROM (`+valuesMark+`) AS v WHERE tasks.set_id = v.column1 AND tasks.idx = v.column2`, []any{now}, 6, ts); err != nil {
 		return fmt.Errorf("finish %d tasks: %w", n, err)
@@ -204,7 +204,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	for _, s := range sets {
 		ss = append(ss, int64(s.id), s.k, s.f, s.visible, s.billed)
 	}
-	if _, err := execValues(ctx, tx, `UPDATE task_sets SET n_requested = n_requested - v.column2, n_finished = n_finished + v.column2,
+	if err := execValues(ctx, tx, `UPDATE task_sets SET n_requested = n_requested - v.column2, n_finished = n_finished + v.column2,
 		n_failed = n_failed + v.column3, sum_visible_response = sum_visible_response + v.column4, billed_slot_seconds = billed_slot_seconds + v.column5
 		FROM (`+valuesMark+`) AS v WHERE task_sets.id = v.column1`, nil, 5, ss); err != nil {
 		return fmt.Errorf("count %d finished tasks: %w", n, err)

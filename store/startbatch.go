@@ -53,7 +53,7 @@ func startCopies(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, e
 		cs = append(cs, int64(d.Copy), int64(d.Task.Set), int64(d.Task.Index), string(d.Slot.Worker), int64(d.Slot.Slot),
 			int64(boolInt(d.Speculative)), int64(started[i].Attempt))
 	}
-	if _, err := execValues(ctx, tx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, attempt, state, started_at)
+	if err := execValues(ctx, tx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, attempt, state, started_at)
 		SELECT v.*, 'running', ?1 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL`, []any{nanos(tx.now)}, 7, cs); err != nil {
 		return nil, fmt.Errorf("record %d starts: %w", len(ds), translate(err))
 	}
