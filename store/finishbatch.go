@@ -12,6 +12,7 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"strconv"
 
@@ -47,34 +48,26 @@ func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishO
 	// endCols' columns, the task's and set's by a join: run once per group
 	// commit, not once per task (see "No joins per task" in store.go), and
 	// two look-ups a row instead of ten scalar subqueries.
-	rows, err := tx.QueryContext(ctx, `SELECT j.key, s.stopped_idx < 0 AND (s.stop_on_success != 0 OR s.stop_on_exit != '' OR s.stop_on_output != '' OR s.stop_after != 0),
+	ends := make([]endRow, len(ins))
+	found, ruled := 0, false
+	if err := tx.rawRowsArgs(ctx, `SELECT j.key, s.stopped_idx < 0 AND (s.stop_on_success != 0 OR s.stop_on_exit != '' OR s.stop_on_output != '' OR s.stop_after != 0),
 		c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
 		c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at, s.owner, s.name, t.state, t.requested_at,
 		c.attempt, t.attempt, t.auto_retries, s.retries, s.retry_on
 		FROM json_each(?) j CROSS JOIN copies c ON c.id = j.value CROSS JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx
-		CROSS JOIN task_sets s ON s.id = c.set_id`, string(ids))
-	if err != nil {
-		return false, fmt.Errorf("read %d copies: %w", len(ins), err)
-	}
-	ends := make([]endRow, len(ins))
-	found := 0
-	for rows.Next() {
-		var i, rule int
-		r, err := scanEnd(rows.Scan, &i, &rule)
-		if err != nil {
-			rows.Close()
-			return false, fmt.Errorf("read %d copies: %w", len(ins), err)
+		CROSS JOIN task_sets s ON s.id = c.set_id`, []any{string(ids)}, func(v []driver.Value) error {
+		if asInt(v[1]) != 0 {
+			ruled = true
+			return nil
 		}
-		if rule != 0 {
-			rows.Close()
-			return false, nil
-		}
-		ends[i] = r
+		ends[asInt(v[0])] = endFromValues(v[2:])
 		found++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return false, fmt.Errorf("read %d copies: %w", len(ins), err)
+	}
+	if ruled {
+		return false, nil
 	}
 	if found != len(ins) {
 		return false, nil
