@@ -17,6 +17,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,4 +126,13 @@ func chunkArgs(fixed, rows []any, pad int) []any {
 	copy(out, fixed)
 	copy(out[len(fixed):], rows)
 	return out
+}
+
+// queryValuesRaw is queryValues with each row's values as the driver
+// gives them (see rawRows), valid only during fn: no conversion by
+// reflection per column.
+func queryValuesRaw(ctx context.Context, tx *Tx, tmpl string, fixed []any, cols int, args []any, fn func([]driver.Value) error) error {
+	return valuesChunks(len(args)/cols, func(first, rows, size int) error {
+		return tx.rawRowsArgs(ctx, valuesSQL(tmpl, len(fixed), cols, size), chunkArgs(fixed, args[first*cols:(first+rows)*cols], (size-rows)*cols), fn)
+	})
 }
