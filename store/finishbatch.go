@@ -12,7 +12,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strconv"
 
@@ -48,34 +48,26 @@ func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishO
 	// endCols' columns, the task's and set's by a join: run once per group
 	// commit, not once per task (see "No joins per task" in store.go), and
 	// two look-ups a row instead of ten scalar subqueries.
-	rows, err := tx.QueryContext(ctx, `SELECT j.key, s.stopped_idx < 0 AND (s.stop_on_success != 0 OR s.stop_on_exit != '' OR s.stop_on_output != '' OR s.stop_after != 0),
+	ends := make([]endRow, len(ins))
+	found, ruled := 0, false
+	if err := tx.rawRowsArgs(ctx, `SELECT j.key, s.stopped_idx < 0 AND (s.stop_on_success != 0 OR s.stop_on_exit != '' OR s.stop_on_output != '' OR s.stop_after != 0),
 		c.id, c.set_id, c.idx, c.worker, c.slot, c.speculative, c.state, c.started_at, c.ended_at,
 		c.progress, c.cpu_seconds, c.run_seconds, c.outcome, c.suspended_seconds, c.suspended_at, s.owner, s.name, t.state, t.requested_at,
 		c.attempt, t.attempt, t.auto_retries, s.retries, s.retry_on
 		FROM json_each(?) j CROSS JOIN copies c ON c.id = j.value CROSS JOIN tasks t ON t.set_id = c.set_id AND t.idx = c.idx
-		CROSS JOIN task_sets s ON s.id = c.set_id`, string(ids))
-	if err != nil {
-		return false, fmt.Errorf("read %d copies: %w", len(ins), err)
-	}
-	ends := make([]endRow, len(ins))
-	found := 0
-	for rows.Next() {
-		var i, rule int
-		r, err := scanEnd(rows.Scan, &i, &rule)
-		if err != nil {
-			rows.Close()
-			return false, fmt.Errorf("read %d copies: %w", len(ins), err)
+		CROSS JOIN task_sets s ON s.id = c.set_id`, []any{string(ids)}, func(v []driver.Value) error {
+		if asInt(v[1]) != 0 {
+			ruled = true
+			return nil
 		}
-		if rule != 0 {
-			rows.Close()
-			return false, nil
-		}
-		ends[i] = r
+		ends[asInt(v[0])] = endFromValues(v[2:])
 		found++
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return false, fmt.Errorf("read %d copies: %w", len(ins), err)
+	}
+	if ruled {
+		return false, nil
 	}
 	if found != len(ins) {
 		return false, nil
@@ -101,7 +93,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	cs := make([]any, 0, 6*n)
 	oargs := make([]any, 0, 13*n)
 	ts := make([]any, 0, 6*n)
-	bs := make([]any, 0, 12*n)
+	bs := make([]any, 0, 13*n)
 	// The sets' counts and sums, in the order the sets first appear.
 	type setSum struct {
 		id              sched.SetID
@@ -134,7 +126,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		oargs = append(oargs, set, idx, id, string(c.Slot.Worker), stdout, stderr, int64(boolInt(oCut)), int64(boolInt(eCut)),
 			exit, timedOut, in.CPUSeconds, res.RunSeconds, res.ReportedRunSeconds)
 		ts = append(ts, set, idx, id, exit, timedOut, res.RunSeconds)
-		bs = append(bs, b.Owner, set, idx, b.SetName, id, b.SlotSeconds, b.CPUSeconds, b.Amount, b.ReportedSlotSeconds, b.ReportedCPUSeconds,
+		bs = append(bs, nil, b.Owner, set, idx, b.SetName, id, b.SlotSeconds, b.CPUSeconds, b.Amount, b.ReportedSlotSeconds, b.ReportedCPUSeconds,
 			int64(boolInt(b.Clamped)), int64(b.Attempt))
 		// The visible response as the tasks' UPDATE computes it, in SQL's
 		// own arithmetic: (now - requested_at) / 1e9.
@@ -160,43 +152,36 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 1`); err != nil {
 		return fmt.Errorf("pause counts: %w", err)
 	}
-	if _, err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
+	if err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
 		outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6
 		FROM (`+valuesMark+`) AS v WHERE copies.id = v.column1`, []any{now}, 6, cs); err != nil {
 		return fmt.Errorf("end %d copies: %w", n, err)
 	}
-	if _, err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
+	if err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
 		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) SELECT * FROM (`+valuesMark+`) WHERE column1 IS NOT NULL`, nil, 13, oargs); err != nil {
 		return fmt.Errorf("keep output of %d copies: %w", n, translate(err))
 	}
-	if _, err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
+	if err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
 		exit_code = v.column4, timed_out = v.column5, service_seconds = v.column6, visible_response = MAX(0, (?1 - requested_at) / 1e9)
 		FROM (`+valuesMark+`) AS v WHERE tasks.set_id = v.column1 AND tasks.idx = v.column2`, []any{now}, 6, ts); err != nil {
 		return fmt.Errorf("finish %d tasks: %w", n, err)
 	}
-	at := make(map[sched.CopyID]int, n)
-	for i, in := range ins {
-		at[in.Copy] = i
+	// The lines' ids given here, as SQLite would give them (the largest
+	// plus one, in order: bill_lines has no AUTOINCREMENT), so that the
+	// insert returns nothing: a RETURNING clause cost about 3 µs a line.
+	var last int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM bill_lines`).Scan(&last); err != nil {
+		return fmt.Errorf("bill %d tasks: read the last line: %w", n, err)
 	}
-	billed := 0
-	if err := queryValues(ctx, tx, `INSERT INTO bill_lines (owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, amount,
+	for i := range out {
+		out[i].Result.Bill.ID = last + 1 + int64(i)
+		bs[13*i] = out[i].Result.Bill.ID
+	}
+	if err := execValues(ctx, tx, `INSERT INTO bill_lines (id, owner, set_id, idx, set_name, copy_id, slot_seconds, cpu_seconds, amount,
 		reported_slot_seconds, reported_cpu_seconds, clamped, attempt, billed_at, reason, kind, price_slot_second, price_cpu_second)
-		SELECT v.*, ?1, ?2, ?3, ?4, ?5 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL RETURNING id, copy_id`,
-		[]any{now, string(sched.BillFinished), string(sched.BillKindCharge), tx.prices.SlotSecond, tx.prices.CPUSecond}, 12, bs,
-		func(rs *sql.Rows) error {
-			var id int64
-			var c sched.CopyID
-			if err := rs.Scan(&id, &c); err != nil {
-				return err
-			}
-			out[at[c]].Result.Bill.ID = id
-			billed++
-			return nil
-		}); err != nil {
+		SELECT v.*, ?1, ?2, ?3, ?4, ?5 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL`,
+		[]any{now, string(sched.BillFinished), string(sched.BillKindCharge), tx.prices.SlotSecond, tx.prices.CPUSecond}, 13, bs); err != nil {
 		return fmt.Errorf("bill %d tasks: %w", n, translate(err))
-	}
-	if billed != n {
-		return fmt.Errorf("bill %d tasks: %d lines written", n, billed)
 	}
 	// What the triggers would have added row by row: each task went from
 	// requested to finished, failed when its exit code or time-out says so.
@@ -204,7 +189,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	for _, s := range sets {
 		ss = append(ss, int64(s.id), s.k, s.f, s.visible, s.billed)
 	}
-	if _, err := execValues(ctx, tx, `UPDATE task_sets SET n_requested = n_requested - v.column2, n_finished = n_finished + v.column2,
+	if err := execValues(ctx, tx, `UPDATE task_sets SET n_requested = n_requested - v.column2, n_finished = n_finished + v.column2,
 		n_failed = n_failed + v.column3, sum_visible_response = sum_visible_response + v.column4, billed_slot_seconds = billed_slot_seconds + v.column5
 		FROM (`+valuesMark+`) AS v WHERE task_sets.id = v.column1`, nil, 5, ss); err != nil {
 		return fmt.Errorf("count %d finished tasks: %w", n, err)

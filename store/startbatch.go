@@ -7,7 +7,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
 
 	"batchd/sched"
@@ -28,19 +28,13 @@ func startCopies(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, e
 	timeouts := make([]float64, len(ds))
 	// Scalar subqueries for the set's columns (see "No joins per task" in
 	// store.go); the tasks by primary key, one per decision.
-	if err := queryValues(ctx, tx, `SELECT v.column1, t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt,
+	if err := queryValuesRaw(ctx, tx, `SELECT v.column1, t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt,
 		(SELECT timeout_seconds FROM task_sets WHERE id = t.set_id)
 		FROM (`+valuesMark+`) AS v CROSS JOIN tasks t ON t.set_id = v.column2 AND t.idx = v.column3`, nil, 3, refs,
-		func(rows *sql.Rows) error {
-			var i int
-			var spec, owner string
-			var attempt int32
-			var timeout float64
-			if err := rows.Scan(&i, &spec, &owner, &attempt, &timeout); err != nil {
-				return err
-			}
-			found[i], specs[i], timeouts[i] = true, spec, timeout
-			started[i].Owner, started[i].Attempt = owner, attempt
+		func(v []driver.Value) error {
+			i := asInt(v[0])
+			found[i], specs[i], timeouts[i] = true, asString(v[1]), asFloat(v[4])
+			started[i].Owner, started[i].Attempt = asString(v[2]), int32(asInt(v[3]))
 			return nil
 		}); err != nil {
 		return nil, fmt.Errorf("read the tasks of %d starts: %w", len(ds), err)
@@ -53,7 +47,7 @@ func startCopies(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, e
 		cs = append(cs, int64(d.Copy), int64(d.Task.Set), int64(d.Task.Index), string(d.Slot.Worker), int64(d.Slot.Slot),
 			int64(boolInt(d.Speculative)), int64(started[i].Attempt))
 	}
-	if _, err := execValues(ctx, tx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, attempt, state, started_at)
+	if err := execValues(ctx, tx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, attempt, state, started_at)
 		SELECT v.*, 'running', ?1 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL`, []any{nanos(tx.now)}, 7, cs); err != nil {
 		return nil, fmt.Errorf("record %d starts: %w", len(ds), translate(err))
 	}

@@ -192,8 +192,11 @@ func (db *DB) Open() error {
 	// _stmt_cache_size keeps each connection's prepared statements, since
 	// the hot paths (a copy's finish, a start) run the same few queries;
 	// the writer's holds more, since a group commit's batched statements
-	// come in a text per chunk size (valuesrows.go).
-	dsn := "file:" + db.Path + "?_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL&_stmt_cache_size=160"
+	// come in a text per chunk size (valuesrows.go); _mutex=no opens the
+	// connection without SQLite's per-connection mutex, taken and released
+	// around every API call, since database/sql hands a connection to one
+	// goroutine at a time (and the writer's is one, held under wmu).
+	dsn := "file:" + db.Path + "?_journal_mode=WAL&_busy_timeout=10000&_txlock=immediate&_foreign_keys=on&_synchronous=NORMAL&_stmt_cache_size=160&_mutex=no"
 	if db.BenchSynchronousOff {
 		dsn = strings.Replace(dsn, "_synchronous=NORMAL", "_synchronous=OFF", 1)
 	}
