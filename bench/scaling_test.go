@@ -142,7 +142,7 @@ func benchScaling(b *testing.B, variant string, workers, slots int, noExec bool)
 	if err != nil {
 		b.Fatal(err)
 	}
-	waitSet(b, bs.c, res.Set.ID)
+	pollSet(b, bs.c, res.Set.ID)
 	elapsed := time.Since(start).Seconds()
 	cpu := cpuSeconds(b, bs.pid) - cpu0
 	wcpu, self := workersCPU(b, procs)-wcpu0, selfCPU()-self0
@@ -224,5 +224,24 @@ func perfRecord(b *testing.B, name string, server int, procs []*exec.Cmd) func()
 		for _, c := range cmds {
 			_ = c.Wait()
 		}
+	}
+}
+
+// pollSet waits until every task of the set is finished, reading the set's
+// counts every 10 ms. A Watch stream, which reads every task that changed,
+// was 15% of the server's CPU at 1,024 slots: the measuring tool's cost,
+// not the control plane's. Polling ends at most 10 ms late, 0.5% of a
+// 20,000-task case at 10,000 tasks/s.
+func pollSet(b *testing.B, c *client.Client, set sched.SetID) {
+	b.Helper()
+	for {
+		p, err := c.GetTaskSet(context.Background(), client.GetTaskSetInput{Set: set, PageSize: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := p.Set.Counts; n.Finished+n.Canceled >= n.Total {
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // other processes: no clock to inject
 	}
 }
