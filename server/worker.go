@@ -145,11 +145,17 @@ func (h workerHandler) Assignments(ctx context.Context, req *batchv1.Assignments
 		if msgs == nil {
 			return err
 		}
-		for i, m := range msgs {
-			if err := stream.Send(m); err != nil {
-				f.requeue(msgs[i:])
-				return err
+		err = sendBurst(ctx, func() error {
+			for i, m := range msgs {
+				if err := stream.Send(m); err != nil {
+					f.requeue(msgs[i:])
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 }
