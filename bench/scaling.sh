@@ -48,7 +48,7 @@ for round in $(seq "${COUNT:-3}"); do
 	echo "round $round: load after $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 echo
-echo "case: tasks/s min / median / max (median's ratio to the first case); medians of write-tx/s, tasks/write-tx, writer-busy, writer-ms/task, server-cpu-ms/task, server-cpus, load1"
+echo "case: tasks/s min / median / max (median's ratio to the first case); medians of write-tx/s, tasks/write-tx, writer-busy, writer-ms/task, server-cpu-ms/task, server-cpus, worker-cpu-ms/task (all workers), client-cpu-ms/task, load1"
 awk '$1 ~ /^BenchmarkScaling\// && NF > 3 {
 	name = $1; sub(/^BenchmarkScaling\//, "", name); sub(/-[0-9]+$/, "", name)
 	if (!(name in seen)) { seen[name] = 1; order[++n] = name }
@@ -65,8 +65,9 @@ END {
 	base = med(order[1] SUBSEP "tasks/s")
 	for (k = 1; k <= n; k++) {
 		c = order[k]; r = med(c SUBSEP "tasks/s")
-		printf "%-30s %5.0f / %5.0f / %5.0f (%.2f)  %7.1f  %6.1f  %.2f  %.3f  %.3f  %.2f  %.1f\n", c, at(c SUBSEP "tasks/s", 0), r, at(c SUBSEP "tasks/s", 2), r / base,
+		printf "%-30s %5.0f / %5.0f / %5.0f (%.2f)  %7.1f  %6.1f  %.2f  %.3f  %.3f  %.2f  %.3f  %.3f  %.1f\n", c, at(c SUBSEP "tasks/s", 0), r, at(c SUBSEP "tasks/s", 2), r / base,
 			med(c SUBSEP "write-tx/s"), med(c SUBSEP "tasks/write-tx"), med(c SUBSEP "writer-busy"),
-			med(c SUBSEP "writer-ms/task"), med(c SUBSEP "server-cpu-ms/task"), med(c SUBSEP "server-cpus"), med(c SUBSEP "load1")
+			med(c SUBSEP "writer-ms/task"), med(c SUBSEP "server-cpu-ms/task"), med(c SUBSEP "server-cpus"),
+			med(c SUBSEP "worker-cpu-ms/task"), med(c SUBSEP "client-cpu-ms/task"), med(c SUBSEP "load1")
 	}
 }' "$out"

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -343,6 +344,14 @@ func TestIsolation(t *testing.T) {
 			_, err := c.workers.ReportFinished(ctx(t), &batchv1.ReportFinishedRequest{WorkerId: "wk-1", CopyId: st.CopyId, Stdout: []byte("forged")})
 			return err
 		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"ReportFinishedMany(forged)", func(c clients, who string) error {
+			return manyErr(c.workers.ReportFinishedMany(ctx(t), &batchv1.ReportFinishedManyRequest{WorkerId: "w1",
+				Reports: []*batchv1.ReportFinishedRequest{{CopyId: st.CopyId, Stdout: []byte("forged")}}}))
+		}, [4]connect.Code{denied, denied, denied, denied}},
+		{"ReportFinishedMany(not held)", func(c clients, who string) error {
+			return manyErr(c.workers.ReportFinishedMany(ctx(t), &batchv1.ReportFinishedManyRequest{WorkerId: "wk-1",
+				Reports: []*batchv1.ReportFinishedRequest{{CopyId: st.CopyId, Stdout: []byte("forged")}}}))
+		}, [4]connect.Code{denied, denied, denied, denied}},
 		{"ReportOutput", func(c clients, who string) error {
 			res, err := c.workers.ReportOutput(ctx(t), &batchv1.ReportOutputRequest{WorkerId: "wk-1", CopyId: st.CopyId, Stdout: []byte("x")})
 			if err == nil && !res.Stop {
@@ -618,4 +627,16 @@ func TestBadPricesRefused(t *testing.T) {
 			t.Errorf("prices %+v: error %v, want %s", p, err, sched.EINVALID)
 		}
 	}
+}
+
+// manyErr is a one-report ReportFinishedMany's error: the call's, or its
+// report's own refusal.
+func manyErr(res *batchv1.ReportFinishedManyResponse, err error) error {
+	if err != nil {
+		return err
+	}
+	if r := res.Results[0]; r.Code != 0 {
+		return connect.NewError(connect.Code(r.Code), errors.New(r.Message))
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"batchd/internal/wire"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/store"
 )
@@ -62,6 +63,7 @@ func (s *Server) readLimitTable() map[string]readLimit {
 		batchv1connect.TaskSetControlServiceHoldTasksProcedure:    unary(indexesRequestBytes),
 		batchv1connect.TaskSetControlServiceReleaseTasksProcedure: unary(indexesRequestBytes),
 		batchv1connect.WorkerServiceReportFinishedProcedure:       unary(report),
+		batchv1connect.WorkerServiceReportFinishedManyProcedure:   unary(wire.ReportManyBytes),
 		batchv1connect.WorkerServiceRegisterProcedure:             unary(4 * SmallRequestBytes), // the copies still running
 	}
 }

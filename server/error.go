@@ -175,7 +175,8 @@ func allowed(c Caller, procedure string) error {
 
 // pilotMethods are what a pilot's token may call: its own worker's
 // protocol, not a pool's (ReportPilots, MintWorkerToken).
-var pilotMethods = map[string]bool{"Register": true, "Assignments": true, "Heartbeat": true, "ReportFinished": true, "ReportOutput": true}
+var pilotMethods = map[string]bool{"Register": true, "Assignments": true, "Heartbeat": true, "ReportFinished": true, "ReportFinishedMany": true,
+	"ReportOutput": true}
 
 // callerFrom returns the name of the caller that identify put into ctx.
 func callerFrom(ctx context.Context) string {

@@ -23,10 +23,17 @@ type group[T any] struct {
 }
 
 // add queues item and makes sure a goroutine drains the queue.
-func (g *group[T]) add(item T, drain func([]T)) {
+func (g *group[T]) add(item T, drain func([]T)) { g.addAll([]T{item}, drain) }
+
+// addAll queues items, in their order, under one hold of the queue's
+// lock, and makes sure a goroutine drains the queue.
+func (g *group[T]) addAll(items []T, drain func([]T)) {
+	if len(items) == 0 {
+		return
+	}
 	g.mu.Lock()
-	g.queue = append(g.queue, item)
-	g.added++
+	g.queue = append(g.queue, items...)
+	g.added += len(items)
 	if !g.leading {
 		g.leading = true
 		go g.loop(drain)

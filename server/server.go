@@ -560,7 +560,7 @@ func (s *Server) routes() http.Handler {
 		batchv1connect.UserServiceName, batchv1connect.TaskSetControlServiceName,
 	}
 	for _, name := range names {
-		mux.Handle("/"+name+"/", s.authenticate(gzipStreams(api), limits))
+		mux.Handle("/"+name+"/", s.authenticate(gzipStreams(holdFlushes(api)), limits))
 	}
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
 	r := grpcreflect.NewStaticReflector(append(names, grpchealth.HealthV1ServiceName)...)

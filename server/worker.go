@@ -145,11 +145,17 @@ func (h workerHandler) Assignments(ctx context.Context, req *batchv1.Assignments
 		if msgs == nil {
 			return err
 		}
-		for i, m := range msgs {
-			if err := stream.Send(m); err != nil {
-				f.requeue(msgs[i:])
-				return err
+		err = sendBurst(ctx, func() error {
+			for i, m := range msgs {
+				if err := stream.Send(m); err != nil {
+					f.requeue(msgs[i:])
+					return err
+				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -349,28 +355,44 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	if err := s.checkWorker(ctx, sched.WorkerID(req.WorkerId)); err != nil {
 		return nil, err
 	}
+	in, err := s.finishInput(req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.finish(in)
+	if err != nil {
+		return nil, err
+	}
+	return &batchv1.ReportFinishedResponse{Outcome: reportOutcome(res)}, nil
+}
+
+// finishInput checks a report of a worker already checked (checkWorker)
+// and turns it into the store's input.
+func (s *Server) finishInput(req *batchv1.ReportFinishedRequest) (store.FinishInput, error) {
+	if req.CopyId <= 0 {
+		return store.FinishInput{}, sched.Errorf(sched.EINVALID, "copy_id is required")
+	}
 	if !seconds0(req.CpuSeconds) || !seconds0(req.RunSeconds) {
 		// They are billed: a NaN would also fail the whole group commit.
-		return nil, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must be finite, not negative and at most %g", float64(store.MaxSeconds))
+		return store.FinishInput{}, sched.Errorf(sched.EINVALID, "cpu_seconds and run_seconds must be finite, not negative and at most %g", float64(store.MaxSeconds))
 	}
 	exit := req.ExitCode
 	if req.StartError != "" && exit == 0 {
 		exit = 127
 	}
-	in := store.FinishInput{Worker: sched.WorkerID(req.WorkerId), Copy: sched.CopyID(req.CopyId), ExitCode: exit,
+	return store.FinishInput{Worker: sched.WorkerID(req.WorkerId), Copy: sched.CopyID(req.CopyId), ExitCode: exit,
 		Killed: req.Killed, TimedOut: req.TimedOut, Stdout: req.Stdout, Stderr: req.Stderr,
 		StdoutTruncated: req.StdoutTruncated, StderrTruncated: req.StderrTruncated,
 		CPUSeconds: req.CpuSeconds, RunSeconds: req.RunSeconds, StartError: req.StartError, Signal: req.Signal,
-		Kept: s.keptFromReport(req)}
-	res, err := s.finish(in)
-	if err != nil {
-		return nil, err
-	}
-	outcome := batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED
+		Kept: s.keptFromReport(req)}, nil
+}
+
+// reportOutcome is what a worker hears of its recorded report.
+func reportOutcome(res store.FinishResult) batchv1.ReportOutcome {
 	if res.Won {
-		outcome = batchv1.ReportOutcome_REPORT_OUTCOME_WON
+		return batchv1.ReportOutcome_REPORT_OUTCOME_WON
 	}
-	return &batchv1.ReportFinishedResponse{Outcome: outcome}, nil
+	return batchv1.ReportOutcome_REPORT_OUTCOME_DISCARDED
 }
 
 // seconds0 says whether a worker-reported number of seconds is finite, not

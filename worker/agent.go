@@ -204,6 +204,7 @@ func Run(ctx context.Context, cfg Config) error {
 // agent is one running worker agent.
 type agent struct {
 	client     wire.Transport
+	reports    reportBatch // reportmany.go
 	log        *slog.Logger
 	name       string
 	hostname   string

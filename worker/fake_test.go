@@ -41,7 +41,14 @@ type fakeServer struct {
 	registerKill []int64
 	hbKill       []int64
 	refuse       map[int64]connect.Code // ReportFinished errors by copy
-	live         fakeLive               // ReportOutput (live_test.go)
+	// ReportFinishedMany (reportmany_test.go): calls made, the sizes of
+	// those answered, Unimplemented when noMany, held until manyGate
+	// closes when set.
+	manyCalls int
+	manySizes []int
+	noMany    bool
+	manyGate  chan struct{}
+	live      fakeLive // ReportOutput (live_test.go)
 }
 
 func newFakeServer(t testing.TB) *fakeServer {

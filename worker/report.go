@@ -210,7 +210,7 @@ func (a *agent) deliver(c *copyRun) {
 		a.mu.Unlock()
 		if reg {
 			ctx, cancel := context.WithTimeout(a.comm, max(reportTimeout, a.leaseNow()))
-			resp, err := a.client.ReportFinished(ctx, req)
+			resp, err := a.report(ctx, req)
 			cancel()
 			if err == nil {
 				a.log.Debug("copy reported", "copy", c.id, "outcome", resp.GetOutcome().String())

@@ -44,6 +44,11 @@ func (t connectTransport) ReportFinished(ctx context.Context, req *batchv1.Repor
 	return t.c.ReportFinished(ctx, req)
 }
 
+// ReportFinishedMany makes connectTransport a wire.ManyReporter.
+func (t connectTransport) ReportFinishedMany(ctx context.Context, req *batchv1.ReportFinishedManyRequest) (*batchv1.ReportFinishedManyResponse, error) {
+	return t.c.ReportFinishedMany(ctx, req)
+}
+
 func (t connectTransport) ReportOutput(ctx context.Context, req *batchv1.ReportOutputRequest) (*batchv1.ReportOutputResponse, error) {
 	return t.c.ReportOutput(ctx, req)
 }

@@ -51,3 +51,20 @@ type AssignmentStream interface {
 func LeaseTiming(lease time.Duration) (heartbeat, call, ping time.Duration) {
 	return lease / 5, lease / 3, lease / 5
 }
+
+// ManyReporter is a Transport that also reports several copies' ends in one
+// call (WorkerService.ReportFinishedMany). An agent whose transport is not
+// one, or whose server answers Unimplemented, reports one copy a call.
+type ManyReporter interface {
+	ReportFinishedMany(ctx context.Context, req *batchv1.ReportFinishedManyRequest) (*batchv1.ReportFinishedManyResponse, error)
+}
+
+// Bounds of one ReportFinishedMany call: at most MaxReportsPerCall
+// reports, of at most ReportManyItemBytes each (a bigger one goes alone
+// through ReportFinished), and at most ReportManyBytes for the whole
+// encoded request, which is the server's read limit for it.
+const (
+	MaxReportsPerCall   = 512
+	ReportManyItemBytes = 64 << 10
+	ReportManyBytes     = 4 << 20
+)

@@ -1732,6 +1732,170 @@ func (x *KeptFileContent) GetContent() []byte {
 	return nil
 }
 
+// ReportFinishedManyRequest is several ReportFinished calls of one worker.
+type ReportFinishedManyRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// reports: each as ReportFinished's request; their worker_id must be
+	// empty or the request's.
+	Reports       []*ReportFinishedRequest `protobuf:"bytes,2,rep,name=reports,proto3" json:"reports,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportFinishedManyRequest) Reset() {
+	*x = ReportFinishedManyRequest{}
+	mi := &file_batch_v1_worker_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportFinishedManyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportFinishedManyRequest) ProtoMessage() {}
+
+func (x *ReportFinishedManyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportFinishedManyRequest.ProtoReflect.Descriptor instead.
+func (*ReportFinishedManyRequest) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ReportFinishedManyRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *ReportFinishedManyRequest) GetReports() []*ReportFinishedRequest {
+	if x != nil {
+		return x.Reports
+	}
+	return nil
+}
+
+// ReportFinishedManyResponse answers each report, in the request's order.
+type ReportFinishedManyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*ReportResult        `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportFinishedManyResponse) Reset() {
+	*x = ReportFinishedManyResponse{}
+	mi := &file_batch_v1_worker_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportFinishedManyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportFinishedManyResponse) ProtoMessage() {}
+
+func (x *ReportFinishedManyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportFinishedManyResponse.ProtoReflect.Descriptor instead.
+func (*ReportFinishedManyResponse) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ReportFinishedManyResponse) GetResults() []*ReportResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// ReportResult is one report's answer: its outcome, or why it was refused
+// (what ReportFinished alone would have failed with).
+type ReportResult struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Outcome ReportOutcome          `protobuf:"varint,1,opt,name=outcome,proto3,enum=batch.v1.ReportOutcome" json:"outcome,omitempty"`
+	// code is the Connect error code of the refusal (connect.Code); 0 when
+	// the report was taken.
+	Code          uint32 `protobuf:"varint,2,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportResult) Reset() {
+	*x = ReportResult{}
+	mi := &file_batch_v1_worker_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportResult) ProtoMessage() {}
+
+func (x *ReportResult) ProtoReflect() protoreflect.Message {
+	mi := &file_batch_v1_worker_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportResult.ProtoReflect.Descriptor instead.
+func (*ReportResult) Descriptor() ([]byte, []int) {
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ReportResult) GetOutcome() ReportOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return ReportOutcome_REPORT_OUTCOME_UNSPECIFIED
+}
+
+func (x *ReportResult) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *ReportResult) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type ReportFinishedResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Outcome       ReportOutcome          `protobuf:"varint,1,opt,name=outcome,proto3,enum=batch.v1.ReportOutcome" json:"outcome,omitempty"`
@@ -1741,7 +1905,7 @@ type ReportFinishedResponse struct {
 
 func (x *ReportFinishedResponse) Reset() {
 	*x = ReportFinishedResponse{}
-	mi := &file_batch_v1_worker_proto_msgTypes[18]
+	mi := &file_batch_v1_worker_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1753,7 +1917,7 @@ func (x *ReportFinishedResponse) String() string {
 func (*ReportFinishedResponse) ProtoMessage() {}
 
 func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_batch_v1_worker_proto_msgTypes[18]
+	mi := &file_batch_v1_worker_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1766,7 +1930,7 @@ func (x *ReportFinishedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportFinishedResponse.ProtoReflect.Descriptor instead.
 func (*ReportFinishedResponse) Descriptor() ([]byte, []int) {
-	return file_batch_v1_worker_proto_rawDescGZIP(), []int{18}
+	return file_batch_v1_worker_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReportFinishedResponse) GetOutcome() ReportOutcome {
@@ -1924,18 +2088,28 @@ const file_batch_v1_worker_proto_rawDesc = "" +
 	"\x04kept\x18( \x03(\v2\x19.batch.v1.KeptFileContentR\x04kept\"S\n" +
 	"\x0fKeptFileContent\x12&\n" +
 	"\x04file\x18\x01 \x01(\v2\x12.batch.v1.KeptFileR\x04file\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\fR\acontent\"K\n" +
+	"\acontent\x18\x02 \x01(\fR\acontent\"s\n" +
+	"\x19ReportFinishedManyRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x129\n" +
+	"\areports\x18\x02 \x03(\v2\x1f.batch.v1.ReportFinishedRequestR\areports\"N\n" +
+	"\x1aReportFinishedManyResponse\x120\n" +
+	"\aresults\x18\x01 \x03(\v2\x16.batch.v1.ReportResultR\aresults\"o\n" +
+	"\fReportResult\x121\n" +
+	"\aoutcome\x18\x01 \x01(\x0e2\x17.batch.v1.ReportOutcomeR\aoutcome\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"K\n" +
 	"\x16ReportFinishedResponse\x121\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x17.batch.v1.ReportOutcomeR\aoutcome*e\n" +
 	"\rReportOutcome\x12\x1e\n" +
 	"\x1aREPORT_OUTCOME_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12REPORT_OUTCOME_WON\x10\x01\x12\x1c\n" +
-	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\xbf\x04\n" +
+	"\x18REPORT_OUTCOME_DISCARDED\x10\x022\xa2\x05\n" +
 	"\rWorkerService\x12C\n" +
 	"\bRegister\x12\x19.batch.v1.RegisterRequest\x1a\x1a.batch.v1.RegisterResponse\"\x00\x12N\n" +
 	"\vAssignments\x12\x1c.batch.v1.AssignmentsRequest\x1a\x1d.batch.v1.AssignmentsResponse\"\x000\x01\x12F\n" +
 	"\tHeartbeat\x12\x1a.batch.v1.HeartbeatRequest\x1a\x1b.batch.v1.HeartbeatResponse\"\x00\x12U\n" +
-	"\x0eReportFinished\x12\x1f.batch.v1.ReportFinishedRequest\x1a .batch.v1.ReportFinishedResponse\"\x00\x12O\n" +
+	"\x0eReportFinished\x12\x1f.batch.v1.ReportFinishedRequest\x1a .batch.v1.ReportFinishedResponse\"\x00\x12a\n" +
+	"\x12ReportFinishedMany\x12#.batch.v1.ReportFinishedManyRequest\x1a$.batch.v1.ReportFinishedManyResponse\"\x00\x12O\n" +
 	"\fReportPilots\x12\x1d.batch.v1.ReportPilotsRequest\x1a\x1e.batch.v1.ReportPilotsResponse\"\x00\x12X\n" +
 	"\x0fMintWorkerToken\x12 .batch.v1.MintWorkerTokenRequest\x1a!.batch.v1.MintWorkerTokenResponse\"\x00\x12O\n" +
 	"\fReportOutput\x12\x1d.batch.v1.ReportOutputRequest\x1a\x1e.batch.v1.ReportOutputResponse\"\x00B\x1fZ\x1dbatchd/proto/batch/v1;batchv1b\x06proto3"
@@ -1953,70 +2127,78 @@ func file_batch_v1_worker_proto_rawDescGZIP() []byte {
 }
 
 var file_batch_v1_worker_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_batch_v1_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_batch_v1_worker_proto_goTypes = []any{
-	(ReportOutcome)(0),              // 0: batch.v1.ReportOutcome
-	(*MintWorkerTokenRequest)(nil),  // 1: batch.v1.MintWorkerTokenRequest
-	(*MintWorkerTokenResponse)(nil), // 2: batch.v1.MintWorkerTokenResponse
-	(*Pilot)(nil),                   // 3: batch.v1.Pilot
-	(*ReportPilotsRequest)(nil),     // 4: batch.v1.ReportPilotsRequest
-	(*ReportPilotsResponse)(nil),    // 5: batch.v1.ReportPilotsResponse
-	(*PartitionQueue)(nil),          // 6: batch.v1.PartitionQueue
-	(*PoolWorker)(nil),              // 7: batch.v1.PoolWorker
-	(*HeldCopy)(nil),                // 8: batch.v1.HeldCopy
-	(*RegisterRequest)(nil),         // 9: batch.v1.RegisterRequest
-	(*RegisterResponse)(nil),        // 10: batch.v1.RegisterResponse
-	(*AssignmentsRequest)(nil),      // 11: batch.v1.AssignmentsRequest
-	(*StartCopy)(nil),               // 12: batch.v1.StartCopy
-	(*AssignmentsResponse)(nil),     // 13: batch.v1.AssignmentsResponse
-	(*CopyProgress)(nil),            // 14: batch.v1.CopyProgress
-	(*HeartbeatRequest)(nil),        // 15: batch.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),       // 16: batch.v1.HeartbeatResponse
-	(*ReportFinishedRequest)(nil),   // 17: batch.v1.ReportFinishedRequest
-	(*KeptFileContent)(nil),         // 18: batch.v1.KeptFileContent
-	(*ReportFinishedResponse)(nil),  // 19: batch.v1.ReportFinishedResponse
-	(*timestamppb.Timestamp)(nil),   // 20: google.protobuf.Timestamp
-	(*TaskSpec)(nil),                // 21: batch.v1.TaskSpec
-	(*KeptFile)(nil),                // 22: batch.v1.KeptFile
-	(*ReportOutputRequest)(nil),     // 23: batch.v1.ReportOutputRequest
-	(*ReportOutputResponse)(nil),    // 24: batch.v1.ReportOutputResponse
+	(ReportOutcome)(0),                 // 0: batch.v1.ReportOutcome
+	(*MintWorkerTokenRequest)(nil),     // 1: batch.v1.MintWorkerTokenRequest
+	(*MintWorkerTokenResponse)(nil),    // 2: batch.v1.MintWorkerTokenResponse
+	(*Pilot)(nil),                      // 3: batch.v1.Pilot
+	(*ReportPilotsRequest)(nil),        // 4: batch.v1.ReportPilotsRequest
+	(*ReportPilotsResponse)(nil),       // 5: batch.v1.ReportPilotsResponse
+	(*PartitionQueue)(nil),             // 6: batch.v1.PartitionQueue
+	(*PoolWorker)(nil),                 // 7: batch.v1.PoolWorker
+	(*HeldCopy)(nil),                   // 8: batch.v1.HeldCopy
+	(*RegisterRequest)(nil),            // 9: batch.v1.RegisterRequest
+	(*RegisterResponse)(nil),           // 10: batch.v1.RegisterResponse
+	(*AssignmentsRequest)(nil),         // 11: batch.v1.AssignmentsRequest
+	(*StartCopy)(nil),                  // 12: batch.v1.StartCopy
+	(*AssignmentsResponse)(nil),        // 13: batch.v1.AssignmentsResponse
+	(*CopyProgress)(nil),               // 14: batch.v1.CopyProgress
+	(*HeartbeatRequest)(nil),           // 15: batch.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 16: batch.v1.HeartbeatResponse
+	(*ReportFinishedRequest)(nil),      // 17: batch.v1.ReportFinishedRequest
+	(*KeptFileContent)(nil),            // 18: batch.v1.KeptFileContent
+	(*ReportFinishedManyRequest)(nil),  // 19: batch.v1.ReportFinishedManyRequest
+	(*ReportFinishedManyResponse)(nil), // 20: batch.v1.ReportFinishedManyResponse
+	(*ReportResult)(nil),               // 21: batch.v1.ReportResult
+	(*ReportFinishedResponse)(nil),     // 22: batch.v1.ReportFinishedResponse
+	(*timestamppb.Timestamp)(nil),      // 23: google.protobuf.Timestamp
+	(*TaskSpec)(nil),                   // 24: batch.v1.TaskSpec
+	(*KeptFile)(nil),                   // 25: batch.v1.KeptFile
+	(*ReportOutputRequest)(nil),        // 26: batch.v1.ReportOutputRequest
+	(*ReportOutputResponse)(nil),       // 27: batch.v1.ReportOutputResponse
 }
 var file_batch_v1_worker_proto_depIdxs = []int32{
-	20, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
-	20, // 1: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
-	20, // 2: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
+	23, // 0: batch.v1.MintWorkerTokenResponse.expires_at:type_name -> google.protobuf.Timestamp
+	23, // 1: batch.v1.Pilot.submitted_at:type_name -> google.protobuf.Timestamp
+	23, // 2: batch.v1.Pilot.started_at:type_name -> google.protobuf.Timestamp
 	3,  // 3: batch.v1.ReportPilotsRequest.pilots:type_name -> batch.v1.Pilot
 	7,  // 4: batch.v1.ReportPilotsResponse.workers:type_name -> batch.v1.PoolWorker
 	6,  // 5: batch.v1.ReportPilotsResponse.partition_queues:type_name -> batch.v1.PartitionQueue
-	20, // 6: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
+	23, // 6: batch.v1.HeldCopy.started_at:type_name -> google.protobuf.Timestamp
 	8,  // 7: batch.v1.RegisterRequest.running:type_name -> batch.v1.HeldCopy
-	20, // 8: batch.v1.RegisterRequest.ends_at:type_name -> google.protobuf.Timestamp
-	21, // 9: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
+	23, // 8: batch.v1.RegisterRequest.ends_at:type_name -> google.protobuf.Timestamp
+	24, // 9: batch.v1.StartCopy.spec:type_name -> batch.v1.TaskSpec
 	12, // 10: batch.v1.AssignmentsResponse.start:type_name -> batch.v1.StartCopy
 	14, // 11: batch.v1.HeartbeatRequest.copies:type_name -> batch.v1.CopyProgress
-	20, // 12: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
+	23, // 12: batch.v1.ReportFinishedRequest.ended_at:type_name -> google.protobuf.Timestamp
 	18, // 13: batch.v1.ReportFinishedRequest.kept:type_name -> batch.v1.KeptFileContent
-	22, // 14: batch.v1.KeptFileContent.file:type_name -> batch.v1.KeptFile
-	0,  // 15: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
-	9,  // 16: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
-	11, // 17: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
-	15, // 18: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
-	17, // 19: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
-	4,  // 20: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
-	1,  // 21: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
-	23, // 22: batch.v1.WorkerService.ReportOutput:input_type -> batch.v1.ReportOutputRequest
-	10, // 23: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
-	13, // 24: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
-	16, // 25: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
-	19, // 26: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
-	5,  // 27: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
-	2,  // 28: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
-	24, // 29: batch.v1.WorkerService.ReportOutput:output_type -> batch.v1.ReportOutputResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	25, // 14: batch.v1.KeptFileContent.file:type_name -> batch.v1.KeptFile
+	17, // 15: batch.v1.ReportFinishedManyRequest.reports:type_name -> batch.v1.ReportFinishedRequest
+	21, // 16: batch.v1.ReportFinishedManyResponse.results:type_name -> batch.v1.ReportResult
+	0,  // 17: batch.v1.ReportResult.outcome:type_name -> batch.v1.ReportOutcome
+	0,  // 18: batch.v1.ReportFinishedResponse.outcome:type_name -> batch.v1.ReportOutcome
+	9,  // 19: batch.v1.WorkerService.Register:input_type -> batch.v1.RegisterRequest
+	11, // 20: batch.v1.WorkerService.Assignments:input_type -> batch.v1.AssignmentsRequest
+	15, // 21: batch.v1.WorkerService.Heartbeat:input_type -> batch.v1.HeartbeatRequest
+	17, // 22: batch.v1.WorkerService.ReportFinished:input_type -> batch.v1.ReportFinishedRequest
+	19, // 23: batch.v1.WorkerService.ReportFinishedMany:input_type -> batch.v1.ReportFinishedManyRequest
+	4,  // 24: batch.v1.WorkerService.ReportPilots:input_type -> batch.v1.ReportPilotsRequest
+	1,  // 25: batch.v1.WorkerService.MintWorkerToken:input_type -> batch.v1.MintWorkerTokenRequest
+	26, // 26: batch.v1.WorkerService.ReportOutput:input_type -> batch.v1.ReportOutputRequest
+	10, // 27: batch.v1.WorkerService.Register:output_type -> batch.v1.RegisterResponse
+	13, // 28: batch.v1.WorkerService.Assignments:output_type -> batch.v1.AssignmentsResponse
+	16, // 29: batch.v1.WorkerService.Heartbeat:output_type -> batch.v1.HeartbeatResponse
+	22, // 30: batch.v1.WorkerService.ReportFinished:output_type -> batch.v1.ReportFinishedResponse
+	20, // 31: batch.v1.WorkerService.ReportFinishedMany:output_type -> batch.v1.ReportFinishedManyResponse
+	5,  // 32: batch.v1.WorkerService.ReportPilots:output_type -> batch.v1.ReportPilotsResponse
+	2,  // 33: batch.v1.WorkerService.MintWorkerToken:output_type -> batch.v1.MintWorkerTokenResponse
+	27, // 34: batch.v1.WorkerService.ReportOutput:output_type -> batch.v1.ReportOutputResponse
+	27, // [27:35] is the sub-list for method output_type
+	19, // [19:27] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_batch_v1_worker_proto_init() }
@@ -2040,7 +2222,7 @@ func file_batch_v1_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batch_v1_worker_proto_rawDesc), len(file_batch_v1_worker_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

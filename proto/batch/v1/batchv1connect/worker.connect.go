@@ -43,6 +43,9 @@ const (
 	// WorkerServiceReportFinishedProcedure is the fully-qualified name of the WorkerService's
 	// ReportFinished RPC.
 	WorkerServiceReportFinishedProcedure = "/batch.v1.WorkerService/ReportFinished"
+	// WorkerServiceReportFinishedManyProcedure is the fully-qualified name of the WorkerService's
+	// ReportFinishedMany RPC.
+	WorkerServiceReportFinishedManyProcedure = "/batch.v1.WorkerService/ReportFinishedMany"
 	// WorkerServiceReportPilotsProcedure is the fully-qualified name of the WorkerService's
 	// ReportPilots RPC.
 	WorkerServiceReportPilotsProcedure = "/batch.v1.WorkerService/ReportPilots"
@@ -69,6 +72,12 @@ type WorkerServiceClient interface {
 	// ReportFinished reports a copy's end with its result. Idempotent: a
 	// replay gets the same answer.
 	ReportFinished(context.Context, *v1.ReportFinishedRequest) (*v1.ReportFinishedResponse, error)
+	// ReportFinishedMany reports several copies' ends of one worker in one
+	// call, each answered as ReportFinished would answer it alone: the
+	// agent sends every end that came while its previous call was out. A
+	// server without it answers Unimplemented, and the agent then reports
+	// one copy a call.
+	ReportFinishedMany(context.Context, *v1.ReportFinishedManyRequest) (*v1.ReportFinishedManyResponse, error)
 	// ReportPilots is how an elastic pool (`batchd pool slurm`) tells the
 	// server the pilots it keeps in its batch system, and learns the queue
 	// lengths and the workers up, from which it decides how many pilots the
@@ -124,6 +133,12 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(workerServiceMethods.ByName("ReportFinished")),
 			connect.WithClientOptions(opts...),
 		),
+		reportFinishedMany: connect.NewClient[v1.ReportFinishedManyRequest, v1.ReportFinishedManyResponse](
+			httpClient,
+			baseURL+WorkerServiceReportFinishedManyProcedure,
+			connect.WithSchema(workerServiceMethods.ByName("ReportFinishedMany")),
+			connect.WithClientOptions(opts...),
+		),
 		reportPilots: connect.NewClient[v1.ReportPilotsRequest, v1.ReportPilotsResponse](
 			httpClient,
 			baseURL+WorkerServiceReportPilotsProcedure,
@@ -147,13 +162,14 @@ func NewWorkerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 
 // workerServiceClient implements WorkerServiceClient.
 type workerServiceClient struct {
-	register        *connect.Client[v1.RegisterRequest, v1.RegisterResponse]
-	assignments     *connect.Client[v1.AssignmentsRequest, v1.AssignmentsResponse]
-	heartbeat       *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
-	reportFinished  *connect.Client[v1.ReportFinishedRequest, v1.ReportFinishedResponse]
-	reportPilots    *connect.Client[v1.ReportPilotsRequest, v1.ReportPilotsResponse]
-	mintWorkerToken *connect.Client[v1.MintWorkerTokenRequest, v1.MintWorkerTokenResponse]
-	reportOutput    *connect.Client[v1.ReportOutputRequest, v1.ReportOutputResponse]
+	register           *connect.Client[v1.RegisterRequest, v1.RegisterResponse]
+	assignments        *connect.Client[v1.AssignmentsRequest, v1.AssignmentsResponse]
+	heartbeat          *connect.Client[v1.HeartbeatRequest, v1.HeartbeatResponse]
+	reportFinished     *connect.Client[v1.ReportFinishedRequest, v1.ReportFinishedResponse]
+	reportFinishedMany *connect.Client[v1.ReportFinishedManyRequest, v1.ReportFinishedManyResponse]
+	reportPilots       *connect.Client[v1.ReportPilotsRequest, v1.ReportPilotsResponse]
+	mintWorkerToken    *connect.Client[v1.MintWorkerTokenRequest, v1.MintWorkerTokenResponse]
+	reportOutput       *connect.Client[v1.ReportOutputRequest, v1.ReportOutputResponse]
 }
 
 // Register calls batch.v1.WorkerService.Register.
@@ -182,6 +198,15 @@ func (c *workerServiceClient) Heartbeat(ctx context.Context, req *v1.HeartbeatRe
 // ReportFinished calls batch.v1.WorkerService.ReportFinished.
 func (c *workerServiceClient) ReportFinished(ctx context.Context, req *v1.ReportFinishedRequest) (*v1.ReportFinishedResponse, error) {
 	response, err := c.reportFinished.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ReportFinishedMany calls batch.v1.WorkerService.ReportFinishedMany.
+func (c *workerServiceClient) ReportFinishedMany(ctx context.Context, req *v1.ReportFinishedManyRequest) (*v1.ReportFinishedManyResponse, error) {
+	response, err := c.reportFinishedMany.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -230,6 +255,12 @@ type WorkerServiceHandler interface {
 	// ReportFinished reports a copy's end with its result. Idempotent: a
 	// replay gets the same answer.
 	ReportFinished(context.Context, *v1.ReportFinishedRequest) (*v1.ReportFinishedResponse, error)
+	// ReportFinishedMany reports several copies' ends of one worker in one
+	// call, each answered as ReportFinished would answer it alone: the
+	// agent sends every end that came while its previous call was out. A
+	// server without it answers Unimplemented, and the agent then reports
+	// one copy a call.
+	ReportFinishedMany(context.Context, *v1.ReportFinishedManyRequest) (*v1.ReportFinishedManyResponse, error)
 	// ReportPilots is how an elastic pool (`batchd pool slurm`) tells the
 	// server the pilots it keeps in its batch system, and learns the queue
 	// lengths and the workers up, from which it decides how many pilots the
@@ -281,6 +312,12 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(workerServiceMethods.ByName("ReportFinished")),
 		connect.WithHandlerOptions(opts...),
 	)
+	workerServiceReportFinishedManyHandler := connect.NewUnaryHandlerSimple(
+		WorkerServiceReportFinishedManyProcedure,
+		svc.ReportFinishedMany,
+		connect.WithSchema(workerServiceMethods.ByName("ReportFinishedMany")),
+		connect.WithHandlerOptions(opts...),
+	)
 	workerServiceReportPilotsHandler := connect.NewUnaryHandlerSimple(
 		WorkerServiceReportPilotsProcedure,
 		svc.ReportPilots,
@@ -309,6 +346,8 @@ func NewWorkerServiceHandler(svc WorkerServiceHandler, opts ...connect.HandlerOp
 			workerServiceHeartbeatHandler.ServeHTTP(w, r)
 		case WorkerServiceReportFinishedProcedure:
 			workerServiceReportFinishedHandler.ServeHTTP(w, r)
+		case WorkerServiceReportFinishedManyProcedure:
+			workerServiceReportFinishedManyHandler.ServeHTTP(w, r)
 		case WorkerServiceReportPilotsProcedure:
 			workerServiceReportPilotsHandler.ServeHTTP(w, r)
 		case WorkerServiceMintWorkerTokenProcedure:
@@ -338,6 +377,10 @@ func (UnimplementedWorkerServiceHandler) Heartbeat(context.Context, *v1.Heartbea
 
 func (UnimplementedWorkerServiceHandler) ReportFinished(context.Context, *v1.ReportFinishedRequest) (*v1.ReportFinishedResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.ReportFinished is not implemented"))
+}
+
+func (UnimplementedWorkerServiceHandler) ReportFinishedMany(context.Context, *v1.ReportFinishedManyRequest) (*v1.ReportFinishedManyResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("batch.v1.WorkerService.ReportFinishedMany is not implemented"))
 }
 
 func (UnimplementedWorkerServiceHandler) ReportPilots(context.Context, *v1.ReportPilotsRequest) (*v1.ReportPilotsResponse, error) {
