@@ -19,7 +19,7 @@ import (
 func (tx *Tx) rawRowsArgs(ctx context.Context, query string, args []any, fn func([]driver.Value) error) error {
 	c, ok := tx.q.(*sql.Conn)
 	if !ok {
-		return fmt.Errorf("rawRowsArgs needs a connection, not %T", tx.q)
+		return fmt.Errorf("rawRows needs a connection, not %T", tx.q)
 	}
 	nv := make([]driver.NamedValue, len(args))
 	for i, a := range args {

@@ -17,7 +17,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -387,32 +386,7 @@ func (tx *Tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, erro
 // asInt, asFloat, asString), valid only during the call. It skips
 // database/sql's conversions, for queries of very many rows.
 func (tx *Tx) rawRows(ctx context.Context, query string, fn func([]driver.Value) error) error {
-	c, ok := tx.q.(*sql.Conn)
-	if !ok {
-		return fmt.Errorf("rawRows needs a connection, not %T", tx.q)
-	}
-	return c.Raw(func(dc any) error {
-		qc, ok := dc.(driver.QueryerContext)
-		if !ok {
-			return fmt.Errorf("driver connection %T cannot query", dc)
-		}
-		rows, err := qc.QueryContext(context.WithoutCancel(ctx), query, nil)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		v := make([]driver.Value, len(rows.Columns()))
-		for {
-			if err := rows.Next(v); err == io.EOF {
-				return nil
-			} else if err != nil {
-				return err
-			}
-			if err := fn(v); err != nil {
-				return err
-			}
-		}
-	})
+	return tx.rawRowsArgs(ctx, query, nil, fn)
 }
 
 // asInt, asFloat and asString read a driver value of an INTEGER, REAL or
