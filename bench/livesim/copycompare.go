@@ -45,14 +45,7 @@ func copies(args []string) error {
 	from := fs.Float64("from", -1, "print every copy live and replayed that was running between -from and -to (seconds of the run), by start")
 	to := fs.Float64("to", -1, "see -from")
 	progress := fs.String("progress", defaultProgress, progressHelp)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	pm, err := parseProgressModel(*progress)
-	if err != nil {
-		return err
-	}
-	recs, err := loadRecords(*keep)
+	pm, recs, err := parseKept(fs, args, progress, keep)
 	if err != nil {
 		return err
 	}

@@ -27,14 +27,7 @@ func jobs(args []string) error {
 	lat := fs.Bool("latencies", false, "print the latency samples and suspensions instead")
 	abl := fs.String("ablation", "sim + live", "the replay: sim + live or one of its ablations (livesim report -ablations names them)")
 	progress := fs.String("progress", defaultProgress, progressHelp)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	pm, err := parseProgressModel(*progress)
-	if err != nil {
-		return err
-	}
-	recs, err := loadRecords(*keep)
+	pm, recs, err := parseKept(fs, args, progress, keep)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,20 @@ func saveRecord(dir string, rec record) error {
 	return f.Close()
 }
 
+// parseKept parses a command's flags, then its progress model (the
+// -progress flag) and the records kept in its -keep directory.
+func parseKept(fs *flag.FlagSet, args []string, progress, keep *string) (progressModel, []record, error) {
+	if err := fs.Parse(args); err != nil {
+		return progressModel{}, nil, err
+	}
+	pm, err := parseProgressModel(*progress)
+	if err != nil {
+		return progressModel{}, nil, err
+	}
+	recs, err := loadRecords(*keep)
+	return pm, recs, err
+}
+
 // loadRecords reads every record in dir, ordered by workload, seed and
 // mode name.
 func loadRecords(dir string) ([]record, error) {
@@ -106,14 +120,7 @@ func report(args []string) error {
 	wls := fs.String("workloads", "cluster,mixed", "workloads, in table order")
 	verbose := fs.Bool("v", false, "log each run")
 	abl := fs.Bool("ablations", false, "also replay the speculative runs with each part of sim + live taken out")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	pm, err := parseProgressModel(*progress)
-	if err != nil {
-		return err
-	}
-	recs, err := loadRecords(*keep)
+	pm, recs, err := parseKept(fs, args, progress, keep)
 	if err != nil {
 		return err
 	}
