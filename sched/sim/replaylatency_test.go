@@ -12,11 +12,7 @@ import (
 // latency of its start's moment, and its result comes that much later.
 func TestReplayLatencyAt(t *testing.T) {
 	t.Parallel()
-	tr := &sched.Trace{Start: 0, Workers: []sched.TraceWorker{{ID: "a", Slots: 1}}}
-	durs := []float64{3, 1, 2}
-	for j, d := range durs {
-		tr.Sets = append(tr.Sets, sched.TraceSet{ID: sched.SetID(j + 1), Owner: "u", Tasks: []sched.TraceTask{{DisclosedAt: 10, RequestedAt: 10 + float64(j)*1e-3, Copies: []float64{d}}}})
-	}
+	tr := threeOnOneSlot()
 	// 0.5 s for copies started before t = 12, 0.25 s after.
 	at := func(t float64) float64 {
 		if t < 12 {
@@ -32,11 +28,7 @@ func TestReplayLatencyAt(t *testing.T) {
 	// Job 0 starts at 10 (3 + 0.5), job 1 at 13.5 (1 + 0.25), job 2 at
 	// 14.75 (2 + 0.25): LatencyAt wins over Latency.
 	ends := []float64{13.5, 14.75, 17}
-	for j, jr := range r.Jobs {
-		if want := ends[j] - 10 - float64(j)*1e-3; math.Abs(jr.Response-want) > 1e-9 {
-			t.Fatalf("job %d: response %g, want %g", j, jr.Response, want)
-		}
-	}
+	checkEnds(t, r, ends)
 }
 
 // TestReplayReportRunTime: when a copy's end reports its run time without
@@ -61,5 +53,26 @@ func TestReplayReportRunTime(t *testing.T) {
 	}
 	if told.Requests != quiet.Requests {
 		t.Fatalf("requests %d and %d", told.Requests, quiet.Requests)
+	}
+}
+
+// threeOnOneSlot is a trace of one worker with one slot and three
+// one-task jobs requested at 10 s, 1 ms apart, whose copies run 3, 1 and
+// 2 s.
+func threeOnOneSlot() *sched.Trace {
+	tr := &sched.Trace{Start: 0, Workers: []sched.TraceWorker{{ID: "a", Slots: 1}}}
+	for j, d := range []float64{3, 1, 2} {
+		tr.Sets = append(tr.Sets, sched.TraceSet{ID: sched.SetID(j + 1), Owner: "u", Tasks: []sched.TraceTask{{DisclosedAt: 10, RequestedAt: 10 + float64(j)*1e-3, Copies: []float64{d}}}})
+	}
+	return tr
+}
+
+// checkEnds fails unless threeOnOneSlot's job j ended at ends[j].
+func checkEnds(t *testing.T, r Result, ends []float64) {
+	t.Helper()
+	for j, jr := range r.Jobs {
+		if want := ends[j] - 10 - float64(j)*1e-3; math.Abs(jr.Response-want) > 1e-9 {
+			t.Fatalf("job %d: response %g, want %g", j, jr.Response, want)
+		}
 	}
 }

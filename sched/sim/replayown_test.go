@@ -12,11 +12,7 @@ import (
 // LatencyAt's; a copy without one takes LatencyAt's.
 func TestReplayOwnLatency(t *testing.T) {
 	t.Parallel()
-	tr := &sched.Trace{Start: 0, Workers: []sched.TraceWorker{{ID: "a", Slots: 1}}}
-	durs := []float64{3, 1, 2}
-	for j, d := range durs {
-		tr.Sets = append(tr.Sets, sched.TraceSet{ID: sched.SetID(j + 1), Owner: "u", Tasks: []sched.TraceTask{{DisclosedAt: 10, RequestedAt: 10 + float64(j)*1e-3, Copies: []float64{d}}}})
-	}
+	tr := threeOnOneSlot()
 	own := func(set sched.SetID, idx int32, k int) (float64, bool) { return 2, set == 2 && idx == 0 && k == 0 }
 	r, err := Replay(context.Background(), tr, sched.Config{Policy: sched.PolicyFCFSxFCFS, Speculation: sched.SpecNone},
 		ReplayOptions{KeepJobs: true, OwnLatency: own, LatencyAt: func(float64) float64 { return 0.5 }})
@@ -26,11 +22,7 @@ func TestReplayOwnLatency(t *testing.T) {
 	// Job 0 ends at 13.5 (3 + 0.5), job 1 at 16.5 (1 + its own 2), job 2
 	// at 19 (2 + 0.5).
 	ends := []float64{13.5, 16.5, 19}
-	for j, jr := range r.Jobs {
-		if want := ends[j] - 10 - float64(j)*1e-3; math.Abs(jr.Response-want) > 1e-9 {
-			t.Fatalf("job %d: response %g, want %g", j, jr.Response, want)
-		}
-	}
+	checkEnds(t, r, ends)
 }
 
 // TestTaskClock: with TaskWork a heartbeat's fraction is of the task's own
