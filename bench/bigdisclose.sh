@@ -8,7 +8,9 @@
 # took, the lease lapses, the heartbeats answered without the server's
 # lock and the heartbeats' p99 (the bucket of batchd_heartbeat_seconds
 # that holds the 99th percentile: the server's time to answer, from its
-# handler's start), from /metrics, and the load before and after.
+# handler's start), the heartbeats deferred (the store's writer busy)
+# and each phase's p99 (lock, writer, write: batchd_heartbeat_phase_seconds,
+# absent from older builds), from /metrics, and the load before and after.
 #
 #   bench/bigdisclose.sh
 #   DISCLOSES=4 TASKS=50000 bench/bigdisclose.sh
@@ -80,5 +82,23 @@ curl -s "$url/metrics" | awk '
 		for (i = 1; i <= k; i++) if (c[i] >= 0.99 * n) { p = le[i]; break }
 		for (i = 1; i <= k; i++) if (c[i] >= n) { m = le[i]; break }
 		printf "heartbeats answered: %d; p99 <= %s s, all <= %s s (batchd_heartbeat_seconds buckets)\n", n, p, m
+	}'
+echo "heartbeats deferred (the store's writer busy): $(metric batchd_heartbeats_deferred_total)"
+curl -s "$url/metrics" | awk '
+	/^batchd_heartbeat_phase_seconds_bucket/ {
+		match($0, /phase="[^"]*"/); ph = substr($0, RSTART + 7, RLENGTH - 8)
+		match($0, /le="[^"]*"/); k[ph]++; le[ph, k[ph]] = substr($0, RSTART + 4, RLENGTH - 5); c[ph, k[ph]] = $2
+	}
+	/^batchd_heartbeat_phase_seconds_count/ { match($0, /phase="[^"]*"/); n[substr($0, RSTART + 7, RLENGTH - 8)] = $2 }
+	END {
+		split("lock writer write", order, " ")
+		for (o = 1; o <= 3; o++) {
+			ph = order[o]
+			if (!(ph in n) || n[ph] == 0) continue
+			p = ""; m = ""
+			for (i = 1; i <= k[ph]; i++) if (p == "" && c[ph, i] >= 0.99 * n[ph]) p = le[ph, i]
+			for (i = 1; i <= k[ph]; i++) if (m == "" && c[ph, i] >= n[ph]) m = le[ph, i]
+			printf "  phase %s: %d, p99 <= %s s, all <= %s s\n", ph, n[ph], p, m
+		}
 	}'
 grep -c "lease lapsed" "$tmp/serve.log" | sed 's/^/"worker lease lapsed" lines in the server log: /'

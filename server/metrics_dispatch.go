@@ -20,6 +20,12 @@ type dispatchMetrics struct {
 	// heartbeatsUnlocked counts heartbeats answered without the lock
 	// (heartbeatWait).
 	heartbeatsUnlocked atomic.Int64
+	// heartbeatsDeferred counts heartbeats that got the lock but not
+	// the store's writer in time (heartbeatWrite).
+	heartbeatsDeferred atomic.Int64
+	// heartbeatPhase is how long each phase of a heartbeat took (the
+	// phase* labels); set by collectors.
+	heartbeatPhase *prometheus.HistogramVec
 	// heartbeat is how long the server took to answer each heartbeat,
 	// from its handler's start (the wait for the lock and the store's
 	// write included); set by collectors.
@@ -33,6 +39,20 @@ func (d *dispatchMetrics) observeHeartbeat(start time.Time) {
 	}
 }
 
+// A heartbeat's phases, the label of batchd_heartbeat_phase_seconds.
+const (
+	phaseLock   = "lock"   // the wait for the server's lock
+	phaseWriter = "writer" // the wait for the store's writer
+	phaseWrite  = "write"  // the store's transaction
+)
+
+// observeHeartbeatPhase records how long a heartbeat's phase took.
+func (d *dispatchMetrics) observeHeartbeatPhase(phase string, took time.Duration) {
+	if d.heartbeatPhase != nil {
+		d.heartbeatPhase.WithLabelValues(phase).Observe(took.Seconds())
+	}
+}
+
 // selfCPUSeconds is the user and system CPU time of this process, its
 // threads included and its children (the copies) excluded.
 func selfCPUSeconds() float64 {
@@ -43,12 +63,23 @@ func selfCPUSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
+// heartbeatBuckets are the heartbeat histograms' bounds: fine below
+// 100 ms, the bound a heartbeat's answer is held to.
+var heartbeatBuckets = []float64{.0005, .001, .002, .005, .01, .02, .03, .05, .075, .1, .15, .2, .5, 1, 2, 5}
+
 func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 	d.heartbeat = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batchd_heartbeat_seconds",
-		Help:    "Time the server took to answer a worker's heartbeat, from its handler's start: the wait for the lock (at most 50 ms, then answered without it) and the store's write.",
-		Buckets: []float64{.001, .002, .005, .01, .02, .05, .075, .1, .2, .5, 1, 2, 5}})
+		Help:    "Time the server took to answer a worker's heartbeat, from its handler's start: the waits for the lock and the store's writer (at most 50 ms together, then answered without them) and the store's write.",
+		Buckets: heartbeatBuckets})
+	d.heartbeatPhase = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "batchd_heartbeat_phase_seconds",
+		Help:    "Time of each phase of a worker's heartbeat: lock (the wait for the server's lock), writer (the wait for the store's writer), write (the store's transaction).",
+		Buckets: heartbeatBuckets}, []string{"phase"})
 	return []prometheus.Collector{
 		d.heartbeat,
+		d.heartbeatPhase,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_heartbeats_deferred_total",
+			Help: "Heartbeats that got the server's lock but not the store's writer within 50 ms in all: heard and their lease renewed, their progress left to the next."},
+			func() float64 { return float64(d.heartbeatsDeferred.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_store_write_transactions_total",
 			Help: "Write transactions the store committed (one SQLite writer does them all, one at a time)."},
 			func() float64 { n, _ := db.WriteStats(); return float64(n) }),

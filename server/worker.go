@@ -273,7 +273,8 @@ func (f *assignFeed) close() {
 // Heartbeat renews the worker's lease and records its copies' progress.
 func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequest) (*batchv1.HeartbeatResponse, error) {
 	s := h.s
-	defer s.dm.observeHeartbeat(time.Now())
+	start := time.Now()
+	defer s.dm.observeHeartbeat(start)
 	id := sched.WorkerID(req.WorkerId)
 	if err := s.checkWorker(ctx, id); err != nil {
 		return nil, err
@@ -285,23 +286,30 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 		}
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
-	// Heard at once; the rest waits for the lock at most heartbeatWait.
-	if cell, ok := s.heardAt(id); ok {
+	// Heard at once; the rest waits for the lock and then the store's
+	// writer at most heartbeatWait in all (heartbeat_lane.go).
+	cell, heard := s.heardAt(id)
+	if heard {
 		cell.Store(s.now().UnixNano())
 		if !s.lockWithin(heartbeatWait) {
+			s.dm.observeHeartbeatPhase(phaseLock, time.Since(start))
 			return s.heartbeatUnlocked(), nil
 		}
 	} else {
 		s.lockWorker()
 	}
 	defer s.mu.Unlock()
+	s.dm.observeHeartbeatPhase(phaseLock, time.Since(start))
 	w := s.workers[id]
 	if w == nil {
 		return nil, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId)
 	}
-	hb, err := s.db.Heartbeat(ctx, id, in)
+	hb, err := s.heartbeatWrite(ctx, start, heard, id, in)
 	if err != nil {
 		return nil, err
+	}
+	if hb.Deferred {
+		return s.heartbeatDeferred(), nil
 	}
 	now := s.now()
 	w.lastSeen = now

@@ -106,7 +106,12 @@ func (db *DB) StageTasks(ctx context.Context, st *Staged) error {
 			f(st.rows.set, chunk)
 		}
 		to := min(from+per, st.n)
-		if err := db.write(ctx, func(tx *Tx) error { return st.rows.insert(ctx, tx, st.in, from, to) }); err != nil {
+		if err := db.write(ctx, func(tx *Tx) error {
+			if f := db.StageChunkHeldFunc; f != nil {
+				f(st.rows.set, chunk)
+			}
+			return st.rows.insert(ctx, tx, st.in, from, to)
+		}); err != nil {
 			return fmt.Errorf("stage tasks %d to %d of set %d: %w", from, to, st.rows.set, err)
 		}
 	}

@@ -93,6 +93,9 @@ type DB struct {
 	// disclose, outside the writer (tests hold a disclose between its
 	// chunks there).
 	StageChunkFunc func(set sched.SetID, chunk int)
+	// StageChunkHeldFunc, when set, is called inside each chunk's write
+	// transaction, holding the writer (tests make a chunk slow there).
+	StageChunkHeldFunc func(set sched.SetID, chunk int)
 	// BenchSynchronousOff opens the database with synchronous=OFF instead
 	// of NORMAL: for a benchmark's ablation only, never a setting (a power
 	// loss may lose or corrupt committed transactions). Set before Open.
@@ -451,6 +454,11 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	return db.writeHeld(ctx, fn)
+}
+
+// writeHeld is write's transaction, run by a caller that holds wmu.
+func (db *DB) writeHeld(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	began := time.Now()
 	defer func() { db.writeNanos.Add(int64(time.Since(began))) }()
 	if db.wconn == nil {

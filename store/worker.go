@@ -297,55 +297,63 @@ type HeartbeatResult struct {
 	Kill    []sched.CopyID // reported copies not live on the worker
 	Changed []CopyProgress // live copies whose progress changed
 	Missing []sched.CopyID // live copies of the worker it did not report
+	// Deferred is set by HeartbeatWithin when the writer stayed busy
+	// for its bound: nothing was written and the rest is empty.
+	Deferred bool
+	// WriterWait is how long HeartbeatWithin waited for the writer.
+	WriterWait time.Duration
 }
 
 // Heartbeat records a worker's heartbeat and its copies' progress.
 // Errors: ENOTFOUND (unknown worker).
 func (db *DB) Heartbeat(ctx context.Context, w sched.WorkerID, copies []CopyProgress) (HeartbeatResult, error) {
 	var res HeartbeatResult
-	err := db.write(ctx, func(tx *Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE workers SET last_heartbeat = ? WHERE id = ?`, nanos(tx.now), w)
-		if err != nil {
-			return fmt.Errorf("heartbeat: %w", err)
-		}
-		if n, _ := r.RowsAffected(); n == 0 {
-			return sched.Errorf(sched.ENOTFOUND, "worker %s is not registered: register again", w)
-		}
-		for _, p := range copies {
-			var (
-				worker, state string
-				progress      float64
-			)
-			err := tx.QueryRowContext(ctx, `SELECT worker, state, progress FROM copies WHERE id = ?`, p.Copy).Scan(&worker, &state, &progress)
-			if err == sql.ErrNoRows || (err == nil && (worker != string(w) || !sched.CopyState(state).Live())) {
-				res.Kill = append(res.Kill, p.Copy)
-				continue
-			} else if err != nil {
-				return fmt.Errorf("read copy: %w", err)
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE copies SET progress = ?, cpu_seconds = ? WHERE id = ?`, p.Progress, p.CPUSeconds, p.Copy); err != nil {
-				return fmt.Errorf("record progress: %w", err)
-			}
-			if p.Progress != progress {
-				res.Changed = append(res.Changed, p)
-			}
-		}
-		live, err := liveCopies(ctx, tx, w)
-		if err != nil {
-			return err
-		}
-		reported := make(map[sched.CopyID]bool, len(copies))
-		for _, p := range copies {
-			reported[p.Copy] = true
-		}
-		for _, c := range live {
-			if !reported[c.ID] {
-				res.Missing = append(res.Missing, c.ID)
-			}
-		}
-		return nil
-	})
+	err := db.write(ctx, func(tx *Tx) error { return heartbeatTx(ctx, tx, w, copies, &res) })
 	return res, err
+}
+
+// heartbeatTx is Heartbeat's transaction; it fills res.
+func heartbeatTx(ctx context.Context, tx *Tx, w sched.WorkerID, copies []CopyProgress, res *HeartbeatResult) error {
+	r, err := tx.ExecContext(ctx, `UPDATE workers SET last_heartbeat = ? WHERE id = ?`, nanos(tx.now), w)
+	if err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return sched.Errorf(sched.ENOTFOUND, "worker %s is not registered: register again", w)
+	}
+	for _, p := range copies {
+		var (
+			worker, state string
+			progress      float64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT worker, state, progress FROM copies WHERE id = ?`, p.Copy).Scan(&worker, &state, &progress)
+		if err == sql.ErrNoRows || (err == nil && (worker != string(w) || !sched.CopyState(state).Live())) {
+			res.Kill = append(res.Kill, p.Copy)
+			continue
+		} else if err != nil {
+			return fmt.Errorf("read copy: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE copies SET progress = ?, cpu_seconds = ? WHERE id = ?`, p.Progress, p.CPUSeconds, p.Copy); err != nil {
+			return fmt.Errorf("record progress: %w", err)
+		}
+		if p.Progress != progress {
+			res.Changed = append(res.Changed, p)
+		}
+	}
+	live, err := liveCopies(ctx, tx, w)
+	if err != nil {
+		return err
+	}
+	reported := make(map[sched.CopyID]bool, len(copies))
+	for _, p := range copies {
+		reported[p.Copy] = true
+	}
+	for _, c := range live {
+		if !reported[c.ID] {
+			res.Missing = append(res.Missing, c.ID)
+		}
+	}
+	return nil
 }
 
 // LoseCopies marks the given live copies of worker w lost (a worker that

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+	"batchd/sched"
+	"batchd/store"
+)
+
+// A worker's heartbeat is answered while the store's writer is held by a
+// large disclose's chunk (held by the store's hook, as a slow chunk
+// would hold it, for as long as the test likes: no clock involved): it
+// neither waits for the chunk nor loses its progress, which the next
+// heartbeat, carrying it again, records once the writer is free. A
+// heartbeat that queued for the writer waited for the chunk to end.
+func TestHeartbeatBesideBusyWriter(t *testing.T) {
+	t.Parallel()
+	s, err := New(Config{DataDir: t.TempDir(), TickInterval: -1, Lease: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.db.StageRows = 2
+	lt := s.LocalTransport()
+	ctx := t.Context()
+	uctx := context.WithValue(ctx, callerKey{}, Caller{Name: "ann", Role: store.RoleUser})
+	if _, err := lt.Register(ctx, &batchv1.RegisterRequest{Name: "w", Slots: 1, Isolation: "namespaces"}); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := lt.Assignments(ctx, &batchv1.AssignmentsRequest{WorkerId: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	small, err := s.disclose(uctx, discloseHeader{request: true}, []sched.TaskSpec{{Argv: []string{"true"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copyID int64
+	for copyID == 0 && stream.Receive() {
+		copyID = stream.Msg().GetStart().GetCopyId()
+	}
+	if copyID == 0 {
+		t.Fatalf("no start: %v", stream.Err())
+	}
+	progress := func() float64 {
+		t.Helper()
+		_, tasks, err := s.db.GetTasks(ctx, "ann", small.Set.ID, []int32{0})
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("get the task: %v", err)
+		}
+		return tasks[0].Progress
+	}
+	beat := &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: copyID, Progress: 0.5, CpuSeconds: 1}}}
+
+	held, release := make(chan struct{}), make(chan struct{})
+	s.db.StageChunkHeldFunc = func(_ sched.SetID, chunk int) {
+		if chunk != 0 {
+			return
+		}
+		close(held)
+		select {
+		case <-release:
+		case <-time.After(3 * time.Minute): // a hang guard only
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		big := make([]sched.TaskSpec, 5)
+		for i := range big {
+			big[i] = sched.TaskSpec{Argv: []string{"true"}}
+		}
+		_, err := s.disclose(uctx, discloseHeader{name: "big"}, big, nil)
+		done <- err
+	}()
+	<-held
+
+	answered := make(chan error, 1)
+	go func() {
+		res, err := lt.Heartbeat(ctx, beat)
+		if err == nil && res.GetLeaseSeconds() != 3 {
+			t.Errorf("lease %g s, want 3", res.GetLeaseSeconds())
+		}
+		answered <- err
+	}()
+	select {
+	case err := <-answered:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // a hang guard only
+		close(release)
+		t.Fatal("the heartbeat waited for the writer, held by a disclose's chunk")
+	}
+	if n := s.dm.heartbeatsDeferred.Load(); n != 1 {
+		t.Errorf("%d heartbeats deferred, want 1", n)
+	}
+	if p := progress(); p == 0.5 {
+		t.Errorf("progress %g recorded while the writer was held", p)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	// The next heartbeat carries the progress again and records it.
+	if _, err := lt.Heartbeat(ctx, beat); err != nil {
+		t.Fatal(err)
+	}
+	if p := progress(); p != 0.5 {
+		t.Errorf("progress %g after the writer came free, want 0.5", p)
+	}
+	if n := s.dm.heartbeatsDeferred.Load(); n != 1 {
+		t.Errorf("%d heartbeats deferred, want 1", n)
+	}
+	if n := phaseCount(t, s, phaseWriter); n != 2 {
+		t.Errorf("batchd_heartbeat_phase_seconds{phase=writer} counts %d heartbeats, want 2", n)
+	}
+}
+
+// phaseCount is the number of heartbeats batchd_heartbeat_phase_seconds
+// has recorded for phase.
+func phaseCount(t *testing.T, s *Server, phase string) uint64 {
+	t.Helper()
+	mfs, err := s.metrics.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "batchd_heartbeat_phase_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "phase" && l.GetValue() == phase {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,56 @@
+// A heartbeat's bounded wait for the writer: a worker's heartbeat that
+// finds the single writer busy (a large disclose's chunks, one after
+// another) for longer than its bound writes nothing and leaves its
+// progress to the next heartbeat, which carries all its copies' progress
+// again, rather than wait its turn behind API writes.
+
+package store
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"batchd/sched"
+)
+
+// HeartbeatWithin is Heartbeat with a bounded wait for the writer: when
+// the writer does not come free within d (0: try once), it writes
+// nothing and returns res.Deferred. res.WriterWait is how long it waited.
+// Errors as Heartbeat's.
+func (db *DB) HeartbeatWithin(ctx context.Context, d time.Duration, w sched.WorkerID, copies []CopyProgress) (res HeartbeatResult, err error) {
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	began := time.Now()
+	got := tryLockWithin(&db.wmu, d)
+	res.WriterWait = time.Since(began)
+	if !got {
+		res.Deferred = true
+		return res, nil
+	}
+	defer db.wmu.Unlock()
+	wait := res.WriterWait
+	err = db.writeHeld(ctx, func(tx *Tx) error {
+		res = HeartbeatResult{WriterWait: wait} // a retried transaction starts afresh
+		return heartbeatTx(ctx, tx, w, copies, &res)
+	})
+	return res, err
+}
+
+// tryLockWithin takes m if it comes within d, and says whether it did. It
+// tries now and then rather than queue, so it never holds up whoever
+// takes m next.
+func tryLockWithin(m *sync.Mutex, d time.Duration) bool {
+	if m.TryLock() {
+		return true
+	}
+	deadline := time.Now().Add(d)
+	for wait := 50 * time.Microsecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Millisecond) {
+		time.Sleep(min(wait, time.Until(deadline)))
+		if m.TryLock() {
+			return true
+		}
+	}
+	return false
+}
