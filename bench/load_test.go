@@ -131,6 +131,17 @@ func runTasks(b *testing.B, c *client.Client, n int) time.Duration {
 // /metrics.
 func scrape(b *testing.B, bs *benchServer, name string) float64 {
 	b.Helper()
+	v, ok := scrapeIf(b, bs, name)
+	if !ok {
+		b.Fatalf("no metric %s", name)
+	}
+	return v
+}
+
+// scrapeIf is scrape for a metric an older server may not have: ok is
+// false when the server does not export it.
+func scrapeIf(b *testing.B, bs *benchServer, name string) (v float64, ok bool) {
+	b.Helper()
 	resp, err := http.Get(bs.url + "/metrics")
 	if err != nil {
 		b.Fatal(err)
@@ -143,9 +154,8 @@ func scrape(b *testing.B, bs *benchServer, name string) float64 {
 			if err != nil {
 				b.Fatal(err)
 			}
-			return f
+			return f, true
 		}
 	}
-	b.Fatalf("no metric %s", name)
-	return 0
+	return 0, false
 }

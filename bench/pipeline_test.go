@@ -291,6 +291,8 @@ func benchPipeline(b *testing.B, n int) {
 	}
 	b.ResetTimer()
 	mallocs0, bytes0 := scrape(b, bs, "go_memstats_mallocs_total"), scrape(b, bs, "go_memstats_alloc_bytes_total")
+	ended0 := scrape(b, bs, "batchd_copies_ended_total")
+	commits0, haveCommits := scrapeIf(b, bs, "batchd_finish_commits_total")
 	cpu0 := cpuSeconds(b, bs.pid)
 	start := time.Now()
 	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "bench", Tasks: specs, Request: true})
@@ -307,6 +309,9 @@ func benchPipeline(b *testing.B, n int) {
 	// machine's load.
 	mallocs := scrape(b, bs, "go_memstats_mallocs_total") - mallocs0
 	allocBytes := scrape(b, bs, "go_memstats_alloc_bytes_total") - bytes0
+	ended := scrape(b, bs, "batchd_copies_ended_total") - ended0
+	commits, _ := scrapeIf(b, bs, "batchd_finish_commits_total")
+	commits -= commits0
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -325,6 +330,10 @@ func benchPipeline(b *testing.B, n int) {
 	b.ReportMetric((cpu/float64(b.N)-parent)*1000, "bookkeeping-cpu-ms/task")
 	b.ReportMetric(mallocs/float64(b.N), "server-allocs/task")
 	b.ReportMetric(allocBytes/float64(b.N), "server-alloc-bytes/task")
+	if haveCommits && commits > 0 {
+		// Ends per group commit of ends: how well the finishes gather.
+		b.ReportMetric(ended/commits, "ends/commit")
+	}
 }
 
 // BenchmarkRequestToStart measures, on the server with 64 slots, the time

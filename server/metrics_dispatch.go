@@ -15,8 +15,12 @@ import (
 // lapsed. They are registered beside the cluster metrics.
 type dispatchMetrics struct {
 	copiesEnded atomic.Int64 // reports of a copy's end taken (not replays)
-	leaseLapses atomic.Int64
-	lateResults atomic.Int64 // results of lost copies kept (their re-runs killed)
+	// finishCommits counts the group commits of copies' ends
+	// (finishBatch's transactions, committed or not): copiesEnded over it
+	// is the number of ends a commit carries.
+	finishCommits atomic.Int64
+	leaseLapses   atomic.Int64
+	lateResults   atomic.Int64 // results of lost copies kept (their re-runs killed)
 	// heartbeatsUnlocked counts heartbeats answered without the lock
 	// (heartbeatWait).
 	heartbeatsUnlocked atomic.Int64
@@ -98,6 +102,9 @@ func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_copies_ended_total",
 			Help: "Reports of a copy's end the server took (replays not counted)."},
 			func() float64 { return float64(d.copiesEnded.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_finish_commits_total",
+			Help: "Group commits of copies' ends (one transaction and one Decide each): batchd_copies_ended_total over it is the ends a commit carries."},
+			func() float64 { return float64(d.finishCommits.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_lease_lapses_total",
 			Help: "Workers whose lease lapsed (silent longer than the lease): their copies were lost."},
 			func() float64 { return float64(d.leaseLapses.Load()) }),
