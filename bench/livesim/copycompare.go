@@ -455,6 +455,7 @@ func printIdleQueued(live, rep map[taskKey][]cpEnd, slots int) {
 		return sum
 	}
 	fmt.Printf("slot-seconds free while a requested task waited for its first copy: live %.2f, replay %.2f\n", idle(live), idle(rep))
+	fmt.Printf("  by the event that opened it: live%s; replay%s\n", fmtCauses(idleCauses(live, slots)), fmtCauses(idleCauses(rep, slots)))
 }
 
 // printWinnerLatency prints, over the tasks whose winner is the same copy
