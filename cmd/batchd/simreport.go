@@ -778,7 +778,10 @@ task.
   GRASS §4's remaining time; sched.Config.GrassPerTask). The section "The
   deciding Hopper experiment" runs Hopper against SRPT under the same
   GRASS at 60% and 80%, without skew and with 1% and 5% of tasks skewed,
-  at three virtual sizes, on 10 paired seeds. With V = ⌈2/β·T⌉, Hopper
+  at three virtual sizes, on 10 paired seeds; the share-capped arm is
+  left out of the report for its time and runs in "batchd sim
+  experiment --seeds 5 hopper-decide-share" (the same runs and seeds
+  with that arm added; docs/sim.md has its figures). With V = ⌈2/β·T⌉, Hopper
   against SRPT + GRASS as written gains {{hdW60s0}}, {{hdW60s1}} and
   {{hdW60s5}} at 60% (skew 0, 1%, 5%) and {{hdW80s0}}, {{hdW80s1}} and
   {{hdW80s5}} at 80%; against SRPT + GRASS capped {{hdK60s0}},
