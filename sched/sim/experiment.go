@@ -63,8 +63,9 @@ func (o Options) sweepSeeds() int {
 }
 
 // ExperimentNames lists the experiments the report runs, in its order.
-// RunExperiment also knows fair-share, stop-rules, hopper-decide-1000
-// (the deciding experiment on 1,000 slots) and petrou-2x (the sweep's
+// RunExperiment also knows fair-share, stop-rules, hopper-decide-share
+// (hopper-decide with the share-capped GRASS arm as well),
+// hopper-decide-1000 (the deciding experiment on 1,000 slots) and petrou-2x (the sweep's
 // overloaded points with the window doubled), which the report leaves
 // out: either of the last two alone would add more CPU time than the
 // report's budget has left.
@@ -98,6 +99,11 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		if ps, analyze, err = hopperDecideExp(ctx, o); err != nil {
 			return Report{}, err
 		}
+	case "hopper-decide-share":
+		var err error
+		if ps, analyze, err = hopperDecideShareExp(ctx, o); err != nil {
+			return Report{}, err
+		}
 	case "hopper-decide-1000":
 		var err error
 		if ps, analyze, err = hopperDecide1000Exp(ctx, o); err != nil {
@@ -124,7 +130,7 @@ func RunExperiment(ctx context.Context, name string, o Options) (Report, error) 
 		rep.WallSeconds = time.Since(start).Seconds()
 		return rep, err
 	default:
-		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s, hopper-decide-1000, petrou-2x, fair-share or stop-rules)", name, strings.Join(ExperimentNames, ", "))
+		return Report{}, sched.Errorf(sched.EINVALID, "unknown experiment %q (want one of %s, hopper-decide-share, hopper-decide-1000, petrou-2x, fair-share or stop-rules)", name, strings.Join(ExperimentNames, ", "))
 	}
 	for i := range ps {
 		ps[i].Sched.PreemptRequested = ps[i].Sched.PreemptRequested || o.PreemptRequested

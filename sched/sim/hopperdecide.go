@@ -54,8 +54,15 @@ var decideArms = []decideArm{
 	// report's time.
 	{name: "GRASS per task, capped", spec: sched.SpecGRASS, perTask: true, capped: true, vs: []int{1, 2}},
 	{name: "cloning", spec: sched.SpecClone, clone: true, vs: []int{1, 2}},
-	{name: "GRASS share-capped", spec: sched.SpecGRASS, share: true, vs: []int{1, 2}},
 }
+
+// shareArm is the arm the hopper-decide-share experiment adds to
+// decideArms; the report leaves it out for its time.
+var shareArm = decideArm{name: "GRASS share-capped", spec: sched.SpecGRASS, share: true, vs: []int{1, 2}}
+
+// decideShareArms are decideArms and shareArm: the arms of the experiments
+// hopper-decide-share and (some of them) hopper-decide-1000.
+var decideShareArms = append(slices.Clip(decideArms), shareArm)
 
 // decideV is one virtual size of Hopper's.
 type decideV struct {
@@ -99,10 +106,24 @@ const (
 	decideWarmup, decideDuration, decideDrain       float64 = 600, 1200, 3 * 3600
 )
 
-// hopperDecideExp runs, at each load, skew and seed, every arm under SRPT
-// (best effort, the baseline) and under Hopper at every virtual size, all
-// with the same arrivals and copy durations (common random numbers).
+// hopperDecideExp runs, at each load, skew and seed, every arm of
+// decideArms under SRPT (best effort, the baseline) and under Hopper at
+// every virtual size, all with the same arrivals and copy durations
+// (common random numbers).
 func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) Report, error) {
+	return hopperDecideArms(ctx, o, decideArms)
+}
+
+// hopperDecideShareExp is hopperDecideExp with the share-capped arm as
+// well (the experiment hopper-decide-share): the same runs, the same
+// seeds and the same tables with that arm's rows and columns added.
+func hopperDecideShareExp(ctx context.Context, o Options) ([]Params, func([]Result) Report, error) {
+	return hopperDecideArms(ctx, o, decideShareArms)
+}
+
+// hopperDecideArms runs the deciding experiment over the given arms; the
+// first two must be decideArms' (the defaults are indices into them).
+func hopperDecideArms(ctx context.Context, o Options, decideArms []decideArm) ([]Params, func([]Result) Report, error) {
 	seeds := 2 * o.seeds()
 	base := Defaults(WorkloadCluster)
 	base.Slots, base.SlotsPerWorker, base.JobSizeMax = decideSlots, decideSlotsPerWorker, decideJobMax
@@ -172,8 +193,14 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 			return Summarize(x)
 		}
 		rep := Report{Title: "The deciding Hopper experiment: Hopper against SRPT by skew, GRASS and V"}
-		rep.Setup = fmt.Sprintf("The node-level straggler model of the section above on a %d-slot cluster (%d per worker, jobs 1..%d tasks, β = %g, x_m = %gs; a pilot run measured %.1f slot-seconds per task), at %s load, with %s of tasks skewed (every copy of a skewed task takes the task's long draw: no copy escapes it). Each arm chooses copies the same way under SRPT (srpt×fcfs, best effort: the baseline) and inside Hopper's shares: GRASS as written; GRASS capped, at most %d live copies of a task in its job's last wave (Config.LastWaveCopies); GRASS per task, capped, with per-task estimates as well (Config.GrassPerTask); cloning, extra copies of running tasks without waiting for a straggler, fewest copies first (SRPT: speculation clone on every free slot; Hopper: Config.HopperClone, up to the job's share: the model of Hopper §4.1); GRASS share-capped, at most max(%d, ⌈S/(N·R)⌉) live copies of a task in its job's last wave, S slots over N jobs in flight and R the job's remaining tasks (Config.LastWaveShare: GRASS's last-wave k = S_j/R, Appendix A, with Hopper's fair share S/N as S_j). Hopper runs with V = ⌊2/β·T⌋ (Pseudocode 1, Config.VirtualFloor), ⌈2/β·T⌉ (the server's rounding) and %g·T, β fitted online; the last three arms at the last two only (⌊2/β·T⌋ lost to ⌈2/β·T⌉ in every cell for every arm when all ran at it). %d paired seeds: every configuration of a seed sees the same arrivals and copy durations; gains are 1 − JCT(Hopper)/JCT(SRPT) per seed, then the mean and its 95%% interval over seeds (Student's t).",
-			base.Slots, base.SlotsPerWorker, base.JobSizeMax, base.Beta, base.TaskScale, base.WorkPerTask, pctList(utils), pctList(skews), grassCopyCap, grassCopyCap, float64(wideVirtual), seeds)
+		shareSetup, src := "", "batchd (hopper-decide)"
+		if slices.ContainsFunc(decideArms, func(a decideArm) bool { return a.share }) {
+			rep.Title += ", with GRASS share-capped"
+			src = "batchd (hopper-decide-share)"
+			shareSetup = fmt.Sprintf("; GRASS share-capped, at most max(%d, ⌈S/(N·R)⌉) live copies of a task in its job's last wave, S slots over N jobs in flight and R the job's remaining tasks (Config.LastWaveShare: GRASS's last-wave k = S_j/R, Appendix A, with Hopper's fair share S/N as S_j)", grassCopyCap)
+		}
+		rep.Setup = fmt.Sprintf("The node-level straggler model of the section above on a %d-slot cluster (%d per worker, jobs 1..%d tasks, β = %g, x_m = %gs; a pilot run measured %.1f slot-seconds per task), at %s load, with %s of tasks skewed (every copy of a skewed task takes the task's long draw: no copy escapes it). Each arm chooses copies the same way under SRPT (srpt×fcfs, best effort: the baseline) and inside Hopper's shares: GRASS as written; GRASS capped, at most %d live copies of a task in its job's last wave (Config.LastWaveCopies); GRASS per task, capped, with per-task estimates as well (Config.GrassPerTask); cloning, extra copies of running tasks without waiting for a straggler, fewest copies first (SRPT: speculation clone on every free slot; Hopper: Config.HopperClone, up to the job's share: the model of Hopper §4.1)%s. Hopper runs with V = ⌊2/β·T⌋ (Pseudocode 1, Config.VirtualFloor), ⌈2/β·T⌉ (the server's rounding) and %g·T, β fitted online; the arms after the first two at the last two only (⌊2/β·T⌋ lost to ⌈2/β·T⌉ in every cell for every arm when all ran at it). %d paired seeds: every configuration of a seed sees the same arrivals and copy durations; gains are 1 − JCT(Hopper)/JCT(SRPT) per seed, then the mean and its 95%% interval over seeds (Student's t).",
+			base.Slots, base.SlotsPerWorker, base.JobSizeMax, base.Beta, base.TaskScale, base.WorkPerTask, pctList(utils), pctList(skews), grassCopyCap, shareSetup, float64(wideVirtual), seeds)
 		gt := Table{Title: fmt.Sprintf("Hopper's gain over SRPT with the same arm (reduction in mean JCT, %%, mean ± 95%% CI over %d paired seeds), and the SRPT baseline's mean JCT (s)", seeds),
 			Header: []string{"load", "task skew", "arm", "SRPT's JCT (s)", "SRPT's jobs unfinished"}}
 		for _, v := range decideVs {
@@ -216,7 +243,7 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 						}
 						g := gain(ui, ki, ai, -1, ai, v)
 						row = append(row, fmtCI(g, "%"))
-						rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-%s-%s-%d-%d", load, sk, ai, v), Source: "batchd (hopper-decide)",
+						rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-%s-%s-%d-%d", load, sk, ai, v), Source: src,
 							Metric: fmt.Sprintf("reduction in mean JCT of Hopper (V = %s) vs SRPT, both %s, task skew %s, at %s", decideVs[v].name, a.name, sk, load),
 							Paper:  "(Hopper §7: Hopper beats its SRPT baseline)", Ours: g, Unit: "%", Note: "per-seed gains, paired seeds", Detail: true})
 					}
@@ -238,7 +265,7 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 						g := gain(ui, ki, decideDefault[0], decideDefault[1], ai, v)
 						row = append(row, fmtCI(g, "%"))
 						if ai != decideDefault[0] || v != decideDefault[1] {
-							rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-default-%s-%s-%d-%d", load, sk, ai, v), Source: "batchd (hopper-decide)",
+							rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-default-%s-%s-%d-%d", load, sk, ai, v), Source: src,
 								Metric: fmt.Sprintf("reduction in mean JCT of Hopper, %s, V = %s vs the previous server default, task skew %s, at %s", decideArms[ai].name, decideVs[v].name, sk, load),
 								Paper:  "(which default: positive is faster than hopper+grass as written, ⌈2/β·T⌉)", Ours: g, Unit: "%", Note: "per-seed gains, paired seeds", Detail: true})
 						}
@@ -272,7 +299,7 @@ func hopperDecideExp(ctx context.Context, o Options) ([]Params, func([]Result) R
 				for _, r := range rivals {
 					g := gain(ui, ki, serverDefault[0], serverDefault[1], r[0], r[1])
 					row = append(row, fmtCI(g, "%"))
-					rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-server-%s-%s-%d-%d", load, sk, r[0], r[1]), Source: "batchd (hopper-decide)",
+					rep.Claims = append(rep.Claims, Claim{Key: fmt.Sprintf("decide-server-%s-%s-%d-%d", load, sk, r[0], r[1]), Source: src,
 						Metric: fmt.Sprintf("reduction in mean JCT of %s vs the server's default, task skew %s, at %s", ct.Header[len(row)-1], sk, load),
 						Paper:  "(which default: positive is faster than hopper+grass, GRASS capped, V = 8·T)", Ours: g, Unit: "%", Note: "per-seed gains, paired seeds", Detail: true})
 				}

@@ -10,7 +10,7 @@ import (
 	"batchd/sched"
 )
 
-// decide1000Arms are the decideArms indices of the 1,000-slot check:
+// decide1000Arms are the decideShareArms indices of the 1,000-slot check:
 // GRASS as written, capped at grassCopyCap (the server's default) and
 // share-capped, each under SRPT (the baseline) and inside Hopper's shares
 // at V = 8·T. The per-task estimate, cloning and the paper's V lost to
@@ -55,7 +55,7 @@ func hopperDecide1000Exp(ctx context.Context, o Options) ([]Params, func([]Resul
 	for ui, u := range utils {
 		for ki, skew := range skews {
 			for ai, arm := range decide1000Arms {
-				a := decideArms[arm]
+				a := decideShareArms[arm]
 				for _, v := range []int{-1, decide1000V} {
 					for seed := range seeds {
 						p := base
@@ -73,7 +73,7 @@ func hopperDecide1000Exp(ctx context.Context, o Options) ([]Params, func([]Resul
 			}
 		}
 	}
-	name := func(ai int) string { return decideArms[decide1000Arms[ai]].name }
+	name := func(ai int) string { return decideShareArms[decide1000Arms[ai]].name }
 	analyze := func(rs []Result) Report {
 		at := func(ui, ki, ai, v, seed int) Result { return rs[index[key{ui, ki, ai, v, seed}]] }
 		// gain is 1 − JCT(o)/JCT(b) per seed, in %.

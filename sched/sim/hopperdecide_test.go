@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"batchd/sched"
@@ -13,12 +14,31 @@ import (
 // they name.
 func TestHopperDecidePaired(t *testing.T) {
 	t.Parallel()
-	ps, _, err := hopperDecideExp(context.Background(), Options{Quick: true})
+	t.Run("report", func(t *testing.T) { checkHopperDecidePaired(t, hopperDecideExp, decideArms) })
+	t.Run("share", func(t *testing.T) {
+		checkHopperDecidePaired(t, hopperDecideShareExp, decideShareArms)
+	})
+}
+
+// checkHopperDecidePaired checks that exp runs every arm of arms paired
+// over seeds, each arm with its own copy bounds.
+func checkHopperDecidePaired(t *testing.T, exp func(context.Context, Options) ([]Params, func([]Result) Report, error), arms []decideArm) {
+	t.Helper()
+	ps, _, err := exp(context.Background(), Options{Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	shares := 0
+	for _, p := range ps {
+		if p.Sched.LastWaveShare {
+			shares++
+		}
+	}
+	if want := slices.ContainsFunc(arms, func(a decideArm) bool { return a.share }); (shares > 0) != want {
+		t.Errorf("%d share-capped runs; want some: %v", shares, want)
+	}
 	per := 0
-	for _, a := range decideArms {
+	for _, a := range arms {
 		per++ // SRPT
 		for v := range decideVs {
 			if a.runsAt(v) {
