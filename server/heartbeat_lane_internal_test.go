@@ -30,23 +30,7 @@ func TestHeartbeatBesideLongWrite(t *testing.T) {
 
 	s.mu.Lock() // the long write
 	now = now.Add(3 * time.Second)
-	answered := make(chan error, 1)
-	go func() {
-		res, err := lt.Heartbeat(ctx, &batchv1.HeartbeatRequest{WorkerId: "w"})
-		if err == nil && res.GetLeaseSeconds() != 3 {
-			t.Errorf("lease %g s, want 3", res.GetLeaseSeconds())
-		}
-		answered <- err
-	}()
-	select {
-	case err := <-answered:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute): // a hang guard only
-		s.mu.Unlock()
-		t.Fatal("the heartbeat waited for the lock")
-	}
+	heartbeatAnswered(t, ctx, lt, &batchv1.HeartbeatRequest{WorkerId: "w"}, s.mu.Unlock, "the heartbeat waited for the lock")
 	now = now.Add(3 * time.Second) // 6 s after the registration, 3 s after the heartbeat
 	s.mu.Unlock()
 

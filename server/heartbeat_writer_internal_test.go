@@ -1,13 +1,11 @@
 package server
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/sched"
-	"batchd/store"
 )
 
 // A worker's heartbeat is answered while the store's writer is held by a
@@ -18,43 +16,17 @@ import (
 // heartbeat that queued for the writer waited for the chunk to end.
 func TestHeartbeatBesideBusyWriter(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{DataDir: t.TempDir(), TickInterval: -1, Lease: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.db.StageRows = 2
-	lt := s.LocalTransport()
-	ctx := t.Context()
-	uctx := context.WithValue(ctx, callerKey{}, Caller{Name: "ann", Role: store.RoleUser})
-	if _, err := lt.Register(ctx, &batchv1.RegisterRequest{Name: "w", Slots: 1, Isolation: "namespaces"}); err != nil {
-		t.Fatal(err)
-	}
-	stream, err := lt.Assignments(ctx, &batchv1.AssignmentsRequest{WorkerId: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Close()
-	small, err := s.disclose(uctx, discloseHeader{request: true}, []sched.TaskSpec{{Argv: []string{"true"}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var copyID int64
-	for copyID == 0 && stream.Receive() {
-		copyID = stream.Msg().GetStart().GetCopyId()
-	}
-	if copyID == 0 {
-		t.Fatalf("no start: %v", stream.Err())
-	}
+	w := newWorkerRunningOne(t, 3*time.Second, 2)
+	s, lt, ctx := w.s, w.lt, w.ctx
 	progress := func() float64 {
 		t.Helper()
-		_, tasks, err := s.db.GetTasks(ctx, "ann", small.Set.ID, []int32{0})
+		_, tasks, err := s.db.GetTasks(ctx, "ann", w.set, []int32{0})
 		if err != nil || len(tasks) != 1 {
 			t.Fatalf("get the task: %v", err)
 		}
 		return tasks[0].Progress
 	}
-	beat := &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: copyID, Progress: 0.5, CpuSeconds: 1}}}
+	beat := &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: w.copy, Progress: 0.5, CpuSeconds: 1}}}
 
 	held, release := make(chan struct{}), make(chan struct{})
 	s.db.StageChunkHeldFunc = func(_ sched.SetID, chunk int) {
@@ -69,32 +41,12 @@ func TestHeartbeatBesideBusyWriter(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		big := make([]sched.TaskSpec, 5)
-		for i := range big {
-			big[i] = sched.TaskSpec{Argv: []string{"true"}}
-		}
-		_, err := s.disclose(uctx, discloseHeader{name: "big"}, big, nil)
+		_, err := s.disclose(w.uctx, discloseHeader{name: "big"}, trueTasks(5), nil)
 		done <- err
 	}()
 	<-held
 
-	answered := make(chan error, 1)
-	go func() {
-		res, err := lt.Heartbeat(ctx, beat)
-		if err == nil && res.GetLeaseSeconds() != 3 {
-			t.Errorf("lease %g s, want 3", res.GetLeaseSeconds())
-		}
-		answered <- err
-	}()
-	select {
-	case err := <-answered:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(time.Minute): // a hang guard only
-		close(release)
-		t.Fatal("the heartbeat waited for the writer, held by a disclose's chunk")
-	}
+	heartbeatAnswered(t, ctx, lt, beat, func() { close(release) }, "the heartbeat waited for the writer, held by a disclose's chunk")
 	if n := s.dm.heartbeatsDeferred.Load(); n != 1 {
 		t.Errorf("%d heartbeats deferred, want 1", n)
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -18,33 +17,8 @@ import (
 // report could only come after the disclose.
 func TestReportBetweenDiscloseChunks(t *testing.T) {
 	t.Parallel()
-	s, err := New(Config{DataDir: t.TempDir(), TickInterval: -1, Lease: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.db.StageRows = 100
-	lt := s.LocalTransport()
-	ctx := t.Context()
-	uctx := context.WithValue(ctx, callerKey{}, Caller{Name: "ann", Role: store.RoleUser})
-	if _, err := lt.Register(ctx, &batchv1.RegisterRequest{Name: "w", Slots: 1, Isolation: "namespaces"}); err != nil {
-		t.Fatal(err)
-	}
-	stream, err := lt.Assignments(ctx, &batchv1.AssignmentsRequest{WorkerId: "w"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Close()
-	if _, err := s.disclose(uctx, discloseHeader{request: true}, []sched.TaskSpec{{Argv: []string{"true"}}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	var copyID int64
-	for copyID == 0 && stream.Receive() {
-		copyID = stream.Msg().GetStart().GetCopyId()
-	}
-	if copyID == 0 {
-		t.Fatalf("no start: %v", stream.Err())
-	}
+	w := newWorkerRunningOne(t, time.Minute, 100)
+	s, lt, ctx, uctx, copyID := w.s, w.lt, w.ctx, w.uctx, w.copy
 
 	between, reported := make(chan sched.SetID), make(chan struct{})
 	s.db.StageChunkFunc = func(set sched.SetID, chunk int) {
@@ -62,10 +36,7 @@ func TestReportBetweenDiscloseChunks(t *testing.T) {
 		err error
 	}
 	done := make(chan answer, 1)
-	big := make([]sched.TaskSpec, 450)
-	for i := range big {
-		big[i] = sched.TaskSpec{Argv: []string{"true"}}
-	}
+	big := trueTasks(450)
 	go func() {
 		res, err := s.disclose(uctx, discloseHeader{name: "big"}, big, nil)
 		done <- answer{res, err}
