@@ -30,11 +30,7 @@ func (db *DB) HeartbeatWithin(ctx context.Context, d time.Duration, w sched.Work
 		return res, nil
 	}
 	defer db.wmu.Unlock()
-	wait := res.WriterWait
-	err = db.writeHeld(ctx, func(tx *Tx) error {
-		res = HeartbeatResult{WriterWait: wait} // a retried transaction starts afresh
-		return heartbeatTx(ctx, tx, w, copies, &res)
-	})
+	err = db.writeHeld(ctx, func(tx *Tx) error { return heartbeatTx(ctx, tx, w, copies, &res) })
 	return res, err
 }
 
