@@ -69,7 +69,12 @@ type TraceTask struct {
 	GPUs            int32
 	DisclosedAt     float64
 	RequestedAt     float64
-	CanceledAt      float64
+	// HeardAt, when after RequestedAt, is when the live scheduler heard of
+	// the request: a request is stamped when its write began, and heard
+	// once the write (and the others it was committed with) committed
+	// (0: at RequestedAt). ReplayOptions.RequestHeard replays it then.
+	HeardAt    float64
+	CanceledAt float64
 	// ExecutedAt is when the recorded winning copy ended (0: never); the
 	// replay does not use it (Recorded does).
 	ExecutedAt float64

@@ -147,12 +147,13 @@ func (s *Server) apply(ev sched.Event) sched.ApplyResult {
 func (s *Server) decide(now time.Time) {
 	ds := s.sched.Decide(seconds(now))
 	if len(ds) == 0 {
+		s.takeRequestsHeard() // nothing started: their stamps will do
 		s.refreshStats()
 		return
 	}
 	// Stamped at the decision's time: the record of a copy is what the
 	// scheduler judged (store/decisionclock.go).
-	started, err := s.db.ApplyDecisionsAt(context.Background(), now, ds)
+	started, err := s.db.ApplyDecisionsHeardAt(context.Background(), now, ds, s.takeRequestsHeard())
 	s.carryOut(now, ds, started, err)
 }
 

@@ -189,6 +189,10 @@ type Server struct {
 	heard sync.Map
 	// apiBatchSeen, when set (tests), sees each API batch with mu held.
 	apiBatchSeen func([]*apiOp)
+	// requestsHeard are the request calls the scheduler heard since its
+	// last decision, recorded with the next one (requestheard.go). Held
+	// under mu.
+	requestsHeard []store.RequestHeard
 	// draining is set by Drain: calls that add work are refused.
 	draining atomic.Bool
 	sched    *sched.Scheduler

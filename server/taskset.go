@@ -347,6 +347,7 @@ func (s *Server) disclosed(ctx context.Context, hd discloseHeader, owner string,
 	s.apply(ev)
 	if hd.request {
 		s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: res.Set.ID, Indexes: idx})
+		s.requestHeard(res.Set.ID, res.RequestedAt)
 	}
 	if len(ev.After) > 0 {
 		// What it waits for may have ended already.
@@ -407,6 +408,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 		if req.All {
 			if res.NumRequested > 0 || len(res.FinishedAtOnce) > 0 {
 				s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: sched.SetID(req.SetId)})
+				s.requestHeard(sched.SetID(req.SetId), res.RequestedAt)
 			}
 		} else {
 			idx := append([]int32{}, res.Requested...)
@@ -415,6 +417,7 @@ func (h taskSetHandler) Request(ctx context.Context, req *batchv1.RequestRequest
 			}
 			if len(idx) > 0 {
 				s.apply(sched.Event{Kind: sched.EventRequested, Time: at, Set: sched.SetID(req.SetId), Indexes: idx})
+				s.requestHeard(sched.SetID(req.SetId), res.RequestedAt)
 			}
 		}
 		for _, t := range res.FinishedAtOnce {

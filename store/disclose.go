@@ -55,6 +55,10 @@ type DiscloseResult struct {
 	Replayed    bool // an earlier call with the same key made this answer
 	Created     bool // the set is new
 	DisclosedAt time.Time
+	// RequestedAt is the stamp a requesting call's tasks carry as their
+	// requested_at (zero: the call requested nothing): DisclosedAt, or for
+	// a staged set the time its staging began.
+	RequestedAt time.Time
 }
 
 // ChangesSet reports whether in, an append to a set, changes its cap or
@@ -325,6 +329,9 @@ func closeDisclose(ctx context.Context, tx *Tx, in DiscloseInput, setID sched.Se
 		}
 	}
 	res.DisclosedAt = tx.now
+	if in.Request {
+		res.RequestedAt = tx.now
+	}
 	var err error
 	res.Set, err = getSet(ctx, tx, in.Owner, setID)
 	return err

@@ -129,7 +129,13 @@ func (db *DB) CommitStaged(ctx context.Context, st *Staged) (res DiscloseResult,
 			return err
 		}
 		res.Created = true
-		return closeDisclose(ctx, tx, st.in, st.rows.set, 0, st.n, st.hash, &res)
+		if err := closeDisclose(ctx, tx, st.in, st.rows.set, 0, st.n, st.hash, &res); err != nil {
+			return err
+		}
+		if st.in.Request {
+			res.RequestedAt = fromNanos(st.rows.reqAt) // the tasks' stamp, from the staging's start
+		}
+		return nil
 	})
 	if err == nil {
 		st.in.Tasks = nil // the specs are stored
@@ -177,6 +183,7 @@ func (db *DB) DropStaged(ctx context.Context, id sched.SetID) error {
 			`DELETE FROM set_deps WHERE set_id = ?`,
 			`DELETE FROM set_labels WHERE set_id = ?`,
 			`DELETE FROM set_name_grams WHERE set_id = ?`,
+			`DELETE FROM request_heard WHERE set_id = ?`,
 			`DELETE FROM task_sets WHERE id = ?`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, id); err != nil {

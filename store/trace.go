@@ -82,8 +82,9 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 
 		// Sets and tasks.
 		rows, err := tx.QueryContext(ctx, `SELECT s.id, s.owner, s.max_running, t.idx, t.estimate, t.no_speculation, t.deadline, t.cpus, t.memory_mb, t.gpus,
-				t.disclosed_at, t.requested_at, t.canceled_at, t.executed_at
+				t.disclosed_at, t.requested_at, t.canceled_at, t.executed_at, COALESCE(h.heard_at, 0)
 			FROM task_sets s JOIN tasks t ON t.set_id = s.id
+			LEFT JOIN request_heard h ON h.set_id = t.set_id AND h.requested_at = t.requested_at
 			WHERE s.created_at >= ? AND s.created_at < ? AND s.staged = 0 ORDER BY s.id, t.idx`, lo, hi)
 		if err != nil {
 			return fmt.Errorf("read tasks: %w", err)
@@ -97,13 +98,17 @@ func (db *DB) ExportTrace(ctx context.Context, from, to time.Time) (*sched.Trace
 				tk                       sched.TraceTask
 				noSpec                   int
 				disc, req, canceld, exec int64
+				heard                    int64
 			)
-			if err := rows.Scan(&set, &owner, &maxRun, &tk.Index, &tk.EstimateSeconds, &noSpec, &tk.DeadlineSeconds, &tk.Cpus, &tk.MemoryMB, &tk.GPUs, &disc, &req, &canceld, &exec); err != nil {
+			if err := rows.Scan(&set, &owner, &maxRun, &tk.Index, &tk.EstimateSeconds, &noSpec, &tk.DeadlineSeconds, &tk.Cpus, &tk.MemoryMB, &tk.GPUs, &disc, &req, &canceld, &exec, &heard); err != nil {
 				rows.Close()
 				return err
 			}
 			tk.NoSpeculation = noSpec != 0
 			tk.DisclosedAt, tk.RequestedAt, tk.CanceledAt, tk.ExecutedAt = secs(disc), secs(req), secs(canceld), secs(exec)
+			if heard > req && req > 0 {
+				tk.HeardAt = secs(heard)
+			}
 			i, ok := pos[set]
 			if !ok {
 				i = len(tr.Sets)

@@ -17,6 +17,7 @@ type ablation struct {
 
 var ablations = []ablation{
 	{"sim + live", func(record, *sim.ReplayOptions, *sched.Trace) {}},
+	{"requests heard at their stamp, not when the live scheduler heard them", func(_ record, o *sim.ReplayOptions, _ *sched.Trace) { o.RequestHeard = false }},
 	{"without the run time reported (no latency rule)", func(_ record, o *sim.ReplayOptions, _ *sched.Trace) { o.ReportRunTime = false }},
 	{"latency drawn independently, not by moment", func(rec record, o *sim.ReplayOptions, _ *sched.Trace) {
 		o.LatencyAt, o.Latencies = nil, rec.Latencies

@@ -120,6 +120,7 @@ func copies(args []string) error {
 	printCopySummary(live, rep)
 	printGroups(live, rep)
 	printFirstStarts(live, rep)
+	printHeard(runs)
 	printBusy(live, rep)
 	printWinnerLatency(live, rep)
 	printIdleQueued(live, rep, rec.Slots)

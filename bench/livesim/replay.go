@@ -25,8 +25,11 @@ import (
 //     start decision nearest its own (latency comes in bursts), the run time without it reported at the copy's end (so that
 //     the scheduler learns the latency and judges running copies by it,
 //     as the live server does: sched/lag.go), progress heard at the
-//     workers' heartbeats as pm says, and the scheduler run on the events
-//     a server acts on and its dispatch tick, not after progress alone.
+//     workers' heartbeats as pm says, the scheduler run on the events a
+//     server acts on and its dispatch tick, not after progress alone, and
+//     each request heard when the live scheduler heard it: after its
+//     write committed (sched.TraceTask.HeardAt), its visible response
+//     still counted from its stamp.
 //
 // serverTick is `batchd serve`'s dispatch tick (server.Config.TickInterval).
 const serverTick = 1.0
@@ -75,6 +78,7 @@ func traceOf(rec record) sched.Trace {
 func liveOptions(rec record, tr *sched.Trace, pm progressModel) sim.ReplayOptions {
 	o := pm.apply(tr, rec.Seed, tr.Latency)
 	o.LatencyAt, o.ReportRunTime, o.Tick = latencyAt(rec.Latencies, rec.LatencyAt), true, serverTick
+	o.RequestHeard = true // when the live scheduler heard each request (records from before: at its stamp)
 	if o.LatencyAt == nil {
 		o.Latencies = rec.Latencies // a record without decision times
 	}

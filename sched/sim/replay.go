@@ -119,6 +119,10 @@ type ReplayOptions struct {
 	TaskWork func(set sched.SetID, idx int32, k int) float64
 	// OnCopy, when not nil, is told of every copy's end (replaycopies.go).
 	OnCopy func(CopyTrace)
+	// RequestHeard makes the scheduler hear each request when the live
+	// one did (TraceTask.HeardAt), not at its stamp; its visible response
+	// still counts from the stamp (replayheard.go).
+	RequestHeard bool
 }
 
 // Replay runs tr under cfg and measures it as Run does: a request is the
@@ -172,6 +176,7 @@ const (
 
 type rpEvent struct {
 	t    float64
+	at   float64 // a request's stamp, which its visible response counts from
 	seq  int64
 	kind rpEvKind
 	set  int // index into tr.Sets
@@ -279,8 +284,8 @@ func (r *replay) init() error {
 		r.setIdx[st.ID] = si
 		r.tasks[si] = make([]rpTask, len(st.Tasks))
 		type key struct {
-			kind rpEvKind
-			t    float64
+			kind  rpEvKind
+			t, at float64
 		}
 		byTime := map[key][]int32{}
 		var keys []key
@@ -290,14 +295,15 @@ func (r *replay) init() error {
 			if int(tk.Index) != ti {
 				return sched.Errorf(sched.EINVALID, "set %d: task %d at position %d (tasks must be listed by index from 0)", st.ID, tk.Index, ti)
 			}
+			disc, req := heardTimes(tk, r.o.RequestHeard)
 			for _, ev := range []struct {
-				kind rpEvKind
-				t    float64
-			}{{rpDisclose, tk.DisclosedAt}, {rpRequest, tk.RequestedAt}, {rpCancel, tk.CanceledAt}} {
+				kind  rpEvKind
+				t, at float64
+			}{{rpDisclose, disc, 0}, {rpRequest, req, tk.RequestedAt}, {rpCancel, tk.CanceledAt, 0}} {
 				if ev.t <= 0 {
 					continue
 				}
-				k := key{ev.kind, ev.t}
+				k := key{ev.kind, ev.t, ev.at}
 				if _, ok := byTime[k]; !ok {
 					keys = append(keys, k)
 				}
@@ -311,7 +317,7 @@ func (r *replay) init() error {
 			}
 		}
 		for _, k := range keys {
-			r.push(rpEvent{t: k.t, kind: k.kind, set: si, idx: byTime[k]})
+			r.push(rpEvent{t: k.t, at: k.at, kind: k.kind, set: si, idx: byTime[k]})
 		}
 	}
 	if math.IsInf(r.first, 0) {
@@ -411,7 +417,7 @@ func (r *replay) handle(e rpEvent) error {
 			return nil
 		}
 		gi := len(r.groups)
-		r.groups = append(r.groups, rpGroup{set: e.set, reqAt: r.now, left: len(idx), size: len(idx)})
+		r.groups = append(r.groups, rpGroup{set: e.set, reqAt: e.at, left: len(idx), size: len(idx)})
 		for _, ti := range idx {
 			r.tasks[e.set][ti].group = gi
 		}
