@@ -2,7 +2,8 @@
 # bench/soak.sh: one server under sustained load for DURATION, sampled
 # every INTERVAL into a CSV: the server's RSS (anonymous and mapped),
 # threads and open descriptors, the memory SQLite allocated, the WAL file
-# and the database file, against the tasks finished so far. A reader
+# and the database file, the server's CPU time and the reader's last
+# `batchctl bill` call, against the tasks finished so far. A reader
 # lists the sets and reads the bill every 0.2 s, so that read snapshots
 # overlap checkpoints. The tasks are sets of TASKS `true` tasks, requested,
 # on SLOTS local slots:
@@ -97,7 +98,9 @@ else
 fi
 (while :; do
 	"$tmp/batchctl" status >/dev/null 2>&1 || true
+	b0=$(date +%s%N)
 	"$tmp/batchctl" bill >/dev/null 2>&1 || true
+	echo $((($(date +%s%N) - b0) / 1000000)) >"$tmp/bill_ms"
 	sleep 0.2
 done) &
 pids="$pids $!"
@@ -105,7 +108,8 @@ pids="$pids $!"
 metric() { # name: its value in /metrics (0 when absent)
 	curl -s "$BATCH_SERVER/metrics" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'
 }
-echo "seconds,tasks,rss_kb,threads,fds,wal_file_bytes,db_file_bytes,wal_pages,load1,rss_anon_kb,rss_file_kb,sqlite_bytes" >"$csv"
+echo "seconds,tasks,rss_kb,threads,fds,wal_file_bytes,db_file_bytes,wal_pages,load1,rss_anon_kb,rss_file_kb,sqlite_bytes,bill_ms,server_cpu_s" >"$csv"
+tck=$(getconf CLK_TCK)
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(date +%s)
 while :; do
@@ -124,13 +128,15 @@ while :; do
 	done_=$(metric batchd_copies_ended_total)
 	pages=$(metric batchd_store_wal_pages)
 	sqlm=$(metric batchd_store_sqlite_memory_bytes) # 0 from a server without it
-	echo "$el,$done_,$rss,$thr,$fds,$wal,$dbb,$pages,$(cut -d' ' -f1 /proc/loadavg),$anon,$file,$sqlm" >>"$csv"
+	billms=$(cat "$tmp/bill_ms" 2>/dev/null || echo 0) # the reader's last `batchctl bill`, wall ms
+	cpu=$(awk -v t="$tck" '{ printf "%.2f", ($14 + $15) / t }' /proc/$srv/stat) # the server's user + system CPU so far
+	echo "$el,$done_,$rss,$thr,$fds,$wal,$dbb,$pages,$(cut -d' ' -f1 /proc/loadavg),$anon,$file,$sqlm,${billms:-0},$cpu" >>"$csv"
 	[ "$el" -lt "$secs" ] || break
 	sleep "$interval"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -F, 'function tmax(m,  i) { for (i = 1; i <= n; i++) if (th[i] == m) return t[i] }
-NR > 1 { n++; t[n] = $1; k[n] = $2; r[n] = $3; th[n] = $4; f[n] = $5; w[n] = $6; d[n] = $7; an[n] = $10; fi[n] = $11; ld[n] = $9; sq[n] = $12 }
+NR > 1 { n++; t[n] = $1; k[n] = $2; r[n] = $3; th[n] = $4; f[n] = $5; w[n] = $6; d[n] = $7; an[n] = $10; fi[n] = $11; ld[n] = $9; sq[n] = $12; bm[n] = $13; cp[n] = $14 }
 END {
 	maxw = 0; for (i = 1; i <= n; i++) if (w[i] > maxw) maxw = w[i]
 	a = int(n / 3); if (a < 1) a = 1
@@ -148,6 +154,14 @@ END {
 	q1 = (k[2 * a] - k[a]) / (t[2 * a] - t[a] > 0 ? t[2 * a] - t[a] : 1)
 	q2 = (k[n] - k[n - a]) / (t[n] - t[n - a] > 0 ? t[n] - t[n - a] : 1)
 	printf "first (warm-up) / middle / last third: %.0f / %.0f / %.0f tasks/s\n", q0, q1, q2
+	# the server's CPU per task finished, and the reader's bill call, per third
+	c0 = (k[a] > k[1] ? (cp[a] - cp[1]) / (k[a] - k[1]) : 0)
+	c1 = (k[2 * a] > k[a] ? (cp[2 * a] - cp[a]) / (k[2 * a] - k[a]) : 0)
+	c2 = (k[n] > k[n - a] ? (cp[n] - cp[n - a]) / (k[n] - k[n - a]) : 0)
+	for (i = 1; i <= a; i++) b0 += bm[i]
+	for (i = a + 1; i <= 2 * a; i++) b1 += bm[i]
+	for (i = n - a + 1; i <= n; i++) b2 += bm[i]
+	printf "first (warm-up) / middle / last third: server CPU %.3f / %.3f / %.3f ms per task; the reader'"'"'s batchctl bill %.0f / %.0f / %.0f ms (wall, mean)\n", c0 * 1000, c1 * 1000, c2 * 1000, b0 / a, b1 / a, b2 / a
 	printf "last / middle third (flat: within 10%%): RSS %.2f, heap RSS %.2f, threads %.2f, fds %.2f, rate %.2f\n", r2 / r1, (a1 > 0 ? a2 / a1 : 0), t2 / t1, f2 / f1, (q1 > 0 ? q2 / q1 : 0)
 	maxt = 0; for (i = 1; i <= n; i++) if (th[i] > maxt) maxt = th[i]
 	printf "threads: max %d; the time it was first reached: %d s\n", maxt, tmax(maxt)
