@@ -154,14 +154,14 @@ END {
 	q1 = (k[2 * a] - k[a]) / (t[2 * a] - t[a] > 0 ? t[2 * a] - t[a] : 1)
 	q2 = (k[n] - k[n - a]) / (t[n] - t[n - a] > 0 ? t[n] - t[n - a] : 1)
 	printf "first (warm-up) / middle / last third: %.0f / %.0f / %.0f tasks/s\n", q0, q1, q2
-	# the server's CPU per task finished, and the reader's bill call, per third
+	# the CPU the server spent per task finished, and the bill call of the reader, per third
 	c0 = (k[a] > k[1] ? (cp[a] - cp[1]) / (k[a] - k[1]) : 0)
 	c1 = (k[2 * a] > k[a] ? (cp[2 * a] - cp[a]) / (k[2 * a] - k[a]) : 0)
 	c2 = (k[n] > k[n - a] ? (cp[n] - cp[n - a]) / (k[n] - k[n - a]) : 0)
 	for (i = 1; i <= a; i++) b0 += bm[i]
 	for (i = a + 1; i <= 2 * a; i++) b1 += bm[i]
 	for (i = n - a + 1; i <= n; i++) b2 += bm[i]
-	printf "first (warm-up) / middle / last third: server CPU %.3f / %.3f / %.3f ms per task; the reader'"'"'s batchctl bill %.0f / %.0f / %.0f ms (wall, mean)\n", c0 * 1000, c1 * 1000, c2 * 1000, b0 / a, b1 / a, b2 / a
+	printf "first (warm-up) / middle / last third: server CPU %.3f / %.3f / %.3f ms per task; the reader: batchctl bill %.0f / %.0f / %.0f ms (wall, mean)\n", c0 * 1000, c1 * 1000, c2 * 1000, b0 / a, b1 / a, b2 / a
 	printf "last / middle third (flat: within 10%%): RSS %.2f, heap RSS %.2f, threads %.2f, fds %.2f, rate %.2f\n", r2 / r1, (a1 > 0 ? a2 / a1 : 0), t2 / t1, f2 / f1, (q1 > 0 ? q2 / q1 : 0)
 	maxt = 0; for (i = 1; i <= n; i++) if (th[i] > maxt) maxt = th[i]
 	printf "threads: max %d; the time it was first reached: %d s\n", maxt, tmax(maxt)
