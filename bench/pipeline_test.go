@@ -293,6 +293,7 @@ func benchPipeline(b *testing.B, n int) {
 	mallocs0, bytes0 := scrape(b, bs, "go_memstats_mallocs_total"), scrape(b, bs, "go_memstats_alloc_bytes_total")
 	ended0 := scrape(b, bs, "batchd_copies_ended_total")
 	commits0, haveCommits := scrapeIf(b, bs, "batchd_finish_commits_total")
+	held0, haveHeld := scrapeIf(b, bs, "batchd_finish_commits_held_total")
 	cpu0 := cpuSeconds(b, bs.pid)
 	start := time.Now()
 	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "bench", Tasks: specs, Request: true})
@@ -312,6 +313,8 @@ func benchPipeline(b *testing.B, n int) {
 	ended := scrape(b, bs, "batchd_copies_ended_total") - ended0
 	commits, _ := scrapeIf(b, bs, "batchd_finish_commits_total")
 	commits -= commits0
+	held, _ := scrapeIf(b, bs, "batchd_finish_commits_held_total")
+	held -= held0
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -333,6 +336,10 @@ func benchPipeline(b *testing.B, n int) {
 	if haveCommits && commits > 0 {
 		// Ends per group commit of ends: how well the finishes gather.
 		b.ReportMetric(ended/commits, "ends/commit")
+		if haveHeld {
+			// The share of them held back under load for more ends.
+			b.ReportMetric(held/commits, "held/commit")
+		}
 	}
 }
 

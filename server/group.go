@@ -20,6 +20,13 @@ type group[T any] struct {
 	leading bool
 	lastBig bool // the last batch was one big item (take)
 	added   int  // items ever added (tests)
+
+	// gather, when set, may hold a batch back for more items under load
+	// (finishgather.go); want is what its waiting leader waits for (0:
+	// none waits) and wake ends that wait.
+	gather *gatherRule
+	want   int
+	wake   chan struct{}
 }
 
 // add queues item and makes sure a goroutine drains the queue.
@@ -34,6 +41,9 @@ func (g *group[T]) addAll(items []T, drain func([]T)) {
 	g.mu.Lock()
 	g.queue = append(g.queue, items...)
 	g.added += len(items)
+	if g.gather != nil {
+		g.wakeLeader()
+	}
 	if !g.leading {
 		g.leading = true
 		go g.loop(drain)
@@ -42,8 +52,14 @@ func (g *group[T]) addAll(items []T, drain func([]T)) {
 }
 
 func (g *group[T]) loop(drain func([]T)) {
-	for {
+	for drained := false; ; drained = true {
 		g.mu.Lock()
+		if g.gather != nil {
+			if drained {
+				g.gather.last = g.gather.now()
+			}
+			g.holdBack()
+		}
 		batch := g.take()
 		if batch == nil {
 			g.leading = false

@@ -19,8 +19,11 @@ type dispatchMetrics struct {
 	// (finishBatch's transactions, committed or not): copiesEnded over it
 	// is the number of ends a commit carries.
 	finishCommits atomic.Int64
-	leaseLapses   atomic.Int64
-	lateResults   atomic.Int64 // results of lost copies kept (their re-runs killed)
+	// finishHeld counts the group commits of ends whose start was held
+	// back for more ends (gatherRule).
+	finishHeld  atomic.Int64
+	leaseLapses atomic.Int64
+	lateResults atomic.Int64 // results of lost copies kept (their re-runs killed)
 	// heartbeatsUnlocked counts heartbeats answered without the lock
 	// (heartbeatWait).
 	heartbeatsUnlocked atomic.Int64
@@ -105,6 +108,9 @@ func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_finish_commits_total",
 			Help: "Group commits of copies' ends (one transaction and one Decide each): batchd_copies_ended_total over it is the ends a commit carries."},
 			func() float64 { return float64(d.finishCommits.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_finish_commits_held_total",
+			Help: "Group commits of copies' ends held back, under load only, for more ends (at most 1 ms, or until 64 or every running copy's end is queued)."},
+			func() float64 { return float64(d.finishHeld.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_lease_lapses_total",
 			Help: "Workers whose lease lapsed (silent longer than the lease): their copies were lost."},
 			func() float64 { return float64(d.leaseLapses.Load()) }),

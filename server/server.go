@@ -200,7 +200,8 @@ type Server struct {
 	// pools holds the elastic pools' last pilot reports (ReportPilots).
 	pools pilotBook
 
-	// finishQ is the group commit of ReportFinished (see finish).
+	// finishQ is the group commit of ReportFinished (see finish); under
+	// load it holds ends back for more (finishgather.go).
 	finishQ group[*finishCall]
 
 	// history is the last hour of samples for GetHistory (history.go).
@@ -377,6 +378,7 @@ func New(cfg Config) (srv *Server, err error) {
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		gate: newAPIGate(cfg.APIConcurrency, time.Now), bodies: newAdmission(cfg.MaxRequestMemory)}
+	s.finishQ.gather = newGatherRule(func() int { return s.statsSnapshot().RunningCopies }, &s.dm.finishHeld)
 	tok, err := store.NewToken()
 	if err != nil {
 		return nil, err
