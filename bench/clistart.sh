@@ -10,7 +10,8 @@
 # Prints min / median / max in ms of each: the wall time, and the CPU
 # time of the command this script starts (user + system, all threads,
 # from wait4; for request -> start, the disclosing batchctl's), which the
-# machine's other load inflates less.
+# machine's other load inflates less; and its page faults (minor faults,
+# from wait4), which the load does not change.
 # The load is printed before and after.
 #
 # BASE=REV also builds batchctl at git revision REV and runs it
@@ -64,7 +65,7 @@ if base:
 devnull = os.open(os.devnull, os.O_WRONLY)
 
 def run(argv):
-    """Wall and CPU milliseconds of one run of argv."""
+    """Wall and CPU milliseconds and page faults of one run of argv."""
     t = time.perf_counter()
     p = subprocess.Popen(argv, stdout=devnull, stderr=devnull)
     _, status, ru = os.wait4(p.pid, 0)
@@ -72,11 +73,11 @@ def run(argv):
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         sys.exit("%s exited with %d" % (argv, p.returncode))
-    return wall, (ru.ru_utime + ru.ru_stime) * 1e3
+    return wall, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_minflt
 
 def start(ctl):
     """Milliseconds from the CLI's exec to its task's exec, and the CPU
-    milliseconds of that CLI process."""
+    milliseconds and page faults of that CLI process."""
     t0 = time.time_ns()
     p = subprocess.Popen([ctl, "disclose", "-q", "--request", "--", "date", "+%s%N"],
                          stdout=subprocess.PIPE, stderr=devnull, text=True)
@@ -91,7 +92,7 @@ def start(ctl):
     clock = [w for w in out.split() if w.isdigit() and len(w) >= 18]
     if not clock:
         sys.exit("no clock in the output: %r" % out)
-    return (int(clock[-1]) - t0) / 1e6, cpu
+    return (int(clock[-1]) - t0) / 1e6, cpu, ru.ru_minflt
 
 rows = {}
 def add(name, v):
@@ -99,22 +100,28 @@ def add(name, v):
 
 for i in range(n + 3):  # the first three warm the page cache
     got = []
-    for name, ctl in ctls:
+    # Each build goes first every other round: the one right after the
+    # last round's request shares the machine with the server's work
+    # that follows its task's end.
+    order = ctls if i % 2 == 0 else ctls[::-1]
+    for name, ctl in order:
         got.append((name + " --version", run([ctl, "--version"])))
     got.append(("Go hello-world", run([tmp + "/hello-go"])))
     got.append(("fork/exec of date", run(["date"])))
-    for name, ctl in ctls:
+    for name, ctl in order:
         got.append((name + ": CLI request -> task start (idle, 1 slot)", start(ctl)))
     if i >= 3:
-        for name, (wall, cpu) in got:
+        for name, (wall, cpu, faults) in got:
             add((name, "wall"), wall)
-            if cpu is not None:
-                add((name, "cpu"), cpu)
+            add((name, "cpu"), cpu)
+            add((name, "faults"), faults)
 
-def summary(xs):
+def summary(kind, xs):
+    if kind == "faults":
+        return "min %d / median %d / max %d" % (min(xs), statistics.median(xs), max(xs))
     return "min %.2f / median %.2f / max %.2f ms" % (min(xs), statistics.median(xs), max(xs))
 
 for (name, kind), xs in rows.items():
-    print("%-62s %-4s %s (%d runs)" % (name, kind, summary(xs), len(xs)))
+    print("%-62s %-6s %s (%d runs)" % (name, kind, summary(kind, xs), len(xs)))
 PY
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

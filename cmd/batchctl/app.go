@@ -439,8 +439,10 @@ func noTokenHelp(r client.TokenSearch) string {
 }
 
 // newClient returns a client for the --server of the command line (else
-// the config file's server), sending the token loadConfig found.
+// the config file's server), sending the token loadConfig found. Ctrl-C
+// cancels the command's context from here on (watchInterrupts).
 func newClient(c *cli.Context) *client.Client {
+	watchInterrupts(c.Context)
 	retry := c.Duration("retry")
 	r, _ := tokenSearch(c.App)
 	server := c.String("server")

@@ -6,13 +6,11 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := withInterrupts(context.Background())
 	code := run(ctx, os.Args, os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	os.Exit(code)
 }
