@@ -25,6 +25,11 @@ type FinishInput struct {
 	// Kept are the files the copy left that match its keep patterns,
 	// kept with the result if the copy wins.
 	Kept []KeptContent
+	// Known is the server's memory of the copy since its start
+	// (Started.Known), nil when it has none: a group commit then writes
+	// without reading the copy first, and its writes refuse a stale
+	// memory (finishknown.go). Never a worker's word.
+	Known *FinishKnown
 }
 
 // FinishResult is what a copy's end did.
@@ -105,7 +110,7 @@ type FinishOutcome struct {
 // any other error aborts them all and is returned.
 func (db *DB) FinishCopies(ctx context.Context, ins []FinishInput) ([]FinishOutcome, error) {
 	out := make([]FinishOutcome, len(ins))
-	err := db.write(ctx, func(tx *Tx) error { return finishCopiesTx(ctx, tx, ins, out) })
+	err := db.writeFinish(ctx, ins, func(tx *Tx, ins []FinishInput) error { return finishCopiesTx(ctx, tx, ins, out) })
 	if err != nil {
 		return nil, err
 	}
