@@ -402,11 +402,8 @@ func win(ctx context.Context, tx *Tx, c sched.Copy, state, owner, setName string
 	}
 	stdout, tOut := capBytes(stdout, in.StdoutTruncated, tx.cap)
 	stderr, tErr := capBytes(stderr, in.StderrTruncated, tx.cap)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
-		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.Task.Set, c.Task.Index, c.ID, c.Slot.Worker, stdout, stderr, boolInt(tOut), boolInt(tErr),
-		in.ExitCode, boolInt(in.TimedOut), in.CPUSeconds, in.RunSeconds, res.ReportedRunSeconds); err != nil {
-		return fmt.Errorf("keep output of copy %d: %w", c.ID, translate(err))
+	if err := keepOutput(ctx, tx, c, in, stdout, stderr, tOut, tErr, res.ReportedRunSeconds); err != nil {
+		return err
 	}
 	if err := keepFiles(ctx, tx, c.ID, owner, in.Kept); err != nil {
 		return err

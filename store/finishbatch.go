@@ -1,10 +1,10 @@
 // A group commit's common case in a few statements: every report of the
 // batch is a live copy's end that wins its requested task, in a set with
 // no stop rule in force and no retry wanted, with no kept files and small
-// output. Then the copies, outputs, tasks and bill lines are written one
-// statement each for the whole batch (a few past 256 reports: see
-// valuesrows.go), their values bound in a VALUES list, instead of about
-// eight statements per report. Anything else goes the per-report way
+// output. Then the copies (each with its output: inlineoutput.go), tasks
+// and bill lines are written one statement each for the whole batch (a
+// few past 256 reports: see valuesrows.go), their values bound in a
+// VALUES list, instead of about eight statements per report. Anything else goes the per-report way
 // (finishCopy), which stays the reference: TestFinishBatchSameAsOneByOne
 // checks that both write the same rows and answer the same.
 
@@ -108,12 +108,11 @@ func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishO
 func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow, out []FinishOutcome, guarded bool) error {
 	now := nanos(tx.now)
 	n := len(ins)
-	ccols, tcols := 6, 6
+	ccols, tcols := 10, 6
 	if guarded {
-		ccols, tcols = 11, 8
+		ccols, tcols = 15, 8
 	}
 	cs := make([]any, 0, ccols*n)
-	oargs := make([]any, 0, 13*n)
 	ts := make([]any, 0, tcols*n)
 	bs := make([]any, 0, 13*n)
 	// The sets' counts and sums, in the order the sets first appear.
@@ -144,9 +143,9 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		res.Bill = &b
 		out[i] = FinishOutcome{Result: res}
 		id, set, idx, exit, timedOut := int64(c.ID), int64(c.Task.Set), int64(c.Task.Index), int64(in.ExitCode), int64(boolInt(in.TimedOut))
-		cs = append(cs, id, in.CPUSeconds, res.RunSeconds, exit, int64(in.Signal), timedOut)
-		oargs = append(oargs, set, idx, id, string(c.Slot.Worker), stdout, stderr, int64(boolInt(oCut)), int64(boolInt(eCut)),
-			exit, timedOut, in.CPUSeconds, res.RunSeconds, res.ReportedRunSeconds)
+		// The output in the copy's row (inlineoutput.go): a batch's is
+		// small.
+		cs = append(cs, id, in.CPUSeconds, res.RunSeconds, exit, int64(in.Signal), timedOut, stdout, stderr, outFlags(oCut, eCut), res.ReportedRunSeconds)
 		ts = append(ts, set, idx, id, exit, timedOut, res.RunSeconds)
 		if guarded {
 			cs = append(cs, string(in.Worker), set, idx, int64(c.Attempt), r.started)
@@ -178,9 +177,6 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 1`); err != nil {
 		return fmt.Errorf("pause counts: %w", err)
 	}
-	// The copies and the tasks before the outputs: a guarded write that
-	// finds memory stale stops before an output row could clash with a
-	// winner's that memory did not know of.
 	if guarded {
 		if err := execGuarded(ctx, tx, knownCopiesSQL, []any{now}, ccols, cs); err != nil {
 			return fmt.Errorf("end %d copies: %w", n, err)
@@ -190,7 +186,8 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		}
 	} else {
 		if err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
-			outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6
+			outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6,
+			out_stdout = v.column7, out_stderr = v.column8, out_flags = v.column9, out_reported = v.column10
 			FROM (`+valuesMark+`) AS v WHERE copies.id = v.column1`, []any{now}, ccols, cs); err != nil {
 			return fmt.Errorf("end %d copies: %w", n, err)
 		}
@@ -199,10 +196,6 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 			FROM (`+valuesMark+`) AS v WHERE tasks.set_id = v.column1 AND tasks.idx = v.column2`, []any{now}, tcols, ts); err != nil {
 			return fmt.Errorf("finish %d tasks: %w", n, err)
 		}
-	}
-	if err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
-		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) SELECT * FROM (`+valuesMark+`) WHERE column1 IS NOT NULL`, nil, 13, oargs); err != nil {
-		return fmt.Errorf("keep output of %d copies: %w", n, translate(err))
 	}
 	// The lines' ids given here, as SQLite would give them (the largest
 	// plus one, in order: bill_lines has no AUTOINCREMENT), so that the

@@ -167,10 +167,11 @@ func knownSetOf(sets []knownSet, id sched.SetID) int {
 // attempt.
 const (
 	knownCopiesSQL = `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
-		outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6
+		outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6,
+		out_stdout = v.column7, out_stderr = v.column8, out_flags = v.column9, out_reported = v.column10
 		FROM (` + valuesMark + `) AS v WHERE copies.id = v.column1 AND copies.state = 'running' AND copies.outcome = ''
-		AND copies.worker = v.column7 AND copies.set_id = v.column8 AND copies.idx = v.column9 AND copies.attempt = v.column10
-		AND copies.started_at = v.column11 AND copies.suspended_seconds = 0 AND copies.suspended_at = 0`
+		AND copies.worker = v.column11 AND copies.set_id = v.column12 AND copies.idx = v.column13 AND copies.attempt = v.column14
+		AND copies.started_at = v.column15 AND copies.suspended_seconds = 0 AND copies.suspended_at = 0`
 	knownTasksSQL = `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
 		exit_code = v.column4, timed_out = v.column5, service_seconds = v.column6, visible_response = MAX(0, (?1 - requested_at) / 1e9)
 		FROM (` + valuesMark + `) AS v WHERE tasks.set_id = v.column1 AND tasks.idx = v.column2
