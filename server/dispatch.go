@@ -179,6 +179,7 @@ func (s *Server) carryOut(now time.Time, ds []sched.Decision, started []store.St
 		}
 		ds, started = kept, nil
 	}
+	s.known.remember(started)
 	spec := make(map[sched.CopyID]store.Started, len(started))
 	for _, st := range started {
 		spec[st.Decision.Copy] = st

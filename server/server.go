@@ -232,6 +232,9 @@ type Server struct {
 	adminToken string
 	handler    http.Handler
 	startedAt  time.Time
+	// known is the memory of started copies for their ends, under mu
+	// (finishknown.go).
+	known knownCopies
 
 	done chan struct{}
 	// live holds the output of copies somebody follows (live.go).

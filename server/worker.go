@@ -493,6 +493,7 @@ func (s *Server) finishBatch(batch []*finishCall) {
 	s.lockWorker()
 	defer s.mu.Unlock()
 	s.dm.finishCommits.Add(1)
+	s.known.give(ins)
 	var now time.Time
 	heard := false // the scheduler heard of an end
 	// The scheduler hears of the ends at the time the store stamps them

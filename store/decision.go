@@ -16,6 +16,8 @@ type Started struct {
 	Spec     sched.TaskSpec
 	Owner    string
 	Attempt  int32 // the attempt of the task it runs for
+	// Known is what the copy's end needs of it (FinishInput.Known).
+	Known FinishKnown
 }
 
 // ApplyDecisions records the scheduler's decisions in one transaction

@@ -57,7 +57,7 @@ func (db *DB) ApplyDecisionsHeardAt(ctx context.Context, at time.Time, ds []sche
 // that time, and its decisions are stamped with it.
 func (db *DB) FinishThenDecideAt(ctx context.Context, ins []FinishInput, decide func(now time.Time, outs []FinishOutcome) []sched.Decision) (outs []FinishOutcome, ds []sched.Decision, started []Started, decErr, err error) {
 	outs = make([]FinishOutcome, len(ins))
-	err = db.write(ctx, func(tx *Tx) error {
+	err = db.writeFinish(ctx, ins, func(tx *Tx, ins []FinishInput) error {
 		if err := finishCopiesTx(ctx, tx, ins, outs); err != nil {
 			return err
 		}

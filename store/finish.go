@@ -25,6 +25,11 @@ type FinishInput struct {
 	// Kept are the files the copy left that match its keep patterns,
 	// kept with the result if the copy wins.
 	Kept []KeptContent
+	// Known is the server's memory of the copy since its start
+	// (Started.Known), nil when it has none: a group commit then writes
+	// without reading the copy first, and its writes refuse a stale
+	// memory (finishknown.go). Never a worker's word.
+	Known *FinishKnown
 }
 
 // FinishResult is what a copy's end did.
@@ -105,7 +110,7 @@ type FinishOutcome struct {
 // any other error aborts them all and is returned.
 func (db *DB) FinishCopies(ctx context.Context, ins []FinishInput) ([]FinishOutcome, error) {
 	out := make([]FinishOutcome, len(ins))
-	err := db.write(ctx, func(tx *Tx) error { return finishCopiesTx(ctx, tx, ins, out) })
+	err := db.writeFinish(ctx, ins, func(tx *Tx, ins []FinishInput) error { return finishCopiesTx(ctx, tx, ins, out) })
 	if err != nil {
 		return nil, err
 	}
@@ -397,11 +402,8 @@ func win(ctx context.Context, tx *Tx, c sched.Copy, state, owner, setName string
 	}
 	stdout, tOut := capBytes(stdout, in.StdoutTruncated, tx.cap)
 	stderr, tErr := capBytes(stderr, in.StderrTruncated, tx.cap)
-	if _, err := tx.ExecContext(ctx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
-		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.Task.Set, c.Task.Index, c.ID, c.Slot.Worker, stdout, stderr, boolInt(tOut), boolInt(tErr),
-		in.ExitCode, boolInt(in.TimedOut), in.CPUSeconds, in.RunSeconds, res.ReportedRunSeconds); err != nil {
-		return fmt.Errorf("keep output of copy %d: %w", c.ID, translate(err))
+	if err := keepOutput(ctx, tx, c, in, stdout, stderr, tOut, tErr, res.ReportedRunSeconds); err != nil {
+		return err
 	}
 	if err := keepFiles(ctx, tx, c.ID, owner, in.Kept); err != nil {
 		return err

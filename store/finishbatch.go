@@ -1,10 +1,10 @@
 // A group commit's common case in a few statements: every report of the
 // batch is a live copy's end that wins its requested task, in a set with
 // no stop rule in force and no retry wanted, with no kept files and small
-// output. Then the copies, outputs, tasks and bill lines are written one
-// statement each for the whole batch (a few past 256 reports: see
-// valuesrows.go), their values bound in a VALUES list, instead of about
-// eight statements per report. Anything else goes the per-report way
+// output. Then the copies (each with its output: inlineoutput.go), tasks
+// and bill lines are written one statement each for the whole batch (a
+// few past 256 reports: see valuesrows.go), their values bound in a
+// VALUES list, instead of about eight statements per report. Anything else goes the per-report way
 // (finishCopy), which stays the reference: TestFinishBatchSameAsOneByOne
 // checks that both write the same rows and answer the same.
 
@@ -27,18 +27,34 @@ const batchOutputMax = 4 << 10
 // finishWinners records ins the batched way when every report is of the
 // common case (see above) and reports whether it did; when it did not, it
 // wrote nothing.
+//
+// When the server's memory of every copy is given (FinishInput.Known), it
+// writes from that memory, guarded, without the read (finishknown.go), a
+// single report too; when memory is stale, it reads as below.
 func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishOutcome) (bool, error) {
+	if len(ins) == 0 {
+		return false, nil
+	}
+	seen := make(map[sched.CopyID]bool, len(ins))
+	known := true
+	for _, in := range ins {
+		if in.Killed || len(in.Kept) > 0 || in.StartError != "" || len(in.Stdout)+len(in.Stderr) > batchOutputMax || seen[in.Copy] {
+			return false, nil
+		}
+		seen[in.Copy] = true
+		known = known && in.Known != nil
+	}
+	if known {
+		if done, err := finishKnown(ctx, tx, ins, out); done || err != nil {
+			return done, err
+		}
+	}
 	if len(ins) < 2 {
 		return false, nil
 	}
 	ids := make([]byte, 0, 12*len(ins))
 	ids = append(ids, '[')
-	seen := make(map[sched.CopyID]bool, len(ins))
 	for i, in := range ins {
-		if in.Killed || len(in.Kept) > 0 || in.StartError != "" || len(in.Stdout)+len(in.Stderr) > batchOutputMax || seen[in.Copy] {
-			return false, nil
-		}
-		seen[in.Copy] = true
 		if i > 0 {
 			ids = append(ids, ',')
 		}
@@ -81,18 +97,23 @@ func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishO
 		}
 		tasks[r.copy.Task] = true
 	}
-	return true, writeWinners(ctx, tx, ins, ends, out)
+	return true, writeWinners(ctx, tx, ins, ends, out, false)
 }
 
 // writeWinners writes the ends ins of the copies ends holds, all winners
 // of requested tasks (finishWinners), and their outcomes into out, as
-// finishCopy would one by one.
-func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow, out []FinishOutcome) error {
+// finishCopy would one by one. guarded: ends are the server's memory, not
+// read (finishknown.go), and the copies' and tasks' writes return
+// errStaleKnown unless each row still is as memory says.
+func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow, out []FinishOutcome, guarded bool) error {
 	now := nanos(tx.now)
 	n := len(ins)
-	cs := make([]any, 0, 6*n)
-	oargs := make([]any, 0, 13*n)
-	ts := make([]any, 0, 6*n)
+	ccols, tcols := 10, 6
+	if guarded {
+		ccols, tcols = 15, 8
+	}
+	cs := make([]any, 0, ccols*n)
+	ts := make([]any, 0, tcols*n)
 	bs := make([]any, 0, 13*n)
 	// The sets' counts and sums, in the order the sets first appear.
 	type setSum struct {
@@ -122,10 +143,14 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		res.Bill = &b
 		out[i] = FinishOutcome{Result: res}
 		id, set, idx, exit, timedOut := int64(c.ID), int64(c.Task.Set), int64(c.Task.Index), int64(in.ExitCode), int64(boolInt(in.TimedOut))
-		cs = append(cs, id, in.CPUSeconds, res.RunSeconds, exit, int64(in.Signal), timedOut)
-		oargs = append(oargs, set, idx, id, string(c.Slot.Worker), stdout, stderr, int64(boolInt(oCut)), int64(boolInt(eCut)),
-			exit, timedOut, in.CPUSeconds, res.RunSeconds, res.ReportedRunSeconds)
+		// The output in the copy's row (inlineoutput.go): a batch's is
+		// small.
+		cs = append(cs, id, in.CPUSeconds, res.RunSeconds, exit, int64(in.Signal), timedOut, stdout, stderr, outFlags(oCut, eCut), res.ReportedRunSeconds)
 		ts = append(ts, set, idx, id, exit, timedOut, res.RunSeconds)
+		if guarded {
+			cs = append(cs, string(in.Worker), set, idx, int64(c.Attempt), r.started)
+			ts = append(ts, int64(r.taskAttempt), r.requestedAt)
+		}
 		bs = append(bs, nil, b.Owner, set, idx, b.SetName, id, b.SlotSeconds, b.CPUSeconds, b.Amount, b.ReportedSlotSeconds, b.ReportedCPUSeconds,
 			int64(boolInt(b.Clamped)), int64(b.Attempt))
 		// The visible response as the tasks' UPDATE computes it, in SQL's
@@ -152,19 +177,25 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 1`); err != nil {
 		return fmt.Errorf("pause counts: %w", err)
 	}
-	if err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
-		outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6
-		FROM (`+valuesMark+`) AS v WHERE copies.id = v.column1`, []any{now}, 6, cs); err != nil {
-		return fmt.Errorf("end %d copies: %w", n, err)
-	}
-	if err := execValues(ctx, tx, `INSERT INTO outputs (set_id, idx, copy_id, worker, stdout, stderr, stdout_truncated, stderr_truncated,
-		exit_code, timed_out, cpu_seconds, slot_seconds, reported_slot_seconds) SELECT * FROM (`+valuesMark+`) WHERE column1 IS NOT NULL`, nil, 13, oargs); err != nil {
-		return fmt.Errorf("keep output of %d copies: %w", n, translate(err))
-	}
-	if err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
-		exit_code = v.column4, timed_out = v.column5, service_seconds = v.column6, visible_response = MAX(0, (?1 - requested_at) / 1e9)
-		FROM (`+valuesMark+`) AS v WHERE tasks.set_id = v.column1 AND tasks.idx = v.column2`, []any{now}, 6, ts); err != nil {
-		return fmt.Errorf("finish %d tasks: %w", n, err)
+	if guarded {
+		if err := execGuarded(ctx, tx, knownCopiesSQL, []any{now}, ccols, cs); err != nil {
+			return fmt.Errorf("end %d copies: %w", n, err)
+		}
+		if err := execGuarded(ctx, tx, knownTasksSQL, []any{now}, tcols, ts); err != nil {
+			return fmt.Errorf("finish %d tasks: %w", n, err)
+		}
+	} else {
+		if err := execValues(ctx, tx, `UPDATE copies SET state = 'won', ended_at = ?1, cpu_seconds = v.column2, run_seconds = v.column3,
+			outcome = 'won', exit_code = v.column4, signal = v.column5, timed_out = v.column6,
+			out_stdout = v.column7, out_stderr = v.column8, out_flags = v.column9, out_reported = v.column10
+			FROM (`+valuesMark+`) AS v WHERE copies.id = v.column1`, []any{now}, ccols, cs); err != nil {
+			return fmt.Errorf("end %d copies: %w", n, err)
+		}
+		if err := execValues(ctx, tx, `UPDATE tasks SET state = 'finished', executed_at = ?1, finished_at = ?1, win_copy = v.column3,
+			exit_code = v.column4, timed_out = v.column5, service_seconds = v.column6, visible_response = MAX(0, (?1 - requested_at) / 1e9)
+			FROM (`+valuesMark+`) AS v WHERE tasks.set_id = v.column1 AND tasks.idx = v.column2`, []any{now}, tcols, ts); err != nil {
+			return fmt.Errorf("finish %d tasks: %w", n, err)
+		}
 	}
 	// The lines' ids given here, as SQLite would give them (the largest
 	// plus one, in order: bill_lines has no AUTOINCREMENT), so that the

@@ -70,9 +70,15 @@ type outputMeta struct {
 	slotSec    float64
 }
 
-const outputMetaCols = `t.idx, t.state, o.copy_id IS NOT NULL, IFNULL(o.copy_id, 0), IFNULL(o.worker, ''), IFNULL(length(o.stdout), 0), IFNULL(length(o.stderr), 0),
-	IFNULL(o.stdout_truncated, 0), IFNULL(o.stderr_truncated, 0), IFNULL(o.exit_code, 0), IFNULL(o.timed_out, 0), IFNULL(o.cpu_seconds, 0), IFNULL(o.slot_seconds, 0)
-	FROM tasks t LEFT JOIN outputs o ON o.set_id = t.set_id AND o.idx = t.idx`
+// outputMetaCols reads the outputs view's two parts (migration 0029)
+// itself: a big output's row (b), or the output in the winning copy's row
+// (c); a LEFT JOIN on the view would read every output.
+const outputMetaCols = `t.idx, t.state, coalesce(b.copy_id, c.id) IS NOT NULL, coalesce(b.copy_id, c.id, 0), coalesce(b.worker, c.worker, ''),
+	coalesce(length(b.stdout), length(c.out_stdout), 0), coalesce(length(b.stderr), length(c.out_stderr), 0),
+	coalesce(b.stdout_truncated, c.out_flags & 1, 0), coalesce(b.stderr_truncated, (c.out_flags >> 1) & 1, 0), coalesce(b.exit_code, c.exit_code, 0),
+	coalesce(b.timed_out, c.timed_out, 0), coalesce(b.cpu_seconds, c.cpu_seconds, 0), coalesce(b.slot_seconds, c.run_seconds, 0)
+	FROM tasks t LEFT JOIN outputs_big b ON b.set_id = t.set_id AND b.idx = t.idx
+	LEFT JOIN copies c ON c.id = t.win_copy AND c.out_stdout IS NOT NULL`
 
 func scanOutputMeta(r interface{ Scan(...any) error }) (outputMeta, error) {
 	var m outputMeta

@@ -28,13 +28,17 @@ func startCopies(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, e
 	timeouts := make([]float64, len(ds))
 	// Scalar subqueries for the set's columns (see "No joins per task" in
 	// store.go); the tasks by primary key, one per decision.
+	// The task's requested_at is for the copy's end (Started.Known).
+	now := nanos(tx.now)
 	if err := queryValuesRaw(ctx, tx, `SELECT v.column1, t.spec, (SELECT owner FROM task_sets WHERE id = t.set_id), t.attempt,
-		(SELECT timeout_seconds FROM task_sets WHERE id = t.set_id)
+		(SELECT timeout_seconds FROM task_sets WHERE id = t.set_id), t.requested_at
 		FROM (`+valuesMark+`) AS v CROSS JOIN tasks t ON t.set_id = v.column2 AND t.idx = v.column3`, nil, 3, refs,
 		func(v []driver.Value) error {
 			i := asInt(v[0])
 			found[i], specs[i], timeouts[i] = true, asString(v[1]), asFloat(v[4])
-			started[i].Owner, started[i].Attempt = asString(v[2]), int32(asInt(v[3]))
+			st := &started[i]
+			st.Owner, st.Attempt = asString(v[2]), int32(asInt(v[3]))
+			st.Known = FinishKnown{Task: st.Decision.Task, Attempt: st.Attempt, StartedAt: now, RequestedAt: asInt(v[5])}
 			return nil
 		}); err != nil {
 		return nil, fmt.Errorf("read the tasks of %d starts: %w", len(ds), err)
@@ -48,7 +52,7 @@ func startCopies(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started, e
 			int64(boolInt(d.Speculative)), int64(started[i].Attempt))
 	}
 	if err := execValues(ctx, tx, `INSERT INTO copies (id, set_id, idx, worker, slot, speculative, attempt, state, started_at)
-		SELECT v.*, 'running', ?1 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL`, []any{nanos(tx.now)}, 7, cs); err != nil {
+		SELECT v.*, 'running', ?1 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL`, []any{now}, 7, cs); err != nil {
 		return nil, fmt.Errorf("record %d starts: %w", len(ds), translate(err))
 	}
 	for i := range started {

@@ -51,6 +51,9 @@ type DB struct {
 	// writes counts committed write transactions and writeNanos the time
 	// they held the writer (BEGIN to COMMIT): the single writer's load.
 	writes, writeNanos atomic.Int64
+	// known counts the group commits written from the server's memory
+	// (finishknown.go).
+	known knownStats
 
 	// ck is the checkpointer's connection (see writerDriverName);
 	// committed wakes it after a commit, ckStop ends it, ckDone says it
@@ -342,6 +345,7 @@ type Tx struct {
 	arrays *arrayCache
 	// pilotLimit is DB.pilotLossLimit() (pilot.go).
 	pilotLimit int32
+	known      *knownStats // DB's, in a write (finishknown.go)
 }
 
 // No joins per task: a statement run once per task (the start's spec read, the
@@ -485,7 +489,8 @@ func (db *DB) writeHeld(ctx context.Context, fn func(tx *Tx) error) (err error) 
 			db.dropWriteConn()
 		}
 	}()
-	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit()}); err != nil {
+	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit(),
+		known: &db.known}); err != nil {
 		return translate(err)
 	}
 	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {

@@ -19,6 +19,9 @@ import (
 // task: its end plus its successor's start. Slots is the group's size: 64,
 // and 50, a size the batched statements pad (valuesrows.go).
 //
+// The ends carry the server's memory of their copies (FinishInput.Known),
+// as the server gives it; BENCH_READ=1 leaves it out, and each end is read.
+//
 // BENCH_ABLATE names schema objects (indexes, triggers) to drop before the
 // timer, comma-separated, to measure what each costs: a measurement only,
 // never a setting.
@@ -60,9 +63,22 @@ func benchGroupCommit(b *testing.B, slots int) {
 	for i := range first {
 		first[i] = start(i)
 	}
-	if _, err := db.ApplyDecisions(ctx, first); err != nil {
+	started, err := db.ApplyDecisions(ctx, first)
+	if err != nil {
 		b.Fatal(err)
 	}
+	// The server's memory of the copies it started, given to their ends
+	// as the server gives it (server/finishknown.go); BENCH_READ set: none,
+	// each end read.
+	known := map[sched.CopyID]FinishKnown{}
+	remember := func(started []Started) {
+		if os.Getenv("BENCH_READ") == "" {
+			for _, st := range started {
+				known[st.Decision.Copy] = st.Known
+			}
+		}
+	}
+	remember(started)
 	out := []byte("hi\n")
 	// The disclose's pages out of the WAL before the timer: the
 	// checkpoint of b.N tasks' rows is the setup's cost, not the writer's.
@@ -76,13 +92,19 @@ func benchGroupCommit(b *testing.B, slots int) {
 		var ins []FinishInput
 		var next []sched.Decision
 		for j := i; j < min(i+slots, b.N); j++ {
-			ins = append(ins, FinishInput{Worker: "w", Copy: sched.CopyID(j + 1), RunSeconds: 0.001, CPUSeconds: 0.001, Stdout: out})
+			in := FinishInput{Worker: "w", Copy: sched.CopyID(j + 1), RunSeconds: 0.001, CPUSeconds: 0.001, Stdout: out}
+			if k, ok := known[in.Copy]; ok {
+				in.Known = &k
+				delete(known, in.Copy)
+			}
+			ins = append(ins, in)
 			next = append(next, start(j+slots))
 		}
-		outs, _, _, decErr, err := db.FinishThenDecide(ctx, ins, func([]FinishOutcome) []sched.Decision { return next })
+		outs, _, started, decErr, err := db.FinishThenDecide(ctx, ins, func([]FinishOutcome) []sched.Decision { return next })
 		if err != nil || decErr != nil {
 			b.Fatal(err, decErr)
 		}
+		remember(started)
 		for _, o := range outs {
 			if o.Err != nil || !o.Result.Won {
 				b.Fatalf("finish: %+v", o)
@@ -95,6 +117,9 @@ func benchGroupCommit(b *testing.B, slots int) {
 	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/task")
 	_, busy := db.WriteStats()
 	b.ReportMetric((busy-busy0)*1e3/float64(b.N), "writer-ms/task")
+	if taken, stale := db.FinishKnownStats(); stale != 0 || (os.Getenv("BENCH_READ") == "") != (taken > 0) {
+		b.Fatalf("%d commits from memory, %d stale", taken, stale)
+	}
 	if os.Getenv("BENCH_STMTS") != "" {
 		stmtSteps(b, db)
 	}

@@ -65,8 +65,11 @@ func TestOutputsCarriedOverByMigration(t *testing.T) {
 		t.Fatalf("outputs before: %q, %d bytes", before[0].Stdout, len(before[1].Stdout))
 	}
 
-	// The table as it was before 0028, with the same rows.
+	// The table as it was before 0028 (and 0029), with the same rows.
 	if err := db.write(ctx, func(tx *Tx) error {
+		if err := undoInlineOutputs(ctx, tx); err != nil {
+			return err
+		}
 		for _, q := range []string{
 			`CREATE TABLE outputs_old (set_id INTEGER NOT NULL, idx INTEGER NOT NULL, copy_id INTEGER NOT NULL REFERENCES copies (id),
 				worker TEXT NOT NULL, stdout BLOB NOT NULL, stderr BLOB NOT NULL, stdout_truncated INTEGER NOT NULL DEFAULT 0,
@@ -87,7 +90,7 @@ func TestOutputsCarriedOverByMigration(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got := outputsTableSQL(t, db.ro); strings.Contains(got, "WITHOUT ROWID") {
+	if got := outputsTableSQL(t, db.ro, "outputs"); strings.Contains(got, "WITHOUT ROWID") {
 		t.Fatalf("the old table is WITHOUT ROWID: %s", got)
 	}
 	if err := db.Close(); err != nil {
@@ -99,7 +102,8 @@ func TestOutputsCarriedOverByMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if got := outputsTableSQL(t, db.ro); !strings.Contains(got, "WITHOUT ROWID") {
+	// 0029 renamed the table outputs_big.
+	if got := outputsTableSQL(t, db.ro, "outputs_big"); !strings.Contains(got, "WITHOUT ROWID") {
 		t.Fatalf("outputs after the migration: %s", got)
 	}
 	after := read(db)
@@ -112,10 +116,10 @@ func TestOutputsCarriedOverByMigration(t *testing.T) {
 	}
 }
 
-func outputsTableSQL(t *testing.T, db *sql.DB) string {
+func outputsTableSQL(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()
 	var s string
-	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'outputs'`).Scan(&s); err != nil {
+	if err := db.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&s); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -1,0 +1,41 @@
+// The server's memory of the copies it started, given to their ends: the
+// store's group commit then writes a copy's end without reading the copy
+// and its task first, and its writes refuse a memory gone stale
+// (store.FinishKnown).
+
+package server
+
+import (
+	"batchd/sched"
+	"batchd/store"
+)
+
+// knownCopies holds what each started copy's end needs, by copy, under
+// Server.mu. An entry leaves with its copy's first report.
+type knownCopies map[sched.CopyID]store.FinishKnown
+
+// knownCopiesMax bounds the memory: a copy whose end is never reported
+// (lost with its worker) would stay in it. Past the bound the memory
+// starts again empty, and ends it lacks are read.
+const knownCopiesMax = 1 << 20
+
+// remember records the copies started. Call with mu held.
+func (k *knownCopies) remember(started []store.Started) {
+	if *k == nil || len(*k)+len(started) > knownCopiesMax {
+		*k = make(knownCopies, len(started))
+	}
+	for _, st := range started {
+		(*k)[st.Decision.Copy] = st.Known
+	}
+}
+
+// give gives each report the memory of its copy, and forgets it: a report
+// sent again (its commit failed) is read. Call with mu held.
+func (k knownCopies) give(ins []store.FinishInput) {
+	for i := range ins {
+		if kn, ok := k[ins[i].Copy]; ok {
+			ins[i].Known = &kn
+			delete(k, ins[i].Copy)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	batchv1 "batchd/proto/batch/v1"
+)
+
+// The server gives the store its memory of the copies it started, and a
+// group commit of their ends writes from it (no read first).
+func TestFinishFromMemory(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	w, _ := b.worker(t, "w1", 2)
+	must[*batchv1.DiscloseResponse](t)(b.tasks.Disclose(ctx(t), &batchv1.DiscloseRequest{Name: "memory", Tasks: echo(2), Request: true}))
+	a, c := w.start(), w.start()
+	b.clock.Advance(time.Second)
+	rep := func(id int64) *batchv1.ReportFinishedRequest {
+		return &batchv1.ReportFinishedRequest{CopyId: id, RunSeconds: 1, CpuSeconds: 0.5}
+	}
+	if _, err := b.workers.ReportFinishedMany(ctx(t), &batchv1.ReportFinishedManyRequest{WorkerId: "w1",
+		Reports: []*batchv1.ReportFinishedRequest{rep(a.CopyId), rep(c.CopyId)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := metricValue(t, b.http.URL, "batchd_finish_commits_from_memory_total"); n != 1 {
+		t.Fatalf("%v commits from memory, want 1", n)
+	}
+	if n := metricValue(t, b.http.URL, "batchd_finish_memory_stale_total"); n != 0 {
+		t.Fatalf("%v commits found memory stale, want 0", n)
+	}
+	set := must[*batchv1.GetTaskSetResponse](t)(b.tasks.GetTaskSet(ctx(t), &batchv1.GetTaskSetRequest{SetId: a.SetId}))
+	if got := set.GetTaskSet().GetCounts().GetFinished(); got != 2 {
+		t.Fatalf("%d tasks finished, want 2", got)
+	}
+}
