@@ -9,8 +9,11 @@
 # lock and the heartbeats' p99 (the bucket of batchd_heartbeat_seconds
 # that holds the 99th percentile: the server's time to answer, from its
 # handler's start), the heartbeats deferred (the store's writer busy)
-# and each phase's p99 (lock, writer, write: batchd_heartbeat_phase_seconds,
-# absent from older builds), from /metrics, and the load before and after.
+# and each phase's p99 (lock, writer, write, apply:
+# batchd_heartbeat_phase_seconds), how long heartbeats held the server's
+# lock (batchd_heartbeat_lock_held_seconds) and the reports' answers'
+# p99 (batchd_report_seconds), from /metrics (each absent from older
+# builds), and the load before and after.
 #
 #   bench/bigdisclose.sh
 #   DISCLOSES=4 TASKS=50000 bench/bigdisclose.sh
@@ -91,8 +94,8 @@ curl -s "$url/metrics" | awk '
 	}
 	/^batchd_heartbeat_phase_seconds_count/ { match($0, /phase="[^"]*"/); n[substr($0, RSTART + 7, RLENGTH - 8)] = $2 }
 	END {
-		split("lock writer write", order, " ")
-		for (o = 1; o <= 3; o++) {
+		split("lock writer write apply", order, " ")
+		for (o = 1; o <= 4; o++) {
 			ph = order[o]
 			if (!(ph in n) || n[ph] == 0) continue
 			p = ""; m = ""
@@ -101,4 +104,21 @@ curl -s "$url/metrics" | awk '
 			printf "  phase %s: %d, p99 <= %s s, all <= %s s\n", ph, n[ph], p, m
 		}
 	}'
+# hist NAME: a histogram's count, the bucket holding its p99, the bucket
+# holding its slowest and its sum (absent from older builds).
+hist() {
+	curl -s "$url/metrics" | awk -v name="$1" '
+		index($0, name "_bucket{") == 1 { match($0, /le="[^"]*"/); le[++k] = substr($0, RSTART + 4, RLENGTH - 5); c[k] = $2 }
+		index($0, name "_count ") == 1 { n = $2 }
+		index($0, name "_sum ") == 1 { sum = $2 }
+		END {
+			if (n == 0) { print "  " name ": none"; exit }
+			for (i = 1; i <= k; i++) if (p == "" && c[i] >= 0.99 * n) p = le[i]
+			for (i = 1; i <= k; i++) if (m == "" && c[i] >= n) m = le[i]
+			printf "  %s: %d, p99 <= %s s, all <= %s s, sum %.3f s\n", name, n, p, m, sum
+		}'
+}
+echo "the heartbeats' hold of the server's lock, and the reports' answers:"
+hist batchd_heartbeat_lock_held_seconds
+hist batchd_report_seconds
 grep -c "lease lapsed" "$tmp/serve.log" | sed 's/^/"worker lease lapsed" lines in the server log: /'

@@ -220,6 +220,7 @@ type Server struct {
 	// owners caches the owners of sets admins named (ownerFor).
 	owners ownerCache
 	dm     dispatchMetrics
+	lm     laneMetrics
 	limits *rateLimiter
 
 	// localWorkerHash is the hash of the embedded worker's token, which
@@ -398,6 +399,7 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	s.metrics = newMetrics(s)
 	s.metrics.reg.MustRegister(s.dm.collectors(s.db)...)
+	s.metrics.reg.MustRegister(s.lm.collectors()...)
 	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
 	s.metrics.reg.MustRegister(s.bodies.collectors()...)
 	s.metrics.reg.MustRegister(s.gate.collectors()...)

@@ -299,7 +299,9 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 		s.lockWorker()
 	}
 	defer s.mu.Unlock()
-	s.dm.observeHeartbeatPhase(phaseLock, time.Since(start))
+	got := time.Now()
+	defer s.lm.observeLockHeld(got)
+	s.dm.observeHeartbeatPhase(phaseLock, got.Sub(start))
 	w := s.workers[id]
 	if w == nil {
 		return nil, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId)
@@ -357,6 +359,7 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 // replay gets the first answer.
 func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error) {
 	s := h.s
+	defer s.lm.observeReport(time.Now())
 	if req.WorkerId == "" || req.CopyId <= 0 {
 		return nil, sched.Errorf(sched.EINVALID, "worker_id and copy_id are required")
 	}
