@@ -14,7 +14,8 @@ import (
 // laneMetrics are the worker lane's histograms, registered beside the
 // dispatch metrics. A nil histogram (before collectors) observes nothing.
 type laneMetrics struct {
-	// lockHeld is how long a heartbeat held the server's lock.
+	// lockHeld is how long a heartbeat, or the apply of what answered
+	// heartbeats found, held the server's lock.
 	lockHeld prometheus.Histogram
 	// report is how long a ReportFinished or ReportFinishedMany call
 	// took, from its handler's start to its answer.
@@ -37,7 +38,7 @@ func (l *laneMetrics) observeReport(start time.Time) {
 
 func (l *laneMetrics) collectors() []prometheus.Collector {
 	l.lockHeld = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batchd_heartbeat_lock_held_seconds",
-		Help:    "How long one heartbeat held the server's lock, while dispatch, reports and API writes waited for it.",
+		Help:    "How long one heartbeat, or the apply of what answered heartbeats found, held the server's lock, while dispatch, reports and API writes waited for it.",
 		Buckets: heartbeatBuckets})
 	l.report = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batchd_report_seconds",
 		Help:    "Time the server took to answer a worker's report of its copies' ends (ReportFinished, ReportFinishedMany), from its handler's start: the wait for the group commit included.",

@@ -193,6 +193,13 @@ type Server struct {
 	// last decision, recorded with the next one (requestheard.go). Held
 	// under mu.
 	requestsHeard []store.RequestHeard
+	// heartbeatQ holds what answered heartbeats found until the scheduler
+	// hears it (applyHeartbeats).
+	heartbeatQ group[*heartbeatFound]
+	// heartbeatWriteFunc and heartbeatApplyFunc, when set (tests), are
+	// called by a registered worker's heartbeat before its write, and by
+	// applyHeartbeats before it takes mu (heartbeat_lane.go).
+	heartbeatWriteFunc, heartbeatApplyFunc func()
 	// draining is set by Drain: calls that add work are refused.
 	draining atomic.Bool
 	sched    *sched.Scheduler
