@@ -13,7 +13,10 @@
 # batchd_heartbeat_phase_seconds), how long heartbeats held the server's
 # lock (batchd_heartbeat_lock_held_seconds) and the reports' answers'
 # p99 (batchd_report_seconds), from /metrics (each absent from older
-# builds), and the load before and after.
+# builds), and the load before and after. A probe worker that does
+# nothing but heartbeat (curl, every PROBE s, default 0.5) times the
+# answers from outside the server: the HTTP server and Go runtime before
+# the handler included.
 #
 #   bench/bigdisclose.sh
 #   DISCLOSES=4 TASKS=50000 bench/bigdisclose.sh
@@ -53,10 +56,29 @@ BATCH_WORKER_TOKEN=$wtoken "$tmp/batchd" worker --server "$url" --name w1 --slot
 	--state-dir "$tmp/w1" 2>"$tmp/worker.log" &
 pids="$pids $!"
 until "$tmp/batchctl" cluster 2>/dev/null | grep -q w1; do sleep 0.1; done
+# A probe: a second worker, bound to a user with no tasks, that curl
+# registers and then heartbeats every PROBE seconds (default 0.5), timing
+# each answer from outside the server (its HTTP and runtime included).
+rpc() {
+	m=$1 body=$2
+	shift 2
+	curl -s -H "Authorization: Bearer $wtoken" -H 'Content-Type: application/json' -d "$body" "$@" "$url/batch.v1.WorkerService/$m"
+}
+rpc Register '{"name":"probe","slots":1,"isolation":"none","boundUser":"nobody"}' | grep -q '"workerId"' ||
+	{ echo "the probe did not register"; exit 1; }
+probe() {
+	while :; do
+		rpc Heartbeat '{"workerId":"probe"}' -o /dev/null -w '%{http_code} %{time_total}\n' >>"$tmp/probe.txt" || true
+		sleep "${PROBE:-0.5}"
+	done
+}
 seq "$tasks" | sed 's/.*/true/' >"$tmp/big.txt"
 seq "$short" | sed 's/.*/sleep 0.05/' >"$tmp/short.txt"
 metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+probe &
+prober=$!
+pids="$pids $prober"
 k=0
 bulk=
 while [ $k -lt "$n" ]; do
@@ -73,6 +95,7 @@ t1=$(date +%s.%N)
 failed=0
 for j in $bulk; do wait "$j" || failed=$((failed + 1)); done
 t2=$(date +%s.%N)
+kill "$prober"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$short short tasks on 4 slots: $(echo "$t1 - $t0" | bc) s; $n discloses of $tasks tasks done after $(echo "$t2 - $t0" | bc) s"
 [ "$failed" -eq 0 ] || echo "$failed of the $n discloses failed"
@@ -118,6 +141,14 @@ hist() {
 			printf "  %s: %d, p99 <= %s s, all <= %s s, sum %.3f s\n", name, n, p, m, sum
 		}'
 }
+awk '$1 != 200 { bad++ } $1 == 200 { print $2 }
+	END { if (bad) printf "%d probe heartbeats not answered 200\n", bad > "/dev/stderr" }' "$tmp/probe.txt" | sort -n | awk '
+	{ v[NR] = $1 }
+	END {
+		if (NR == 0) { print "no probe heartbeats"; exit }
+		i = int(0.99 * NR); if (i < 0.99 * NR) i++
+		printf "probe heartbeats (curl, from outside the server): %d, median %.1f ms, p99 %.1f ms, max %.1f ms\n", NR, 1000 * v[int((NR + 1) / 2)], 1000 * v[i], 1000 * v[NR]
+	}'
 echo "the heartbeats' hold of the server's lock, and the reports' answers:"
 hist batchd_heartbeat_lock_held_seconds
 hist batchd_report_seconds
