@@ -9,8 +9,14 @@
 # lock and the heartbeats' p99 (the bucket of batchd_heartbeat_seconds
 # that holds the 99th percentile: the server's time to answer, from its
 # handler's start), the heartbeats deferred (the store's writer busy)
-# and each phase's p99 (lock, writer, write: batchd_heartbeat_phase_seconds,
-# absent from older builds), from /metrics, and the load before and after.
+# and each phase's p99 (lock, writer, write, apply:
+# batchd_heartbeat_phase_seconds), how long heartbeats held the server's
+# lock (batchd_heartbeat_lock_held_seconds) and the reports' answers'
+# p99 (batchd_report_seconds), from /metrics (each absent from older
+# builds), and the load before and after. A probe worker that does
+# nothing but heartbeat (curl, every PROBE s, default 0.5) times the
+# answers from outside the server: the HTTP server and Go runtime before
+# the handler included.
 #
 #   bench/bigdisclose.sh
 #   DISCLOSES=4 TASKS=50000 bench/bigdisclose.sh
@@ -50,10 +56,29 @@ BATCH_WORKER_TOKEN=$wtoken "$tmp/batchd" worker --server "$url" --name w1 --slot
 	--state-dir "$tmp/w1" 2>"$tmp/worker.log" &
 pids="$pids $!"
 until "$tmp/batchctl" cluster 2>/dev/null | grep -q w1; do sleep 0.1; done
+# A probe: a second worker, bound to a user with no tasks, that curl
+# registers and then heartbeats every PROBE seconds (default 0.5), timing
+# each answer from outside the server (its HTTP and runtime included).
+rpc() {
+	m=$1 body=$2
+	shift 2
+	curl -s -H "Authorization: Bearer $wtoken" -H 'Content-Type: application/json' -d "$body" "$@" "$url/batch.v1.WorkerService/$m"
+}
+rpc Register '{"name":"probe","slots":1,"isolation":"none","boundUser":"nobody"}' | grep -q '"workerId"' ||
+	{ echo "the probe did not register"; exit 1; }
+probe() {
+	while :; do
+		rpc Heartbeat '{"workerId":"probe"}' -o /dev/null -w '%{http_code} %{time_total}\n' >>"$tmp/probe.txt" || true
+		sleep "${PROBE:-0.5}"
+	done
+}
 seq "$tasks" | sed 's/.*/true/' >"$tmp/big.txt"
 seq "$short" | sed 's/.*/sleep 0.05/' >"$tmp/short.txt"
 metric() { curl -s "$url/metrics" | awk -v n="$1" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+probe &
+prober=$!
+pids="$pids $prober"
 k=0
 bulk=
 while [ $k -lt "$n" ]; do
@@ -70,6 +95,7 @@ t1=$(date +%s.%N)
 failed=0
 for j in $bulk; do wait "$j" || failed=$((failed + 1)); done
 t2=$(date +%s.%N)
+kill "$prober"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$short short tasks on 4 slots: $(echo "$t1 - $t0" | bc) s; $n discloses of $tasks tasks done after $(echo "$t2 - $t0" | bc) s"
 [ "$failed" -eq 0 ] || echo "$failed of the $n discloses failed"
@@ -91,8 +117,8 @@ curl -s "$url/metrics" | awk '
 	}
 	/^batchd_heartbeat_phase_seconds_count/ { match($0, /phase="[^"]*"/); n[substr($0, RSTART + 7, RLENGTH - 8)] = $2 }
 	END {
-		split("lock writer write", order, " ")
-		for (o = 1; o <= 3; o++) {
+		split("lock writer write apply", order, " ")
+		for (o = 1; o <= 4; o++) {
 			ph = order[o]
 			if (!(ph in n) || n[ph] == 0) continue
 			p = ""; m = ""
@@ -101,4 +127,29 @@ curl -s "$url/metrics" | awk '
 			printf "  phase %s: %d, p99 <= %s s, all <= %s s\n", ph, n[ph], p, m
 		}
 	}'
+# hist NAME: a histogram's count, the bucket holding its p99, the bucket
+# holding its slowest and its sum (absent from older builds).
+hist() {
+	curl -s "$url/metrics" | awk -v name="$1" '
+		index($0, name "_bucket{") == 1 { match($0, /le="[^"]*"/); le[++k] = substr($0, RSTART + 4, RLENGTH - 5); c[k] = $2 }
+		index($0, name "_count ") == 1 { n = $2 }
+		index($0, name "_sum ") == 1 { sum = $2 }
+		END {
+			if (n == 0) { print "  " name ": none"; exit }
+			for (i = 1; i <= k; i++) if (p == "" && c[i] >= 0.99 * n) p = le[i]
+			for (i = 1; i <= k; i++) if (m == "" && c[i] >= n) m = le[i]
+			printf "  %s: %d, p99 <= %s s, all <= %s s, sum %.3f s\n", name, n, p, m, sum
+		}'
+}
+awk '$1 != 200 { bad++ } $1 == 200 { print $2 }
+	END { if (bad) printf "%d probe heartbeats not answered 200\n", bad > "/dev/stderr" }' "$tmp/probe.txt" | sort -n | awk '
+	{ v[NR] = $1 }
+	END {
+		if (NR == 0) { print "no probe heartbeats"; exit }
+		i = int(0.99 * NR); if (i < 0.99 * NR) i++
+		printf "probe heartbeats (curl, from outside the server): %d, median %.1f ms, p99 %.1f ms, max %.1f ms\n", NR, 1000 * v[int((NR + 1) / 2)], 1000 * v[i], 1000 * v[NR]
+	}'
+echo "the heartbeats' hold of the server's lock, and the reports' answers:"
+hist batchd_heartbeat_lock_held_seconds
+hist batchd_report_seconds
 grep -c "lease lapsed" "$tmp/serve.log" | sed 's/^/"worker lease lapsed" lines in the server log: /'

@@ -51,6 +51,13 @@ func (g *group[T]) addAll(items []T, drain func([]T)) {
 	g.mu.Unlock()
 }
 
+// busy says whether items are queued or a batch is being drained.
+func (g *group[T]) busy() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.leading
+}
+
 func (g *group[T]) loop(drain func([]T)) {
 	for drained := false; ; drained = true {
 		g.mu.Lock()

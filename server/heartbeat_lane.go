@@ -1,3 +1,30 @@
+// The heartbeat lane: a registered worker's heartbeat never waits for
+// the server's lock, and waits for the store's writer only briefly.
+//
+// A heartbeat renews a lease. One that waited behind a long API write (a
+// 200,000-task disclose stores for seconds, in the writer's chunks, and
+// whoever holds the lock meanwhile may be waiting for the writer too)
+// let a worker's lease lapse although it was alive and talking; and one
+// that held the lock while it waited for the writer held up dispatch,
+// reports and API calls behind it. So a registered worker's heartbeat:
+//
+//  1. is heard at once (heardAt): its lease is renewed;
+//  2. writes its copies' progress through the store's writer, waiting at
+//     most heartbeatWait for it, without the lock; when the writer is not
+//     free in time it writes nothing (deferred): the next heartbeat
+//     carries every copy's progress again;
+//  3. is answered: the copies the server no longer wants are killed;
+//  4. hands what it found to the scheduler (changed progress, copies
+//     the worker did not report) under the lock if it is free at once,
+//     else leaves it to applyHeartbeats, which takes the lock after the
+//     answer.
+//
+// Order: a copy's end is written and heard under the lock, and the
+// store writes a heartbeat's progress only for a copy live at that
+// write. A heartbeat's progress written before an end may be applied
+// after it; the scheduler holds no ended copy and ignores an event
+// about one (sched.Scheduler.Apply), so the end stands.
+
 package server
 
 import (
@@ -10,14 +37,8 @@ import (
 	"batchd/store"
 )
 
-// heartbeatWait bounds how long a registered worker's heartbeat waits,
-// for the server's lock and then the store's writer together. A
-// heartbeat renews a lease: one that waited behind a long API write (a
-// 200,000-task disclose stores for seconds, under the lock or in the
-// writer's chunks) let the worker's lease lapse although it was alive and
-// talking. A heartbeat that does not get both in time is still heard
-// (heardAt) and answered with the lease; what else it carries (progress,
-// copies the server no longer wants) waits for the next one.
+// heartbeatWait bounds how long a registered worker's heartbeat waits
+// for the store's writer.
 const heartbeatWait = 50 * time.Millisecond
 
 // heardAt returns the cell holding when (unix nanoseconds, the server's
@@ -43,59 +64,136 @@ func (s *Server) lastHeard(w *workerConn) time.Time {
 	return last
 }
 
-// lockWithin takes mu if it comes within d, and says whether it did. It
-// tries now and then rather than queue, so it never holds up whoever
-// takes mu next.
-func (s *Server) lockWithin(d time.Duration) bool {
-	if s.mu.TryLock() {
-		return true
-	}
-	deadline := time.Now().Add(d)
-	for wait := 50 * time.Microsecond; ; wait = min(2*wait, 2*time.Millisecond) {
-		time.Sleep(wait)
-		if s.mu.TryLock() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-}
-
-// heartbeatUnlocked answers a registered worker's heartbeat that could
-// not get the lock within heartbeatWait: it was heard (cell), and its
-// lease is renewed.
-func (s *Server) heartbeatUnlocked() *batchv1.HeartbeatResponse {
-	s.dm.heartbeatsUnlocked.Add(1)
-	return &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}
-}
-
-// heartbeatWrite records a heartbeat in the store. A heard worker's
-// heartbeat (one already registered) waits for the store's writer only
-// for what is left of heartbeatWait after the wait for the lock: the
-// writer may be busy with a large disclose's chunks, one after another,
-// and a heartbeat queued behind them all waited for seconds. When the
-// writer is not free in time the heartbeat writes nothing
-// (hb.Deferred): its lease is renewed all the same (heardAt), and its
-// copies' progress, which every heartbeat carries in full, goes in with
-// the next one. Call with mu held.
-func (s *Server) heartbeatWrite(ctx context.Context, start time.Time, heard bool, id sched.WorkerID, in []store.CopyProgress) (store.HeartbeatResult, error) {
-	if !heard {
-		return s.db.Heartbeat(ctx, id, in)
+// heartbeatHeard answers the heartbeat of registered worker id, heard
+// at at, without waiting for the server's lock (steps 2 to 4 above). Do
+// not call with mu held.
+func (s *Server) heartbeatHeard(ctx context.Context, at time.Time, id sched.WorkerID, in []store.CopyProgress) (*batchv1.HeartbeatResponse, error) {
+	if f := s.heartbeatWriteFunc; f != nil {
+		f()
 	}
 	called := time.Now()
-	hb, err := s.db.HeartbeatWithin(ctx, max(heartbeatWait-called.Sub(start), 0), id, in)
+	hb, err := s.db.HeartbeatWithin(ctx, heartbeatWait, id, in)
 	s.dm.observeHeartbeatPhase(phaseWriter, hb.WriterWait)
-	if err == nil && !hb.Deferred {
-		s.dm.observeHeartbeatPhase(phaseWrite, time.Since(called)-hb.WriterWait)
+	if err != nil {
+		return nil, err
 	}
-	return hb, err
+	if hb.Deferred {
+		s.dm.heartbeatsDeferred.Add(1)
+		return &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}, nil
+	}
+	s.dm.observeHeartbeatPhase(phaseWrite, time.Since(called)-hb.WriterWait)
+	s.hearFound(&heartbeatFound{worker: id, at: at, hb: hb, queued: time.Now()})
+	return s.heartbeatAnswer(hb), nil
 }
 
-// heartbeatDeferred answers a heartbeat that got the lock but not the
-// store's writer within heartbeatWait: heard, its lease renewed, its
-// progress left to the next.
-func (s *Server) heartbeatDeferred() *batchv1.HeartbeatResponse {
-	s.dm.heartbeatsDeferred.Add(1)
-	return &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}
+// heartbeatAnswer is the answer to a heartbeat the store recorded: the
+// lease, and the copies to kill.
+func (s *Server) heartbeatAnswer(hb store.HeartbeatResult) *batchv1.HeartbeatResponse {
+	out := &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}
+	for _, k := range hb.Kill {
+		out.Kill = append(out.Kill, int64(k))
+	}
+	return out
+}
+
+// heartbeatFound is what an answered heartbeat found, for the scheduler.
+type heartbeatFound struct {
+	worker sched.WorkerID
+	at     time.Time // when it was heard (the server's clock)
+	hb     store.HeartbeatResult
+	queued time.Time
+}
+
+// hearFound hands what an answered heartbeat found to the
+// scheduler: at once when the lock is free and no earlier heartbeat's
+// findings wait for it, else after the ones waiting (applyHeartbeats).
+func (s *Server) hearFound(f *heartbeatFound) {
+	if s.mu.TryLock() {
+		if !s.heartbeatQ.busy() {
+			defer s.mu.Unlock()
+			got := time.Now()
+			defer s.lm.observeLockHeld(got)
+			s.applyFound(got, []*heartbeatFound{f})
+			return
+		}
+		s.mu.Unlock()
+	}
+	s.heartbeatQ.add(f, s.applyHeartbeats)
+}
+
+// applyHeartbeats takes the lock once for answered heartbeats whose
+// findings waited for it, and applies them in their order.
+func (s *Server) applyHeartbeats(batch []*heartbeatFound) {
+	if f := s.heartbeatApplyFunc; f != nil {
+		f()
+	}
+	s.lockWorker()
+	defer s.mu.Unlock()
+	got := time.Now()
+	defer s.lm.observeLockHeld(got)
+	select {
+	case <-s.done:
+		return // closed: the store may be too
+	default:
+	}
+	s.applyFound(got, batch)
+}
+
+// applyFound hands the scheduler what each heartbeat of batch found,
+// in order, with mu taken at got. A worker dropped since (its lease
+// lapsed, or it left) is skipped: its copies were lost with it. Call
+// with mu held.
+func (s *Server) applyFound(got time.Time, batch []*heartbeatFound) {
+	for _, f := range batch {
+		s.dm.observeHeartbeatPhase(phaseApply, got.Sub(f.queued))
+		w := s.workers[f.worker]
+		if w == nil {
+			continue
+		}
+		if err := s.heartbeatResults(context.Background(), f.at, w, f.hb); err != nil {
+			s.log.Error("apply a heartbeat", "worker", f.worker, "err", err.Error())
+		}
+	}
+}
+
+// heartbeatResults hands the scheduler what a heartbeat of w, heard at
+// at, found: its copies' changed progress, and the copies the server
+// holds as live that the worker has left out of its heartbeats for
+// longer than a lease (counted in the heartbeats' arrival times). Those
+// never reached it (an assignment lost with a broken stream) or ended
+// without a report: they are lost and run again. Call with mu held.
+func (s *Server) heartbeatResults(ctx context.Context, at time.Time, w *workerConn, hb store.HeartbeatResult) error {
+	now := s.now()
+	for _, c := range hb.Changed {
+		s.apply(sched.Event{Kind: sched.EventCopyProgress, Time: seconds(now), Copy: c.Copy, Progress: c.Progress})
+	}
+	missing := make(map[sched.CopyID]time.Time, len(hb.Missing))
+	var lose []sched.CopyID
+	for _, c := range hb.Missing {
+		since, ok := w.missingSince[c]
+		if !ok {
+			since = at
+		}
+		missing[c] = since
+		if at.Sub(since) > s.cfg.Lease+s.cfg.LeaseMargin {
+			lose = append(lose, c)
+		}
+	}
+	w.missingSince = missing
+	if len(lose) == 0 {
+		return nil
+	}
+	lost, err := s.db.LoseCopies(ctx, w.id, lose)
+	if err != nil {
+		return err
+	}
+	for _, c := range lost {
+		s.log.Warn("copy not reported by its worker for a lease: lost", "copy", c.ID, "worker", w.id)
+		s.apply(sched.Event{Kind: sched.EventCopyLost, Time: seconds(now), Copy: c.ID})
+		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
+		s.watch.publish(c.Task.Set, []int32{c.Task.Index})
+	}
+	s.hearPilotFailures(now, lost)
+	s.decide(now)
+	return nil
 }

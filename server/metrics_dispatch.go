@@ -24,17 +24,14 @@ type dispatchMetrics struct {
 	finishHeld  atomic.Int64
 	leaseLapses atomic.Int64
 	lateResults atomic.Int64 // results of lost copies kept (their re-runs killed)
-	// heartbeatsUnlocked counts heartbeats answered without the lock
-	// (heartbeatWait).
-	heartbeatsUnlocked atomic.Int64
-	// heartbeatsDeferred counts heartbeats that got the lock but not
-	// the store's writer in time (heartbeatWrite).
+	// heartbeatsDeferred counts registered workers' heartbeats that did
+	// not get the store's writer in time (heartbeatHeard).
 	heartbeatsDeferred atomic.Int64
 	// heartbeatPhase is how long each phase of a heartbeat took (the
 	// phase* labels); set by collectors.
 	heartbeatPhase *prometheus.HistogramVec
 	// heartbeat is how long the server took to answer each heartbeat,
-	// from its handler's start (the wait for the lock and the store's
+	// from its handler's start (the wait for the store's writer and its
 	// write included); set by collectors.
 	heartbeat prometheus.Histogram
 }
@@ -48,9 +45,12 @@ func (d *dispatchMetrics) observeHeartbeat(start time.Time) {
 
 // A heartbeat's phases, the label of batchd_heartbeat_phase_seconds.
 const (
-	phaseLock   = "lock"   // the wait for the server's lock
+	phaseLock   = "lock"   // the wait for the server's lock (a worker not yet heard)
 	phaseWriter = "writer" // the wait for the store's writer
 	phaseWrite  = "write"  // the store's transaction
+	// phaseApply is the wait of what an answered heartbeat found for the
+	// server's lock, after the answer (applyHeartbeats).
+	phaseApply = "apply"
 )
 
 // observeHeartbeatPhase records how long a heartbeat's phase took.
@@ -76,16 +76,16 @@ var heartbeatBuckets = []float64{.0005, .001, .002, .005, .01, .02, .03, .05, .0
 
 func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 	d.heartbeat = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "batchd_heartbeat_seconds",
-		Help:    "Time the server took to answer a worker's heartbeat, from its handler's start: the waits for the lock and the store's writer (at most 50 ms together, then answered without them) and the store's write.",
+		Help:    "Time the server took to answer a worker's heartbeat, from its handler's start: the wait for the store's writer (at most 50 ms, then answered without it) and the store's write; a registered worker's heartbeat does not wait for the server's lock.",
 		Buckets: heartbeatBuckets})
 	d.heartbeatPhase = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "batchd_heartbeat_phase_seconds",
-		Help:    "Time of each phase of a worker's heartbeat: lock (the wait for the server's lock), writer (the wait for the store's writer), write (the store's transaction).",
+		Help:    "Time of each phase of a worker's heartbeat: writer (the wait for the store's writer), write (the store's transaction), apply (after the answer, the wait of what it found for the server's lock), lock (the wait for the server's lock of a worker not yet heard since the server started).",
 		Buckets: heartbeatBuckets}, []string{"phase"})
 	return []prometheus.Collector{
 		d.heartbeat,
 		d.heartbeatPhase,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_heartbeats_deferred_total",
-			Help: "Heartbeats that got the server's lock but not the store's writer within 50 ms in all: heard and their lease renewed, their progress left to the next."},
+			Help: "Heartbeats that did not get the store's writer within 50 ms: heard and their lease renewed, their progress left to the next."},
 			func() float64 { return float64(d.heartbeatsDeferred.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_store_write_transactions_total",
 			Help: "Write transactions the store committed (one SQLite writer does them all, one at a time)."},
@@ -123,9 +123,6 @@ func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_late_results_total",
 			Help: "Results of copies lost with their worker's lease that came back while their task still wanted one: kept, and the re-runs killed."},
 			func() float64 { return float64(d.lateResults.Load()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_heartbeats_unlocked_total",
-			Help: "Heartbeats that waited 50 ms for the server's lock without getting it: heard and their lease renewed, the rest left to the next."},
-			func() float64 { return float64(d.heartbeatsUnlocked.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "batchd_server_cpu_seconds_per_copy",
 			Help: "CPU seconds of the server process (getrusage RUSAGE_SELF: its threads, including the embedded worker slots, not the copies it forks) per copy ended since it started."},
 			func() float64 {

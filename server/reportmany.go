@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -20,6 +21,7 @@ import (
 // stream, its headers and a goroutine per task in the server.
 func (h workerHandler) ReportFinishedMany(ctx context.Context, req *batchv1.ReportFinishedManyRequest) (*batchv1.ReportFinishedManyResponse, error) {
 	s := h.s
+	defer s.lm.observeReport(time.Now())
 	if req.WorkerId == "" {
 		return nil, sched.Errorf(sched.EINVALID, "worker_id is required")
 	}

@@ -193,6 +193,13 @@ type Server struct {
 	// last decision, recorded with the next one (requestheard.go). Held
 	// under mu.
 	requestsHeard []store.RequestHeard
+	// heartbeatQ holds what answered heartbeats found until the scheduler
+	// hears it (applyHeartbeats).
+	heartbeatQ group[*heartbeatFound]
+	// heartbeatWriteFunc and heartbeatApplyFunc, when set (tests), are
+	// called by a registered worker's heartbeat before its write, and by
+	// applyHeartbeats before it takes mu (heartbeat_lane.go).
+	heartbeatWriteFunc, heartbeatApplyFunc func()
 	// draining is set by Drain: calls that add work are refused.
 	draining atomic.Bool
 	sched    *sched.Scheduler
@@ -220,6 +227,7 @@ type Server struct {
 	// owners caches the owners of sets admins named (ownerFor).
 	owners ownerCache
 	dm     dispatchMetrics
+	lm     laneMetrics
 	limits *rateLimiter
 
 	// localWorkerHash is the hash of the embedded worker's token, which
@@ -398,6 +406,7 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	s.metrics = newMetrics(s)
 	s.metrics.reg.MustRegister(s.dm.collectors(s.db)...)
+	s.metrics.reg.MustRegister(s.lm.collectors()...)
 	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
 	s.metrics.reg.MustRegister(s.bodies.collectors()...)
 	s.metrics.reg.MustRegister(s.gate.collectors()...)

@@ -9,8 +9,9 @@ import (
 // discloseStaged discloses a new set of n tasks, more than one chunk, in
 // three steps (store/stage.go): the set is created staged under the lock,
 // its tasks go in chunk by chunk without it (each chunk holds the store's
-// writer only, so a worker's report or a heartbeat waits for at most one
-// chunk, DefaultStageRows rows, not for the whole set), and one last step
+// writer only, and lets other writes pass it: a worker's report waits for
+// at most two chunks of DefaultStageRows rows, however many discloses
+// stage at once, not for whole sets; store/writegate.go), and one last step
 // under the lock makes the set visible and tells the scheduler. The caps
 // are checked at the first step and again at the last (a staged set counts
 // for neither open sets nor queued tasks until then). A failure or a

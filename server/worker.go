@@ -286,77 +286,45 @@ func (h workerHandler) Heartbeat(ctx context.Context, req *batchv1.HeartbeatRequ
 		}
 		in = append(in, store.CopyProgress{Copy: sched.CopyID(c.CopyId), Progress: c.Progress, CPUSeconds: c.CpuSeconds})
 	}
-	// Heard at once; the rest waits for the lock and then the store's
-	// writer at most heartbeatWait in all (heartbeat_lane.go).
-	cell, heard := s.heardAt(id)
-	if heard {
-		cell.Store(s.now().UnixNano())
-		if !s.lockWithin(heartbeatWait) {
-			s.dm.observeHeartbeatPhase(phaseLock, time.Since(start))
-			return s.heartbeatUnlocked(), nil
-		}
-	} else {
-		s.lockWorker()
+	// A registered worker is heard at once, and writes without the lock
+	// (heartbeat_lane.go).
+	if cell, heard := s.heardAt(id); heard {
+		at := s.now()
+		cell.Store(at.UnixNano())
+		return s.heartbeatHeard(ctx, at, id, in)
 	}
+	// Not heard since this server started (restored from the store), or
+	// not registered: under the lock, as every state change.
+	s.lockWorker()
 	defer s.mu.Unlock()
-	s.dm.observeHeartbeatPhase(phaseLock, time.Since(start))
+	got := time.Now()
+	defer s.lm.observeLockHeld(got)
+	s.dm.observeHeartbeatPhase(phaseLock, got.Sub(start))
 	w := s.workers[id]
 	if w == nil {
 		return nil, sched.Errorf(sched.ENOTFOUND, "worker %q is not registered: register again", req.WorkerId)
 	}
-	hb, err := s.heartbeatWrite(ctx, start, heard, id, in)
+	hb, err := s.db.Heartbeat(ctx, id, in)
 	if err != nil {
 		return nil, err
 	}
-	if hb.Deferred {
-		return s.heartbeatDeferred(), nil
-	}
 	now := s.now()
 	w.lastSeen = now
-	for _, c := range hb.Changed {
-		s.apply(sched.Event{Kind: sched.EventCopyProgress, Time: seconds(now), Copy: c.Copy, Progress: c.Progress})
+	// Its next heartbeats are heard without the lock.
+	cell := new(atomic.Int64)
+	cell.Store(now.UnixNano())
+	s.heard.Store(id, cell)
+	if err := s.heartbeatResults(ctx, now, w, hb); err != nil {
+		return nil, err
 	}
-	// A copy the server holds as live but the worker has not reported for
-	// longer than a lease never reached it (an assignment lost with a
-	// broken stream) or ended without a report: it is lost and runs again.
-	missing := make(map[sched.CopyID]time.Time, len(hb.Missing))
-	var lose []sched.CopyID
-	for _, c := range hb.Missing {
-		since, ok := w.missingSince[c]
-		if !ok {
-			since = now
-		}
-		missing[c] = since
-		if now.Sub(since) > s.cfg.Lease+s.cfg.LeaseMargin {
-			lose = append(lose, c)
-		}
-	}
-	w.missingSince = missing
-	if len(lose) > 0 {
-		lost, err := s.db.LoseCopies(ctx, id, lose)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range lost {
-			s.log.Warn("copy not reported by its worker for a lease: lost", "copy", c.ID, "worker", id)
-			s.apply(sched.Event{Kind: sched.EventCopyLost, Time: seconds(now), Copy: c.ID})
-			s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
-			s.watch.publish(c.Task.Set, []int32{c.Task.Index})
-		}
-		s.hearPilotFailures(now, lost)
-		s.decide(now)
-	}
-	out := &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}
-	for _, k := range hb.Kill {
-		out.Kill = append(out.Kill, int64(k))
-	}
-	return out, nil
+	return s.heartbeatAnswer(hb), nil
 }
 
 // ReportFinished records a copy's end and answers WON or DISCARDED; a
 // replay gets the first answer.
 func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFinishedRequest) (*batchv1.ReportFinishedResponse, error) {
 	s := h.s
+	defer s.lm.observeReport(time.Now())
 	if req.WorkerId == "" || req.CopyId <= 0 {
 		return nil, sched.Errorf(sched.EINVALID, "worker_id and copy_id are required")
 	}

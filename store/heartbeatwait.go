@@ -15,13 +15,24 @@ import (
 )
 
 // HeartbeatWithin is Heartbeat with a bounded wait for the writer: when
-// the writer does not come free within d (0: try once), it writes
-// nothing and returns res.Deferred. res.WriterWait is how long it waited.
+// the writer does not come free within d (0: try once), or a staged
+// disclose's chunk is queued for it, it writes nothing and returns
+// res.Deferred. res.WriterWait is how long it waited.
 // Errors as Heartbeat's.
 func (db *DB) HeartbeatWithin(ctx context.Context, d time.Duration, w sched.WorkerID, copies []CopyProgress) (res HeartbeatResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
+	// A staged disclose's chunk that holds the gate waits for the writer
+	// and then holds it for thousands of rows (writegate.go): no wait of
+	// ours would see the writer free. Wait only while no chunk is queued,
+	// and keep queued chunks out meanwhile: on a loaded machine each of
+	// the wait's sleeps may take a hundred milliseconds and more.
+	if !db.gate.TryRLock() {
+		res.Deferred = true
+		return res, nil
+	}
+	defer db.gate.RUnlock()
 	began := time.Now()
 	got := tryLockWithin(&db.wmu, d)
 	res.WriterWait = time.Since(began)

@@ -1,7 +1,7 @@
 // A staged disclose: a new set of many tasks written in chunks, one write
-// transaction each, and made visible at once. Between two chunks other
-// writers (a worker's report, a heartbeat's lease) take their turn, so
-// none waits behind more than one chunk; until the last step the set is
+// transaction each, and made visible at once. Other writes (a worker's
+// report, a heartbeat, a decision) pass queued chunks (writegate.go), so
+// none waits behind more than two chunks; until the last step the set is
 // staged (task_sets.staged, migration 0024), seen by no lookup, with
 // counts of 0, and a crash leaves nothing visible behind it
 // (DropStagedLeftovers).
@@ -106,7 +106,7 @@ func (db *DB) StageTasks(ctx context.Context, st *Staged) error {
 			f(st.rows.set, chunk)
 		}
 		to := min(from+per, st.n)
-		if err := db.write(ctx, func(tx *Tx) error {
+		if err := db.writeChunk(ctx, func(tx *Tx) error {
 			if f := db.StageChunkHeldFunc; f != nil {
 				f(st.rows.set, chunk)
 			}

@@ -48,6 +48,10 @@ type DB struct {
 	// connection, taken from the pool at the first write and kept.
 	wmu   sync.Mutex
 	wconn *sql.Conn
+	// gate lets every write pass a staged disclose's queued chunks, and
+	// waiting counts the writes waiting for the writer (writegate.go).
+	gate    sync.RWMutex
+	waiting atomic.Int64
 	// writes counts committed write transactions and writeNanos the time
 	// they held the writer (BEGIN to COMMIT): the single writer's load.
 	writes, writeNanos atomic.Int64
@@ -456,8 +460,8 @@ func (db *DB) write(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	db.wmu.Lock()
-	defer db.wmu.Unlock()
+	unlock := db.lockWriter()
+	defer unlock()
 	return db.writeHeld(ctx, fn)
 }
 
