@@ -19,26 +19,7 @@ func TestHeartbeatWaitsForWriterWithoutLock(t *testing.T) {
 	w := newWorkerRunningOne(t, 3*time.Second, 2)
 	s, lt, ctx := w.s, w.lt, w.ctx
 
-	held, release := make(chan struct{}), make(chan struct{})
-	var releaseOnce sync.Once
-	free := func() { releaseOnce.Do(func() { close(release) }) }
-	defer free()
-	s.db.StageChunkHeldFunc = func(_ sched.SetID, chunk int) {
-		if chunk != 0 {
-			return
-		}
-		close(held)
-		select {
-		case <-release:
-		case <-time.After(3 * time.Minute): // a hang guard only
-		}
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.disclose(w.uctx, discloseHeader{name: "big"}, trueTasks(5), nil)
-		done <- err
-	}()
-	<-held
+	free, done := holdDiscloseChunk(t, w)
 
 	var calls, lockFree int
 	s.heartbeatWriteFunc = func() {

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	batchv1 "batchd/proto/batch/v1"
-	"batchd/sched"
 )
 
 // A worker's heartbeat is answered while the store's writer is held by a
@@ -28,32 +27,16 @@ func TestHeartbeatBesideBusyWriter(t *testing.T) {
 	}
 	beat := &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: w.copy, Progress: 0.5, CpuSeconds: 1}}}
 
-	held, release := make(chan struct{}), make(chan struct{})
-	s.db.StageChunkHeldFunc = func(_ sched.SetID, chunk int) {
-		if chunk != 0 {
-			return
-		}
-		close(held)
-		select {
-		case <-release:
-		case <-time.After(3 * time.Minute): // a hang guard only
-		}
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.disclose(w.uctx, discloseHeader{name: "big"}, trueTasks(5), nil)
-		done <- err
-	}()
-	<-held
+	release, done := holdDiscloseChunk(t, w)
 
-	heartbeatAnswered(t, ctx, lt, beat, func() { close(release) }, "the heartbeat waited for the writer, held by a disclose's chunk")
+	heartbeatAnswered(t, ctx, lt, beat, release, "the heartbeat waited for the writer, held by a disclose's chunk")
 	if n := s.dm.heartbeatsDeferred.Load(); n != 1 {
 		t.Errorf("%d heartbeats deferred, want 1", n)
 	}
 	if p := progress(); p == 0.5 {
 		t.Errorf("progress %g recorded while the writer was held", p)
 	}
-	close(release)
+	release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

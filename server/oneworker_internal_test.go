@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,4 +87,32 @@ func heartbeatAnswered(t *testing.T, ctx context.Context, lt wire.Transport, bea
 		onHang()
 		t.Fatal(hung)
 	}
+}
+
+// holdDiscloseChunk starts a 5-task disclose on w's server and returns
+// once its first chunk holds the store's writer (a store hook: no clock).
+// release lets it go (any number of times); done gives its result.
+func holdDiscloseChunk(t *testing.T, w workerRunningOne) (release func(), done <-chan error) {
+	t.Helper()
+	held, free := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(free) }) }
+	t.Cleanup(release)
+	w.s.db.StageChunkHeldFunc = func(_ sched.SetID, chunk int) {
+		if chunk != 0 {
+			return
+		}
+		close(held)
+		select {
+		case <-free:
+		case <-time.After(3 * time.Minute): // a hang guard only
+		}
+	}
+	res := make(chan error, 1)
+	go func() {
+		_, err := w.s.disclose(w.uctx, discloseHeader{name: "big"}, trueTasks(5), nil)
+		res <- err
+	}()
+	<-held
+	return release, res
 }

@@ -20,20 +20,15 @@ import (
 // clock. So the decisions' writes take the decision's time, and the
 // scheduler hears of ends at the time the store stamped them.
 
-// ApplyDecisionsAt is ApplyDecisions with the decisions stamped at, the time
-// the scheduler made them: a started copy's started_at, a killed copy's
-// end.
-func (db *DB) ApplyDecisionsAt(ctx context.Context, at time.Time, ds []sched.Decision) ([]Started, error) {
-	return db.ApplyDecisionsHeardAt(ctx, at, ds, nil)
-}
-
-// ApplyDecisionsHeardAt is ApplyDecisionsAt that also records, in the same
-// transaction, that the scheduler heard the requests heard at at (the
-// decisions' time): a request is stamped when its write began, and heard
-// once the API batch that carried it committed (requestheard.go). With no
-// decisions it writes nothing, heard or not: a request that started
-// nothing when it was heard found no slot it could take, and a replay
-// that hears it at its stamp starts it at the same later event.
+// ApplyDecisionsHeardAt is ApplyDecisions with the decisions stamped at,
+// the time the scheduler made them (a started copy's started_at, a killed
+// copy's end). In the same transaction it records that the scheduler
+// heard the requests heard at that time: a request is stamped when its
+// write began, and heard once the API batch that carried it committed
+// (requestheard.go). With no decisions it writes nothing, heard or not: a
+// request that started nothing when it was heard found no slot it could
+// take, and a replay that hears it at its stamp starts it at the same
+// later event.
 func (db *DB) ApplyDecisionsHeardAt(ctx context.Context, at time.Time, ds []sched.Decision, heard []RequestHeard) ([]Started, error) {
 	if len(ds) == 0 {
 		return nil, nil
