@@ -42,6 +42,9 @@ type lagEstimator struct {
 	since int
 	value float64 // current estimate, seconds (0 until the first sample)
 	buf   []float64
+	// pinned: the driver sets the estimate (Scheduler.PinLag); samples
+	// are kept but do not move it.
+	pinned bool
 }
 
 // add records one latency sample (seconds); it reports whether the estimate
@@ -57,7 +60,7 @@ func (l *lagEstimator) add(x float64) bool {
 	}
 	l.n++
 	l.since++
-	if l.n > 1 && l.since < lagRefit {
+	if l.pinned || l.n > 1 && l.since < lagRefit {
 		return false
 	}
 	l.since = 0
@@ -103,6 +106,17 @@ func (c *liveCopy) lagAtStart(s *Scheduler) float64 { return s.lag.value }
 // a loaded machine; a Pareto task's threshold (about (β−1)·t_new) is far
 // above the latency and does not move.
 func (s *Scheduler) stragglerAfter() float64 { return max(s.cfg.StragglerAfter, s.lag.value) }
+
+// PinLag sets the latency estimate to x (seconds) and keeps it there: the
+// samples the scheduler learns from no longer move it, until PinLag is
+// called again. For a replay that follows a live scheduler's own estimate.
+func (s *Scheduler) PinLag(x float64) {
+	s.lag.pinned = true
+	if x != s.lag.value {
+		s.lag.value = x
+		s.beta.epoch++ // thresholds moved: cached speculation scans are stale
+	}
+}
 
 // Lag is the driver's latency the scheduler currently adds to a copy's start
 // decision and to the cost of a new copy (seconds; 0 without Durations).

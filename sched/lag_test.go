@@ -54,3 +54,31 @@ func TestLagLearned(t *testing.T) {
 		}
 	}
 }
+
+// TestPinLag: a pinned estimate holds against the samples that would have
+// moved it, and a copy started then counts its run from the pinned one.
+func TestPinLag(t *testing.T) {
+	t.Parallel()
+	s, err := New(Config{Speculation: SpecNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []Event{{Kind: EventWorkerUp, Worker: "w", Slots: 1}, {Kind: EventDisclosed, Set: 1, Owner: "u", Tasks: tasksWithEstimate(2, 0)},
+		{Kind: EventRequested, Set: 1}} {
+		if _, err := s.Apply(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.PinLag(0.03)
+	ds := s.Decide(0)
+	if _, err := s.Apply(Event{Kind: EventCopyFinished, Time: 0.5, Copy: ds[0].Copy, Duration: 0.05}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Lag(); got != 0.03 {
+		t.Fatalf("pinned lag moved to %g by a sample, want 0.03", got)
+	}
+	ds = s.Decide(1)
+	if got := s.copies[ds[0].Copy].runTime(1.1); math.Abs(got-0.07) > 1e-9 {
+		t.Fatalf("run time 0.1 s after the start decision %g, want 0.07 (from the pinned latency)", got)
+	}
+}

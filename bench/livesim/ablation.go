@@ -47,6 +47,12 @@ var ablations = []ablation{
 			o.OwnLatency = ownLatency(rec)
 		}
 	}},
+	{"scheduler also run where a killed copy would have ended", func(_ record, o *sim.ReplayOptions, _ *sched.Trace) { o.DecideAtStaleEnds = true }},
+	{"the live scheduler's latency estimate, as polled", func(rec record, o *sim.ReplayOptions, _ *sched.Trace) {
+		if len(rec.Lag) > 0 {
+			o.LagAt = liveLag(rec.Lag)
+		}
+	}},
 	{"progress a fraction of the draw, from the task's start", func(rec record, o *sim.ReplayOptions, _ *sched.Trace) {
 		o.TaskWork = func(set sched.SetID, idx int32, k int) float64 {
 			return draw(rec.Seed, rec.Keys[set], idx, k, rec.Beta, rec.Scale, rec.Limit)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -90,5 +92,20 @@ func pollLag(ctx context.Context, cl *client.Client, period time.Duration, stop 
 		mu.Lock()
 		defer mu.Unlock()
 		return pts
+	}
+}
+
+// liveLag is the live scheduler's latency estimate at t as pts polled it
+// (each point's value from its time to the next; 0 before the first).
+func liveLag(pts []lagPoint) func(t float64) float64 {
+	return func(t float64) float64 {
+		i, _ := slices.BinarySearchFunc(pts, t, func(p lagPoint, t float64) int { return cmp.Compare(p.At, t) })
+		if i < len(pts) && pts[i].At == t {
+			return pts[i].Lag
+		}
+		if i == 0 {
+			return 0
+		}
+		return pts[i-1].Lag
 	}
 }

@@ -125,6 +125,7 @@ func copies(args []string) error {
 	printWinnerLatency(live, rep)
 	printIdleQueued(live, rep, rec.Slots)
 	printStartBatches(live, rep)
+	printEndBatches(live, rep)
 	for i, l := range lagLines {
 		if len(runs) > 1 {
 			fmt.Printf("seed %d: ", runs[i].Seed)
@@ -534,4 +535,49 @@ func printStartBatches(live, rep map[taskKey][]cpEnd) {
 	ld, lm, lb := count(live)
 	rd, rm, rb := count(rep)
 	fmt.Printf("start decisions: live %d (%.2f copies each, %d copies in decisions of 3 or more), replay %d (%.2f each, %d)\n", ld, lm, lb, rd, rm, rb)
+}
+
+// printEndBatches prints how many copy ends the scheduler heard at once
+// (ends of copies that ran out, stamped with the same time), live and in
+// the replay, and the median gap from one hearing of ends to the next
+// while ends kept coming (under 0.1 s): live, the server hears a worker's
+// reports in batches, one group commit each.
+func printEndBatches(live, rep map[taskKey][]cpEnd) {
+	count := func(m map[taskKey][]cpEnd) (int, float64, float64, float64) {
+		by := map[float64]int{}
+		for _, cs := range m {
+			for _, c := range cs {
+				if c.how == "killed" {
+					continue
+				}
+				by[math.Round((c.req+c.end)*1e6)]++
+			}
+		}
+		n, multi := 0, 0
+		ts := make([]float64, 0, len(by))
+		for t, v := range by {
+			n += v
+			if v >= 2 {
+				multi += v
+			}
+			ts = append(ts, t/1e6)
+		}
+		slices.Sort(ts)
+		var gaps []float64
+		for i := 1; i < len(ts); i++ {
+			if g := ts[i] - ts[i-1]; g < 0.1 {
+				gaps = append(gaps, g)
+			}
+		}
+		slices.Sort(gaps)
+		med := math.NaN()
+		if len(gaps) > 0 {
+			med = gaps[len(gaps)/2]
+		}
+		return len(by), float64(n) / float64(len(by)), float64(multi) / float64(n), med
+	}
+	lh, lm, lf, lg := count(live)
+	rh, rm, rf, rg := count(rep)
+	fmt.Printf("end hearings: live %d (%.2f ends each, %.0f%% of ends heard with another, gap median %.4f s), replay %d (%.2f, %.0f%%, %.4f s)\n",
+		lh, lm, 100*lf, lg, rh, rm, 100*rf, rg)
 }

@@ -123,6 +123,13 @@ type ReplayOptions struct {
 	// one did (TraceTask.HeardAt), not at its stamp; its visible response
 	// still counts from the stamp (replayheard.go).
 	RequestHeard bool
+	// LagAt, when not nil, pins the scheduler's latency estimate at t
+	// (the trace's clock) to what it gives (replaylag.go).
+	LagAt func(t float64) float64
+	// DecideAtStaleEnds runs the scheduler also where a killed or
+	// suspended copy would have ended, as replays did before
+	// replaytick.go's stale (an ablation; no live server does).
+	DecideAtStaleEnds bool
 }
 
 // Replay runs tr under cfg and measures it as Run does: a request is the
@@ -342,11 +349,12 @@ func (r *replay) run() error {
 	for r.q.Len() > 0 {
 		t := r.q[0].t
 		r.now = t
+		r.pinLag()
 		act := false
 		for r.q.Len() > 0 && r.q[0].t == t {
 			e := heap.Pop(&r.q).(rpEvent)
 			r.acc.events++
-			act = act || r.decides(e.kind)
+			act = act || r.decides(e.kind) && (r.o.DecideAtStaleEnds || !r.stale(e))
 			if err := r.handle(e); err != nil {
 				return err
 			}

@@ -1,5 +1,7 @@
 package sim
 
+import "batchd/sched"
+
 // A live server runs its scheduler when something it must act on happens
 // (a disclose, a request, a cancel, a copy's end, a worker's arrival or
 // departure) and on its dispatch tick, not when a heartbeat brings
@@ -32,4 +34,18 @@ func (r *replay) tick() {
 // scheduler afterwards.
 func (r *replay) decides(k rpEvKind) bool {
 	return r.o.Tick <= 0 || (k != rpProgress && k != rpHeartbeat)
+}
+
+// stale says whether e is the end or progress of a copy that no longer
+// runs as it did when e was queued (killed, suspended or lost since): the
+// replay drops it, and a live server never hears of it, so it is no
+// moment to run the scheduler at either. Deciding there gave the replay's
+// scheduler a look at its stragglers wherever a killed copy would have
+// ended, which a live one gets only at its next event or tick.
+func (r *replay) stale(e rpEvent) bool {
+	if e.kind != rpCopyEnd && e.kind != rpProgress {
+		return false
+	}
+	c := r.copies[sched.CopyID(e.cp)]
+	return c == nil || c.gen != e.gen || !c.running
 }
