@@ -25,10 +25,12 @@ import (
 const batchOutputMax = 4 << 10
 
 // batchable says whether an end is of the kind finishWinners records
-// (what the copy's row and the task's need, no more): not killed, no
-// start error, no kept files, output small enough for the copy's row.
+// (what the copy's row and the task's need, no more): not killed (nor
+// ordered killed, as the server remembers), no start error, no kept
+// files, output small enough for the copy's row.
 func batchable(in FinishInput) bool {
-	return !in.Killed && len(in.Kept) == 0 && in.StartError == "" && len(in.Stdout)+len(in.Stderr) <= batchOutputMax
+	return !in.Killed && (in.Known == nil || !in.Known.Killed) && len(in.Kept) == 0 && in.StartError == "" &&
+		len(in.Stdout)+len(in.Stderr) <= batchOutputMax
 }
 
 // finishWinners records ins the batched way when every report is of the

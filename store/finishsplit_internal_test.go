@@ -54,3 +54,45 @@ func TestFinishSplitSameAsOneByOne(t *testing.T) {
 	}
 	sc.same(t, oneByOne, split)
 }
+
+// A copy the server ordered killed after its task was won by another
+// copy, which ended by itself before the kill reached it: its end, marked
+// in memory (FinishKnown.Killed), goes one by one, and the rest of its
+// group is still written from memory instead of failing as stale.
+func TestFinishSplitKilledInMemory(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sc := newKnownScene(t)
+	for _, db := range sc.dbs {
+		ref := sched.TaskRef{Set: sc.set, Index: 4}
+		if _, err := db.ApplyDecisions(ctx, []sched.Decision{{Kind: sched.DecisionStart, Copy: 100, Task: ref,
+			Slot: sched.SlotRef{Worker: "w", Slot: 20}, Speculative: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.FinishCopies(ctx, []FinishInput{{Worker: "w", Copy: 100, RunSeconds: 0.5, Stdout: []byte("first\n")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ApplyDecisions(ctx, []sched.Decision{{Kind: sched.DecisionKill, Copy: 5, Task: ref}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	known := sc.ends(true)
+	k := *known[4].Known
+	k.Killed = true
+	known[4].Known = &k
+	oneByOne, err := sc.dbs[0].FinishCopies(ctx, sc.ends(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := sc.dbs[1].FinishCopies(ctx, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if taken, stale := sc.dbs[1].FinishKnownStats(); taken != 1 || stale != 0 {
+		t.Errorf("%d commits from memory, %d stale; want 1, 0", taken, stale)
+	}
+	if split[4].Result.Won {
+		t.Error("the killed copy's end won its task, which another copy had won")
+	}
+	sc.same(t, oneByOne, split)
+}
