@@ -17,8 +17,9 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "${1:-}" = pipeline ]; then
-	# Two builds alternated on one machine: each round runs BASE's then
-	# this tree's, so the load each sees is about the same.
+	# Two builds alternated on one machine: odd rounds run BASE's then
+	# this tree's, even rounds the other way round, so the load each sees
+	# is about the same, even while it rises or falls through the run.
 	base=${2:?usage: bench/dispatch.sh pipeline BASE}
 	bin=$(mktemp -d)
 	trap 'rm -rf "$out" "$bin"' EXIT
@@ -28,7 +29,11 @@ if [ "${1:-}" = pipeline ]; then
 	go build -o "$bin/batchd-this" ./cmd/batchd
 	go test -c -o "$bin/bench.test" ./bench/
 	for r in $(seq "${ROUNDS:-3}"); do
-		for b in base this; do
+		order="base this"
+		if [ $((r % 2)) -eq 0 ]; then
+			order="this base"
+		fi
+		for b in $order; do
 			echo "round $r, $b: load $(cut -d' ' -f1 /proc/loadavg)"
 			BATCHD_BENCH_BIN="$bin/batchd-$b" "$bin/bench.test" -test.run '^$' -test.bench 'Pipeline/slots=(64|16)$' \
 				-test.benchtime 2000x | sed -E "s/^(Benchmark[^[:space:]]*)-[0-9]+/\1@$b/" | tee -a "$out"

@@ -294,6 +294,8 @@ func benchPipeline(b *testing.B, n int) {
 	ended0 := scrape(b, bs, "batchd_copies_ended_total")
 	commits0, haveCommits := scrapeIf(b, bs, "batchd_finish_commits_total")
 	held0, haveHeld := scrapeIf(b, bs, "batchd_finish_commits_held_total")
+	mem0, haveMem := scrapeIf(b, bs, "batchd_finish_commits_from_memory_total")
+	stale0, _ := scrapeIf(b, bs, "batchd_finish_memory_stale_total")
 	cpu0 := cpuSeconds(b, bs.pid)
 	start := time.Now()
 	res, err := c.Disclose(ctx, client.DiscloseInput{Name: "bench", Tasks: specs, Request: true})
@@ -315,6 +317,10 @@ func benchPipeline(b *testing.B, n int) {
 	commits -= commits0
 	held, _ := scrapeIf(b, bs, "batchd_finish_commits_held_total")
 	held -= held0
+	mem, _ := scrapeIf(b, bs, "batchd_finish_commits_from_memory_total")
+	mem -= mem0
+	stale, _ := scrapeIf(b, bs, "batchd_finish_memory_stale_total")
+	stale -= stale0
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -339,6 +345,12 @@ func benchPipeline(b *testing.B, n int) {
 		if haveHeld {
 			// The share of them held back under load for more ends.
 			b.ReportMetric(held/commits, "held/commit")
+		}
+		if haveMem {
+			// The share written from the server's memory of the copies,
+			// and of those rolled back for a stale memory and read again.
+			b.ReportMetric(mem/commits, "memory/commit")
+			b.ReportMetric(stale/commits, "stale/commit")
 		}
 	}
 }

@@ -199,6 +199,7 @@ func (s *Server) carryOut(now time.Time, ds []sched.Decision, started []store.St
 			}
 		case sched.DecisionKill:
 			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Kill{Kill: int64(d.Copy)}}
+			s.known.killed(d.Copy)
 		case sched.DecisionSuspend:
 			m = &batchv1.AssignmentsResponse{Action: &batchv1.AssignmentsResponse_Suspend{Suspend: int64(d.Copy)}}
 		case sched.DecisionResume:

@@ -31,6 +31,18 @@ func (k *knownCopies) remember(started []store.Started) {
 	}
 }
 
+// killed marks a copy the scheduler ordered killed: its end goes one by
+// one, not in the batch it would fail (store.FinishKnown.Killed). Under
+// speculation the loser often ends by itself before the kill reaches it,
+// and its memory, taken before its task was won, is stale. Call with mu
+// held.
+func (k knownCopies) killed(id sched.CopyID) {
+	if kn, ok := k[id]; ok {
+		kn.Killed = true
+		k[id] = kn
+	}
+}
+
 // give gives each report the memory of its copy, and forgets it: a report
 // sent again (its commit failed) is read. Call with mu held.
 func (k knownCopies) give(ins []store.FinishInput) {

@@ -525,10 +525,7 @@ func (s *Server) routes() http.Handler {
 			connect.WithCompressMinBytes(16 << 10),
 			connect.WithCompression("gzip",
 				func() connect.Decompressor { return &gzip.Reader{} },
-				func() connect.Compressor {
-					w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
-					return w
-				}),
+				newKeptCompressor), // see gzipCompressors
 		}
 		hs := map[string]http.Handler{}
 		for _, mount := range []func() (string, http.Handler){

@@ -122,14 +122,27 @@ func finishCopiesTx(ctx context.Context, tx *Tx, ins []FinishInput, out []Finish
 	if done, err := finishWinners(ctx, tx, ins, out); done || err != nil {
 		return err
 	}
+	if done, err := finishSplit(ctx, tx, ins, out); done || err != nil {
+		return err
+	}
 	for i, in := range ins {
-		res, err := finishCopy(ctx, tx, in)
-		var se *sched.Error
-		if err != nil && !errors.As(err, &se) {
+		if err := finishOne(ctx, tx, in, &out[i]); err != nil {
 			return err
 		}
-		out[i] = FinishOutcome{Result: res, Err: err}
 	}
+	return nil
+}
+
+// finishOne records one end as finishCopy does, its outcome in out; it
+// returns only an error that aborts the transaction (a coded error is the
+// report's own, in out).
+func finishOne(ctx context.Context, tx *Tx, in FinishInput, out *FinishOutcome) error {
+	res, err := finishCopy(ctx, tx, in)
+	var se *sched.Error
+	if err != nil && !errors.As(err, &se) {
+		return err
+	}
+	*out = FinishOutcome{Result: res, Err: err}
 	return nil
 }
 

@@ -24,6 +24,15 @@ import (
 // small, and a large output goes the per-report way.
 const batchOutputMax = 4 << 10
 
+// batchable says whether an end is of the kind finishWinners records
+// (what the copy's row and the task's need, no more): not killed (nor
+// ordered killed, as the server remembers), no start error, no kept
+// files, output small enough for the copy's row.
+func batchable(in FinishInput) bool {
+	return !in.Killed && (in.Known == nil || !in.Known.Killed) && len(in.Kept) == 0 && in.StartError == "" &&
+		len(in.Stdout)+len(in.Stderr) <= batchOutputMax
+}
+
 // finishWinners records ins the batched way when every report is of the
 // common case (see above) and reports whether it did; when it did not, it
 // wrote nothing.
@@ -38,7 +47,7 @@ func finishWinners(ctx context.Context, tx *Tx, ins []FinishInput, out []FinishO
 	seen := make(map[sched.CopyID]bool, len(ins))
 	known := true
 	for _, in := range ins {
-		if in.Killed || len(in.Kept) > 0 || in.StartError != "" || len(in.Stdout)+len(in.Stderr) > batchOutputMax || seen[in.Copy] {
+		if !batchable(in) || seen[in.Copy] {
 			return false, nil
 		}
 		seen[in.Copy] = true

@@ -35,6 +35,11 @@ type FinishKnown struct {
 	// requested_at (0: the task was not requested when the copy started),
 	// in nanoseconds.
 	StartedAt, RequestedAt int64
+	// Killed: the server has since ordered the copy killed, so its end
+	// cannot win: it is not of the batched kind (batchable), whatever
+	// it reports, and goes one by one instead of failing the batch's
+	// guarded writes as a stale memory.
+	Killed bool
 }
 
 // knownStats counts the batched finishes that wrote from memory (taken)

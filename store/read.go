@@ -67,7 +67,7 @@ func (db *DB) ListTasks(ctx context.Context, owner string, id sched.SetID, p Tas
 		}
 		q += ` ORDER BY idx LIMIT +?`
 		args = append(args, size+1)
-		if tasks, err = queryTasks(ctx, tx, q, args...); err != nil {
+		if tasks, err = queryTasks(ctx, tx, size+1, q, args...); err != nil {
 			return err
 		}
 		if len(tasks) > size {
@@ -104,14 +104,18 @@ func getTasks(ctx context.Context, tx *Tx, id sched.SetID, indexes []int32) ([]s
 		for _, i := range chunk {
 			args = append(args, i)
 		}
-		ts, err := queryTasks(ctx, tx, `SELECT `+taskCols+` FROM tasks WHERE set_id = ? AND idx IN (`+placeholders(len(chunk))+`) ORDER BY idx`, args...)
+		ts, err := queryTasks(ctx, tx, len(chunk), `SELECT `+taskCols+` FROM tasks WHERE set_id = ? AND idx IN (`+placeholders(len(chunk))+`) ORDER BY idx`, args...)
 		if err != nil {
 			return nil, err
 		}
 		if err := attachCopies(ctx, tx, id, ts); err != nil {
 			return nil, err
 		}
-		tasks = append(tasks, ts...)
+		if tasks == nil { // one chunk: most watches' changes
+			tasks = ts
+		} else {
+			tasks = append(tasks, ts...)
+		}
 	}
 	return tasks, nil
 }
@@ -206,14 +210,16 @@ func scanSetRow(row rowScanner, set *sched.TaskSet) error {
 const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed_at, finished_at, canceled_at,
 	visible_response, service_seconds, exit_code, timed_out, attempt, held, fail_reason`
 
-func queryTasks(ctx context.Context, tx *Tx, q string, args ...any) ([]sched.Task, error) {
+// queryTasks reads the tasks q selects (taskCols), most of them at most
+// (a hint, up to 512: more are read too).
+func queryTasks(ctx context.Context, tx *Tx, most int, q string, args ...any) ([]sched.Task, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read tasks: %w", err)
 	}
 	defer rows.Close()
 	var (
-		out   []sched.Task
+		out   = make([]sched.Task, 0, min(most, 512)) // 384 bytes a task: sized once, not grown by doubling
 		later specLater
 	)
 	for rows.Next() {
