@@ -18,8 +18,15 @@
 # alternated with this tree's, against the same server: the baseline
 # measured in the same run.
 #
+# BREAKDOWN=1 instead times each hop of request -> start (the CLI's exec,
+# its connect and first byte, the server's accept, the request's stamp,
+# the decision, the fork, the child's exec, its clock) under `perf record`
+# of a few tracepoints, N runs: see bench/clistart_breakdown.py. It needs
+# perf and root (or perf_event_paranoid -1).
+#
 #   bench/clistart.sh                 # N=30
 #   N=100 BASE=main bench/clistart.sh
+#   BREAKDOWN=1 bench/clistart.sh
 set -eu
 cd "$(dirname "$0")/.."
 n=${N:-30}
@@ -55,6 +62,11 @@ until "$tmp/batchctl" status >/dev/null 2>&1; do
 	sleep 0.1
 done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${BREAKDOWN:-}" ]; then
+	python3 bench/clistart_breakdown.py "$n" "$tmp" "$tmp/batchctl"
+	echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	exit 0
+fi
 python3 - "$n" "$tmp" "$base" <<'PY'
 import os, statistics, subprocess, sys, time
 
