@@ -69,6 +69,8 @@ type DB struct {
 	// means time.After (tests replace it, before Open, to say when).
 	checkpointAfter       func(time.Duration) <-chan time.Time
 	checkpoints, ckErrors atomic.Int64
+	logStarts             atomic.Int64 // the log started over by startLogOver
+	noLogStart            bool         // tests: leave the log's start to the next commit
 	ckLastErr             atomic.Value // string: the last checkpoint's error
 	walPages              atomic.Int64 // pages in the WAL at the last checkpoint
 	truncates, truncBusy  atomic.Int64 // TRUNCATE checkpoints done, and given up on readers
@@ -190,9 +192,13 @@ func (db *DB) checkpointer(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case <-after(checkpointEvery):
 		}
-		if err := db.checkpointOnce(); err != nil {
+		all, err := db.checkpointOnce()
+		if err != nil {
 			db.ckErrors.Add(1)
 			db.ckLastErr.Store(err.Error())
+		}
+		if all && !db.noLogStart {
+			db.startLogOver()
 		}
 		db.checkpoints.Add(1)
 	}
