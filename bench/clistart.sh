@@ -14,20 +14,30 @@
 # from wait4), which the load does not change.
 # The load is printed before and after.
 #
-# BASE=REV also builds batchctl at git revision REV and runs it
-# alternated with this tree's, against the same server: the baseline
-# measured in the same run.
+# BASE=REV also builds batchctl and batchd at git revision REV and runs
+# them alternated with this tree's: `--version` of each batchctl, and
+# request -> start of each batchctl against its own tree's server (two
+# idle servers, one slot each): the baseline measured in the same run.
+#
+# BREAKDOWN=1 instead times each hop of request -> start (the CLI's exec,
+# its connect and first byte, the server's accept, the request's stamp,
+# the decision, the fork, the child's exec, its clock) under `perf record`
+# of a few tracepoints, N runs: see bench/clistart_breakdown.py. It needs
+# perf and root (or perf_event_paranoid -1).
 #
 #   bench/clistart.sh                 # N=30
 #   N=100 BASE=main bench/clistart.sh
+#   BREAKDOWN=1 bench/clistart.sh
 set -eu
 cd "$(dirname "$0")/.."
 n=${N:-30}
 base=${BASE:-}
 tmp=$(mktemp -d)
 srv=
+srvbase=
 cleanup() {
 	[ -z "$srv" ] || kill "$srv" 2>/dev/null || true
+	[ -z "$srvbase" ] || kill "$srvbase" 2>/dev/null || true
 	wait 2>/dev/null || true
 	rm -rf "$tmp"
 }
@@ -39,6 +49,7 @@ if [ -n "$base" ]; then
 	mkdir "$tmp/base"
 	git archive "$base" | tar -x -C "$tmp/base"
 	(cd "$tmp/base" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$tmp/batchctl-base" ./cmd/batchctl)
+	(cd "$tmp/base" && go build -tags urfave_cli_no_docs -o "$tmp/batchd-base" ./cmd/batchd)
 fi
 mkdir "$tmp/hello"
 printf 'module hello\n\ngo 1.22\n' >"$tmp/hello/go.mod"
@@ -54,14 +65,33 @@ until "$tmp/batchctl" status >/dev/null 2>&1; do
 	[ $i -lt 600 ] || { echo "server did not start"; cat "$tmp/serve.log"; exit 1; }
 	sleep 0.1
 done
+portbase=
+if [ -n "$base" ]; then
+	portbase=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	"$tmp/batchd-base" serve --listen 127.0.0.1:"$portbase" --data "$tmp/data-base" --slots 1 --log-level warn 2>"$tmp/serve-base.log" &
+	srvbase=$!
+	i=0
+	until BATCH_SERVER=http://127.0.0.1:$portbase BATCHD_DATA=$tmp/data-base "$tmp/batchctl-base" status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "BASE server did not start"; cat "$tmp/serve-base.log"; exit 1; }
+		sleep 0.1
+	done
+fi
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$n" "$tmp" "$base" <<'PY'
+if [ -n "${BREAKDOWN:-}" ]; then
+	python3 bench/clistart_breakdown.py "$n" "$tmp" "$tmp/batchctl"
+	echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	exit 0
+fi
+python3 - "$n" "$tmp" "$base" "$portbase" <<'PY'
 import os, statistics, subprocess, sys, time
 
-n, tmp, base = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-ctls = [("batchctl", tmp + "/batchctl")]
+n, tmp, base, portbase = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+# (name, batchctl, the environment that points it at its own tree's server)
+ctls = [("batchctl", tmp + "/batchctl", dict(os.environ))]
 if base:
-    ctls.append(("batchctl@" + base, tmp + "/batchctl-base"))
+    ctls.append(("batchctl@" + base, tmp + "/batchctl-base",
+                 dict(os.environ, BATCH_SERVER="http://127.0.0.1:" + portbase, BATCHD_DATA=tmp + "/data-base")))
 devnull = os.open(os.devnull, os.O_WRONLY)
 
 def run(argv):
@@ -75,12 +105,12 @@ def run(argv):
         sys.exit("%s exited with %d" % (argv, p.returncode))
     return wall, (ru.ru_utime + ru.ru_stime) * 1e3, ru.ru_minflt
 
-def start(ctl):
+def start(ctl, env):
     """Milliseconds from the CLI's exec to its task's exec, and the CPU
     milliseconds and page faults of that CLI process."""
     t0 = time.time_ns()
     p = subprocess.Popen([ctl, "disclose", "-q", "--request", "--", "date", "+%s%N"],
-                         stdout=subprocess.PIPE, stderr=devnull, text=True)
+                         stdout=subprocess.PIPE, stderr=devnull, text=True, env=env)
     set_id = p.stdout.read().strip()
     _, status, ru = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -88,7 +118,7 @@ def start(ctl):
         sys.exit("disclose exited with %d" % p.returncode)
     cpu = (ru.ru_utime + ru.ru_stime) * 1e3
     # Not timed: wait for the task and read the clock it printed.
-    out = subprocess.run([ctl, "request", set_id + "/0"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([ctl, "request", set_id + "/0"], capture_output=True, text=True, check=True, env=env).stdout
     clock = [w for w in out.split() if w.isdigit() and len(w) >= 18]
     if not clock:
         sys.exit("no clock in the output: %r" % out)
@@ -104,12 +134,15 @@ for i in range(n + 3):  # the first three warm the page cache
     # last round's request shares the machine with the server's work
     # that follows its task's end.
     order = ctls if i % 2 == 0 else ctls[::-1]
-    for name, ctl in order:
+    for name, ctl, _ in order:
         got.append((name + " --version", run([ctl, "--version"])))
     got.append(("Go hello-world", run([tmp + "/hello-go"])))
     got.append(("fork/exec of date", run(["date"])))
-    for name, ctl in order:
-        got.append((name + ": CLI request -> task start (idle, 1 slot)", start(ctl)))
+    for name, ctl, env in order:
+        # Idle: the server's work after the last task's end (its group
+        # commit, the checkpoint 100 ms after) is over.
+        time.sleep(0.3)
+        got.append((name + ": CLI request -> task start (idle, 1 slot)", start(ctl, env)))
     if i >= 3:
         for name, (wall, cpu, faults) in got:
             add((name, "wall"), wall)

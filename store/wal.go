@@ -59,24 +59,27 @@ func (db *DB) TruncateStats() (truncated, busy int64) {
 // waiting (PASSIVE). When that moved every page, so that no reader needs
 // an older snapshot from the log, and the log's file is past the limit,
 // it runs a TRUNCATE checkpoint, which waits at most truncateWait for the
-// readers of the latest snapshot and then empties the file.
-func (db *DB) checkpointOnce() error {
+// readers of the latest snapshot and then empties the file. all says
+// that the log's pages are all in the database: the next commit would
+// start it over (see startLogOver).
+func (db *DB) checkpointOnce() (all bool, err error) {
 	var busy, logPages, moved int
 	if err := db.ck.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &moved); err != nil {
-		return err
+		return false, err
 	}
 	db.walPages.Store(int64(logPages))
+	all = logPages > 0 && moved == logPages
 	if logPages < 0 || moved < logPages || db.WALFileBytes() <= db.WALLimit {
-		return nil
+		return all, nil
 	}
 	if err := db.ck.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &moved); err != nil {
-		return err
+		return false, err
 	}
 	if busy != 0 {
 		db.truncBusy.Add(1)
-		return nil
+		return all, nil
 	}
 	db.walPages.Store(0)
 	db.truncates.Add(1)
-	return nil
+	return true, nil
 }
