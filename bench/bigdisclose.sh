@@ -9,7 +9,8 @@
 # lock and the heartbeats' p99 (the bucket of batchd_heartbeat_seconds
 # that holds the 99th percentile: the server's time to answer, from its
 # handler's start), the heartbeats deferred (the store's writer busy)
-# and each phase's p99 (lock, writer, write, apply:
+# and each phase's p99 (lock, writer, write and its begin, statements
+# and commit, apply:
 # batchd_heartbeat_phase_seconds), how long heartbeats held the server's
 # lock (batchd_heartbeat_lock_held_seconds) and the reports' answers'
 # p99 (batchd_report_seconds), from /metrics (each absent from older
@@ -117,8 +118,8 @@ curl -s "$url/metrics" | awk '
 	}
 	/^batchd_heartbeat_phase_seconds_count/ { match($0, /phase="[^"]*"/); n[substr($0, RSTART + 7, RLENGTH - 8)] = $2 }
 	END {
-		split("lock writer write apply", order, " ")
-		for (o = 1; o <= 4; o++) {
+		no = split("lock writer write begin statements commit apply", order, " ")
+		for (o = 1; o <= no; o++) {
 			ph = order[o]
 			if (!(ph in n) || n[ph] == 0) continue
 			p = ""; m = ""

@@ -82,6 +82,9 @@ func (s *Server) heartbeatHeard(ctx context.Context, at time.Time, id sched.Work
 		return &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}, nil
 	}
 	s.dm.observeHeartbeatPhase(phaseWrite, time.Since(called)-hb.WriterWait)
+	s.dm.observeHeartbeatPhase(phaseBegin, hb.Tx.Begin)
+	s.dm.observeHeartbeatPhase(phaseStatements, hb.Tx.Statements)
+	s.dm.observeHeartbeatPhase(phaseCommit, hb.Tx.Commit)
 	s.hearFound(&heartbeatFound{worker: id, at: at, hb: hb, queued: time.Now()})
 	return s.heartbeatAnswer(hb), nil
 }

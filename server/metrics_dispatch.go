@@ -47,7 +47,12 @@ func (d *dispatchMetrics) observeHeartbeat(start time.Time) {
 const (
 	phaseLock   = "lock"   // the wait for the server's lock (a worker not yet heard)
 	phaseWriter = "writer" // the wait for the store's writer
-	phaseWrite  = "write"  // the store's transaction
+	phaseWrite  = "write"  // the store's transaction, all of it
+	// The write's parts: BEGIN IMMEDIATE (SQLite's write lock), the
+	// statements, and COMMIT.
+	phaseBegin      = "begin"
+	phaseStatements = "statements"
+	phaseCommit     = "commit"
 	// phaseApply is the wait of what an answered heartbeat found for the
 	// server's lock, after the answer (applyHeartbeats).
 	phaseApply = "apply"

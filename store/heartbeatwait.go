@@ -41,8 +41,26 @@ func (db *DB) HeartbeatWithin(ctx context.Context, d time.Duration, w sched.Work
 		return res, nil
 	}
 	defer db.wmu.Unlock()
-	err = db.writeHeld(ctx, func(tx *Tx) error { return heartbeatTx(ctx, tx, w, copies, &res) })
+	err = db.writeHeld(ctx, func(tx *Tx) error {
+		if f := db.HeartbeatHeldFunc; f != nil {
+			f(w)
+		}
+		return heartbeatTx(ctx, tx, w, copies, &res)
+	})
+	res.Tx = db.lastTx
 	return res, err
+}
+
+// TxTimes is how a write transaction's time went, for the metrics of
+// the writes that must not wait (a worker's heartbeat).
+type TxTimes struct {
+	// Begin is BEGIN IMMEDIATE's: SQLite's write lock, which the
+	// checkpointer takes too while it truncates the WAL.
+	Begin time.Duration
+	// Statements is the transaction's own statements'.
+	Statements time.Duration
+	// Commit is COMMIT's: the WAL's append (and its sync, if any).
+	Commit time.Duration
 }
 
 // tryLockWithin takes m if it comes within d, and says whether it did. It

@@ -302,6 +302,8 @@ type HeartbeatResult struct {
 	Deferred bool
 	// WriterWait is how long HeartbeatWithin waited for the writer.
 	WriterWait time.Duration
+	// Tx is how HeartbeatWithin's transaction's time went.
+	Tx TxTimes
 }
 
 // Heartbeat records a worker's heartbeat and its copies' progress.
