@@ -8,7 +8,8 @@
 # took, the lease lapses, the heartbeats answered without the server's
 # lock and the heartbeats' p99 (the bucket of batchd_heartbeat_seconds
 # that holds the 99th percentile: the server's time to answer, from its
-# handler's start), the heartbeats deferred (the store's writer busy)
+# handler's start), the heartbeats deferred (answered before their
+# writes) and coalesced (a newer one of the same worker written instead)
 # and each phase's p99 (lock, writer, write and its begin, statements
 # and commit, apply:
 # batchd_heartbeat_phase_seconds), how long heartbeats held the server's
@@ -110,7 +111,7 @@ curl -s "$url/metrics" | awk '
 		for (i = 1; i <= k; i++) if (c[i] >= n) { m = le[i]; break }
 		printf "heartbeats answered: %d; p99 <= %s s, all <= %s s (batchd_heartbeat_seconds buckets)\n", n, p, m
 	}'
-echo "heartbeats deferred (the store's writer busy): $(metric batchd_heartbeats_deferred_total)"
+echo "heartbeats deferred (answered before their writes): $(metric batchd_heartbeats_deferred_total); coalesced (never written, a newer one written instead): $(metric batchd_heartbeats_coalesced_total)"
 curl -s "$url/metrics" | awk '
 	/^batchd_heartbeat_phase_seconds_bucket/ {
 		match($0, /phase="[^"]*"/); ph = substr($0, RSTART + 7, RLENGTH - 8)

@@ -9,15 +9,17 @@
 // reports and API calls behind it. So a registered worker's heartbeat:
 //
 //  1. is heard at once (heardAt): its lease is renewed;
-//  2. writes its copies' progress through the store's writer, waiting at
-//     most heartbeatWait for it, without the lock; when the writer is not
-//     free in time it writes nothing (deferred): the next heartbeat
-//     carries every copy's progress again;
-//  3. is answered: the copies the server no longer wants are killed;
-//  4. hands what it found to the scheduler (changed progress, copies
-//     the worker did not report) under the lock if it is free at once,
-//     else leaves it to applyHeartbeats, which takes the lock after the
-//     answer.
+//  2. has its copies' progress written in the background, without the
+//     lock, and waits for that write at most heartbeatWait
+//     (heartbeat_write.go): a write that comes later (deferred) still
+//     writes, and the newest heartbeat waiting replaces older ones;
+//  3. is answered: the copies the server no longer wants are killed
+//     (those its write found, or, when deferred, those earlier writes
+//     found after their answers);
+//  4. its write hands what it found to the scheduler (changed
+//     progress, copies the worker did not report) under the lock if it
+//     is free at once, else leaves it to applyHeartbeats, which takes
+//     the lock later.
 //
 // Order: a copy's end is written and heard under the lock, and the
 // store writes a heartbeat's progress only for a copy live at that
@@ -36,10 +38,6 @@ import (
 	"batchd/sched"
 	"batchd/store"
 )
-
-// heartbeatWait bounds how long a registered worker's heartbeat waits
-// for the store's writer.
-const heartbeatWait = 50 * time.Millisecond
 
 // heardAt returns the cell holding when (unix nanoseconds, the server's
 // clock) a registered worker was last heard, which a heartbeat sets
@@ -62,31 +60,6 @@ func (s *Server) lastHeard(w *workerConn) time.Time {
 		}
 	}
 	return last
-}
-
-// heartbeatHeard answers the heartbeat of registered worker id, heard
-// at at, without waiting for the server's lock (steps 2 to 4 above). Do
-// not call with mu held.
-func (s *Server) heartbeatHeard(ctx context.Context, at time.Time, id sched.WorkerID, in []store.CopyProgress) (*batchv1.HeartbeatResponse, error) {
-	if f := s.heartbeatWriteFunc; f != nil {
-		f()
-	}
-	called := time.Now()
-	hb, err := s.db.HeartbeatWithin(ctx, heartbeatWait, id, in)
-	s.dm.observeHeartbeatPhase(phaseWriter, hb.WriterWait)
-	if err != nil {
-		return nil, err
-	}
-	if hb.Deferred {
-		s.dm.heartbeatsDeferred.Add(1)
-		return &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}, nil
-	}
-	s.dm.observeHeartbeatPhase(phaseWrite, time.Since(called)-hb.WriterWait)
-	s.dm.observeHeartbeatPhase(phaseBegin, hb.Tx.Begin)
-	s.dm.observeHeartbeatPhase(phaseStatements, hb.Tx.Statements)
-	s.dm.observeHeartbeatPhase(phaseCommit, hb.Tx.Commit)
-	s.hearFound(&heartbeatFound{worker: id, at: at, hb: hb, queued: time.Now()})
-	return s.heartbeatAnswer(hb), nil
 }
 
 // heartbeatAnswer is the answer to a heartbeat the store recorded: the

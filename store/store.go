@@ -112,9 +112,10 @@ type DB struct {
 	// transaction, holding the writer (tests make a chunk slow there).
 	StageChunkHeldFunc func(set sched.SetID, chunk int)
 	// HeartbeatHeldFunc, when set, is called inside a heartbeat's write
-	// transaction (HeartbeatWithin), holding the writer (tests make the
-	// write slow there, as a slow commit or the disk would).
-	HeartbeatHeldFunc func(w sched.WorkerID)
+	// transaction (HeartbeatWrite), holding the writer, with what it
+	// writes (tests make the write slow there, as a slow commit or the
+	// disk would, and see which heartbeats were written).
+	HeartbeatHeldFunc func(w sched.WorkerID, copies []CopyProgress)
 	// BenchSynchronousOff opens the database with synchronous=OFF instead
 	// of NORMAL: for a benchmark's ablation only, never a setting (a power
 	// loss may lose or corrupt committed transactions). Set before Open.

@@ -297,12 +297,9 @@ type HeartbeatResult struct {
 	Kill    []sched.CopyID // reported copies not live on the worker
 	Changed []CopyProgress // live copies whose progress changed
 	Missing []sched.CopyID // live copies of the worker it did not report
-	// Deferred is set by HeartbeatWithin when the writer stayed busy
-	// for its bound: nothing was written and the rest is empty.
-	Deferred bool
-	// WriterWait is how long HeartbeatWithin waited for the writer.
+	// WriterWait is how long HeartbeatWrite waited for the writer.
 	WriterWait time.Duration
-	// Tx is how HeartbeatWithin's transaction's time went.
+	// Tx is how HeartbeatWrite's transaction's time went.
 	Tx TxTimes
 }
 
