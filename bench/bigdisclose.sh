@@ -155,3 +155,5 @@ echo "the heartbeats' hold of the server's lock, and the reports' answers:"
 hist batchd_heartbeat_lock_held_seconds
 hist batchd_report_seconds
 grep -c "lease lapsed" "$tmp/serve.log" | sed 's/^/"worker lease lapsed" lines in the server log: /'
+grep -c "copy not reported by its worker" "$tmp/serve.log" | sed 's/^/copies lost as not reported by their worker: /'
+echo "WAL truncations: $(metric batchd_store_wal_truncations_total) (given up on readers: $(metric batchd_store_wal_truncations_busy_total))"

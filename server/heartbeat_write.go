@@ -5,7 +5,9 @@
 // the background, and the answer waits for it at most heartbeatWait.
 // Whatever holds the write up (the writer busy with a disclose's chunk,
 // SQLite's write lock held by a WAL checkpoint, a slow commit, the
-// disk) then delays the progress, never the answer.
+// disk) then delays the progress, never the answer; and when the write
+// cannot start at once (the writer busy, or an earlier heartbeat of the
+// same worker still writing), the answer does not wait at all.
 //
 // Each worker has at most one heartbeat write running and at most one
 // waiting: a heartbeat that comes while its worker's write runs takes
@@ -60,6 +62,8 @@ type heartbeatWrite struct {
 	at   time.Time // when it was heard (the server's clock)
 	in   []store.CopyProgress
 	done chan struct{} // closed once written, or replaced by a newer one
+	// waits is closed when the write found the store's writer busy.
+	waits chan struct{}
 	// Set before done closes:
 	written bool
 	hb      store.HeartbeatResult
@@ -79,21 +83,22 @@ func (s *Server) heartbeatWriterOf(id sched.WorkerID) *heartbeatWriter {
 
 // heartbeatHeard answers the heartbeat of registered worker id, heard
 // at at, without the server's lock: it hands the write to the worker's
-// heartbeat writes and waits for it at most s.heartbeatWait. Do not call
-// with mu held.
+// heartbeat writes and waits for it at most s.heartbeatWait, and not at
+// all when it cannot start at once. Do not call with mu held.
 func (s *Server) heartbeatHeard(ctx context.Context, at time.Time, id sched.WorkerID, in []store.CopyProgress) (*batchv1.HeartbeatResponse, error) {
 	hw := s.heartbeatWriterOf(id)
-	job := &heartbeatWrite{at: at, in: in, done: make(chan struct{})}
+	job := &heartbeatWrite{at: at, in: in, done: make(chan struct{}), waits: make(chan struct{})}
 	if hw.submit(job, &s.dm) {
 		go s.writeHeartbeats(id, hw, job)
+		t := time.NewTimer(s.heartbeatWait)
+		select {
+		case <-job.done:
+		case <-job.waits:
+		case <-t.C:
+		case <-ctx.Done(): // the caller is gone; the write goes on
+		}
+		t.Stop()
 	}
-	t := time.NewTimer(s.heartbeatWait)
-	select {
-	case <-job.done:
-	case <-t.C:
-	case <-ctx.Done(): // the caller is gone; the write goes on
-	}
-	t.Stop()
 	hw.mu.Lock()
 	late := true
 	select {
@@ -157,7 +162,7 @@ func (s *Server) writeHeartbeats(id sched.WorkerID, hw *heartbeatWriter, job *he
 			err = sched.Errorf(sched.EUNAVAILABLE, "the server is shutting down")
 		default:
 			began := time.Now()
-			hb, err = s.db.HeartbeatWrite(context.Background(), id, job.in)
+			hb, err = s.db.HeartbeatWrite(context.Background(), id, job.in, func() { close(job.waits) })
 			s.dm.observeHeartbeatPhase(phaseWriter, hb.WriterWait)
 			if err == nil {
 				s.dm.observeHeartbeatPhase(phaseWrite, time.Since(began)-hb.WriterWait)

@@ -15,13 +15,30 @@ import (
 // HeartbeatWrite is Heartbeat, timed: res.WriterWait is how long it
 // waited for the writer (passing a staged disclose's queued chunks like
 // every write, writegate.go) and res.Tx how its transaction's time went.
-// Errors as Heartbeat's.
-func (db *DB) HeartbeatWrite(ctx context.Context, w sched.WorkerID, copies []CopyProgress) (res HeartbeatResult, err error) {
+// When the writer is not free at once (busy, or a chunk queued for it),
+// it calls busy, if set, before it waits. Errors as Heartbeat's.
+func (db *DB) HeartbeatWrite(ctx context.Context, w sched.WorkerID, copies []CopyProgress, busy func()) (res HeartbeatResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
 	began := time.Now()
-	unlock := db.lockWriter()
+	var unlock func()
+	if db.gate.TryRLock() {
+		if db.wmu.TryLock() {
+			unlock = func() {
+				db.wmu.Unlock()
+				db.gate.RUnlock()
+			}
+		} else {
+			db.gate.RUnlock()
+		}
+	}
+	if unlock == nil {
+		if busy != nil {
+			busy()
+		}
+		unlock = db.lockWriter()
+	}
 	defer unlock()
 	res.WriterWait = time.Since(began)
 	err = db.writeHeld(ctx, func(tx *Tx) error {
