@@ -137,7 +137,11 @@ func (s *Server) applyFound(got time.Time, batch []*heartbeatFound) {
 // holds as live that the worker has left out of its heartbeats for
 // longer than a lease (counted in the heartbeats' arrival times). Those
 // never reached it (an assignment lost with a broken stream) or ended
-// without a report: they are lost and run again. Call with mu held.
+// without a report: they are lost and run again. A copy whose end's
+// report is being handled (s.reporting) is not missing: a worker leaves
+// an ended copy out of its heartbeats, and its report may wait for the
+// store's writer longer than a lease while heartbeats are written
+// beside it. Call with mu held.
 func (s *Server) heartbeatResults(ctx context.Context, at time.Time, w *workerConn, hb store.HeartbeatResult) error {
 	now := s.now()
 	for _, c := range hb.Changed {
@@ -146,6 +150,9 @@ func (s *Server) heartbeatResults(ctx context.Context, at time.Time, w *workerCo
 	missing := make(map[sched.CopyID]time.Time, len(hb.Missing))
 	var lose []sched.CopyID
 	for _, c := range hb.Missing {
+		if _, ending := s.reporting.Load(c); ending {
+			continue // its end is being written: left out, not missing
+		}
 		since, ok := w.missingSince[c]
 		if !ok {
 			since = at

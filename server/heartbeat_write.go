@@ -162,7 +162,7 @@ func (s *Server) writeHeartbeats(id sched.WorkerID, hw *heartbeatWriter, job *he
 			err = sched.Errorf(sched.EUNAVAILABLE, "the server is shutting down")
 		default:
 			began := time.Now()
-			hb, err = s.db.HeartbeatWrite(context.Background(), id, job.in, func() { close(job.waits) })
+			hb, err = s.db.HeartbeatWrite(context.Background(), id, job.at, job.in, func() { close(job.waits) })
 			s.dm.observeHeartbeatPhase(phaseWriter, hb.WriterWait)
 			if err == nil {
 				s.dm.observeHeartbeatPhase(phaseWrite, time.Since(began)-hb.WriterWait)

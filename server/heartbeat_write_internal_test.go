@@ -242,3 +242,71 @@ func TestHeartbeatWriteAfterEndKeepsTheEnd(t *testing.T) {
 		t.Errorf("the scheduler holds %v after the copy's end", live)
 	}
 }
+
+// A heartbeat written after a copy started, though heard before, does
+// not count the copy missing: it could not have carried it.
+func TestHeartbeatHeardBeforeAStartMissesNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorkerRunningOne(t, 3*time.Second, 2)
+	s, ctx := w.s, w.ctx
+	before := time.Unix(0, 1)
+	hb, err := s.db.HeartbeatWrite(ctx, "w", before, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hb.Missing) != 0 {
+		t.Errorf("a heartbeat heard before the copy started misses %v", hb.Missing)
+	}
+	hb, err = s.db.HeartbeatWrite(ctx, "w", s.now(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(hb.Missing, []sched.CopyID{sched.CopyID(w.copy)}) {
+		t.Errorf("a heartbeat heard after the copy started misses %v, want [%d]", hb.Missing, w.copy)
+	}
+}
+
+// A copy whose end's report is being handled (ReportFinished marks it;
+// a report may wait for the store's writer, behind a disclose's chunks,
+// for longer than a lease) is not lost by heartbeats that leave it out
+// for longer than a lease meanwhile; once its report is done, it is.
+func TestHeartbeatsBesideAReportLoseNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorkerRunningOne(t, 3*time.Second, 2)
+	s, ctx := w.s, w.ctx
+	c := sched.CopyID(w.copy)
+	beats := func() {
+		t.Helper()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		at := s.now()
+		for _, at := range []time.Time{at, at.Add(s.cfg.Lease + s.cfg.LeaseMargin + time.Second)} {
+			if err := s.heartbeatResults(ctx, at, s.workers["w"], store.HeartbeatResult{Missing: []sched.CopyID{c}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	live := func() bool {
+		t.Helper()
+		db, err := sql.Open("sqlite3", "file:"+s.db.Path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var state string
+		if err := db.QueryRow(`SELECT state FROM copies WHERE id = ?`, c).Scan(&state); err != nil {
+			t.Fatal(err)
+		}
+		return sched.CopyState(state).Live()
+	}
+	s.reporting.Store(c, struct{}{})
+	beats()
+	if !live() {
+		t.Fatal("a copy whose report was being handled was lost")
+	}
+	s.reporting.Delete(c)
+	beats()
+	if live() {
+		t.Error("a copy left out of heartbeats for longer than a lease, with no report, was not lost")
+	}
+}

@@ -201,6 +201,9 @@ type Server struct {
 	// long a heartbeat's answer waits for its write (heartbeat_write.go).
 	heartbeatWriters sync.Map
 	heartbeatWait    time.Duration
+	// reporting holds the copies whose ends' reports are being handled
+	// (sched.CopyID → struct{}): no heartbeat counts them missing.
+	reporting sync.Map
 	// heartbeatWriteFunc and heartbeatApplyFunc, when set (tests), are
 	// called before a registered worker's heartbeat's write, and by
 	// applyHeartbeats before it takes mu (heartbeat_lane.go).

@@ -12,12 +12,13 @@ import (
 	"batchd/sched"
 )
 
-// HeartbeatWrite is Heartbeat, timed: res.WriterWait is how long it
+// HeartbeatWrite is Heartbeat for a heartbeat heard at heard (the copies
+// started after it are not missing from it), timed: res.WriterWait is how long it
 // waited for the writer (passing a staged disclose's queued chunks like
 // every write, writegate.go) and res.Tx how its transaction's time went.
 // When the writer is not free at once (busy, or a chunk queued for it),
 // it calls busy, if set, before it waits. Errors as Heartbeat's.
-func (db *DB) HeartbeatWrite(ctx context.Context, w sched.WorkerID, copies []CopyProgress, busy func()) (res HeartbeatResult, err error) {
+func (db *DB) HeartbeatWrite(ctx context.Context, w sched.WorkerID, heard time.Time, copies []CopyProgress, busy func()) (res HeartbeatResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
@@ -45,7 +46,7 @@ func (db *DB) HeartbeatWrite(ctx context.Context, w sched.WorkerID, copies []Cop
 		if f := db.HeartbeatHeldFunc; f != nil {
 			f(w, copies)
 		}
-		return heartbeatTx(ctx, tx, w, copies, &res)
+		return heartbeatTx(ctx, tx, w, heard, copies, &res)
 	})
 	res.Tx = db.lastTx
 	return res, err
