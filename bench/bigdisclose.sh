@@ -8,8 +8,10 @@
 # took, the lease lapses, the heartbeats answered without the server's
 # lock and the heartbeats' p99 (the bucket of batchd_heartbeat_seconds
 # that holds the 99th percentile: the server's time to answer, from its
-# handler's start), the heartbeats deferred (the store's writer busy)
-# and each phase's p99 (lock, writer, write, apply:
+# handler's start), the heartbeats deferred (answered before their
+# writes) and coalesced (a newer one of the same worker written instead)
+# and each phase's p99 (lock, writer, write and its begin, statements
+# and commit, apply:
 # batchd_heartbeat_phase_seconds), how long heartbeats held the server's
 # lock (batchd_heartbeat_lock_held_seconds) and the reports' answers'
 # p99 (batchd_report_seconds), from /metrics (each absent from older
@@ -109,7 +111,7 @@ curl -s "$url/metrics" | awk '
 		for (i = 1; i <= k; i++) if (c[i] >= n) { m = le[i]; break }
 		printf "heartbeats answered: %d; p99 <= %s s, all <= %s s (batchd_heartbeat_seconds buckets)\n", n, p, m
 	}'
-echo "heartbeats deferred (the store's writer busy): $(metric batchd_heartbeats_deferred_total)"
+echo "heartbeats deferred (answered before their writes): $(metric batchd_heartbeats_deferred_total); coalesced (never written, a newer one written instead): $(metric batchd_heartbeats_coalesced_total)"
 curl -s "$url/metrics" | awk '
 	/^batchd_heartbeat_phase_seconds_bucket/ {
 		match($0, /phase="[^"]*"/); ph = substr($0, RSTART + 7, RLENGTH - 8)
@@ -117,8 +119,8 @@ curl -s "$url/metrics" | awk '
 	}
 	/^batchd_heartbeat_phase_seconds_count/ { match($0, /phase="[^"]*"/); n[substr($0, RSTART + 7, RLENGTH - 8)] = $2 }
 	END {
-		split("lock writer write apply", order, " ")
-		for (o = 1; o <= 4; o++) {
+		no = split("lock writer write begin statements commit apply", order, " ")
+		for (o = 1; o <= no; o++) {
 			ph = order[o]
 			if (!(ph in n) || n[ph] == 0) continue
 			p = ""; m = ""
@@ -153,3 +155,5 @@ echo "the heartbeats' hold of the server's lock, and the reports' answers:"
 hist batchd_heartbeat_lock_held_seconds
 hist batchd_report_seconds
 grep -c "lease lapsed" "$tmp/serve.log" | sed 's/^/"worker lease lapsed" lines in the server log: /'
+grep -c "copy not reported by its worker" "$tmp/serve.log" | sed 's/^/copies lost as not reported by their worker: /'
+echo "WAL truncations: $(metric batchd_store_wal_truncations_total) (given up on readers: $(metric batchd_store_wal_truncations_busy_total))"

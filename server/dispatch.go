@@ -264,6 +264,7 @@ func (s *Server) dropWorker(now time.Time, w *workerConn, state string) {
 	close(w.stop)
 	delete(s.workers, w.id)
 	s.heard.Delete(w.id)
+	s.heartbeatWriters.Delete(w.id)
 	for _, c := range lost {
 		s.metrics.addFree(sched.FreeLostWithWorker, now.Sub(c.StartedAt).Seconds())
 		s.watch.publish(c.Task.Set, []int32{c.Task.Index})

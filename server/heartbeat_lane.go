@@ -9,15 +9,17 @@
 // reports and API calls behind it. So a registered worker's heartbeat:
 //
 //  1. is heard at once (heardAt): its lease is renewed;
-//  2. writes its copies' progress through the store's writer, waiting at
-//     most heartbeatWait for it, without the lock; when the writer is not
-//     free in time it writes nothing (deferred): the next heartbeat
-//     carries every copy's progress again;
-//  3. is answered: the copies the server no longer wants are killed;
-//  4. hands what it found to the scheduler (changed progress, copies
-//     the worker did not report) under the lock if it is free at once,
-//     else leaves it to applyHeartbeats, which takes the lock after the
-//     answer.
+//  2. has its copies' progress written in the background, without the
+//     lock, and waits for that write at most heartbeatWait
+//     (heartbeat_write.go): a write that comes later (deferred) still
+//     writes, and the newest heartbeat waiting replaces older ones;
+//  3. is answered: the copies the server no longer wants are killed
+//     (those its write found, or, when deferred, those earlier writes
+//     found after their answers);
+//  4. its write hands what it found to the scheduler (changed
+//     progress, copies the worker did not report) under the lock if it
+//     is free at once, else leaves it to applyHeartbeats, which takes
+//     the lock later.
 //
 // Order: a copy's end is written and heard under the lock, and the
 // store writes a heartbeat's progress only for a copy live at that
@@ -36,10 +38,6 @@ import (
 	"batchd/sched"
 	"batchd/store"
 )
-
-// heartbeatWait bounds how long a registered worker's heartbeat waits
-// for the store's writer.
-const heartbeatWait = 50 * time.Millisecond
 
 // heardAt returns the cell holding when (unix nanoseconds, the server's
 // clock) a registered worker was last heard, which a heartbeat sets
@@ -62,28 +60,6 @@ func (s *Server) lastHeard(w *workerConn) time.Time {
 		}
 	}
 	return last
-}
-
-// heartbeatHeard answers the heartbeat of registered worker id, heard
-// at at, without waiting for the server's lock (steps 2 to 4 above). Do
-// not call with mu held.
-func (s *Server) heartbeatHeard(ctx context.Context, at time.Time, id sched.WorkerID, in []store.CopyProgress) (*batchv1.HeartbeatResponse, error) {
-	if f := s.heartbeatWriteFunc; f != nil {
-		f()
-	}
-	called := time.Now()
-	hb, err := s.db.HeartbeatWithin(ctx, heartbeatWait, id, in)
-	s.dm.observeHeartbeatPhase(phaseWriter, hb.WriterWait)
-	if err != nil {
-		return nil, err
-	}
-	if hb.Deferred {
-		s.dm.heartbeatsDeferred.Add(1)
-		return &batchv1.HeartbeatResponse{LeaseSeconds: s.cfg.Lease.Seconds()}, nil
-	}
-	s.dm.observeHeartbeatPhase(phaseWrite, time.Since(called)-hb.WriterWait)
-	s.hearFound(&heartbeatFound{worker: id, at: at, hb: hb, queued: time.Now()})
-	return s.heartbeatAnswer(hb), nil
 }
 
 // heartbeatAnswer is the answer to a heartbeat the store recorded: the
@@ -161,7 +137,11 @@ func (s *Server) applyFound(got time.Time, batch []*heartbeatFound) {
 // holds as live that the worker has left out of its heartbeats for
 // longer than a lease (counted in the heartbeats' arrival times). Those
 // never reached it (an assignment lost with a broken stream) or ended
-// without a report: they are lost and run again. Call with mu held.
+// without a report: they are lost and run again. A copy whose end's
+// report is being handled (s.reporting) is not missing: a worker leaves
+// an ended copy out of its heartbeats, and its report may wait for the
+// store's writer longer than a lease while heartbeats are written
+// beside it. Call with mu held.
 func (s *Server) heartbeatResults(ctx context.Context, at time.Time, w *workerConn, hb store.HeartbeatResult) error {
 	now := s.now()
 	for _, c := range hb.Changed {
@@ -170,6 +150,9 @@ func (s *Server) heartbeatResults(ctx context.Context, at time.Time, w *workerCo
 	missing := make(map[sched.CopyID]time.Time, len(hb.Missing))
 	var lose []sched.CopyID
 	for _, c := range hb.Missing {
+		if _, ending := s.reporting.Load(c); ending {
+			continue // its end is being written: left out, not missing
+		}
 		since, ok := w.missingSince[c]
 		if !ok {
 			since = at

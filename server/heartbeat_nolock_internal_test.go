@@ -3,6 +3,7 @@ package server
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,14 +22,19 @@ func TestHeartbeatWaitsForWriterWithoutLock(t *testing.T) {
 
 	free, done := holdDiscloseChunk(t, w)
 
-	var calls, lockFree int
+	var calls, lockFree atomic.Int32
+	reached := make(chan struct{})
 	s.heartbeatWriteFunc = func() {
-		calls++
+		defer func() {
+			if calls.Add(1) == 1 {
+				close(reached)
+			}
+		}()
 		// Tries, not a wait: another goroutine (the worker's stream) may
 		// hold the lock for a moment; a heartbeat holding it never lets go.
 		for range 10_000 {
 			if s.mu.TryLock() {
-				lockFree++
+				lockFree.Add(1)
 				s.mu.Unlock()
 				return
 			}
@@ -37,18 +43,20 @@ func TestHeartbeatWaitsForWriterWithoutLock(t *testing.T) {
 	}
 	beat := &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: w.copy, Progress: 0.5, CpuSeconds: 1}}}
 	heartbeatAnswered(t, ctx, lt, beat, free, "the heartbeat waited for the writer, held by a disclose's chunk")
-	if calls != 1 {
-		t.Fatalf("the heartbeat's write was reached %d times, want 1", calls)
-	}
-	if lockFree != 1 {
-		t.Error("the heartbeat held the server's lock while it waited for the store's writer")
-	}
+	waitFor(t, reached, "the heartbeat's write was never reached")
 	if n := s.dm.heartbeatsDeferred.Load(); n != 1 {
 		t.Errorf("%d heartbeats deferred, want 1", n)
 	}
 	free()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	heartbeatWritesDone(t, s, "w")
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the heartbeat's write was reached %d times, want 1", n)
+	}
+	if lockFree.Load() != 1 {
+		t.Error("the heartbeat held the server's lock while it waited for the store's writer")
 	}
 }
 

@@ -24,9 +24,11 @@ type dispatchMetrics struct {
 	finishHeld  atomic.Int64
 	leaseLapses atomic.Int64
 	lateResults atomic.Int64 // results of lost copies kept (their re-runs killed)
-	// heartbeatsDeferred counts registered workers' heartbeats that did
-	// not get the store's writer in time (heartbeatHeard).
-	heartbeatsDeferred atomic.Int64
+	// heartbeatsDeferred counts registered workers' heartbeats answered
+	// before their writes (heartbeatHeard), and heartbeatsCoalesced
+	// those never written, a newer heartbeat of the same worker written
+	// in their place (heartbeat_write.go).
+	heartbeatsDeferred, heartbeatsCoalesced atomic.Int64
 	// heartbeatPhase is how long each phase of a heartbeat took (the
 	// phase* labels); set by collectors.
 	heartbeatPhase *prometheus.HistogramVec
@@ -46,8 +48,13 @@ func (d *dispatchMetrics) observeHeartbeat(start time.Time) {
 // A heartbeat's phases, the label of batchd_heartbeat_phase_seconds.
 const (
 	phaseLock   = "lock"   // the wait for the server's lock (a worker not yet heard)
-	phaseWriter = "writer" // the wait for the store's writer
-	phaseWrite  = "write"  // the store's transaction
+	phaseWriter = "writer" // the wait of a heartbeat's write for the store's writer
+	phaseWrite  = "write"  // the store's transaction, all of it
+	// The write's parts: BEGIN IMMEDIATE (SQLite's write lock), the
+	// statements, and COMMIT.
+	phaseBegin      = "begin"
+	phaseStatements = "statements"
+	phaseCommit     = "commit"
 	// phaseApply is the wait of what an answered heartbeat found for the
 	// server's lock, after the answer (applyHeartbeats).
 	phaseApply = "apply"
@@ -85,8 +92,11 @@ func (d *dispatchMetrics) collectors(db *store.DB) []prometheus.Collector {
 		d.heartbeat,
 		d.heartbeatPhase,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_heartbeats_deferred_total",
-			Help: "Heartbeats that did not get the store's writer within 50 ms: heard and their lease renewed, their progress left to the next."},
+			Help: "Heartbeats answered before their writes, which did not end within 20 ms: heard and their lease renewed, their progress written later."},
 			func() float64 { return float64(d.heartbeatsDeferred.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_heartbeats_coalesced_total",
+			Help: "Heartbeats never written: a newer heartbeat of the same worker came while its write waited, and was written in its place."},
+			func() float64 { return float64(d.heartbeatsCoalesced.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "batchd_store_write_transactions_total",
 			Help: "Write transactions the store committed (one SQLite writer does them all, one at a time)."},
 			func() float64 { n, _ := db.WriteStats(); return float64(n) }),

@@ -196,8 +196,16 @@ type Server struct {
 	// heartbeatQ holds what answered heartbeats found until the scheduler
 	// hears it (applyHeartbeats).
 	heartbeatQ group[*heartbeatFound]
+	// heartbeatWriters holds each registered worker's heartbeat writes
+	// (sched.WorkerID → *heartbeatWriter), and heartbeatWait bounds how
+	// long a heartbeat's answer waits for its write (heartbeat_write.go).
+	heartbeatWriters sync.Map
+	heartbeatWait    time.Duration
+	// reporting holds the copies whose ends' reports are being handled
+	// (sched.CopyID → struct{}): no heartbeat counts them missing.
+	reporting sync.Map
 	// heartbeatWriteFunc and heartbeatApplyFunc, when set (tests), are
-	// called by a registered worker's heartbeat before its write, and by
+	// called before a registered worker's heartbeat's write, and by
 	// applyHeartbeats before it takes mu (heartbeat_lane.go).
 	heartbeatWriteFunc, heartbeatApplyFunc func()
 	// draining is set by Drain: calls that add work are refused.
@@ -385,7 +393,7 @@ func New(cfg Config) (srv *Server, err error) {
 	if err != nil {
 		return nil, sched.Errorf(sched.EINVALID, "%v", err)
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, heartbeatWait: heartbeatWait, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		gate: newAPIGate(cfg.APIConcurrency, time.Now), bodies: newAdmission(cfg.MaxRequestMemory)}

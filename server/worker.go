@@ -335,6 +335,8 @@ func (h workerHandler) ReportFinished(ctx context.Context, req *batchv1.ReportFi
 	if err != nil {
 		return nil, err
 	}
+	s.reporting.Store(in.Copy, struct{}{})
+	defer s.reporting.Delete(in.Copy)
 	res, err := s.finish(in)
 	if err != nil {
 		return nil, err

@@ -1,63 +1,65 @@
-// A heartbeat's bounded wait for the writer: a worker's heartbeat that
-// finds the single writer busy (a large disclose's chunks, one after
-// another) for longer than its bound writes nothing and leaves its
-// progress to the next heartbeat, which carries all its copies' progress
-// again, rather than wait its turn behind API writes.
+// A heartbeat's write, timed: the server answers a worker's heartbeat
+// without waiting for its write (server/heartbeat_write.go) and keeps
+// the write's phases in its metrics, so that a slow one says where its
+// time went.
 
 package store
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"batchd/sched"
 )
 
-// HeartbeatWithin is Heartbeat with a bounded wait for the writer: when
-// the writer does not come free within d (0: try once), or a staged
-// disclose's chunk is queued for it, it writes nothing and returns
-// res.Deferred. res.WriterWait is how long it waited.
-// Errors as Heartbeat's.
-func (db *DB) HeartbeatWithin(ctx context.Context, d time.Duration, w sched.WorkerID, copies []CopyProgress) (res HeartbeatResult, err error) {
+// HeartbeatWrite is Heartbeat for a heartbeat heard at heard (the copies
+// started after it are not missing from it), timed: res.WriterWait is how long it
+// waited for the writer (passing a staged disclose's queued chunks like
+// every write, writegate.go) and res.Tx how its transaction's time went.
+// When the writer is not free at once (busy, or a chunk queued for it),
+// it calls busy, if set, before it waits. Errors as Heartbeat's.
+func (db *DB) HeartbeatWrite(ctx context.Context, w sched.WorkerID, heard time.Time, copies []CopyProgress, busy func()) (res HeartbeatResult, err error) {
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	// A staged disclose's chunk that holds the gate waits for the writer
-	// and then holds it for thousands of rows (writegate.go): no wait of
-	// ours would see the writer free. Wait only while no chunk is queued,
-	// and keep queued chunks out meanwhile: on a loaded machine each of
-	// the wait's sleeps may take a hundred milliseconds and more.
-	if !db.gate.TryRLock() {
-		res.Deferred = true
-		return res, nil
-	}
-	defer db.gate.RUnlock()
 	began := time.Now()
-	got := tryLockWithin(&db.wmu, d)
-	res.WriterWait = time.Since(began)
-	if !got {
-		res.Deferred = true
-		return res, nil
+	var unlock func()
+	if db.gate.TryRLock() {
+		if db.wmu.TryLock() {
+			unlock = func() {
+				db.wmu.Unlock()
+				db.gate.RUnlock()
+			}
+		} else {
+			db.gate.RUnlock()
+		}
 	}
-	defer db.wmu.Unlock()
-	err = db.writeHeld(ctx, func(tx *Tx) error { return heartbeatTx(ctx, tx, w, copies, &res) })
+	if unlock == nil {
+		if busy != nil {
+			busy()
+		}
+		unlock = db.lockWriter()
+	}
+	defer unlock()
+	res.WriterWait = time.Since(began)
+	err = db.writeHeld(ctx, func(tx *Tx) error {
+		if f := db.HeartbeatHeldFunc; f != nil {
+			f(w, copies)
+		}
+		return heartbeatTx(ctx, tx, w, heard, copies, &res)
+	})
+	res.Tx = db.lastTx
 	return res, err
 }
 
-// tryLockWithin takes m if it comes within d, and says whether it did. It
-// tries now and then rather than queue, so it never holds up whoever
-// takes m next.
-func tryLockWithin(m *sync.Mutex, d time.Duration) bool {
-	if m.TryLock() {
-		return true
-	}
-	deadline := time.Now().Add(d)
-	for wait := 50 * time.Microsecond; time.Now().Before(deadline); wait = min(2*wait, 2*time.Millisecond) {
-		time.Sleep(min(wait, time.Until(deadline)))
-		if m.TryLock() {
-			return true
-		}
-	}
-	return false
+// TxTimes is how a write transaction's time went, for the metrics of
+// the writes that must not wait (a worker's heartbeat).
+type TxTimes struct {
+	// Begin is BEGIN IMMEDIATE's: SQLite's write lock, which the
+	// checkpointer takes too while it truncates the WAL.
+	Begin time.Duration
+	// Statements is the transaction's own statements'.
+	Statements time.Duration
+	// Commit is COMMIT's: the WAL's append (and its sync, if any).
+	Commit time.Duration
 }

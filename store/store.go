@@ -55,6 +55,9 @@ type DB struct {
 	// writes counts committed write transactions and writeNanos the time
 	// they held the writer (BEGIN to COMMIT): the single writer's load.
 	writes, writeNanos atomic.Int64
+	// lastTx is how the last write transaction's time went (BEGIN, its
+	// statements, COMMIT); written and read with wmu held.
+	lastTx TxTimes
 	// known counts the group commits written from the server's memory
 	// (finishknown.go).
 	known knownStats
@@ -108,6 +111,11 @@ type DB struct {
 	// StageChunkHeldFunc, when set, is called inside each chunk's write
 	// transaction, holding the writer (tests make a chunk slow there).
 	StageChunkHeldFunc func(set sched.SetID, chunk int)
+	// HeartbeatHeldFunc, when set, is called inside a heartbeat's write
+	// transaction (HeartbeatWrite), holding the writer, with what it
+	// writes (tests make the write slow there, as a slow commit or the
+	// disk would, and see which heartbeats were written).
+	HeartbeatHeldFunc func(w sched.WorkerID, copies []CopyProgress)
 	// BenchSynchronousOff opens the database with synchronous=OFF instead
 	// of NORMAL: for a benchmark's ablation only, never a setting (a power
 	// loss may lose or corrupt committed transactions). Set before Open.
@@ -503,6 +511,7 @@ func (db *DB) writeHeld(ctx context.Context, fn func(tx *Tx) error) (err error) 
 		}
 	}
 	c, bg := db.wconn, context.WithoutCancel(ctx)
+	db.lastTx = TxTimes{}
 	if _, err := c.ExecContext(bg, "BEGIN IMMEDIATE"); err != nil {
 		db.dropWriteConn()
 		return translate(err)
@@ -516,13 +525,18 @@ func (db *DB) writeHeld(ctx context.Context, fn func(tx *Tx) error) (err error) 
 			db.dropWriteConn()
 		}
 	}()
+	begun := time.Now()
+	db.lastTx.Begin = begun.Sub(began)
 	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit(),
 		known: &db.known}); err != nil {
 		return translate(err)
 	}
+	ran := time.Now()
+	db.lastTx.Statements = ran.Sub(begun)
 	if _, err := c.ExecContext(bg, "COMMIT"); err != nil {
 		return translate(err) // rolled back above
 	}
+	db.lastTx.Commit = time.Since(ran)
 	done = true
 	db.writes.Add(1)
 	select {

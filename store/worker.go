@@ -297,23 +297,28 @@ type HeartbeatResult struct {
 	Kill    []sched.CopyID // reported copies not live on the worker
 	Changed []CopyProgress // live copies whose progress changed
 	Missing []sched.CopyID // live copies of the worker it did not report
-	// Deferred is set by HeartbeatWithin when the writer stayed busy
-	// for its bound: nothing was written and the rest is empty.
-	Deferred bool
-	// WriterWait is how long HeartbeatWithin waited for the writer.
+	// WriterWait is how long HeartbeatWrite waited for the writer.
 	WriterWait time.Duration
+	// Tx is how HeartbeatWrite's transaction's time went.
+	Tx TxTimes
 }
 
 // Heartbeat records a worker's heartbeat and its copies' progress.
 // Errors: ENOTFOUND (unknown worker).
 func (db *DB) Heartbeat(ctx context.Context, w sched.WorkerID, copies []CopyProgress) (HeartbeatResult, error) {
 	var res HeartbeatResult
-	err := db.write(ctx, func(tx *Tx) error { return heartbeatTx(ctx, tx, w, copies, &res) })
+	err := db.write(ctx, func(tx *Tx) error { return heartbeatTx(ctx, tx, w, time.Time{}, copies, &res) })
 	return res, err
 }
 
-// heartbeatTx is Heartbeat's transaction; it fills res.
-func heartbeatTx(ctx context.Context, tx *Tx, w sched.WorkerID, copies []CopyProgress, res *HeartbeatResult) error {
+// heartbeatTx is Heartbeat's transaction; it fills res. heard is when
+// the heartbeat was heard (zero: now): a copy started after it cannot
+// be in it, so it is not missing from it (a write that waited for the
+// writer may come after such starts).
+func heartbeatTx(ctx context.Context, tx *Tx, w sched.WorkerID, heard time.Time, copies []CopyProgress, res *HeartbeatResult) error {
+	if heard.IsZero() {
+		heard = tx.now
+	}
 	r, err := tx.ExecContext(ctx, `UPDATE workers SET last_heartbeat = ? WHERE id = ?`, nanos(tx.now), w)
 	if err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
@@ -349,7 +354,7 @@ func heartbeatTx(ctx context.Context, tx *Tx, w sched.WorkerID, copies []CopyPro
 		reported[p.Copy] = true
 	}
 	for _, c := range live {
-		if !reported[c.ID] {
+		if !reported[c.ID] && !c.StartedAt.After(heard) {
 			res.Missing = append(res.Missing, c.ID)
 		}
 	}
