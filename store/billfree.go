@@ -122,12 +122,15 @@ func (tx *Tx) refreshFree(ctx context.Context) error {
 		keys []freeDayKey
 		sums = map[freeDayKey]float64{}
 	)
+	// Each copy counts in four rows, as a line does in bill_days.
 	add := func(r freeRow, sign float64) {
-		k := freeDayKey{r.owner, r.set, r.endedAt / dayNanos, r.part}
-		if _, ok := sums[k]; !ok {
-			keys = append(keys, k)
+		day := r.endedAt / dayNanos
+		for _, k := range [4]freeDayKey{{r.owner, r.set, day, r.part}, {r.owner, 0, day, r.part}, {r.owner, r.set, -1, r.part}, {r.owner, 0, -1, r.part}} {
+			if _, ok := sums[k]; !ok {
+				keys = append(keys, k)
+			}
+			sums[k] += sign * r.run
 		}
-		sums[k] += sign * r.run
 	}
 	refresh := func(where string, args ...any) error {
 		oldIDs, old, err := readFreeRows(ctx, tx, `SELECT copy_id, owner, set_id, idx, ended_at, part, run FROM free_copies WHERE `+where+` ORDER BY copy_id`, args...)

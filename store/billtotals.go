@@ -10,7 +10,8 @@ import (
 )
 
 // dayNanos is the totals' day: bill_days and free_days sum per UTC day of
-// billed_at (a copy's ended_at), day = nanos / dayNanos.
+// billed_at (a copy's ended_at), day = nanos / dayNanos; day -1 sums all
+// days, set 0 all of an owner's sets.
 const dayNanos = int64(24 * time.Hour)
 
 // billSpan splits a bill's range [since, until) into the whole days
@@ -30,10 +31,11 @@ func billSpan(since, until int64) (d0, d1, e0, e1 int64) {
 }
 
 // GetBillGroups is GetBill with the sums per set and per owner. Its sums
-// come from running totals per owner, set and UTC day (bill_days,
-// free_days) for the range's whole days, and from the lines and free
-// copies of the range's partial days at its edges, so that its cost grows
-// with the owners, sets and days selected and one day's lines, not with
+// come from running totals (bill_days, free_days): an all-time bill reads
+// one row per owner and its largest sets from an index; a range reads the
+// rows of its whole days and the lines and free copies of the partial days
+// at its edges. Its cost grows with the owners (or sets, for the sums by
+// set of a range) and days selected and with one day's lines, not with
 // the ledger. It gives what summing every line and copy gives (billScan),
 // up to the order in which floating-point seconds are added.
 // Errors: EINVALID (bad page token).
@@ -47,70 +49,39 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 	if err != nil {
 		return bill, err
 	}
-	d0, d1, e0, e1 := billSpan(since, until)
-	const ownerFilter = "(? = 1 OR owner = ?)"
-	setFilter, sel := "", []any{boolInt(in.Owner == AllOwners), in.Owner}
-	if in.SetID != 0 {
-		setFilter = " AND set_id = ?"
-	}
-	// part binds the selection's parameters for one branch below.
-	part := func(args ...any) []any {
-		out := append(append([]any{}, sel...), args...)
-		if in.SetID != 0 {
-			out = append(out, in.SetID)
-		}
-		return out
-	}
-	var args []any
-	args = append(args, part(d0, d1)...)
-	args = append(args, part(since, e0)...)
-	args = append(args, part(e1, until)...)
-	const reqWork = `CASE WHEN reason NOT IN ('canceled-after-request', 'correction') THEN slot_seconds ELSE 0 END`
-	lines := `SELECT owner, set_id, set_name, 1, slot_seconds, cpu_seconds, ` + reqWork + `, amount FROM bill_lines
-		WHERE ` + ownerFilter + ` AND billed_at >= ? AND billed_at < ?` + setFilter
-	u := `WITH u (owner, set_id, set_name, lines, slot, cpu, req, amount) AS (
-		SELECT owner, set_id, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount FROM bill_days
-		WHERE ` + ownerFilter + ` AND day >= ? AND day < ?` + setFilter + `
-		UNION ALL ` + lines + ` UNION ALL ` + lines + `) `
-	free := `SELECT part, SUM(s) FROM (
-		SELECT part, seconds AS s FROM free_days WHERE ` + ownerFilter + ` AND day >= ? AND day < ?` + setFilter + `
-		UNION ALL SELECT part, run FROM free_copies WHERE ` + ownerFilter + ` AND ended_at >= ? AND ended_at < ?` + setFilter + `
-		UNION ALL SELECT part, run FROM free_copies WHERE ` + ownerFilter + ` AND ended_at >= ? AND ended_at < ?` + setFilter + `)
-		GROUP BY part`
+	q := newBillQuery(in, since, until)
 	err = db.read(ctx, func(tx *Tx) error {
 		tot := &bill.Totals
-		if err := tx.QueryRowContext(ctx, u+`SELECT COALESCE(SUM(lines), 0), COALESCE(SUM(slot), 0), COALESCE(SUM(cpu), 0),
+		sel, args := q.rows(false)
+		if err := tx.QueryRowContext(ctx, sel+`SELECT COALESCE(SUM(lines), 0), COALESCE(SUM(slot), 0), COALESCE(SUM(cpu), 0),
 			COALESCE(SUM(req), 0), COALESCE(SUM(amount), 0) FROM u`, args...).
 			Scan(&tot.Lines, &tot.BilledSlotSeconds, &tot.BilledCPUSeconds, &tot.RequestedWorkSlotSeconds, &tot.Amount); err != nil {
 			return fmt.Errorf("sum bill: %w", err)
 		}
-		for _, g := range []struct {
-			by  string
-			out *[]BillGroup
-		}{{"owner, set_id", &bill.BySet}, {"owner", &bill.ByOwner}} {
-			cols := "owner, 0, ''"
-			if g.by != "owner" {
-				cols = "owner, set_id, MAX(set_name)"
-			}
-			rows, err := tx.QueryContext(ctx, u+`SELECT `+cols+`, SUM(lines), SUM(slot), SUM(cpu), SUM(amount)
-				FROM u GROUP BY `+g.by+` ORDER BY SUM(amount) DESC, `+g.by+` LIMIT ?`, append(args, maxBillGroups)...)
-			if err != nil {
-				return fmt.Errorf("sum bill by %s: %w", g.by, err)
-			}
-			for rows.Next() {
-				var b BillGroup
-				if err := rows.Scan(&b.Owner, &b.Set, &b.SetName, &b.Lines, &b.SlotSeconds, &b.CPUSeconds, &b.Amount); err != nil {
-					rows.Close()
-					return err
-				}
-				*g.out = append(*g.out, b)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+		if err := readBillGroups(ctx, tx, &bill.ByOwner, sel+`SELECT owner, 0, '', SUM(lines), SUM(slot), SUM(cpu), SUM(amount)
+			FROM u GROUP BY owner ORDER BY SUM(amount) DESC, owner LIMIT ?`, append(args, maxBillGroups)...); err != nil {
+			return fmt.Errorf("sum bill by owner: %w", err)
 		}
-		rows, err := tx.QueryContext(ctx, free, args...)
+		if q.allTime && in.SetID == 0 {
+			// One row per set: the largest from the index (the planner
+			// would rather sort every set's row, found by day).
+			index := "bill_days_rank"
+			if in.Owner != AllOwners {
+				index = "bill_days_owner_rank"
+			}
+			err = readBillGroups(ctx, tx, &bill.BySet, `SELECT owner, set_id, set_name, lines, slot_seconds, cpu_seconds, amount
+				FROM bill_days INDEXED BY `+index+` WHERE day = -1 AND set_id != 0 AND `+q.owner+` ORDER BY amount DESC, owner, set_id LIMIT ?`,
+				append(append([]any{}, q.ownerArgs...), maxBillGroups)...)
+		} else {
+			sel, args := q.rows(true)
+			err = readBillGroups(ctx, tx, &bill.BySet, sel+`SELECT owner, set_id, MAX(set_name), SUM(lines), SUM(slot), SUM(cpu), SUM(amount)
+				FROM u GROUP BY owner, set_id ORDER BY SUM(amount) DESC, owner, set_id LIMIT ?`, append(args, maxBillGroups)...)
+		}
+		if err != nil {
+			return fmt.Errorf("sum bill by set: %w", err)
+		}
+		sel, args = q.free()
+		rows, err := tx.QueryContext(ctx, sel, args...)
 		if err != nil {
 			return fmt.Errorf("sum free work: %w", err)
 		}
@@ -133,10 +104,115 @@ func (db *DB) GetBillGroups(ctx context.Context, in BillInput) (Bill, error) {
 		if tot.RequestedWorkSlotSeconds > 0 {
 			tot.ScaledBilledResources = tot.BilledSlotSeconds / tot.RequestedWorkSlotSeconds
 		}
-		bill.Lines, bill.Next, err = billLinesPage(ctx, tx, in, ownerFilter, setFilter, part(since, until), after)
+		args = []any{boolInt(in.Owner == AllOwners), in.Owner, since, until}
+		setFilter := ""
+		if in.SetID != 0 {
+			setFilter, args = " AND set_id = ?", append(args, in.SetID)
+		}
+		bill.Lines, bill.Next, err = billLinesPage(ctx, tx, in, "(? = 1 OR owner = ?)", setFilter, args, after)
 		return err
 	})
 	return bill, err
+}
+
+// billQuery builds a bill's sums from the totals and the edges' lines.
+type billQuery struct {
+	allTime   bool
+	owner     string // the owner filter: "1" or "owner = ?"
+	ownerArgs []any
+	set       sched.SetID
+	days      string // the totals' days: "day = -1" or a range
+	dayArgs   []any
+	// edges are the partial days' ranges, [since, e0) and [e1, until).
+	edges [2][2]int64
+}
+
+func newBillQuery(in BillInput, since, until int64) billQuery {
+	q := billQuery{owner: "1", set: in.SetID}
+	if in.Owner != AllOwners {
+		q.owner, q.ownerArgs = "owner = ?", []any{in.Owner}
+	}
+	if since <= 0 && until == 1<<63-1 {
+		q.allTime, q.days = true, "day = -1"
+		return q
+	}
+	d0, d1, e0, e1 := billSpan(since, until)
+	q.days, q.dayArgs = "day >= ? AND day < ?", []any{d0, d1}
+	q.edges = [2][2]int64{{since, e0}, {e1, until}}
+	return q
+}
+
+// filter returns the owner and set filter of a totals table's rows
+// (bySet: the sets' rows, else the owners' (set 0) unless one set is
+// selected) and its arguments.
+func (q billQuery) filter(bySet bool) (string, []any) {
+	f, args := q.owner+" AND "+q.days, append(append([]any{}, q.ownerArgs...), q.dayArgs...)
+	switch {
+	case q.set != 0:
+		return f + " AND set_id = ?", append(args, q.set)
+	case bySet:
+		return f + " AND set_id != 0", args
+	}
+	return f + " AND set_id = 0", args
+}
+
+// edge returns the owner, set and time filter of the lines or free
+// copies (column at) of edge k.
+func (q billQuery) edge(k int, at string) (string, []any) {
+	f, args := q.owner+" AND "+at+" >= ? AND "+at+" < ?", append(append([]any{}, q.ownerArgs...), q.edges[k][0], q.edges[k][1])
+	if q.set != 0 {
+		return f + " AND set_id = ?", append(args, q.set)
+	}
+	return f, args
+}
+
+// rows returns a WITH clause naming u the rows to sum (owner, set_id,
+// set_name, lines, slot, cpu, req, amount), and its arguments.
+func (q billQuery) rows(bySet bool) (string, []any) {
+	f, args := q.filter(bySet)
+	sel := `WITH u (owner, set_id, set_name, lines, slot, cpu, req, amount) AS (
+		SELECT owner, set_id, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount FROM bill_days WHERE ` + f
+	if !q.allTime {
+		for k := range q.edges {
+			f, a := q.edge(k, "billed_at")
+			sel += ` UNION ALL SELECT owner, set_id, set_name, 1, slot_seconds, cpu_seconds,
+				CASE WHEN reason NOT IN ('canceled-after-request', 'correction') THEN slot_seconds ELSE 0 END, amount
+				FROM bill_lines WHERE ` + f
+			args = append(args, a...)
+		}
+	}
+	return sel + ") ", args
+}
+
+// free returns the query of the free work's sums by part.
+func (q billQuery) free() (string, []any) {
+	f, args := q.filter(false)
+	sel := `SELECT part, SUM(s) FROM (SELECT part, seconds AS s FROM free_days WHERE ` + f
+	if !q.allTime {
+		for k := range q.edges {
+			f, a := q.edge(k, "ended_at")
+			sel += ` UNION ALL SELECT part, run FROM free_copies WHERE ` + f
+			args = append(args, a...)
+		}
+	}
+	return sel + `) GROUP BY part`, args
+}
+
+// readBillGroups appends the groups query q reads to out.
+func readBillGroups(ctx context.Context, tx *Tx, out *[]BillGroup, q string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b BillGroup
+		if err := rows.Scan(&b.Owner, &b.Set, &b.SetName, &b.Lines, &b.SlotSeconds, &b.CPUSeconds, &b.Amount); err != nil {
+			return err
+		}
+		*out = append(*out, b)
+	}
+	return rows.Err()
 }
 
 // billPageToken parses a bill's page token: the last line's id.
@@ -210,26 +286,37 @@ type billDaySum struct {
 
 // billDays accumulates a transaction's new ledger lines per owner, set and
 // day, in the order the rows first appear, and adds them to bill_days
-// with one UPSERT per row: a group commit's lines cost one statement per
-// set they bill, not one per line.
+// with one UPSERT per row: a group commit's lines cost four statements
+// per set they bill, not one per line.
 type billDays struct {
 	keys []billDayKey
 	sums map[billDayKey]*billDaySum
 }
 
-// add counts line b.
+// add counts line b in its four rows: its set's and its owner's (set 0),
+// of its day and of all days (-1).
 func (d *billDays) add(b sched.BillLine) {
-	k := billDayKey{b.Owner, b.Task.Set, nanos(b.BilledAt) / dayNanos}
+	day := nanos(b.BilledAt) / dayNanos
+	for _, k := range [4]billDayKey{{b.Owner, b.Task.Set, day}, {b.Owner, 0, day}, {b.Owner, b.Task.Set, -1}, {b.Owner, 0, -1}} {
+		d.addTo(k, b)
+	}
+}
+
+func (d *billDays) addTo(k billDayKey, b sched.BillLine) {
 	if d.sums == nil {
 		d.sums = map[billDayKey]*billDaySum{}
 	}
+	name := b.SetName
+	if k.set == 0 {
+		name = ""
+	}
 	s := d.sums[k]
 	if s == nil {
-		s = &billDaySum{setName: b.SetName}
+		s = &billDaySum{setName: name}
 		d.sums[k] = s
 		d.keys = append(d.keys, k)
 	}
-	s.setName = max(s.setName, b.SetName)
+	s.setName = max(s.setName, name)
 	s.lines++
 	s.slot += b.SlotSeconds
 	s.cpu += b.CPUSeconds
