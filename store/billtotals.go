@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"batchd/sched"
@@ -287,36 +288,30 @@ type billDaySum struct {
 // billDays accumulates a transaction's new ledger lines per owner, set and
 // day, in the order the rows first appear, and adds them to bill_days
 // with one UPSERT per row: a group commit's lines cost four statements
-// per set they bill, not one per line.
+// per set they bill (billDays.write), not one per line.
 type billDays struct {
-	keys []billDayKey
-	sums map[billDayKey]*billDaySum
+	keys    []billDayKey
+	sums    map[billDayKey]*billDaySum
+	last    *billDaySum // the last line's row: a group's lines come by set
+	lastKey billDayKey
 }
 
-// add counts line b in its four rows: its set's and its owner's (set 0),
-// of its day and of all days (-1).
+// add counts line b in its set's row of its day.
 func (d *billDays) add(b sched.BillLine) {
-	day := nanos(b.BilledAt) / dayNanos
-	for _, k := range [4]billDayKey{{b.Owner, b.Task.Set, day}, {b.Owner, 0, day}, {b.Owner, b.Task.Set, -1}, {b.Owner, 0, -1}} {
-		d.addTo(k, b)
+	k := billDayKey{b.Owner, b.Task.Set, nanos(b.BilledAt) / dayNanos}
+	s := d.last
+	if s == nil || k != d.lastKey {
+		if d.sums == nil {
+			d.sums = map[billDayKey]*billDaySum{}
+		}
+		if s = d.sums[k]; s == nil {
+			s = &billDaySum{setName: b.SetName}
+			d.sums[k] = s
+			d.keys = append(d.keys, k)
+		}
+		d.last, d.lastKey = s, k
 	}
-}
-
-func (d *billDays) addTo(k billDayKey, b sched.BillLine) {
-	if d.sums == nil {
-		d.sums = map[billDayKey]*billDaySum{}
-	}
-	name := b.SetName
-	if k.set == 0 {
-		name = ""
-	}
-	s := d.sums[k]
-	if s == nil {
-		s = &billDaySum{setName: name}
-		d.sums[k] = s
-		d.keys = append(d.keys, k)
-	}
-	s.setName = max(s.setName, name)
+	s.setName = max(s.setName, b.SetName)
 	s.lines++
 	s.slot += b.SlotSeconds
 	s.cpu += b.CPUSeconds
@@ -326,17 +321,48 @@ func (d *billDays) addTo(k billDayKey, b sched.BillLine) {
 	s.amount += b.Amount
 }
 
-// write adds the accumulated sums to bill_days.
+// write adds the accumulated sums to bill_days: each set's row of its day
+// also to its owner's (set 0), and both to all days' (-1).
 func (d *billDays) write(ctx context.Context, tx *Tx) error {
+	var (
+		keys []billDayKey
+		rows = map[billDayKey]*billDaySum{}
+	)
 	for _, k := range d.keys {
 		s := d.sums[k]
-		if _, err := tx.ExecContext(ctx, `INSERT INTO bill_days (owner, set_id, day, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (owner, set_id, day) DO UPDATE SET set_name = MAX(set_name, excluded.set_name),
-			lines = lines + excluded.lines, slot_seconds = slot_seconds + excluded.slot_seconds, cpu_seconds = cpu_seconds + excluded.cpu_seconds,
-			requested_slot_seconds = requested_slot_seconds + excluded.requested_slot_seconds, amount = amount + excluded.amount`,
-			k.owner, k.set, k.day, s.setName, s.lines, s.slot, s.cpu, s.req, s.amount); err != nil {
-			return fmt.Errorf("add to the bill's totals: %w", err)
+		for _, r := range [4]billDayKey{k, {k.owner, 0, k.day}, {k.owner, k.set, -1}, {k.owner, 0, -1}} {
+			t := rows[r]
+			if t == nil {
+				t = &billDaySum{}
+				rows[r] = t
+				keys = append(keys, r)
+			}
+			if r.set != 0 {
+				t.setName = max(t.setName, s.setName)
+			}
+			t.lines += s.lines
+			t.slot += s.slot
+			t.cpu += s.cpu
+			t.req += s.req
+			t.amount += s.amount
 		}
+	}
+	// One statement for all rows: each statement is prepared anew.
+	vals := make([]any, 0, 9*len(keys))
+	marks := make([]string, 0, len(keys))
+	for _, k := range keys {
+		s := rows[k]
+		vals = append(vals, k.owner, int64(k.set), k.day, s.setName, s.lines, s.slot, s.cpu, s.req, s.amount)
+		marks = append(marks, "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	}
+	if len(marks) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO bill_days (owner, set_id, day, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount)
+		VALUES `+strings.Join(marks, ", ")+` ON CONFLICT (owner, set_id, day) DO UPDATE SET set_name = MAX(set_name, excluded.set_name),
+		lines = lines + excluded.lines, slot_seconds = slot_seconds + excluded.slot_seconds, cpu_seconds = cpu_seconds + excluded.cpu_seconds,
+		requested_slot_seconds = requested_slot_seconds + excluded.requested_slot_seconds, amount = amount + excluded.amount`, vals...); err != nil {
+		return fmt.Errorf("add to the bill's totals: %w", err)
 	}
 	return nil
 }
