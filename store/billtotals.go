@@ -24,6 +24,8 @@ func billSpan(since, until int64) (d0, d1, e0, e1 int64) {
 	if d0*dayNanos < since {
 		d0++
 	}
+	// Day -1 is all days' row; lines before 1970 are edge (there are none).
+	d0 = max(d0, 0)
 	d1 = until / dayNanos
 	if d0 >= d1 {
 		return 0, 0, until, until

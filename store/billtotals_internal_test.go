@@ -279,6 +279,7 @@ func (h *billHistory) selections() []BillInput {
 		{day(2).Add(time.Hour), day(5)},
 		{day(3), day(2)},
 		{h.now.Add(-3 * time.Hour), time.Time{}},
+		{time.Unix(-3*86400, 0), day(2)}, // whole days before 1970
 	}
 	var out []BillInput
 	for _, owner := range append([]string{AllOwners, "nobody"}, billOwners...) {
