@@ -69,6 +69,7 @@ func applyDecisions(ctx context.Context, tx *Tx, ds []sched.Decision) ([]Started
 		case sched.DecisionKill:
 			_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'killed', ended_at = ?, run_seconds = MAX(0, (? - started_at) / 1e9)
 				WHERE id = ? AND state IN ('running', 'suspended')`, now, now, d.Copy)
+			tx.markFreeCopy(d.Copy)
 		case sched.DecisionSuspend:
 			_, err = tx.ExecContext(ctx, `UPDATE copies SET state = 'suspended' WHERE id = ? AND state = 'running'`, d.Copy)
 			if err == nil {

@@ -293,6 +293,7 @@ func resolveOne(ctx context.Context, tx *Tx, id sched.SetID) (*DepResolution, er
 	if err != nil {
 		return nil, fmt.Errorf("cancel set %d: %w", id, err)
 	}
+	tx.markFreeSet(id)
 	defer rows.Close()
 	for rows.Next() {
 		var i int32

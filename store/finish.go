@@ -348,6 +348,7 @@ func applyEnd(ctx context.Context, tx *Tx, r endRow, o endOutcome, in FinishInpu
 		string(o.copyState(c.State)), endedAt, in.CPUSeconds, in.RunSeconds, outcome, in.ExitCode, in.Signal, boolInt(in.TimedOut), in.Copy); err != nil {
 		return fmt.Errorf("end copy %d: %w", in.Copy, err)
 	}
+	tx.markFreeTask(c.Task)
 	if res.Won {
 		if err := win(ctx, tx, c, string(r.taskState), r.owner, r.setName, in, res); err != nil {
 			return err

@@ -131,6 +131,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		visible, billed float64
 	}
 	var sets []setSum
+	var days billDays
 	for i, in := range ins {
 		r, c := ends[i], ends[i].copy
 		res := FinishResult{Won: true, WasLive: true, Prior: c.State, Owner: r.owner, ReportedRunSeconds: in.RunSeconds,
@@ -150,6 +151,7 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		}
 		b.Amount = tx.prices.Amount(b.SlotSeconds, b.CPUSeconds)
 		res.Bill = &b
+		days.add(b)
 		out[i] = FinishOutcome{Result: res}
 		id, set, idx, exit, timedOut := int64(c.ID), int64(c.Task.Set), int64(c.Task.Index), int64(in.ExitCode), int64(boolInt(in.TimedOut))
 		// The output in the copy's row (inlineoutput.go): a batch's is
@@ -222,6 +224,10 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 		SELECT v.*, ?1, ?2, ?3, ?4, ?5 FROM (`+valuesMark+`) AS v WHERE v.column1 IS NOT NULL`,
 		[]any{now, string(sched.BillFinished), string(sched.BillKindCharge), tx.prices.SlotSecond, tx.prices.CPUSecond}, 13, bs); err != nil {
 		return fmt.Errorf("bill %d tasks: %w", n, translate(err))
+	}
+	// The bill's totals: one UPSERT per owner, set and day, not per line.
+	if err := days.write(ctx, tx); err != nil {
+		return err
 	}
 	// What the triggers would have added row by row: each task went from
 	// requested to finished, failed when its exit code or time-out says so.

@@ -95,6 +95,7 @@ func (tx *Tx) pilotLost(ctx context.Context, w sched.WorkerID, ref sched.TaskRef
 		nanos(tx.now), PilotFailReason(n), ref.Set, ref.Index); err != nil {
 		return false, fmt.Errorf("fail task %d/%d: %w", ref.Set, ref.Index, err)
 	}
+	tx.markFreeTask(ref)
 	return true, nil
 }
 

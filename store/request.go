@@ -163,7 +163,10 @@ func insertBill(ctx context.Context, tx *Tx, b sched.BillLine) (sched.BillLine, 
 		return b, fmt.Errorf("bill task %d/%d: %w", b.Task.Set, b.Task.Index, translate(err))
 	}
 	b.ID, _ = r.LastInsertId()
-	return b, nil
+	if b.Kind == sched.BillKindCharge || b.Kind == "" {
+		tx.markFreeTask(b.Task) // a charge names its copy: freePartSQL
+	}
+	return b, addBillLine(ctx, tx, b)
 }
 
 // CancelInput is one Cancel call: the named tasks, or (All, without
@@ -220,6 +223,7 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 			if err != nil {
 				return fmt.Errorf("cancel tasks: %w", err)
 			}
+			tx.markFreeSet(in.SetID)
 			n, _ := r.RowsAffected()
 			res.Canceled = int32(n)
 			res.AlreadyCanceled = int32(set.Counts.Canceled)
@@ -281,6 +285,7 @@ func (db *DB) Cancel(ctx context.Context, in CancelInput) (CancelResult, error) 
 				if _, err := tx.ExecContext(rctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, in.SetID, i); err != nil {
 					return fmt.Errorf("cancel task: %w", err)
 				}
+				tx.markFreeTask(sched.TaskRef{Set: in.SetID, Index: i})
 				res.Indexes = append(res.Indexes, i)
 			}
 		}

@@ -52,6 +52,7 @@ func retryTask(ctx context.Context, tx *Tx, ref sched.TaskRef, by string) (sched
 		return sched.TaskInfo{}, fmt.Errorf("retry task %d/%d: %w", ref.Set, ref.Index, err)
 	}
 	now := nanos(tx.now)
+	tx.markFreeTask(ref)
 	class := sched.RetryClass(sched.TaskState(state), reqAt != 0)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO task_attempts (set_id, idx, attempt, state, requested_at, executed_at, finished_at, canceled_at,
 		win_copy, exit_code, timed_out, service_seconds, visible_response, retried_at, retried_by)
@@ -120,6 +121,7 @@ func lostAttempt(ctx context.Context, tx *Tx, ref sched.TaskRef) error {
 		return nil
 	}
 	now := nanos(tx.now)
+	tx.markFreeTask(ref)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO task_attempts (set_id, idx, attempt, state, requested_at, retried_at, retried_by)
 		SELECT set_id, idx, attempt, 'lost', requested_at, ?, 'policy' FROM tasks WHERE set_id = ? AND idx = ?`, now, ref.Set, ref.Index); err != nil {
 		return fmt.Errorf("keep lost attempt of task %d/%d: %w", ref.Set, ref.Index, translate(err))

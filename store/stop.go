@@ -126,6 +126,7 @@ func stopRest(ctx context.Context, tx *Tx, id sched.SetID, out *StopOutcome) err
 	if err != nil {
 		return fmt.Errorf("stop disclosed tasks: %w", err)
 	}
+	tx.markFreeSet(id)
 	n, _ := r.RowsAffected()
 	if _, err := tx.ExecContext(ctx, `UPDATE task_sets SET n_disclosed = n_disclosed - ?1, n_canceled = n_canceled + ?1 WHERE id = ?2`, n, id); err != nil {
 		return fmt.Errorf("count stopped tasks: %w", err)
@@ -151,6 +152,7 @@ func stopRest(ctx context.Context, tx *Tx, id sched.SetID, out *StopOutcome) err
 		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = 'canceled', canceled_at = ? WHERE set_id = ? AND idx = ?`, now, id, i); err != nil {
 			return fmt.Errorf("stop task: %w", err)
 		}
+		tx.markFreeTask(sched.TaskRef{Set: id, Index: i})
 	}
 	out.Fired.Canceled += int64(len(requested))
 	out.Bills = cr.Bills

@@ -381,6 +381,8 @@ type Tx struct {
 	// pilotLimit is DB.pilotLossLimit() (pilot.go).
 	pilotLimit int32
 	known      *knownStats // DB's, in a write (finishknown.go)
+	// free is the tasks whose free work the write changed (billfree.go).
+	free *freeDirty
 }
 
 // No joins per task: a statement run once per task (the start's spec read, the
@@ -527,8 +529,12 @@ func (db *DB) writeHeld(ctx context.Context, fn func(tx *Tx) error) (err error) 
 	}()
 	begun := time.Now()
 	db.lastTx.Begin = begun.Sub(began)
-	if err := fn(&Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit(),
-		known: &db.known}); err != nil {
+	tx := &Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit(),
+		known: &db.known}
+	if err := fn(tx); err != nil {
+		return translate(err)
+	}
+	if err := tx.refreshFree(ctx); err != nil {
 		return translate(err)
 	}
 	ran := time.Now()

@@ -184,6 +184,7 @@ func loseCopyAs(ctx context.Context, tx *Tx, id sched.CopyID, pilotEnd bool) err
 	} else if err != nil {
 		return fmt.Errorf("lose copy %d: %w", id, err)
 	}
+	tx.markFreeTask(ref)
 	if pilotEnd {
 		if _, err := tx.pilotLost(ctx, w, ref); err != nil {
 			return err
