@@ -14,13 +14,7 @@ import (
 // the fork that follow it (nor start the log over under the decision's
 // commit). The wait is the test's: no clock is read.
 func TestCheckpointWaitsAfterACommit(t *testing.T) {
-	db := NewDB(t.TempDir() + "/batchd.db")
-	waits := make(chan chan time.Time, 16) // never blocks the checkpointer
-	db.checkpointAfter = func(time.Duration) <-chan time.Time {
-		c := make(chan time.Time, 1)
-		waits <- c
-		return c
-	}
+	db, waits := dbWithCheckpointWaits(t)
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -63,4 +57,18 @@ func TestCheckpointWaitsAfterACommit(t *testing.T) {
 		t.Fatalf("%d checkpoints before the second wait ended, want 1", runs)
 	}
 	close(fire)
+}
+
+// dbWithCheckpointWaits is a database (not yet open) whose checkpointer's
+// waits are the test's: each wait's channel comes out of waits, and the
+// wait ends when the test sends on it.
+func dbWithCheckpointWaits(t *testing.T) (*DB, chan chan time.Time) {
+	db := NewDB(t.TempDir() + "/batchd.db")
+	waits := make(chan chan time.Time, 16) // never blocks the checkpointer
+	db.checkpointAfter = func(time.Duration) <-chan time.Time {
+		c := make(chan time.Time, 1)
+		waits <- c
+		return c
+	}
+	return db, waits
 }

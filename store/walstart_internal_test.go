@@ -32,14 +32,8 @@ func walSalts(t *testing.T, db *DB) []byte {
 // commit changes the header's salts; here it must not.
 func TestLogStartsOverBeforeTheNextCommit(t *testing.T) {
 	for _, leave := range []bool{false, true} {
-		db := NewDB(t.TempDir() + "/batchd.db")
+		db, waits := dbWithCheckpointWaits(t)
 		db.noLogStart = leave
-		waits := make(chan chan time.Time, 16) // never blocks the checkpointer
-		db.checkpointAfter = func(time.Duration) <-chan time.Time {
-			c := make(chan time.Time, 1)
-			waits <- c
-			return c
-		}
 		if err := db.Open(); err != nil {
 			t.Fatal(err)
 		}
