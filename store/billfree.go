@@ -167,12 +167,12 @@ func (tx *Tx) refreshFree(ctx context.Context) error {
 		return nil
 	}
 	for _, id := range d.sets {
-		if err := refresh(`set_id = ?`, id); err != nil {
+		if err := refresh(`set_id = +?`, id); err != nil {
 			return err
 		}
 	}
 	for _, ref := range d.tasks {
-		if err := refresh(`set_id = ? AND idx = ?`, ref.Set, ref.Index); err != nil {
+		if err := refresh(`set_id = +? AND idx = +?`, ref.Set, ref.Index); err != nil {
 			return err
 		}
 	}
@@ -194,10 +194,10 @@ func (tx *Tx) refreshFree(ctx context.Context) error {
 // qualify names the copies' columns of a free_copies filter.
 func qualify(where string) string {
 	switch where {
-	case `set_id = ?`:
-		return `c.set_id = ?`
-	case `set_id = ? AND idx = ?`:
-		return `c.set_id = ? AND c.idx = ?`
+	case `set_id = +?`:
+		return `c.set_id = +?`
+	case `set_id = +? AND idx = +?`:
+		return `c.set_id = +? AND c.idx = +?`
 	}
 	panic("qualify: unknown filter " + where)
 }
