@@ -6,7 +6,12 @@
 #   - CLI request -> task start: `batchctl disclose -q --request -- date
 #     +%s%N` on an idle server with one local slot, from the moment the
 #     CLI is exec'd to the clock its task prints at its exec (read back
-#     afterwards with `batchctl request SET/0`), N runs.
+#     afterwards with `batchctl request SET/0`), N runs;
+#   - the floors of the stack batchctl links (bench/clifloor): a Go
+#     program with an HTTP client, and one with everything a Connect
+#     client of batchd links (connect-go, protobuf, the generated API),
+#     each doing nothing but print a line: the least a start of batchctl
+#     can cost.
 # Prints min / median / max in ms of each: the wall time, and the CPU
 # time of the command this script starts (user + system, all threads,
 # from wait4; for request -> start, the disclosing batchctl's), which the
@@ -55,6 +60,10 @@ mkdir "$tmp/hello"
 printf 'module hello\n\ngo 1.22\n' >"$tmp/hello/go.mod"
 printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hello\\n") }\n' >"$tmp/hello/main.go"
 (cd "$tmp/hello" && CGO_ENABLED=0 go build -o "$tmp/hello-go" .)
+# The floors of batchctl's stack (bench/clifloor): a Go program with an
+# HTTP client, and one that links every Connect client's packages.
+CGO_ENABLED=0 go build -o "$tmp/floor-nethttp" ./bench/clifloor/nethttp
+CGO_ENABLED=0 go build -o "$tmp/floor-connect" ./bench/clifloor/connect
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export BATCH_SERVER=http://127.0.0.1:$port BATCHD_DATA=$tmp/data
 "$tmp/batchd" serve --listen 127.0.0.1:"$port" --data "$tmp/data" --slots 1 --log-level warn 2>"$tmp/serve.log" &
@@ -137,6 +146,8 @@ for i in range(n + 3):  # the first three warm the page cache
     for name, ctl, _ in order:
         got.append((name + " --version", run([ctl, "--version"])))
     got.append(("Go hello-world", run([tmp + "/hello-go"])))
+    got.append(("Go + net/http (floor)", run([tmp + "/floor-nethttp"])))
+    got.append(("Go + net/http + connect + protobuf + batch/v1 (floor)", run([tmp + "/floor-connect"])))
     got.append(("fork/exec of date", run(["date"])))
     for name, ctl, env in order:
         # Idle: the server's work after the last task's end (its group
