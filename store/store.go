@@ -55,6 +55,9 @@ type DB struct {
 	// writes counts committed write transactions and writeNanos the time
 	// they held the writer (BEGIN to COMMIT): the single writer's load.
 	writes, writeNanos atomic.Int64
+	// writeStmts counts the statements write transactions ran from Go
+	// (not their triggers' programs), committed or not.
+	writeStmts atomic.Int64
 	// lastTx is how the last write transaction's time went (BEGIN, its
 	// statements, COMMIT); written and read with wmu held.
 	lastTx TxTimes
@@ -383,6 +386,8 @@ type Tx struct {
 	known      *knownStats // DB's, in a write (finishknown.go)
 	// free is the tasks whose free work the write changed (billfree.go).
 	free *freeDirty
+	// stmts counts the statements the transaction ran (DB.writeStmts).
+	stmts int64
 }
 
 // No joins per task: a statement run once per task (the start's spec read, the
@@ -406,16 +411,19 @@ type querier interface {
 
 // ExecContext runs one statement of the transaction (see Tx).
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tx.stmts++
 	return tx.q.ExecContext(context.WithoutCancel(ctx), query, args...)
 }
 
 // QueryContext runs one query of the transaction (see Tx).
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	tx.stmts++
 	return tx.q.QueryContext(context.WithoutCancel(ctx), query, args...)
 }
 
 // QueryRowContext runs one query of the transaction (see Tx).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	tx.stmts++
 	return tx.q.QueryRowContext(context.WithoutCancel(ctx), query, args...)
 }
 
@@ -531,6 +539,8 @@ func (db *DB) writeHeld(ctx context.Context, fn func(tx *Tx) error) (err error) 
 	db.lastTx.Begin = begun.Sub(began)
 	tx := &Tx{q: c, now: db.Now().UTC(), cap: db.OutputCap, keep: db.KeepUserCap, prices: db.Prices, arrays: db.arrays, pilotLimit: db.pilotLossLimit(),
 		known: &db.known}
+	// The statements, COMMIT's and ROLLBACK's aside.
+	defer func() { db.writeStmts.Add(tx.stmts) }()
 	if err := fn(tx); err != nil {
 		return translate(err)
 	}
@@ -568,6 +578,11 @@ func (db *DB) CheckpointStats() (runs, failed int64, lastErr string, walPages in
 func (db *DB) WriteStats() (commits int64, busySeconds float64) {
 	return db.writes.Load(), float64(db.writeNanos.Load()) / 1e9
 }
+
+// WriteStatements returns how many statements write transactions ran
+// from Go (BEGIN, COMMIT and ROLLBACK aside; a trigger's work counts in
+// the statement that fired it).
+func (db *DB) WriteStatements() int64 { return db.writeStmts.Load() }
 
 // dropWriteConn closes a write connection that may be left in a
 // transaction; the next write takes a fresh one. Requires wmu.
