@@ -360,7 +360,9 @@ func (d *billDays) write(ctx context.Context, tx *Tx) error {
 	if len(marks) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO bill_days (owner, set_id, day, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount)
+	// Run as a query: its values bound in the step's cgo call, not one
+	// call each (execQuery).
+	if err := execQuery(ctx, tx, `INSERT INTO bill_days (owner, set_id, day, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount)
 		VALUES `+strings.Join(marks, ", ")+` ON CONFLICT (owner, set_id, day) DO UPDATE SET set_name = MAX(set_name, excluded.set_name),
 		lines = lines + excluded.lines, slot_seconds = slot_seconds + excluded.slot_seconds, cpu_seconds = cpu_seconds + excluded.cpu_seconds,
 		requested_slot_seconds = requested_slot_seconds + excluded.requested_slot_seconds, amount = amount + excluded.amount`, vals...); err != nil {
