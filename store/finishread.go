@@ -31,7 +31,7 @@ func (tx *Tx) rawRowsArgs(ctx context.Context, query string, args []any, fn func
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot query", dc)
 		}
-		rows, err := qc.QueryContext(context.WithoutCancel(ctx), query, nv)
+		rows, err := qc.QueryContext(tx.ctx(ctx), query, nv)
 		if err != nil {
 			return err
 		}
