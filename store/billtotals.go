@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"batchd/sched"
@@ -326,19 +327,42 @@ func (d *billDays) add(b sched.BillLine) {
 // write adds the accumulated sums to bill_days: each set's row of its day
 // also to its owner's (set 0), and both to all days' (-1).
 func (d *billDays) write(ctx context.Context, tx *Tx) error {
-	var (
-		keys []billDayKey
-		rows = map[billDayKey]*billDaySum{}
-	)
+	type row struct {
+		k billDayKey
+		s billDaySum
+	}
+	// A group commit's lines are of a set or a few: its rows are found
+	// by a look along them, no map (fewer allocations per commit), until
+	// there are many.
+	rows := make([]row, 0, 4*len(d.keys))
+	var at map[billDayKey]int
+	find := func(k billDayKey) *billDaySum {
+		if at != nil {
+			if i, ok := at[k]; ok {
+				return &rows[i].s
+			}
+		} else {
+			for i := range rows {
+				if rows[i].k == k {
+					return &rows[i].s
+				}
+			}
+		}
+		rows = append(rows, row{k: k})
+		if at == nil && len(rows) > 16 {
+			at = make(map[billDayKey]int, 2*len(rows))
+			for i := range rows {
+				at[rows[i].k] = i
+			}
+		} else if at != nil {
+			at[k] = len(rows) - 1
+		}
+		return &rows[len(rows)-1].s
+	}
 	for _, k := range d.keys {
 		s := d.sums[k]
 		for _, r := range [4]billDayKey{k, {k.owner, 0, k.day}, {k.owner, k.set, -1}, {k.owner, 0, -1}} {
-			t := rows[r]
-			if t == nil {
-				t = &billDaySum{}
-				rows[r] = t
-				keys = append(keys, r)
-			}
+			t := find(r)
 			if r.set != 0 {
 				t.setName = max(t.setName, s.setName)
 			}
@@ -349,24 +373,40 @@ func (d *billDays) write(ctx context.Context, tx *Tx) error {
 			t.amount += s.amount
 		}
 	}
-	// One statement for all rows: each statement is prepared anew.
-	vals := make([]any, 0, 9*len(keys))
-	marks := make([]string, 0, len(keys))
-	for _, k := range keys {
-		s := rows[k]
-		vals = append(vals, k.owner, int64(k.set), k.day, s.setName, s.lines, s.slot, s.cpu, s.req, s.amount)
-		marks = append(marks, "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
-	}
-	if len(marks) == 0 {
+	if len(rows) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO bill_days (owner, set_id, day, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount)
-		VALUES `+strings.Join(marks, ", ")+` ON CONFLICT (owner, set_id, day) DO UPDATE SET set_name = MAX(set_name, excluded.set_name),
-		lines = lines + excluded.lines, slot_seconds = slot_seconds + excluded.slot_seconds, cpu_seconds = cpu_seconds + excluded.cpu_seconds,
-		requested_slot_seconds = requested_slot_seconds + excluded.requested_slot_seconds, amount = amount + excluded.amount`, vals...); err != nil {
+	// One statement for all rows: each statement is prepared anew.
+	vals := make([]any, 0, 9*len(rows))
+	for _, r := range rows {
+		vals = append(vals, r.k.owner, int64(r.k.set), r.k.day, r.s.setName, r.s.lines, r.s.slot, r.s.cpu, r.s.req, r.s.amount)
+	}
+	// Run as a query: its values bound in the step's cgo call, not one
+	// call each (execQuery).
+	if err := execQuery(ctx, tx, billDaysSQL(len(rows)), vals...); err != nil {
 		return fmt.Errorf("add to the bill's totals: %w", err)
 	}
 	return nil
+}
+
+// billDaysTexts holds billDaysSQL's statements by their number of rows.
+var billDaysTexts sync.Map // int → string
+
+// billDaysSQL is the UPSERT of n bill_days rows, made once per n.
+func billDaysSQL(n int) string {
+	if q, ok := billDaysTexts.Load(n); ok {
+		return q.(string)
+	}
+	marks := make([]string, n)
+	for i := range marks {
+		marks[i] = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	}
+	q := `INSERT INTO bill_days (owner, set_id, day, set_name, lines, slot_seconds, cpu_seconds, requested_slot_seconds, amount)
+		VALUES ` + strings.Join(marks, ", ") + ` ON CONFLICT (owner, set_id, day) DO UPDATE SET set_name = MAX(set_name, excluded.set_name),
+		lines = lines + excluded.lines, slot_seconds = slot_seconds + excluded.slot_seconds, cpu_seconds = cpu_seconds + excluded.cpu_seconds,
+		requested_slot_seconds = requested_slot_seconds + excluded.requested_slot_seconds, amount = amount + excluded.amount`
+	billDaysTexts.Store(n, q)
+	return q
 }
 
 // addBillLine adds one line to the bill's totals.

@@ -188,11 +188,20 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	if _, err := tx.ExecContext(ctx, `UPDATE count_pause SET paused = 1`); err != nil {
 		return fmt.Errorf("pause counts: %w", err)
 	}
+	tasksChanged := false // the guarded tasks' UPDATE left its count to be read
 	if guarded {
 		if err := execGuarded(ctx, tx, knownCopiesSQL, []any{now}, ccols, cs); err != nil {
 			return fmt.Errorf("end %d copies: %w", n, err)
 		}
-		if err := execGuarded(ctx, tx, knownTasksSQL, []any{now}, tcols, ts); err != nil {
+		// The tasks' rows changed are counted by the read of the last
+		// bill line below, the next statement (one statement fewer), when
+		// their UPDATE is one statement.
+		if n <= valuesMaxRows {
+			tasksChanged = true
+			if err := execValues(ctx, tx, knownTasksSQL, []any{now}, tcols, ts); err != nil {
+				return fmt.Errorf("finish %d tasks: %w", n, err)
+			}
+		} else if err := execGuarded(ctx, tx, knownTasksSQL, []any{now}, tcols, ts); err != nil {
 			return fmt.Errorf("finish %d tasks: %w", n, err)
 		}
 	} else {
@@ -211,9 +220,14 @@ func writeWinners(ctx context.Context, tx *Tx, ins []FinishInput, ends []endRow,
 	// The lines' ids given here, as SQLite would give them (the largest
 	// plus one, in order: bill_lines has no AUTOINCREMENT), so that the
 	// insert returns nothing: a RETURNING clause cost about 3 µs a line.
-	var last int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM bill_lines`).Scan(&last); err != nil {
+	// changes(): the rows the statement before it, the tasks' UPDATE,
+	// changed (a SELECT leaves it as it was).
+	var last, changed int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0), changes() FROM bill_lines`).Scan(&last, &changed); err != nil {
 		return fmt.Errorf("bill %d tasks: read the last line: %w", n, err)
+	}
+	if tasksChanged && changed != int64(n) {
+		return fmt.Errorf("finish %d tasks: %d rows changed: %w", n, changed, errStaleKnown)
 	}
 	for i := range out {
 		out[i].Result.Bill.ID = last + 1 + int64(i)

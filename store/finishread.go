@@ -17,6 +17,7 @@ import (
 // rawRowsArgs is rawRows for a query with positional arguments (int64,
 // float64, string or []byte).
 func (tx *Tx) rawRowsArgs(ctx context.Context, query string, args []any, fn func([]driver.Value) error) error {
+	tx.stmts++
 	c, ok := tx.q.(*sql.Conn)
 	if !ok {
 		return fmt.Errorf("rawRows needs a connection, not %T", tx.q)
@@ -30,7 +31,7 @@ func (tx *Tx) rawRowsArgs(ctx context.Context, query string, args []any, fn func
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot query", dc)
 		}
-		rows, err := qc.QueryContext(context.WithoutCancel(ctx), query, nv)
+		rows, err := qc.QueryContext(tx.ctx(ctx), query, nv)
 		if err != nil {
 			return err
 		}

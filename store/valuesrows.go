@@ -98,6 +98,23 @@ func execValues(ctx context.Context, tx *Tx, tmpl string, fixed []any, cols int,
 	return queryValues(ctx, tx, tmpl, fixed, cols, args, func(*sql.Rows) error { return nil })
 }
 
+// execQuery runs statement q, which returns no rows, as a query: an
+// Exec binds each of args in a cgo call of its own (36 for the bill
+// totals' four rows), a query binds them all and steps in one.
+func execQuery(ctx context.Context, tx *Tx, q string, args ...any) error {
+	rs, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	for rs.Next() {
+	}
+	if err := rs.Err(); err != nil {
+		rs.Close()
+		return err
+	}
+	return rs.Close()
+}
+
 // queryValues is execValues for a statement that returns rows (RETURNING):
 // scan reads each.
 func queryValues(ctx context.Context, tx *Tx, tmpl string, fixed []any, cols int, args []any, scan func(*sql.Rows) error) error {

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
+	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +20,17 @@ import (
 // copies (requested tasks that win, with a line of stdout and a bill
 // line each) and starts the next task on each freed slot. One op is one
 // task: its end plus its successor's start. Slots is the group's size: 64,
-// and 50, a size the batched statements pad (valuesrows.go).
+// 50 (a size the batched statements pad: valuesrows.go), and the sizes
+// the local pipeline gathers (1 to 16; about 9 at 64 slots), where the
+// cost per commit that does not grow with its size dominates. Beside the
+// CPU per task it reports the CPU per commit and, exact at any load, the
+// statements run from Go (stmts/commit) and cgo calls (cgo/commit) per
+// commit.
+//
+// BENCH_WAL=1 stops the checkpointer and counts the pages each commit
+// appends to the WAL (wal-frames/commit), and logs them by the table or
+// index they belong to when SQLite has dbstat (run with
+// CGO_CFLAGS=-DSQLITE_ENABLE_DBSTAT_VTAB).
 //
 // The ends carry the server's memory of their copies (FinishInput.Known),
 // as the server gives it; BENCH_READ=1 leaves it out, and each end is read.
@@ -28,13 +41,19 @@ import (
 //
 //	go test -run '^$' -bench GroupCommit -benchtime 20000x -count 3 ./store/
 func BenchmarkGroupCommit(b *testing.B) {
-	for _, slots := range []int{64, 50} {
+	for _, slots := range []int{64, 50, 16, 9, 4, 1} {
 		b.Run("slots="+strconv.Itoa(slots), func(b *testing.B) { benchGroupCommit(b, slots) })
 	}
 }
 
 func benchGroupCommit(b *testing.B, slots int) {
-	db := NewDB(b.TempDir() + "/batchd.db")
+	path := b.TempDir() + "/batchd.db"
+	db := NewDB(path)
+	walCount := os.Getenv("BENCH_WAL") != ""
+	if walCount {
+		// No checkpoint: the WAL keeps every commit's pages.
+		db.checkpointAfter = func(time.Duration) <-chan time.Time { return nil }
+	}
 	if err := db.Open(); err != nil {
 		b.Fatal(err)
 	}
@@ -85,7 +104,8 @@ func benchGroupCommit(b *testing.B, slots int) {
 	if _, err := db.wconn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		b.Fatal(err)
 	}
-	_, busy0 := db.WriteStats()
+	commits0, busy0 := db.WriteStats()
+	stmts0, cgo0 := db.WriteStatements(), runtime.NumCgoCall()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i += slots {
@@ -114,9 +134,17 @@ func benchGroupCommit(b *testing.B, slots int) {
 	b.StopTimer()
 	// CPU time, the process's (the checkpointer's included): on a machine
 	// shared at load 10-30, wall time measures the machine, not the writer.
-	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/task")
-	_, busy := db.WriteStats()
+	cpu, cgo := cpuTime()-cpu0, runtime.NumCgoCall()-cgo0
+	commits, busy := db.WriteStats()
+	commits -= commits0
+	b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/task")
+	b.ReportMetric(float64(cpu)/1e6/float64(commits), "cpu-ms/commit")
 	b.ReportMetric((busy-busy0)*1e3/float64(b.N), "writer-ms/task")
+	b.ReportMetric(float64(db.WriteStatements()-stmts0)/float64(commits), "stmts/commit")
+	b.ReportMetric(float64(cgo)/float64(commits), "cgo/commit")
+	if walCount {
+		walFrames(b, db, path, commits)
+	}
 	if taken, stale := db.FinishKnownStats(); stale != 0 || (os.Getenv("BENCH_READ") == "") != (taken > 0) {
 		b.Fatalf("%d commits from memory, %d stale", taken, stale)
 	}
@@ -142,6 +170,59 @@ func stmtSteps(b *testing.B, db *DB) {
 			b.Fatal(err)
 		}
 		b.Logf("%10d steps %7d runs %5d repreps  %.160s", nstep, run, reprep, strings.Join(strings.Fields(q), " "))
+	}
+}
+
+// walFrames reports the pages the WAL at path holds per commit (the
+// checkpointer stopped, it holds every commit's since the timer began:
+// the setup's were checkpointed out, TRUNCATE), and logs them by table
+// or index when dbstat is there.
+func walFrames(b *testing.B, db *DB, path string, commits int64) {
+	wal, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(wal) < 32 {
+		b.Fatalf("WAL of %d bytes", len(wal))
+	}
+	size := int(binary.BigEndian.Uint32(wal[8:12]))
+	pages := map[uint32]int{} // frames by page number
+	frames := 0
+	for off := 32; off+24+size <= len(wal); off += 24 + size {
+		pages[binary.BigEndian.Uint32(wal[off:off+4])]++
+		frames++
+	}
+	b.ReportMetric(float64(frames)/float64(commits), "wal-frames/commit")
+	names := map[uint32]string{}
+	rows, err := db.wconn.QueryContext(context.Background(), `SELECT name, pageno FROM dbstat`)
+	if err != nil {
+		b.Logf("dbstat: %v", err)
+	} else {
+		for rows.Next() {
+			var name string
+			var page uint32
+			if err := rows.Scan(&name, &page); err != nil {
+				b.Fatal(err)
+			}
+			names[page] = name
+		}
+		rows.Close()
+	}
+	by := map[string]int{}
+	for p, n := range pages {
+		name, ok := names[p]
+		if !ok {
+			name = "(other)"
+		}
+		by[name] += n
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return by[keys[i]] > by[keys[j]] })
+	for _, k := range keys {
+		b.Logf("%-32s %8.2f frames/commit", k, float64(by[k])/float64(commits))
 	}
 }
 
