@@ -67,7 +67,9 @@ func (db *DB) ListTasks(ctx context.Context, owner string, id sched.SetID, p Tas
 		}
 		q += ` ORDER BY idx LIMIT +?`
 		args = append(args, size+1)
-		if tasks, err = queryTasks(ctx, tx, size+1, q, args...); err != nil {
+		// The set's size bounds the page: a snapshot of a set smaller
+		// than the page is read into one slice of its size.
+		if tasks, err = queryTasks(ctx, tx, min(size+1, int(set.Counts.Total)), q, args...); err != nil {
 			return err
 		}
 		if len(tasks) > size {
@@ -211,7 +213,7 @@ const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed
 	visible_response, service_seconds, exit_code, timed_out, attempt, held, fail_reason`
 
 // queryTasks reads the tasks q selects (taskCols), most of them at most
-// (a hint, up to 512: more are read too).
+// (a hint, up to a page of MaxTaskPage: more are read too).
 func queryTasks(ctx context.Context, tx *Tx, most int, q string, args ...any) ([]sched.Task, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -219,21 +221,25 @@ func queryTasks(ctx context.Context, tx *Tx, most int, q string, args ...any) ([
 	}
 	defer rows.Close()
 	var (
-		out   = make([]sched.Task, 0, min(most, 512)) // 384 bytes a task: sized once, not grown by doubling
+		out   = make([]sched.Task, 0, max(0, min(most, MaxTaskPage+1))) // sized once, not grown by doubling
 		later specLater
 	)
+	var (
+		spec, state                               string
+		disclosed, requested, executed, fin, canc int64
+		timedOut, held                            int
+	)
 	for rows.Next() {
-		var (
-			t                                         sched.Task
-			spec, state                               string
-			disclosed, requested, executed, fin, canc int64
-			timedOut, held                            int
-		)
+		// Scanned in place: a Task of its own would escape to the heap
+		// (Scan takes its fields' addresses), one more allocation and
+		// copy per task read.
+		out = append(out, sched.Task{})
+		t := &out[len(out)-1]
 		if err := rows.Scan(&t.Set, &t.Index, &spec, &state, &disclosed, &requested, &executed, &fin, &canc,
 			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt, &held, &t.FailReason); err != nil {
 			return nil, err
 		}
-		if err := later.decode(spec, t.Index, len(out), &t.Spec); err != nil {
+		if err := later.decode(spec, t.Index, len(out)-1, &t.Spec); err != nil {
 			return nil, fmt.Errorf("decode spec of task %d/%d: %w", t.Set, t.Index, err)
 		}
 		t.State = sched.TaskState(state)
@@ -242,7 +248,6 @@ func queryTasks(ctx context.Context, tx *Tx, most int, q string, args ...any) ([
 		t.TimedOut = timedOut != 0
 		t.Held = held != 0 && !t.State.Final() && t.State != sched.TaskExecuted
 		t.Progress = -1
-		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
