@@ -276,8 +276,9 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 		return fmt.Errorf("read copies: %w", err)
 	}
 	defer rows.Close()
+	sc := newCopyScanner()
 	for rows.Next() {
-		c, err := scanCopy(rows)
+		c, err := sc.scan(rows)
 		if err != nil {
 			return err
 		}
@@ -300,20 +301,40 @@ const copyCols = `id, set_id, idx, worker, slot, speculative, state, started_at,
 type scanner interface{ Scan(...any) error }
 
 func scanCopy(r scanner) (sched.Copy, error) {
-	var (
-		c              sched.Copy
-		spec           int
-		state          string
-		started, ended int64
-		timedOut       int
-	)
-	if err := r.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &state, &started, &ended,
-		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &c.Attempt, &c.ExitCode, &c.Signal, &timedOut); err != nil {
-		return c, err
+	return newCopyScanner().scan(r)
+}
+
+// copyScanner scans rows of copyCols into destinations made once for
+// all the rows of a query: scanned into a function's locals, each of them
+// (Scan takes their addresses) and the arguments' slice would escape to
+// the heap again for every copy.
+type copyScanner struct {
+	c              sched.Copy
+	spec           int
+	state          string
+	started, ended int64
+	timedOut       int
+	dest           []any
+}
+
+func newCopyScanner() *copyScanner {
+	s := &copyScanner{}
+	c := &s.c
+	s.dest = []any{&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &s.spec, &s.state, &s.started, &s.ended,
+		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &c.Attempt, &c.ExitCode, &c.Signal, &s.timedOut}
+	return s
+}
+
+// scan reads the row r is on.
+func (s *copyScanner) scan(r scanner) (sched.Copy, error) {
+	s.c = sched.Copy{}
+	if err := r.Scan(s.dest...); err != nil {
+		return s.c, err
 	}
-	c.Speculative, c.TimedOut = spec != 0, timedOut != 0
-	c.State = sched.CopyState(state)
-	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
+	c := s.c
+	c.Speculative, c.TimedOut = s.spec != 0, s.timedOut != 0
+	c.State = sched.CopyState(s.state)
+	c.StartedAt, c.EndedAt = fromNanos(s.started), fromNanos(s.ended)
 	return c, nil
 }
 
