@@ -48,7 +48,7 @@ type WatchInput struct {
 	SummaryOnly bool
 }
 
-// WatchTasks is Watch of the tasks in selects: the whole set, some
+// WatchTasks is Watch of what in selects: every task of the set, some
 // tasks, or the set's summary only. Errors: Watch's, and EINVALID (a bad
 // index).
 func (c *Client) WatchTasks(ctx context.Context, in WatchInput, fn func(WatchUpdate) error) error {

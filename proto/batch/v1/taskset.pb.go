@@ -1295,7 +1295,9 @@ type WatchTaskSetRequest struct {
 	// The messages carry the set's summary (its counts) and no tasks, and
 	// the server reads no task for them: the snapshot is the summary, and a
 	// later message comes whenever a watched task changed (any task of the
-	// set, or one of indexes). For a client that waits on the counts.
+	// set, or one of indexes). For a client that waits on the counts. The
+	// set's labels and dependencies come only in the snapshot of a watch of
+	// every task (without indexes or summary_only).
 	SummaryOnly   bool `protobuf:"varint,3,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

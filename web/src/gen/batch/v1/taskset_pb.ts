@@ -691,7 +691,9 @@ export type WatchTaskSetRequest = Message<"batch.v1.WatchTaskSetRequest"> & {
    * The messages carry the set's summary (its counts) and no tasks, and
    * the server reads no task for them: the snapshot is the summary, and a
    * later message comes whenever a watched task changed (any task of the
-   * set, or one of indexes). For a client that waits on the counts.
+   * set, or one of indexes). For a client that waits on the counts. The
+   * set's labels and dependencies come only in the snapshot of a watch of
+   * every task (without indexes or summary_only).
    *
    * @generated from field: bool summary_only = 3;
    */
