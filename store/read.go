@@ -3,9 +3,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"batchd/sched"
@@ -265,10 +267,6 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 	if len(tasks) == 0 {
 		return nil
 	}
-	pos := make(map[int32]int, len(tasks))
-	for i, t := range tasks {
-		pos[t.Index] = i
-	}
 	// +?: see "No joins per task" in store.go.
 	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE set_id = +? AND idx BETWEEN +? AND +? ORDER BY id`,
 		id, tasks[0].Index, tasks[len(tasks)-1].Index)
@@ -282,7 +280,8 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 		if err != nil {
 			return err
 		}
-		i, ok := pos[c.Task.Index]
+		// tasks are sorted by index: no map of them to make per read.
+		i, ok := slices.BinarySearchFunc(tasks, c.Task.Index, func(t sched.Task, idx int32) int { return cmp.Compare(t.Index, idx) })
 		if !ok {
 			continue
 		}
