@@ -214,7 +214,10 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // waitSet waits until every task of the set is finished.
 func waitSet(b *testing.B, c *client.Client, set sched.SetID) {
 	b.Helper()
-	err := c.Watch(context.Background(), set, func(u client.WatchUpdate) error {
+	// As batchctl request waits: the set's counts only; BATCHD_BENCH_WATCH=full
+	// watches every task, as batchctl watch and the web page do.
+	in := client.WatchInput{Set: set, SummaryOnly: os.Getenv("BATCHD_BENCH_WATCH") != "full"}
+	err := c.WatchTasks(context.Background(), in, func(u client.WatchUpdate) error {
 		if u.Set.Counts.Finished+u.Set.Counts.Canceled >= u.Set.Counts.Total {
 			return client.ErrStopWatch
 		}

@@ -32,8 +32,29 @@ var ErrStopWatch = errors.New("stop watch")
 // snapshot) and gives up after WatchRetryFor without a server. Errors: ENOTFOUND,
 // EUNAVAILABLE, ctx.Err(), or fn's error.
 func (c *Client) Watch(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) error {
+	return c.WatchTasks(ctx, WatchInput{Set: set}, fn)
+}
+
+// WatchInput selects what a watch carries (WatchTaskSetRequest).
+type WatchInput struct {
+	Set sched.SetID
+	// Indexes are the tasks to watch; empty: every task of the set. The
+	// snapshot and the changes carry only these, and a change to another
+	// task sends nothing.
+	Indexes []int32
+	// SummaryOnly asks for the set's summary (its counts) and no tasks:
+	// every WatchUpdate's Tasks is empty, and one comes whenever a
+	// watched task changed. The server reads no task for it.
+	SummaryOnly bool
+}
+
+// WatchTasks is Watch of what in selects: every task of the set, some
+// tasks, or the set's summary only. Errors: Watch's, and EINVALID (a bad
+// index).
+func (c *Client) WatchTasks(ctx context.Context, in WatchInput, fn func(WatchUpdate) error) error {
+	req := &batchv1.WatchTaskSetRequest{SetId: int64(in.Set), Indexes: in.Indexes, SummaryOnly: in.SummaryOnly}
 	return c.resumeStream(ctx, func() (got, ended bool, err error) {
-		got, err = c.watchOnce(ctx, set, fn)
+		got, err = c.watchOnce(ctx, req, fn)
 		return got, false, err
 	})
 }
@@ -80,7 +101,7 @@ func (c *Client) resumeStream(ctx context.Context, once func() (got, ended bool,
 
 // watchOnce runs one stream. It reports whether any message arrived, and a
 // nil error when the server ended the stream.
-func (c *Client) watchOnce(ctx context.Context, set sched.SetID, fn func(WatchUpdate) error) (bool, error) {
+func (c *Client) watchOnce(ctx context.Context, req *batchv1.WatchTaskSetRequest, fn func(WatchUpdate) error) (bool, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// A stream silent past WatchIdle (the server sends a keepalive well
@@ -96,7 +117,7 @@ func (c *Client) watchOnce(ctx context.Context, set sched.SetID, fn func(WatchUp
 		timer = time.AfterFunc(idle, func() { silent.Store(true); cancel() })
 		defer timer.Stop()
 	}
-	stream, err := c.sets().WatchTaskSet(ctx, &batchv1.WatchTaskSetRequest{SetId: int64(set)})
+	stream, err := c.sets().WatchTaskSet(ctx, req)
 	if err != nil {
 		if silent.Load() {
 			return false, &sched.Error{Code: sched.EUNAVAILABLE, Message: fmt.Sprintf("no answer to the watch for %s", idle)}

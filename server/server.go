@@ -418,6 +418,7 @@ func New(cfg Config) (srv *Server, err error) {
 	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
 	s.metrics.reg.MustRegister(s.bodies.collectors()...)
 	s.metrics.reg.MustRegister(s.gate.collectors()...)
+	s.metrics.reg.MustRegister(s.watch.collectors()...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
 	return s, nil

@@ -602,15 +602,22 @@ const watchInterval = 100 * time.Millisecond
 // silent for three times as long (client.Config.WatchIdle).
 const DefaultWatchKeepalive = 15 * time.Second
 
-// WatchTaskSet sends the set and its tasks (snapshot = true on the first
-// message; a set larger than watchChunk continues in messages with
-// snapshot = false), then the changed tasks whenever something changes,
-// merged at most every watchInterval, until the client leaves or the
-// server stops. After Config.WatchKeepalive without a change it sends the
-// set's summary with no tasks (a keepalive).
+// maxWatchIndexes is the most tasks one watch may name.
+const maxWatchIndexes = 1_000_000
+
+// WatchTaskSet sends the set and its watched tasks (snapshot = true on the
+// first message; a set larger than watchChunk continues in messages with
+// snapshot = false), then the watched tasks that changed whenever one
+// changes, merged at most every watchInterval, until the client leaves or
+// the server stops. After Config.WatchKeepalive without a change it sends
+// the set's summary with no tasks (a keepalive). A summary-only watch
+// reads the set's summary alone for each message, never a task.
 func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTaskSetRequest, stream *connect.ServerStream[batchv1.WatchTaskSetResponse]) error {
 	s := h.s
-	if err := checkSetID("set_id", req.SetId); err != nil {
+	if len(req.Indexes) > maxWatchIndexes {
+		return sched.Errorf(sched.ERESOURCEEXHAUSTED, "%d indexes in one watch; the limit is %d", len(req.Indexes), maxWatchIndexes)
+	}
+	if err := errors.Join(checkSetID("set_id", req.SetId), checkIndexes(req.Indexes)); err != nil {
 		return err
 	}
 	id := sched.SetID(req.SetId)
@@ -618,12 +625,32 @@ func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTask
 	if err != nil {
 		return err
 	}
+	f := watchFilter{summary: req.SummaryOnly}
+	if len(req.Indexes) > 0 {
+		f.only = make(map[int32]struct{}, len(req.Indexes))
+		for _, i := range req.Indexes {
+			f.only[i] = struct{}{}
+		}
+	}
+	named := f.indexes() // sorted, nil for every task
+	// send sends what changed: every watched task (all), or the tasks idx.
+	send := func(all bool, idx []int32, snapshot bool) error {
+		switch {
+		case f.summary:
+			return h.sendSummary(ctx, stream, owner, id, snapshot)
+		case all && named != nil:
+			return h.sendSome(ctx, stream, owner, id, named, snapshot)
+		case all:
+			return h.sendAll(ctx, stream, owner, id, snapshot)
+		}
+		return h.sendSome(ctx, stream, owner, id, idx, snapshot)
+	}
 	// Subscribed before the snapshot is read, so that no change falls
 	// between them; the snapshot's read says NotFound for a set that is
 	// not the caller's.
-	sub := s.watch.subscribe(id)
+	sub := s.watch.subscribeFilter(id, f)
 	defer s.watch.unsubscribe(sub)
-	if err := h.sendAll(ctx, stream, owner, id, true); err != nil {
+	if err := send(true, nil, true); err != nil {
 		return err
 	}
 	var (
@@ -651,11 +678,10 @@ func (h taskSetHandler) WatchTaskSet(ctx context.Context, req *batchv1.WatchTask
 		}
 		var err error
 		if quiet {
-			err = h.sendSome(ctx, stream, owner, id, nil) // the summary, no tasks
-		} else if all, idx := sub.take(); all {
-			err = h.sendAll(ctx, stream, owner, id, false)
+			err = h.sendSummary(ctx, stream, owner, id, false)
 		} else {
-			err = h.sendSome(ctx, stream, owner, id, idx)
+			all, idx := sub.take()
+			err = send(all, idx, false)
 		}
 		if err != nil {
 			return err
@@ -686,22 +712,35 @@ func (h taskSetHandler) sendAll(ctx context.Context, stream *connect.ServerStrea
 		if err := stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks), Snapshot: snapshot && first}); err != nil {
 			return err
 		}
+		h.s.watch.sentTasks(len(tasks))
 		token = next
 	}
 	return nil
 }
 
-func (h taskSetHandler) sendSome(ctx context.Context, stream *connect.ServerStream[batchv1.WatchTaskSetResponse], owner string, id sched.SetID, idx []int32) error {
+// sendSome sends the tasks idx (in order; those the set lacks are
+// skipped), watchChunk a message; the first says snapshot if asked.
+func (h taskSetHandler) sendSome(ctx context.Context, stream *connect.ServerStream[batchv1.WatchTaskSetResponse], owner string, id sched.SetID, idx []int32, snapshot bool) error {
 	for start := 0; start == 0 || start < len(idx); start += watchChunk {
 		set, tasks, err := h.s.db.GetTasks(ctx, owner, id, idx[start:min(len(idx), start+watchChunk)])
 		if err != nil {
 			return err
 		}
-		if err := stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks)}); err != nil {
+		if err := stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Tasks: tasksToProto(tasks), Snapshot: snapshot && start == 0}); err != nil {
 			return err
 		}
+		h.s.watch.sentTasks(len(tasks))
 	}
 	return nil
+}
+
+// sendSummary sends the set's summary and no tasks: one read of the set.
+func (h taskSetHandler) sendSummary(ctx context.Context, stream *connect.ServerStream[batchv1.WatchTaskSetResponse], owner string, id sched.SetID, snapshot bool) error {
+	set, err := h.s.db.GetTaskSet(ctx, owner, id)
+	if err != nil {
+		return err
+	}
+	return stream.Send(&batchv1.WatchTaskSetResponse{TaskSet: setToProto(set), Snapshot: snapshot})
 }
 
 // Retry runs failed, timed-out or canceled tasks again in place (same set,

@@ -3,9 +3,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"batchd/sched"
@@ -67,7 +69,9 @@ func (db *DB) ListTasks(ctx context.Context, owner string, id sched.SetID, p Tas
 		}
 		q += ` ORDER BY idx LIMIT +?`
 		args = append(args, size+1)
-		if tasks, err = queryTasks(ctx, tx, size+1, q, args...); err != nil {
+		// The set's size bounds the page: a snapshot of a set smaller
+		// than the page is read into one slice of its size.
+		if tasks, err = queryTasks(ctx, tx, min(size+1, int(set.Counts.Total)), q, args...); err != nil {
 			return err
 		}
 		if len(tasks) > size {
@@ -211,7 +215,7 @@ const taskCols = `set_id, idx, spec, state, disclosed_at, requested_at, executed
 	visible_response, service_seconds, exit_code, timed_out, attempt, held, fail_reason`
 
 // queryTasks reads the tasks q selects (taskCols), most of them at most
-// (a hint, up to 512: more are read too).
+// (a hint, up to a page of MaxTaskPage: more are read too).
 func queryTasks(ctx context.Context, tx *Tx, most int, q string, args ...any) ([]sched.Task, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -219,21 +223,25 @@ func queryTasks(ctx context.Context, tx *Tx, most int, q string, args ...any) ([
 	}
 	defer rows.Close()
 	var (
-		out   = make([]sched.Task, 0, min(most, 512)) // 384 bytes a task: sized once, not grown by doubling
+		out   = make([]sched.Task, 0, max(0, min(most, MaxTaskPage+1))) // sized once, not grown by doubling
 		later specLater
 	)
+	var (
+		spec, state                               string
+		disclosed, requested, executed, fin, canc int64
+		timedOut, held                            int
+	)
 	for rows.Next() {
-		var (
-			t                                         sched.Task
-			spec, state                               string
-			disclosed, requested, executed, fin, canc int64
-			timedOut, held                            int
-		)
+		// Scanned in place: a Task of its own would escape to the heap
+		// (Scan takes its fields' addresses), one more allocation and
+		// copy per task read.
+		out = append(out, sched.Task{})
+		t := &out[len(out)-1]
 		if err := rows.Scan(&t.Set, &t.Index, &spec, &state, &disclosed, &requested, &executed, &fin, &canc,
 			&t.VisibleResponseSeconds, &t.ServiceSeconds, &t.ExitCode, &timedOut, &t.Attempt, &held, &t.FailReason); err != nil {
 			return nil, err
 		}
-		if err := later.decode(spec, t.Index, len(out), &t.Spec); err != nil {
+		if err := later.decode(spec, t.Index, len(out)-1, &t.Spec); err != nil {
 			return nil, fmt.Errorf("decode spec of task %d/%d: %w", t.Set, t.Index, err)
 		}
 		t.State = sched.TaskState(state)
@@ -242,7 +250,6 @@ func queryTasks(ctx context.Context, tx *Tx, most int, q string, args ...any) ([
 		t.TimedOut = timedOut != 0
 		t.Held = held != 0 && !t.State.Final() && t.State != sched.TaskExecuted
 		t.Progress = -1
-		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -260,10 +267,6 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 	if len(tasks) == 0 {
 		return nil
 	}
-	pos := make(map[int32]int, len(tasks))
-	for i, t := range tasks {
-		pos[t.Index] = i
-	}
 	// +?: see "No joins per task" in store.go.
 	rows, err := tx.QueryContext(ctx, `SELECT `+copyCols+` FROM copies WHERE set_id = +? AND idx BETWEEN +? AND +? ORDER BY id`,
 		id, tasks[0].Index, tasks[len(tasks)-1].Index)
@@ -271,12 +274,14 @@ func attachCopies(ctx context.Context, tx *Tx, id sched.SetID, tasks []sched.Tas
 		return fmt.Errorf("read copies: %w", err)
 	}
 	defer rows.Close()
+	sc := newCopyScanner()
 	for rows.Next() {
-		c, err := scanCopy(rows)
+		c, err := sc.scan(rows)
 		if err != nil {
 			return err
 		}
-		i, ok := pos[c.Task.Index]
+		// tasks are sorted by index: no map of them to make per read.
+		i, ok := slices.BinarySearchFunc(tasks, c.Task.Index, func(t sched.Task, idx int32) int { return cmp.Compare(t.Index, idx) })
 		if !ok {
 			continue
 		}
@@ -295,20 +300,40 @@ const copyCols = `id, set_id, idx, worker, slot, speculative, state, started_at,
 type scanner interface{ Scan(...any) error }
 
 func scanCopy(r scanner) (sched.Copy, error) {
-	var (
-		c              sched.Copy
-		spec           int
-		state          string
-		started, ended int64
-		timedOut       int
-	)
-	if err := r.Scan(&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &spec, &state, &started, &ended,
-		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &c.Attempt, &c.ExitCode, &c.Signal, &timedOut); err != nil {
-		return c, err
+	return newCopyScanner().scan(r)
+}
+
+// copyScanner scans rows of copyCols into destinations made once for
+// all the rows of a query: scanned into a function's locals, each of them
+// (Scan takes their addresses) and the arguments' slice would escape to
+// the heap again for every copy.
+type copyScanner struct {
+	c              sched.Copy
+	spec           int
+	state          string
+	started, ended int64
+	timedOut       int
+	dest           []any
+}
+
+func newCopyScanner() *copyScanner {
+	s := &copyScanner{}
+	c := &s.c
+	s.dest = []any{&c.ID, &c.Task.Set, &c.Task.Index, &c.Slot.Worker, &c.Slot.Slot, &s.spec, &s.state, &s.started, &s.ended,
+		&c.Progress, &c.CPUSeconds, &c.RunSeconds, &c.Attempt, &c.ExitCode, &c.Signal, &s.timedOut}
+	return s
+}
+
+// scan reads the row r is on.
+func (s *copyScanner) scan(r scanner) (sched.Copy, error) {
+	s.c = sched.Copy{}
+	if err := r.Scan(s.dest...); err != nil {
+		return s.c, err
 	}
-	c.Speculative, c.TimedOut = spec != 0, timedOut != 0
-	c.State = sched.CopyState(state)
-	c.StartedAt, c.EndedAt = fromNanos(started), fromNanos(ended)
+	c := s.c
+	c.Speculative, c.TimedOut = s.spec != 0, s.timedOut != 0
+	c.State = sched.CopyState(s.state)
+	c.StartedAt, c.EndedAt = fromNanos(s.started), fromNanos(s.ended)
 	return c, nil
 }
 

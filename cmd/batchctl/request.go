@@ -142,7 +142,10 @@ func waitFor(ctx context.Context, cl *client.Client, sel taskSel, res client.Req
 		return s.Counts.Finished+s.Counts.Canceled >= s.Counts.Total
 	}
 	if !doneFunc(res.Set) {
-		err := cl.Watch(ctx, sel.Set, func(u client.WatchUpdate) error {
+		// Only what the wait reads: the named tasks, or the set's counts
+		// (its tasks are read page by page at the end).
+		in := client.WatchInput{Set: sel.Set, Indexes: sel.Indexes, SummaryOnly: len(want) == 0}
+		err := cl.WatchTasks(ctx, in, func(u client.WatchUpdate) error {
 			for _, t := range u.Tasks {
 				if len(want) > 0 && want[t.Index] && t.State.Final() {
 					final[t.Index] = t

@@ -1284,8 +1284,21 @@ func (x *ListTaskSetsResponse) GetNextPageToken() string {
 }
 
 type WatchTaskSetRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SetId         int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	SetId int64                  `protobuf:"varint,1,opt,name=set_id,json=setId,proto3" json:"set_id,omitempty"`
+	// The tasks to watch (at most 1,000,000; an index the set does not have
+	// is skipped); empty watches every task of the set. With indexes, the
+	// snapshot carries only these tasks, a later message only those of them
+	// that changed, and a change to any other task sends nothing: the set's
+	// summary in each message is current all the same.
+	Indexes []int32 `protobuf:"varint,2,rep,packed,name=indexes,proto3" json:"indexes,omitempty"`
+	// The messages carry the set's summary (its counts) and no tasks, and
+	// the server reads no task for them: the snapshot is the summary, and a
+	// later message comes whenever a watched task changed (any task of the
+	// set, or one of indexes). For a client that waits on the counts. The
+	// set's labels and dependencies come only in the snapshot of a watch of
+	// every task (without indexes or summary_only).
+	SummaryOnly   bool `protobuf:"varint,3,opt,name=summary_only,json=summaryOnly,proto3" json:"summary_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1327,14 +1340,30 @@ func (x *WatchTaskSetRequest) GetSetId() int64 {
 	return 0
 }
 
+func (x *WatchTaskSetRequest) GetIndexes() []int32 {
+	if x != nil {
+		return x.Indexes
+	}
+	return nil
+}
+
+func (x *WatchTaskSetRequest) GetSummaryOnly() bool {
+	if x != nil {
+		return x.SummaryOnly
+	}
+	return false
+}
+
 type WatchTaskSetResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	TaskSet *TaskSet               `protobuf:"bytes,1,opt,name=task_set,json=taskSet,proto3" json:"task_set,omitempty"`
-	// The first message has every task (snapshot = true); later ones only the
-	// tasks that changed. A message with no tasks and snapshot = false is a
-	// keepalive: the server sends one when nothing changed for 15 s, so a
-	// client that hears nothing for much longer can take the connection for
-	// dead (a laptop that slept, a network that changed) and watch again.
+	// The first message has every watched task (snapshot = true); later ones
+	// only the watched tasks that changed (none with summary_only). A message
+	// with no tasks and snapshot = false is a keepalive, or with summary_only
+	// a change of the counts: the server sends a keepalive when nothing
+	// watched changed for 15 s, so a client that hears nothing for much
+	// longer can take the connection for dead (a laptop that slept, a
+	// network that changed) and watch again.
 	Tasks         []*Task `protobuf:"bytes,2,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	Snapshot      bool    `protobuf:"varint,3,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2771,9 +2800,11 @@ const file_batch_v1_taskset_proto_rawDesc = "" +
 	"\finclude_open\x18L \x01(\bR\vincludeOpen\"n\n" +
 	"\x14ListTaskSetsResponse\x12.\n" +
 	"\ttask_sets\x18\x01 \x03(\v2\x11.batch.v1.TaskSetR\btaskSets\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\",\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n" +
 	"\x13WatchTaskSetRequest\x12\x15\n" +
-	"\x06set_id\x18\x01 \x01(\x03R\x05setId\"\x86\x01\n" +
+	"\x06set_id\x18\x01 \x01(\x03R\x05setId\x12\x18\n" +
+	"\aindexes\x18\x02 \x03(\x05R\aindexes\x12!\n" +
+	"\fsummary_only\x18\x03 \x01(\bR\vsummaryOnly\"\x86\x01\n" +
 	"\x14WatchTaskSetResponse\x12,\n" +
 	"\btask_set\x18\x01 \x01(\v2\x11.batch.v1.TaskSetR\ataskSet\x12$\n" +
 	"\x05tasks\x18\x02 \x03(\v2\x0e.batch.v1.TaskR\x05tasks\x12\x1a\n" +
