@@ -221,7 +221,43 @@ func (c *cluster) start(args ...string) {
 	// isolation_test.go tests the isolation.
 	all := append([]string{"serve", "--listen", listen, "--data", c.data, "--share-unisolated-workers"}, withIsolation(args)...)
 	c.server = startProc(c.t, "batchd serve", c.batchd, all...)
+	// A restart's port can be taken for a moment: it is in the ephemeral
+	// range, and a client that keeps dialling it while no server listens
+	// can connect to itself (TCP's simultaneous open, source port =
+	// destination port) or be given it as its own port. Such a socket
+	// closes once the client sees garbage or gives up; an operator
+	// would start again, and so does the restart, until patience runs out.
+	deadline := time.Now().Add(patience)
+	for c.addr != "" && time.Now().Before(deadline) {
+		if addr, ok := c.serving(c.server); ok {
+			c.addr = addr
+			return
+		}
+		if !strings.Contains(c.server.out.String(), "address already in use") {
+			break // another failure: waitServing reports it
+		}
+		time.Sleep(100 * time.Millisecond)
+		c.server = startProc(c.t, "batchd serve", c.batchd, all...)
+	}
 	c.addr = c.waitServing(c.server)
+}
+
+// serving waits until p prints its "serving on" line (its address, true)
+// or exits (false).
+func (c *cluster) serving(p *proc) (string, bool) {
+	deadline := time.Now().Add(patience)
+	for time.Now().Before(deadline) {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if rest, ok := strings.CutPrefix(line, "batchd serving on http://"); ok {
+				return strings.Fields(rest)[0], true
+			}
+		}
+		if p.exited() {
+			return "", false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "", false
 }
 
 func (c *cluster) url() string { return "http://" + c.addr }
@@ -232,17 +268,11 @@ func (c *cluster) url() string { return "http://" + c.addr }
 // output, so it polls: there is no clock to inject.
 func (c *cluster) waitServing(p *proc) string {
 	c.t.Helper()
-	deadline := time.Now().Add(patience)
-	for time.Now().Before(deadline) {
-		for _, line := range strings.Split(p.out.String(), "\n") {
-			if rest, ok := strings.CutPrefix(line, "batchd serving on http://"); ok {
-				return strings.Fields(rest)[0]
-			}
-		}
-		if p.exited() {
-			c.t.Fatalf("%s exited before it was serving:\n%s", p.name, p.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if addr, ok := c.serving(p); ok {
+		return addr
+	}
+	if p.exited() {
+		c.t.Fatalf("%s exited before it was serving:\n%s", p.name, p.out.String())
 	}
 	c.t.Fatalf("%s not serving after %v:\n%s", p.name, patience, p.out.String())
 	return ""
