@@ -385,18 +385,7 @@ func TestWatch(t *testing.T) {
 // message, failing the test when the stream ends.
 func openWatch(t *testing.T, b *bundle, id int64) func() *batchv1.WatchTaskSetResponse {
 	t.Helper()
-	stream, err := b.tasks.WatchTaskSet(ctx(t), &batchv1.WatchTaskSetRequest{SetId: id})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stream.Close() })
-	return func() *batchv1.WatchTaskSetResponse {
-		t.Helper()
-		if !stream.Receive() {
-			t.Fatalf("watch ended: %v", stream.Err())
-		}
-		return stream.Msg()
-	}
+	return openWatchReq(t, b, &batchv1.WatchTaskSetRequest{SetId: id})
 }
 
 // A watch with nothing to say sends the set's summary with no tasks every

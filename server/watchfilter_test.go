@@ -8,7 +8,8 @@ import (
 	batchv1 "batchd/proto/batch/v1"
 )
 
-// openWatchReq is openWatch with the request's filter.
+// openWatchReq is openWatch (taskset_test.go) with the whole request:
+// its filter too.
 func openWatchReq(t *testing.T, b *bundle, req *batchv1.WatchTaskSetRequest) func() *batchv1.WatchTaskSetResponse {
 	t.Helper()
 	stream, err := b.tasks.WatchTaskSet(ctx(t), req)

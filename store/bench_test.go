@@ -111,6 +111,43 @@ func openBench(b *testing.B) *store.DB {
 	return db
 }
 
+// finishedSet discloses n requested `true` tasks of owner u on a worker
+// "w" of 64 slots, starts each and records its end with stdout (500 ends
+// a call), and returns the set's id.
+func finishedSet(b *testing.B, db *store.DB, n int, stdout []byte) sched.SetID {
+	b.Helper()
+	ctx := context.Background()
+	specs := make([]sched.TaskSpec, n)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
+		b.Fatal(err)
+	}
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: specs, Request: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds := make([]sched.Decision, n)
+	for i := range ds {
+		ds[i] = sched.Decision{Kind: sched.DecisionStart, Copy: sched.CopyID(i + 1), Task: sched.TaskRef{Set: res.Set.ID, Index: int32(i)},
+			Slot: sched.SlotRef{Worker: "w", Slot: int32(i % 64)}}
+	}
+	if _, err := db.ApplyDecisions(ctx, ds); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < n; i += 500 {
+		var ins []store.FinishInput
+		for j := i; j < min(i+500, n); j++ {
+			ins = append(ins, store.FinishInput{Worker: "w", Copy: sched.CopyID(j + 1), RunSeconds: 0.001, Stdout: stdout})
+		}
+		if _, err := db.FinishCopies(ctx, ins); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return res.Set.ID
+}
+
 // BenchmarkStopRule records the result that fires a 10,000-task set's stop
 // rule: one finish whose transaction cancels the other 9,999 tasks (64 of
 // them running). One op is one such finish, on a fresh set.
