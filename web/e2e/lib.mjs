@@ -125,6 +125,9 @@ export async function count(page, selector, n, what) {
 
 /** openForm opens the disclose form: in the wide pane while no set is open ("+ New set" leaves an open one). */
 export async function openForm(page) {
+  // The view may still be drawing after a navigation: wait until it shows
+  // either the form or the button that opens it, then look which.
+  await page.locator("#disclose, #new-set").first().waitFor();
   if ((await page.locator("#disclose").count()) === 0) await page.locator("#new-set").click();
   await page.locator("#disclose").waitFor();
   if (!(await page.locator("#disclose").evaluate((d) => d.open))) await page.locator("#disclose summary").click();
