@@ -20,25 +20,7 @@ func BenchmarkFinishRequested(b *testing.B) {
 	// A request's context, as the server passes: cancellable.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	specs := make([]sched.TaskSpec, b.N)
-	for i := range specs {
-		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
-	}
-	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
-		b.Fatal(err)
-	}
-	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: specs, Request: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ds := make([]sched.Decision, b.N)
-	for i := range ds {
-		ds[i] = sched.Decision{Kind: sched.DecisionStart, Copy: sched.CopyID(i + 1), Task: sched.TaskRef{Set: res.Set.ID, Index: int32(i)},
-			Slot: sched.SlotRef{Worker: "w", Slot: int32(i % 64)}}
-	}
-	if _, err := db.ApplyDecisions(ctx, ds); err != nil {
-		b.Fatal(err)
-	}
+	startedSet(b, db, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i += 30 {
 		var ins []store.FinishInput
@@ -111,10 +93,10 @@ func openBench(b *testing.B) *store.DB {
 	return db
 }
 
-// finishedSet discloses n requested `true` tasks of owner u on a worker
-// "w" of 64 slots, starts each and records its end with stdout (500 ends
-// a call), and returns the set's id.
-func finishedSet(b *testing.B, db *store.DB, n int, stdout []byte) sched.SetID {
+// startedSet discloses n requested `true` tasks of owner u on a worker
+// "w" of 64 slots and starts a copy of each (copy i+1 for task i); it
+// returns the set's id.
+func startedSet(b *testing.B, db *store.DB, n int) sched.SetID {
 	b.Helper()
 	ctx := context.Background()
 	specs := make([]sched.TaskSpec, n)
@@ -136,16 +118,24 @@ func finishedSet(b *testing.B, db *store.DB, n int, stdout []byte) sched.SetID {
 	if _, err := db.ApplyDecisions(ctx, ds); err != nil {
 		b.Fatal(err)
 	}
+	return res.Set.ID
+}
+
+// finishedSet is startedSet with each copy's end recorded, with stdout
+// (500 ends a call).
+func finishedSet(b *testing.B, db *store.DB, n int, stdout []byte) sched.SetID {
+	b.Helper()
+	set := startedSet(b, db, n)
 	for i := 0; i < n; i += 500 {
 		var ins []store.FinishInput
 		for j := i; j < min(i+500, n); j++ {
 			ins = append(ins, store.FinishInput{Worker: "w", Copy: sched.CopyID(j + 1), RunSeconds: 0.001, Stdout: stdout})
 		}
-		if _, err := db.FinishCopies(ctx, ins); err != nil {
+		if _, err := db.FinishCopies(context.Background(), ins); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return res.Set.ID
+	return set
 }
 
 // BenchmarkStopRule records the result that fires a 10,000-task set's stop
