@@ -72,7 +72,7 @@ func serveCommand() *cli.Command {
 				Usage: "unary API calls read and run at once; more wait their turn, and while workers report they get turns a quarter of the time, so that API traffic cannot take the CPU that dispatch needs (default: half the CPUs, at least 1)"},
 			&cli.StringFlag{Name: "max-request-memory", Value: "512MiB", EnvVars: []string{"BATCHD_MAX_REQUEST_MEMORY"},
 				Usage: "memory request bodies in flight may hold, each user at most half (e.g. 512MiB, 2GiB); more wait up to 5 s, then are refused with a hint to retry"},
-			&cli.IntFlag{Name: "procs", EnvVars: []string{"BATCHD_PROCS"}, DefaultText: "4 per CPU, at least 8; GOMAXPROCS in the environment wins",
+			&cli.IntFlag{Name: "procs", EnvVars: []string{"BATCHD_PROCS"}, DefaultText: "2 per CPU, at least 4; GOMAXPROCS in the environment wins",
 				Usage: "Go processors (GOMAXPROCS) of the server: more than the CPUs, so that API calls and the dispatch path run while others wait inside SQLite or a fork"},
 			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share (--fair-share=false is the requested class's switch)"},
 			&cli.BoolFlag{Name: "fair-share", Value: true, EnvVars: []string{"BATCHD_FAIR_SHARE"},
@@ -143,7 +143,7 @@ func runServe(c *cli.Context) error {
 		apiConc = max(1, cpus/2)
 	}
 	if procs := c.Int("procs"); procs < 0 {
-		return fmt.Errorf("--procs %d: give 1 or more, or 0 for the default (4 per CPU, at least 8)", procs)
+		return fmt.Errorf("--procs %d: give 1 or more, or 0 for the default (2 per CPU, at least 4)", procs)
 	} else if os.Getenv("GOMAXPROCS") == "" || c.IsSet("procs") {
 		if procs == 0 {
 			procs = serveProcs(cpus)
@@ -321,19 +321,18 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// serveProcs is the server's default GOMAXPROCS on cpus CPUs: 4 per CPU,
-// at least 8. A goroutine inside a cgo call (every SQLite statement) or a
+// serveProcs is the server's default GOMAXPROCS on cpus CPUs: 2 per CPU,
+// at least 4. A goroutine inside a cgo call (every SQLite statement) or a
 // fork holds its processor until the runtime's monitor takes it back,
 // which on a busy host takes up to 10 ms; with one processor per CPU the
-// API's goroutines and the dispatch path's waited for each other's.
-// Measured on 2 CPUs with BATCHD_BENCH_SERVE_ARGS="--procs 2" against the
-// default, alternated (load 0.9-7): BenchmarkDispatchUnderLoad/users
-// reads p50 14.9 / 17.2 ms -> 4.3 / 5.0 ms, p99 56 / 68 ms -> 35 / 28 ms;
-// /saturating tasks/s ratio 0.48 / 0.56 -> 0.72 / 0.69; BenchmarkPipeline
-// at 64 slots ratio 0.57 / 0.58 -> 0.70 / 0.67. The price: idle
-// processors spin looking for work, so at 2 slots the server's CPU per
-// task went from 0.33 / 0.34 ms to 0.43 / 0.42 ms, at the same rate.
-func serveProcs(cpus int) int { return max(8, 4*cpus) }
+// API's goroutines and the dispatch path's waited for each other's. More
+// than 2 per CPU costs CPU instead: idle processors spin looking for work,
+// the monitor wakes every 20 us, and the writer's own SQLite CPU per task
+// rose. On 2 CPUs, 4 against 8 (docs/benchmarks.md, "Settings compared:
+// --procs"): the pipeline at 64 slots 0.71 -> 0.83 of fork/exec and 0.46
+// -> 0.34 ms of server CPU a task, the same at 16 slots; an API read's
+// p50 under the users' load 6 -> 20 ms, its p99 about the same.
+func serveProcs(cpus int) int { return max(4, 2*cpus) }
 
 // halfLifeSeconds turns --fair-share-half-life into the scheduler's
 // seconds: 0 or less means no decay (negative for sched.Config).
