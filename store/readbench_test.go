@@ -3,6 +3,9 @@ package store_test
 import (
 	"context"
 	"testing"
+
+	"batchd/sched"
+	"batchd/store"
 )
 
 // BenchmarkGetTasks reads 64 changed tasks of a finished set of 2000, each
@@ -22,6 +25,29 @@ func BenchmarkGetTasks(b *testing.B) {
 		}
 		if _, tasks, err := db.GetTasks(ctx, "u", set, idx); err != nil || len(tasks) != 64 {
 			b.Fatal(len(tasks), err)
+		}
+	}
+}
+
+// BenchmarkGetTaskSet reads a set of 20,000 requested tasks with its
+// counts, as each event of a counts-only watch and batchctl status do;
+// per op.
+func BenchmarkGetTaskSet(b *testing.B) {
+	db := openBench(b)
+	ctx := context.Background()
+	specs := make([]sched.TaskSpec, 20000)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: specs, Request: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if set, err := db.GetTaskSet(ctx, "u", res.Set.ID); err != nil || set.Counts.Requested != 20000 {
+			b.Fatal(set.Counts, err)
 		}
 	}
 }

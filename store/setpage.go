@@ -42,7 +42,7 @@ func getSets(ctx context.Context, tx *Tx, keys []setKey) ([]sched.TaskSet, error
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read sets: %w", err)
 	}
-	if err := addCounts(ctx, tx, byID, `SELECT set_id, COUNT(*) FROM tasks WHERE set_id IN (`+in+`) AND held = 1 AND state IN ('disclosed', 'requested') GROUP BY set_id`,
+	if err := addCounts(ctx, tx, byID, heldCountsSQL(in),
 		args, func(s *sched.TaskSet, n int64) { s.Counts.Held = n }); err != nil {
 		return nil, fmt.Errorf("count held tasks: %w", err)
 	}

@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"batchd/sched"
@@ -52,11 +53,25 @@ func setStopRule(ctx context.Context, tx *Tx, set sched.SetID, r sched.StopRule)
 	return nil
 }
 
+// heldCountsSQL counts the held tasks that still need a run, per set, of
+// the sets whose ids are the placeholders in (each "?"): (set_id, count)
+// rows, none for a set with no held task. It reads the partial index of
+// held tasks (migration 0021), which is empty for most sets: without
+// INDEXED BY the planner took the tasks' primary key and read every task
+// of the set, every time a set was read (each watch event, each page of
+// sets), 20,000 rows for a set of 20,000 tasks.
+func heldCountsSQL(in string) string {
+	return `SELECT set_id, COUNT(*) FROM tasks INDEXED BY tasks_held WHERE set_id IN (` + in +
+		`) AND held = 1 AND state IN ('disclosed', 'requested') GROUP BY set_id`
+}
+
 // countHeld counts set's held tasks that still need a run.
 func countHeld(ctx context.Context, tx *Tx, set sched.SetID) (int64, error) {
-	var n int64
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tasks WHERE set_id = ? AND held = 1 AND state IN ('disclosed', 'requested')`, set).
-		Scan(&n); err != nil {
+	var id, n int64
+	err := tx.QueryRowContext(ctx, heldCountsSQL("?"), set).Scan(&id, &n)
+	if err == sql.ErrNoRows {
+		return 0, nil // no row: none held
+	} else if err != nil {
 		return 0, fmt.Errorf("count held tasks: %w", err)
 	}
 	return n, nil
