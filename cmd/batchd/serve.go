@@ -329,9 +329,9 @@ func parseSize(s string) (int64, error) {
 // than 2 per CPU costs CPU instead: idle processors spin looking for work,
 // the monitor wakes every 20 us, and the writer's own SQLite CPU per task
 // rose. On 2 CPUs, 4 against 8 (docs/benchmarks.md, "Settings compared:
-// --procs"): the pipeline at 64 slots 0.71 -> 0.83 of fork/exec and 0.46
-// -> 0.34 ms of server CPU a task, the same at 16 slots; an API read's
-// p50 under the users' load 6 -> 20 ms, its p99 about the same.
+// --procs"): the pipeline at 64 slots 0.70 -> 0.80 of fork/exec and 0.46
+// -> 0.36 ms of server CPU a task, the same at 16 slots; an API read's
+// p50 under the users' load 9 -> 18 ms, its p99 about the same.
 func serveProcs(cpus int) int { return max(4, 2*cpus) }
 
 // halfLifeSeconds turns --fair-share-half-life into the scheduler's
