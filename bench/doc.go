@@ -21,7 +21,9 @@
 //     go test -run '^$' -bench DispatchUnderLoad -benchtime 3x -count 3 ./bench/
 //     go test -run '^$' -bench MillionQueued -benchtime 1x -count 3 ./bench/
 //
-// bench/dispatch.sh runs them all and sums them up (min / median / max).
+// bench/dispatch.sh runs them all and sums them up (min / median / max,
+// bench/minmedmax.awk); bench/settings.sh alternates `batchd serve` flags
+// (BATCHD_BENCH_SERVE_ARGS) on the pipeline and the users' load.
 //
 // (one op of BenchmarkPipeline is one task, of BenchmarkRequestToStart one
 // request, of BenchmarkDispatchUnderLoad one pair of 2,000-task runs, of

@@ -41,13 +41,4 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 echo "benchmark@[setting, spaces as _] / metric: min / median / max over the rounds"
-awk '$1 ~ /^Benchmark/ && NF > 3 {
-	for (i = 3; i < NF; i += 2) { key = $1 " " $(i+1); v[key] = v[key] " " $i; if (!(key in seen)) { seen[key] = 1; order[++n] = key } }
-}
-END {
-	for (k = 1; k <= n; k++) {
-		key = order[k]; m = split(substr(v[key], 2), xs, " ")
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (xs[j] + 0 < xs[i] + 0) { t = xs[i]; xs[i] = xs[j]; xs[j] = t }
-		printf "%-80s %s / %s / %s\n", key, xs[1], xs[int((m + 1) / 2)], xs[m]
-	}
-}' "$out"
+awk -f bench/minmedmax.awk "$out"

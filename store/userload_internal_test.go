@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -16,24 +15,7 @@ func TestUserLoadUsesOpenIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.ro.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+userLoadQuery, "u")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if p := strings.Join(plan, "; "); !strings.Contains(p, "task_sets_open_owner") {
+	if p := queryPlan(t, db, userLoadQuery, "u"); !strings.Contains(p, "task_sets_open_owner") {
 		t.Fatalf("GetUserLoad's plan does not use the open sets' index: %s", p)
 	}
 }

@@ -43,21 +43,8 @@ func TestLiveWorkersUseTheirIndex(t *testing.T) {
 	t.Parallel()
 	db := workersWithGone(t, 1, 200)
 	ctx := context.Background()
-	rows, err := db.ro.QueryContext(ctx, `EXPLAIN QUERY PLAN `+liveWorkersQuery)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	p := strings.Join(plan, "\n")
+	p := queryPlan(t, db, liveWorkersQuery)
+	plan := strings.Split(p, "\n")
 	t.Logf("plan:\n%s", p)
 	for _, line := range plan {
 		if strings.HasPrefix(line, "SCAN ") && !strings.Contains(line, "USING INDEX workers_live") {
