@@ -93,16 +93,22 @@ func openBench(b *testing.B) *store.DB {
 	return db
 }
 
+// trueSpecs is n tasks of `true`.
+func trueSpecs(n int) []sched.TaskSpec {
+	specs := make([]sched.TaskSpec, n)
+	for i := range specs {
+		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
+	}
+	return specs
+}
+
 // startedSet discloses n requested `true` tasks of owner u on a worker
 // "w" of 64 slots and starts a copy of each (copy i+1 for task i); it
 // returns the set's id.
 func startedSet(b *testing.B, db *store.DB, n int) sched.SetID {
 	b.Helper()
 	ctx := context.Background()
-	specs := make([]sched.TaskSpec, n)
-	for i := range specs {
-		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
-	}
+	specs := trueSpecs(n)
 	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
 		b.Fatal(err)
 	}
@@ -147,10 +153,7 @@ func BenchmarkStopRule(b *testing.B) {
 	const n = 10_000
 	db := openBench(b)
 	ctx := context.Background()
-	specs := make([]sched.TaskSpec, n)
-	for i := range specs {
-		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
-	}
+	specs := trueSpecs(n)
 	if _, err := db.RegisterWorker(ctx, store.RegisterInput{Worker: "w", Slots: 64}); err != nil {
 		b.Fatal(err)
 	}

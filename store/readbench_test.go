@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"batchd/sched"
 	"batchd/store"
 )
 
@@ -35,11 +34,7 @@ func BenchmarkGetTasks(b *testing.B) {
 func BenchmarkGetTaskSet(b *testing.B) {
 	db := openBench(b)
 	ctx := context.Background()
-	specs := make([]sched.TaskSpec, 20000)
-	for i := range specs {
-		specs[i] = sched.TaskSpec{Argv: []string{"true"}}
-	}
-	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: specs, Request: true})
+	res, err := db.Disclose(ctx, store.DiscloseInput{Owner: "u", Tasks: trueSpecs(20000), Request: true})
 	if err != nil {
 		b.Fatal(err)
 	}
