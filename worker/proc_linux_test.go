@@ -3,10 +3,8 @@
 package worker
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,21 +14,11 @@ import (
 
 // threads is this process's number of threads.
 func threads(t *testing.T) int {
-	b, err := os.ReadFile("/proc/self/status")
+	ts, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
-			n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no Threads: line in /proc/self/status")
-	return 0
+	return len(ts)
 }
 
 // TestWaitExitedHoldsNoThread waits on 32 running children at once: the
@@ -47,6 +35,8 @@ func TestWaitExitedHoldsNoThread(t *testing.T) {
 		if err := cmds[i].Start(); err != nil {
 			t.Fatal(err)
 		}
+		c := cmds[i]
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() }) // on a failure before the kills below
 	}
 	var waiting atomic.Int32
 	errs := make([]error, n)
