@@ -333,7 +333,7 @@ func parseSize(s string) (int64, error) {
 // -> 0.36 ms of server CPU a task, the same at 16 slots; an API read's
 // p50 under the users' load 9 -> 18 ms, its p99 about the same. One per
 // CPU took a fifth less CPU again (0.35 -> 0.29 ms at 64 slots), but a
-// heartbeat then queued for a processor behind big discloses' decoding:
+// heartbeat then waited for one of two threads busy with big discloses:
 // up to 0.31 s against 0.13 s with 4, from outside (bench/bigdisclose.sh).
 func serveProcs(cpus int) int { return max(4, 2*cpus) }
 
