@@ -86,12 +86,17 @@ func TestHeartbeatProgressAppliedAfterEnd(t *testing.T) {
 	beat := &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: w.copy, Progress: 0.5, CpuSeconds: 1}}}
 	s.mu.Lock() // its findings wait for the lock
 	heartbeatAnswered(t, ctx, lt, beat, func() { s.mu.Unlock(); free() }, "the heartbeat waited for the lock")
-	s.mu.Unlock()
+	// On a busy machine the answer can come before the heartbeat's write
+	// (deferred); the lock stays taken until that write has found it
+	// taken and queued its findings, or they would be applied at once,
+	// without the queue this test holds.
 	select {
 	case <-applying:
 	case <-time.After(time.Minute): // a hang guard only
+		s.mu.Unlock()
 		t.Fatal("what the heartbeat found was never handed to the scheduler")
 	}
+	s.mu.Unlock()
 
 	// The copy's end, written and heard while the heartbeat's progress
 	// waits to be applied.
