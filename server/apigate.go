@@ -279,7 +279,19 @@ func (g *apiGate) collectors() []prometheus.Collector {
 
 // streamProcedures are the procedures that stream (client, server or
 // both), from the service descriptors: they take no turn of the gate.
-var streamProcedures = func() map[string]bool {
+var streamProcedures = procedures(func(m protoreflect.MethodDescriptor) bool {
+	return m.IsStreamingClient() || m.IsStreamingServer()
+})
+
+// watchProcedures are the procedures whose only stream is the server's
+// (watches, followers): once open, they mostly wait.
+var watchProcedures = procedures(func(m protoreflect.MethodDescriptor) bool {
+	return m.IsStreamingServer() && !m.IsStreamingClient()
+})
+
+// procedures is the set of batchd's procedures ("/package.Service/Method")
+// whose methods keep says yes to.
+func procedures(keep func(protoreflect.MethodDescriptor) bool) map[string]bool {
 	out := map[string]bool{}
 	protoregistry.GlobalFiles.RangeFiles(func(f protoreflect.FileDescriptor) bool {
 		if !strings.HasPrefix(string(f.Package()), "batch.") {
@@ -288,8 +300,7 @@ var streamProcedures = func() map[string]bool {
 		for i := 0; i < f.Services().Len(); i++ {
 			svc := f.Services().Get(i)
 			for j := 0; j < svc.Methods().Len(); j++ {
-				m := svc.Methods().Get(j)
-				if m.IsStreamingClient() || m.IsStreamingServer() {
+				if m := svc.Methods().Get(j); keep(m) {
 					out["/"+string(svc.FullName())+"/"+string(m.Name())] = true
 				}
 			}
@@ -297,7 +308,7 @@ var streamProcedures = func() map[string]bool {
 		return true
 	})
 	return out
-}()
+}
 
 // gateTurnKey is the context key of an API call's turn (the function that
 // gives it back), taken in authenticate.

@@ -107,6 +107,13 @@ func (s *Server) authenticate(next http.Handler, limits map[string]readLimit) ht
 			return
 		}
 		defer release()
+		if s.procs != nil && CallerFrom(ctx).Role != store.RoleWorker {
+			if watchProcedures[proc] {
+				s.procs.touch()
+			} else {
+				defer s.procs.begin()()
+			}
+		}
 		if !streamProcedures[proc] {
 			switch {
 			case CallerFrom(ctx).Role == store.RoleWorker:

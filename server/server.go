@@ -143,6 +143,10 @@ type Config struct {
 	// processors, at least 1). It keeps CPU for dispatch: the local
 	// slots, worker reports and the scheduler go ahead of API traffic.
 	APIConcurrency int
+	// Procs, when on (High > Low > 0), changes the server's Go processors
+	// with its traffic (ProcsPolicy); otherwise the process's GOMAXPROCS
+	// stays as it is.
+	Procs ProcsPolicy
 	// MaxRequestMemory is the budget, in bytes, of memory that request
 	// bodies in flight may hold, each user at most half of it (see
 	// admission; default DefaultMaxRequestMemory).
@@ -230,6 +234,8 @@ type Server struct {
 	metrics *metrics
 	// gate admits the unary API calls, worker calls first (apigate.go).
 	gate *apiGate
+	// procs follows API traffic with the Go processors (nil: fixed).
+	procs *procsControl
 	// bodies is the memory budget of request bodies in flight.
 	bodies *admission
 	// owners caches the owners of sets admins named (ownerFor).
@@ -397,6 +403,9 @@ func New(cfg Config) (srv *Server, err error) {
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		gate: newAPIGate(cfg.APIConcurrency, time.Now), bodies: newAdmission(cfg.MaxRequestMemory)}
+	if cfg.Procs.on() {
+		s.procs = newProcsControl(cfg.Procs, runtime.GOMAXPROCS, time.Now)
+	}
 	s.finishQ.gather = newGatherRule(func() int { return s.statsSnapshot().RunningCopies }, &s.dm.finishHeld)
 	tok, err := store.NewToken()
 	if err != nil {
@@ -418,6 +427,7 @@ func New(cfg Config) (srv *Server, err error) {
 	s.metrics.reg.MustRegister(storeFileCollectors(s.db)...)
 	s.metrics.reg.MustRegister(s.bodies.collectors()...)
 	s.metrics.reg.MustRegister(s.gate.collectors()...)
+	s.metrics.reg.MustRegister(procsCollectors(s.procs)...)
 	s.metrics.reg.MustRegister(s.watch.collectors()...)
 	s.metrics.account(s.startedAt, s.statsSnapshot())
 	s.handler = s.routes()
@@ -621,6 +631,13 @@ func (s *Server) Start() error {
 		HTTP2:    &http.HTTP2Config{SendPingTimeout: ping, PingTimeout: ping},
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.StartLoop()
+	if s.procs != nil {
+		s.served.Add(1)
+		go func() {
+			defer s.served.Done()
+			s.procs.run(s.done)
+		}()
+	}
 	s.served.Add(2)
 	go func() {
 		defer s.served.Done()

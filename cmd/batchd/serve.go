@@ -72,8 +72,8 @@ func serveCommand() *cli.Command {
 				Usage: "unary API calls read and run at once; more wait their turn, and while workers report they get turns a quarter of the time, so that API traffic cannot take the CPU that dispatch needs (default: half the CPUs, at least 1)"},
 			&cli.StringFlag{Name: "max-request-memory", Value: "512MiB", EnvVars: []string{"BATCHD_MAX_REQUEST_MEMORY"},
 				Usage: "memory request bodies in flight may hold, each user at most half (e.g. 512MiB, 2GiB); more wait up to 5 s, then are refused with a hint to retry"},
-			&cli.IntFlag{Name: "procs", EnvVars: []string{"BATCHD_PROCS"}, DefaultText: "2 per CPU, at least 4; GOMAXPROCS in the environment wins",
-				Usage: "Go processors (GOMAXPROCS) of the server: more than the CPUs, so that API calls and the dispatch path run while others wait inside SQLite or a fork"},
+			&cli.IntFlag{Name: "procs", EnvVars: []string{"BATCHD_PROCS"}, DefaultText: "2 per CPU (at least 4) while API calls come, 1 per CPU (at least 2) while only workers call; GOMAXPROCS in the environment wins",
+				Usage: "Go processors (GOMAXPROCS) of the server, fixed: more than the CPUs lets API calls and the dispatch path run while others wait inside SQLite or a fork, and costs the dispatch path CPU"},
 			&cli.BoolFlag{Name: "no-fair-share", EnvVars: []string{"BATCHD_NO_FAIR_SHARE"}, Usage: "disclosed work in plain FCFS order instead of a per-user fair share (--fair-share=false is the requested class's switch)"},
 			&cli.BoolFlag{Name: "fair-share", Value: true, EnvVars: []string{"BATCHD_FAIR_SHARE"},
 				Usage: "split requested work between users by weight (batchctl users weight) while several wait; false: SRPT across all users, as in the papers"},
@@ -142,13 +142,13 @@ func runServe(c *cli.Context) error {
 	if apiConc <= 0 {
 		apiConc = max(1, cpus/2)
 	}
+	var procsPolicy server.ProcsPolicy
 	if procs := c.Int("procs"); procs < 0 {
-		return fmt.Errorf("--procs %d: give 1 or more, or 0 for the default (2 per CPU, at least 4)", procs)
-	} else if os.Getenv("GOMAXPROCS") == "" || c.IsSet("procs") {
-		if procs == 0 {
-			procs = serveProcs(cpus)
-		}
+		return fmt.Errorf("--procs %d: give 1 or more, or 0 for the default (by traffic: %d, or %d while only workers call)", procs, serveProcs(cpus), workerProcs(cpus))
+	} else if procs > 0 && (os.Getenv("GOMAXPROCS") == "" || c.IsSet("procs")) {
 		runtime.GOMAXPROCS(procs)
+	} else if os.Getenv("GOMAXPROCS") == "" {
+		procsPolicy = server.ProcsPolicy{Low: workerProcs(cpus), High: serveProcs(cpus)}
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.String("log-level"))); err != nil {
@@ -208,6 +208,7 @@ func runServe(c *cli.Context) error {
 		Prices:      store.Prices{SlotSecond: c.Float64("price-slot-second"), CPUSecond: c.Float64("price-cpu-second")},
 		MaxOpenSets: c.Int("max-open-sets"), MaxQueuedTasks: c.Int("max-queued-tasks"),
 		RequestRate: c.Float64("rate"), RequestBurst: c.Int("burst"), APIConcurrency: apiConc, MaxRequestMemory: reqMem,
+		Procs: procsPolicy,
 		// The server is the whole process: it may tune the process's
 		// garbage collector around its big allocations.
 		GC:                  &processGC{},
@@ -321,8 +322,8 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// serveProcs is the server's default GOMAXPROCS on cpus CPUs: 2 per CPU,
-// at least 4. A goroutine inside a cgo call (every SQLite statement) or a
+// serveProcs is the server's default GOMAXPROCS on cpus CPUs while API
+// calls come (server.ProcsPolicy): 2 per CPU, at least 4. A goroutine inside a cgo call (every SQLite statement) or a
 // fork holds its processor until the runtime's monitor takes it back,
 // which on a busy host takes up to 10 ms; with one processor per CPU the
 // API's goroutines and the dispatch path's waited for each other's. More
@@ -336,6 +337,13 @@ func parseSize(s string) (int64, error) {
 // heartbeat then waited for one of two threads busy with big discloses:
 // up to 0.31 s against 0.13 s with 4, from outside (bench/bigdisclose.sh).
 func serveProcs(cpus int) int { return max(4, 2*cpus) }
+
+// workerProcs is the server's GOMAXPROCS by default while only workers
+// call (server.ProcsPolicy): one per CPU, at least 2. On 2 CPUs, against
+// 4 (docs/benchmarks.md, "Settings compared: --procs"): 0.35 -> 0.29 ms
+// of server CPU a task at 64 slots and 0.42 -> 0.34 at 16, from 9.6
+// thread switches a task to 6.
+func workerProcs(cpus int) int { return max(2, cpus) }
 
 // halfLifeSeconds turns --fair-share-half-life into the scheduler's
 // seconds: 0 or less means no decay (negative for sched.Config).
