@@ -195,26 +195,10 @@ func TestAPIGateCanceledWaiter(t *testing.T) {
 // them; the API calls are admitted only after the worker lane is quiet.
 func TestAPIGateServesWorkersFirstOverHTTP(t *testing.T) {
 	clk := newFakeClock()
-	s, err := New(Config{DataDir: t.TempDir(), TickInterval: -1, APIConcurrency: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, sets, work := gateTestServer(t)
 	s.gate.now = clk.now
 	events := s.gate.record()
-	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
 	ctx := context.Background()
-	_, utok, err := s.db.AddUser(ctx, store.AddUserInput{Name: "u", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, wtok, err := s.db.AddUser(ctx, store.AddUserInput{Name: "wk", Role: store.RoleWorker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets := batchv1connect.NewTaskSetServiceClient(client.WithToken(&http.Client{}, utok), hs.URL)
-	work := batchv1connect.NewWorkerServiceClient(client.WithToken(&http.Client{}, wtok), hs.URL)
 	if _, err := work.Register(ctx, &batchv1.RegisterRequest{Name: "w", Slots: 1, Isolation: "namespaces"}); err != nil {
 		t.Fatal(err)
 	}
@@ -263,6 +247,30 @@ func TestAPIGateServesWorkersFirstOverHTTP(t *testing.T) {
 	if last, first := lastIndex(ev, "worker-end"), slices.Index(ev[firstAdmit+1:], "api-admit")+firstAdmit+1; first <= last {
 		t.Errorf("an API call was admitted (event %d) before the last worker call ended (event %d): %v", first, last, ev)
 	}
+}
+
+// gateTestServer is a server with one API turn over HTTP (closed when the
+// test ends), with clients for a user "u" and a worker "wk".
+func gateTestServer(t *testing.T) (*Server, batchv1connect.TaskSetServiceClient, batchv1connect.WorkerServiceClient) {
+	t.Helper()
+	s, err := New(Config{DataDir: t.TempDir(), TickInterval: -1, APIConcurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	ctx := context.Background()
+	_, utok, err := s.db.AddUser(ctx, store.AddUserInput{Name: "u", Role: store.RoleUser})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wtok, err := s.db.AddUser(ctx, store.AddUserInput{Name: "wk", Role: store.RoleWorker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, batchv1connect.NewTaskSetServiceClient(client.WithToken(&http.Client{}, utok), hs.URL),
+		batchv1connect.NewWorkerServiceClient(client.WithToken(&http.Client{}, wtok), hs.URL)
 }
 
 func count(ev []string, e string) (n int) {

@@ -3,17 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"batchd/client"
 	batchv1 "batchd/proto/batch/v1"
-	"batchd/proto/batch/v1/batchv1connect"
-	"batchd/store"
 )
 
 // procsRecorder stands for runtime.GOMAXPROCS: it keeps what was set.
@@ -105,27 +100,11 @@ func TestProcsRunFollowsTraffic(t *testing.T) {
 // end, plus the hold; a watch counts only when it opens.
 func TestProcsFollowAPICallsOverHTTP(t *testing.T) {
 	clk := newFakeClock()
-	s, err := New(Config{DataDir: t.TempDir(), TickInterval: -1, APIConcurrency: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, sets, work := gateTestServer(t)
 	var rec procsRecorder
 	s.procs = newProcsControl(ProcsPolicy{Low: 2, High: 4, Hold: time.Minute}, rec.set, clk.now)
 	p := s.procs
-	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
 	ctx := context.Background()
-	_, utok, err := s.db.AddUser(ctx, store.AddUserInput{Name: "u", Role: store.RoleUser})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, wtok, err := s.db.AddUser(ctx, store.AddUserInput{Name: "wk", Role: store.RoleWorker})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets := batchv1connect.NewTaskSetServiceClient(client.WithToken(&http.Client{}, utok), hs.URL)
-	work := batchv1connect.NewWorkerServiceClient(client.WithToken(&http.Client{}, wtok), hs.URL)
 	want := func(what string, n int) {
 		t.Helper()
 		if got, _ := p.want(clk.now()); got != n {
