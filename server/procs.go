@@ -103,6 +103,9 @@ func (p *procsControl) run(stop <-chan struct{}) {
 			p.set(n)
 			p.cur.Store(int64(n))
 			p.changes.Add(1)
+			// A call that began after want looked, and saw the old
+			// value in cur, did not poke: look again.
+			continue
 		}
 		t.Stop()
 		var tc <-chan time.Time

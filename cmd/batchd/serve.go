@@ -323,8 +323,9 @@ func parseSize(s string) (int64, error) {
 }
 
 // serveProcs is the server's default GOMAXPROCS on cpus CPUs while API
-// calls come (server.ProcsPolicy): 2 per CPU, at least 4. A goroutine inside a cgo call (every SQLite statement) or a
-// fork holds its processor until the runtime's monitor takes it back,
+// calls come (server.ProcsPolicy): 2 per CPU, at least 4. A goroutine
+// inside a cgo call (every SQLite statement) or a fork holds its
+// processor until the runtime's monitor takes it back,
 // which on a busy host takes up to 10 ms; with one processor per CPU the
 // API's goroutines and the dispatch path's waited for each other's. More
 // than 2 per CPU costs CPU instead: idle processors spin looking for work,
@@ -335,7 +336,8 @@ func parseSize(s string) (int64, error) {
 // p50 under the users' load 9 -> 18 ms, its p99 about the same. One per
 // CPU took a fifth less CPU again (0.35 -> 0.29 ms at 64 slots), but a
 // heartbeat then waited for one of two threads busy with big discloses:
-// up to 0.31 s against 0.13 s with 4, from outside (bench/bigdisclose.sh).
+// at most 0.08-0.31 s a run against 0.03-0.24 s with 4, from outside
+// (bench/bigdisclose.sh).
 func serveProcs(cpus int) int { return max(4, 2*cpus) }
 
 // workerProcs is the server's GOMAXPROCS by default while only workers
