@@ -4,7 +4,8 @@
 # load average before and after.
 #
 #   bench/dispatch.sh          # everything, about 15 minutes on 2 cores
-#   bench/dispatch.sh quick    # pipeline and request -> start only
+#   bench/dispatch.sh quick    # pipeline, the agent alone (worker's
+#                              # BenchmarkCopies) and request -> start only
 #   bench/dispatch.sh pipeline BASE  # the pipeline at 64 and 16 slots, this
 #                                    # tree's build alternated with BASE's
 #                                    # (a git revision), ROUNDS (3) rounds
@@ -41,6 +42,9 @@ if [ "${1:-}" = pipeline ]; then
 	done
 else
 	go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/ | tee -a "$out"
+	# The agent alone on the same slots (worker.BenchmarkCopies): the part
+	# of the pipeline's bookkeeping that is the worker's, not the server's.
+	go test -run '^$' -bench 'Copies/' -benchtime 2000x -count 3 ./worker/ | tee -a "$out"
 fi
 if [ "${1:-}" != quick ] && [ "${1:-}" != pipeline ]; then
 	# Three alone/loaded pairs per run: a p99 over about 1,000 calls, not 300.

@@ -4,7 +4,10 @@
 //   - BenchmarkPipeline: tasks per second through disclose → dispatch → run
 //     `true` → finish → bill with 64 slots and with 2, against fork/exec of
 //     `true` on as many goroutines; the server's CPU per task (its children
-//     excluded), the parent's side of a fork, and the difference.
+//     excluded), the parent's side of a fork, and the difference. The
+//     part of that difference which is the local slots' agent, not the
+//     server, is worker.BenchmarkCopies: the agent alone on the same
+//     slots with an in-process transport that answers at once.
 //
 //   - BenchmarkRequestToStart: request → copy start, idle and with every
 //     slot busy with disclosed work (the suspend path), against a local
@@ -20,6 +23,7 @@
 //     go test -run '^$' -bench 'Pipeline|RequestToStart' -benchtime 2000x -count 3 ./bench/
 //     go test -run '^$' -bench DispatchUnderLoad -benchtime 3x -count 3 ./bench/
 //     go test -run '^$' -bench MillionQueued -benchtime 1x -count 3 ./bench/
+//     go test -run '^$' -bench 'Copies/' -benchtime 2000x -count 3 ./worker/
 //
 // bench/dispatch.sh runs them all and sums them up (min / median / max,
 // bench/minmedmax.awk); bench/settings.sh alternates `batchd serve` flags
