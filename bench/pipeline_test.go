@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"batchd/client"
+	"batchd/internal/forkbase"
 	"batchd/sched"
 )
 
@@ -230,42 +231,19 @@ func waitSet(b *testing.B, c *client.Client, set sched.SetID) {
 
 // selfCPU is this process's CPU time (user + system), its children
 // excluded.
-func selfCPU() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
+func selfCPU() float64 { return forkbase.SelfCPU() }
 
 // forkExecRate runs n copies of `true` on par goroutines and returns
 // tasks per second, the baseline for the pipeline, and the CPU seconds
-// this process spent per copy (the parent's side of fork, exec and wait,
-// which a server that runs copies pays too).
+// this process spent per copy (forkbase.Rate, the baseline of
+// worker.BenchmarkCopies too).
 func forkExecRate(b *testing.B, n, par int) (rate, parentCPU float64) {
 	b.Helper()
-	cpu0 := selfCPU()
-	start := time.Now()
-	work := make(chan struct{}, n)
-	for range n {
-		work <- struct{}{}
+	rate, parentCPU, err := forkbase.Rate(n, par)
+	if err != nil {
+		b.Error(err)
 	}
-	close(work)
-	var wg sync.WaitGroup
-	for range par {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range work {
-				if err := exec.Command("true").Run(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(n) / time.Since(start).Seconds(), (selfCPU() - cpu0) / float64(n)
+	return rate, parentCPU
 }
 
 // BenchmarkPipeline measures tasks per second through disclose → dispatch →

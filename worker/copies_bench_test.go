@@ -7,13 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"batchd/internal/forkbase"
 	"batchd/internal/wire"
 	batchv1 "batchd/proto/batch/v1"
 )
@@ -60,57 +59,25 @@ func benchCopies(b *testing.B, slots int) {
 		b.Fatalf("the agent ended before it opened its stream: %v", err)
 	}
 	b.ResetTimer()
-	cpu0 := selfCPUSeconds()
+	cpu0 := forkbase.SelfCPU()
 	start := time.Now()
 	t.begin()
 	<-t.done
 	elapsed := time.Since(start)
-	cpu := selfCPUSeconds() - cpu0
+	cpu := forkbase.SelfCPU() - cpu0
 	b.StopTimer()
 	if f := t.failure.Load(); f != nil {
 		b.Fatal(*f)
 	}
-	base, parent := plainForkExec(b, min(b.N, 2000), slots)
+	base, parent, err := forkbase.Rate(min(b.N, 2000), slots)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "copies/s")
 	b.ReportMetric(base, "baseline-copies/s")
 	b.ReportMetric(cpu*1000/float64(b.N), "agent-cpu-ms/copy")
 	b.ReportMetric(parent*1000, "fork-parent-cpu-ms/copy")
 	b.ReportMetric((cpu/float64(b.N)-parent)*1000, "supervision-cpu-ms/copy")
-}
-
-// selfCPUSeconds is this process's user and system CPU time so far.
-func selfCPUSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
-
-// plainForkExec runs n copies of `true` on par goroutines with os/exec
-// and returns copies per second and this process's CPU seconds per copy.
-func plainForkExec(b *testing.B, n, par int) (rate, parentCPU float64) {
-	b.Helper()
-	work := make(chan struct{}, n)
-	for range n {
-		work <- struct{}{}
-	}
-	close(work)
-	cpu0 := selfCPUSeconds()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range par {
-		wg.Go(func() {
-			for range work {
-				if err := exec.Command("true").Run(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return float64(n) / time.Since(start).Seconds(), (selfCPUSeconds() - cpu0) / float64(n)
 }
 
 // copiesTransport is a wire.Transport in process that keeps an agent's
