@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -21,7 +22,10 @@ import (
 func TestErrorMapping(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: dir, TickInterval: -1, Logger: logger()})
+	// A heartbeat's answer waits for its write's error, however slow the
+	// machine: by default it waits 20 ms and is then answered without it.
+	srv, err := server.New(server.Config{Listen: "127.0.0.1:0", DataDir: dir, TickInterval: -1, Logger: logger(),
+		HeartbeatWait: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@
 package server
 
 import (
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -78,6 +79,11 @@ type Config struct {
 	// worker's clock running slow and for stopping its copies. Default:
 	// Lease/4, at least one second.
 	LeaseMargin time.Duration
+	// HeartbeatWait bounds how long a registered worker's heartbeat waits
+	// for its write before it is answered without it (default 20 ms;
+	// heartbeat_write.go). A test that needs the write's own answer, an
+	// error included, sets it long.
+	HeartbeatWait time.Duration
 	// OutputCap is the most bytes kept per output stream (default 16 MiB).
 	OutputCap int64
 	// KeepMaxTask is the most bytes of kept files (TaskSpec.keep) kept per
@@ -399,7 +405,7 @@ func New(cfg Config) (srv *Server, err error) {
 	if err != nil {
 		return nil, sched.Errorf(sched.EINVALID, "%v", err)
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, heartbeatWait: heartbeatWait, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, heartbeatWait: cmp.Or(cfg.HeartbeatWait, heartbeatWait), workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		gate: newAPIGate(cfg.APIConcurrency, time.Now), bodies: newAdmission(cfg.MaxRequestMemory)}

@@ -120,8 +120,11 @@ func setup(t testing.TB, o options) *bundle {
 	if o.rate == 0 {
 		o.rate = -1 // the clock is pinned: a bucket would never refill
 	}
+	// HeartbeatWait: a heartbeat's answer carries what its write found
+	// (kills, errors) and follows its progress however slow the machine;
+	// the answer before the write has tests of its own (internal ones).
 	srv, err := server.New(server.Config{DataDir: o.dir, Now: o.clock.Now, TickInterval: -1, Logger: logger(),
-		Sched: o.sched, OutputCap: o.cap, KeepMaxTask: o.keepTask, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
+		HeartbeatWait: time.Minute, Sched: o.sched, OutputCap: o.cap, KeepMaxTask: o.keepTask, Lease: 15 * time.Second, RequestRate: o.rate, RequestBurst: o.burst,
 		MaxOpenSets: o.maxSets, MaxQueuedTasks: o.maxQueued, Prices: o.prices, NoDisclosedFairShare: o.noFair,
 		WatchKeepalive: o.keepalive, ShareUnisolated: o.shareUnisolated, TaskDirs: o.taskDirs,
 		PilotLosses: o.pilotLosses})
