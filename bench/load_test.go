@@ -1,17 +1,14 @@
 package bench
 
 import (
-	"bufio"
 	"context"
-	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 
 	"batchd/client"
+	"batchd/internal/promtext"
 	"batchd/sched"
 )
 
@@ -142,20 +139,10 @@ func scrape(b *testing.B, bs *benchServer, name string) float64 {
 // false when the server does not export it.
 func scrapeIf(b *testing.B, bs *benchServer, name string) (v float64, ok bool) {
 	b.Helper()
-	resp, err := http.Get(bs.url + "/metrics")
+	m, err := promtext.Read(bs.url)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return f, true
-		}
-	}
-	return 0, false
+	v, ok = m[name]
+	return v, ok
 }

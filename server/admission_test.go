@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 
 	"batchd/client"
+	"batchd/internal/promtext"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/sched"
 	"batchd/server"
@@ -50,22 +49,13 @@ const hungUp = connect.Code(1000)
 // metricValue reads one unlabelled metric from the server's /metrics.
 func metricValue(t *testing.T, url, name string) float64 {
 	t.Helper()
-	res, err := http.Get(url + "/metrics")
+	m, err := promtext.Read(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindSubmatch(b)
-	if m == nil {
+	v, ok := m[name]
+	if !ok {
 		t.Fatalf("/metrics lacks %s", name)
-	}
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatal(err)
 	}
 	return v
 }

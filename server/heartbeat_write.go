@@ -45,8 +45,8 @@ import (
 	"batchd/store"
 )
 
-// heartbeatWait bounds how long a registered worker's heartbeat waits
-// for its write before it is answered.
+// heartbeatWait is Config.HeartbeatWait's default: how long a registered
+// worker's heartbeat waits for its write before it is answered.
 const heartbeatWait = 20 * time.Millisecond
 
 // heartbeatWriter is one worker's heartbeat writes.
@@ -83,14 +83,14 @@ func (s *Server) heartbeatWriterOf(id sched.WorkerID) *heartbeatWriter {
 
 // heartbeatHeard answers the heartbeat of registered worker id, heard
 // at at, without the server's lock: it hands the write to the worker's
-// heartbeat writes and waits for it at most s.heartbeatWait, and not at
+// heartbeat writes and waits for it at most s.cfg.HeartbeatWait, and not at
 // all when it cannot start at once. Do not call with mu held.
 func (s *Server) heartbeatHeard(ctx context.Context, at time.Time, id sched.WorkerID, in []store.CopyProgress) (*batchv1.HeartbeatResponse, error) {
 	hw := s.heartbeatWriterOf(id)
 	job := &heartbeatWrite{at: at, in: in, done: make(chan struct{}), waits: make(chan struct{})}
 	if hw.submit(job, &s.dm) {
 		go s.writeHeartbeats(id, hw, job)
-		t := time.NewTimer(s.heartbeatWait)
+		t := time.NewTimer(s.cfg.HeartbeatWait)
 		select {
 		case <-job.done:
 		case <-job.waits:

@@ -131,7 +131,7 @@ func TestHeartbeatAnsweredBeforeASlowWrite(t *testing.T) {
 
 	// The next answer, which waits for its write here, carries the kill
 	// the held write found after its answer, once.
-	s.heartbeatWait = time.Minute
+	s.cfg.HeartbeatWait = time.Minute
 	res, err := lt.Heartbeat(ctx, &batchv1.HeartbeatRequest{WorkerId: "w", Copies: []*batchv1.CopyProgress{{CopyId: w.copy, Progress: 0.6}}})
 	if err != nil {
 		t.Fatal(err)

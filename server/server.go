@@ -25,7 +25,6 @@
 package server
 
 import (
-	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -207,10 +206,8 @@ type Server struct {
 	// hears it (applyHeartbeats).
 	heartbeatQ group[*heartbeatFound]
 	// heartbeatWriters holds each registered worker's heartbeat writes
-	// (sched.WorkerID → *heartbeatWriter), and heartbeatWait bounds how
-	// long a heartbeat's answer waits for its write (heartbeat_write.go).
+	// (sched.WorkerID → *heartbeatWriter; heartbeat_write.go).
 	heartbeatWriters sync.Map
-	heartbeatWait    time.Duration
 	// reporting holds the copies whose ends' reports are being handled
 	// (sched.CopyID → struct{}): no heartbeat counts them missing.
 	reporting sync.Map
@@ -297,6 +294,9 @@ func New(cfg Config) (srv *Server, err error) {
 	}
 	if cfg.LeaseMargin <= 0 {
 		cfg.LeaseMargin = max(cfg.Lease/4, time.Second)
+	}
+	if cfg.HeartbeatWait <= 0 {
+		cfg.HeartbeatWait = heartbeatWait
 	}
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = store.DefaultOutputCap
@@ -405,7 +405,7 @@ func New(cfg Config) (srv *Server, err error) {
 	if err != nil {
 		return nil, sched.Errorf(sched.EINVALID, "%v", err)
 	}
-	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, heartbeatWait: cmp.Or(cfg.HeartbeatWait, heartbeatWait), workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
+	s := &Server{cfg: cfg, db: db, log: cfg.Logger, now: cfg.Now, workers: map[sched.WorkerID]*workerConn{}, apiQ: group[*apiOp]{max: maxAPIBatch, maxWork: maxAPIBatchWork, work: func(op *apiOp) int { return op.work }}, dirs: dirs,
 		watch: newBroker(), live: newLiveHub(cfg.OutputCap), done: make(chan struct{}), startedAt: cfg.Now(),
 		limits: newRateLimiter(cfg.RequestRate, cfg.RequestBurst), ln: ln, lock: lock,
 		gate: newAPIGate(cfg.APIConcurrency, time.Now), bodies: newAdmission(cfg.MaxRequestMemory)}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,32 +11,22 @@ import (
 	"connectrpc.com/connect"
 
 	"batchd/client"
+	"batchd/internal/promtext"
 	"batchd/worker"
 )
 
 // watches reads the server's batchd_watches_total by kind.
 func (e *env) watches() map[string]int {
 	e.t.Helper()
-	res, err := http.Get(e.url + "/metrics")
+	m, err := promtext.Read(e.url)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer res.Body.Close()
 	out := map[string]int{}
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), `batchd_watches_total{tasks="`)
-		kind, n, cut := strings.Cut(rest, `"} `)
-		if ok && cut {
-			v, err := strconv.ParseFloat(n, 64)
-			if err != nil {
-				e.t.Fatal(err)
-			}
-			out[kind] = int(v)
+	for series, v := range m {
+		if rest, ok := strings.CutPrefix(series, `batchd_watches_total{tasks="`); ok {
+			out[strings.TrimSuffix(rest, `"}`)] = int(v)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		e.t.Fatal(err)
 	}
 	return out
 }

@@ -145,7 +145,7 @@ func runServe(c *cli.Context) error {
 	var procsPolicy server.ProcsPolicy
 	if procs := c.Int("procs"); procs < 0 {
 		return fmt.Errorf("--procs %d: give 1 or more, or 0 for the default (by traffic: %d, or %d while only workers call)", procs, serveProcs(cpus), workerProcs(cpus))
-	} else if procs > 0 && (os.Getenv("GOMAXPROCS") == "" || c.IsSet("procs")) {
+	} else if procs > 0 { // set by flag or BATCHD_PROCS: wins over GOMAXPROCS
 		runtime.GOMAXPROCS(procs)
 	} else if os.Getenv("GOMAXPROCS") == "" {
 		procsPolicy = server.ProcsPolicy{Low: workerProcs(cpus), High: serveProcs(cpus)}

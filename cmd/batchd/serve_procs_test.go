@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 
 	"batchd/client"
+	"batchd/internal/promtext"
 	batchv1 "batchd/proto/batch/v1"
 	"batchd/proto/batch/v1/batchv1connect"
 	"batchd/server"
@@ -24,30 +23,11 @@ import (
 // the server's /metrics.
 func goProcs(t *testing.T, url string) (procs, changes int) {
 	t.Helper()
-	res, err := http.Get(url + "/metrics")
+	m, err := promtext.Read(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	procs, changes = -1, -1
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			continue
-		}
-		switch name {
-		case "batchd_go_procs":
-			procs = int(n)
-		case "batchd_go_procs_changes_total":
-			changes = int(n)
-		}
-	}
-	return procs, changes
+	return int(m["batchd_go_procs"]), int(m["batchd_go_procs_changes_total"])
 }
 
 // By default, `batchd serve` runs 1 Go processor per CPU (at least 2)

@@ -116,7 +116,7 @@ var rules = []rule{
 	},
 	{
 		Name: "the wire contract and the shared helpers import only the standard library and proto",
-		From: []string{"batchd/internal/wire/...", "batchd/internal/jitter/...", "batchd/internal/forkbase/..."},
+		From: []string{"batchd/internal/wire/...", "batchd/internal/jitter/...", "batchd/internal/forkbase/...", "batchd/internal/promtext/..."},
 		Forbidden: func(dep string) bool {
 			return ours(dep) && !match("batchd/proto/...", dep) && !match("batchd/internal/...", dep)
 		},

@@ -55,6 +55,7 @@ func TestPlantedViolations(t *testing.T) {
 		{"client", "client", "batchd/cmd/internal/cliarg", "nothing outside cmd imports cmd"},
 		{"internal/wire", "wire", "batchd/sched", "the wire contract"},
 		{"internal/forkbase", "forkbase", "batchd/worker", "the wire contract"},
+		{"internal/promtext", "promtext", "batchd/server", "the wire contract"},
 		{"sched/sim", "sim", "batchd/store", "only server, store, cmd/batchd"},
 	}
 	for i, c := range cases {
